@@ -1,0 +1,41 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { join } from 'node:path';
+import { AccountsModule } from '@app/accounts';
+import { AuthModule } from '@app/auth';
+import { ClockModule } from '@app/common';
+import { AppConfig, ConfigModule } from '@app/config';
+import { HsmModule, HsmOptions, ensureSoftHsmToken } from '@app/hsm';
+import { Logger, Metrics, ObservabilityModule } from '@app/observability';
+import { PersistenceModule } from '@app/persistence';
+import { HealthController } from './health.controller';
+
+/** The HSM: the configured PKCS#11 module, or the embedded SoftHSM2 token under DATA_DIR. */
+export function hsmOptions(config: AppConfig): HsmOptions {
+  const { hsm } = config;
+  if (!config.embeddedHsm) return { modulePath: hsm.modulePath!, tokenLabel: hsm.tokenLabel, pin: hsm.pin, keyLabel: hsm.keyLabel };
+  const { modulePath } = ensureSoftHsmToken({ directory: join(config.dataDir, 'softhsm'), tokenLabel: hsm.tokenLabel, soPin: hsm.soPin!, pin: hsm.pin });
+  return { modulePath, tokenLabel: hsm.tokenLabel, pin: hsm.pin, keyLabel: hsm.keyLabel, generateKeyIfMissing: true };
+}
+
+/**
+ * Composes the service. Global guard, filter and parsers are registered here and in app.setup.ts,
+ * so that e2e tests run the production pipeline.
+ */
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig, logger: Logger, metrics: Metrics): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        ObservabilityModule.forRoot(logger, metrics),
+        ClockModule,
+        PersistenceModule,
+        HsmModule.forRootAsync({ inject: [AppConfig], useFactory: (c: AppConfig) => hsmOptions(c) }),
+        AccountsModule,
+        AuthModule,
+      ],
+      controllers: [HealthController],
+    };
+  }
+}

@@ -1,0 +1,71 @@
+import { readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import type { FastifyInstance } from 'fastify';
+import { AppConfig } from '@app/config';
+import { Logger, Metrics } from '@app/observability';
+import { HttpExceptionFilter, sendError } from './http-exception.filter';
+
+/** DECISIONS 6: bodies larger than 1 MiB are refused with 413. */
+const BODY_LIMIT = 1024 * 1024;
+
+/** The Fastify adapter with the transport rules: body limit, TLS 1.2+, trusted proxies, OIP hosts. */
+export function createAdapter(config: AppConfig): FastifyAdapter {
+  const oipHosts = new Set(config.oipAuthHosts);
+  return new FastifyAdapter({
+    bodyLimit: BODY_LIMIT,
+    genReqId: () => randomUUID(),
+    // The source address is the peer, or X-Forwarded-For only behind a trusted proxy (DECISIONS 4).
+    trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false,
+    ...(config.tlsCertFile && config.tlsKeyFile
+      ? { https: { cert: readFileSync(config.tlsCertFile), key: readFileSync(config.tlsKeyFile), minVersion: 'TLSv1.2' as const } }
+      : {}),
+    // The positioning variant has its own host names; its routes live under /oip (DECISIONS 3.2).
+    rewriteUrl: (req: { url?: string; headers: { host?: string } }) => {
+      const host = (req.headers.host ?? '').split(':')[0].toLowerCase();
+      const url = req.url ?? '/';
+      return oipHosts.has(host) && !url.startsWith('/oip/') ? `/oip${url}` : url;
+    },
+  });
+}
+
+/** Everything registered on the application after it is created: parsers, hooks, filter, docs. */
+export async function configureApp(app: NestFastifyApplication, config: AppConfig, logger: Logger, metrics: Metrics): Promise<void> {
+  const fastify = app.getHttpAdapter().getInstance() as unknown as FastifyInstance;
+  // application/json and application/x-www-form-urlencoded are Nest's own parsers (registered at init).
+  const jsonParser = fastify.getDefaultJsonParser('error', 'error');
+  // SCIM and the vendor media types are JSON (DECISIONS 6).
+  fastify.addContentTypeParser(/^application\/[\w.-]+\+json(\s*;.*)?$/i, { parseAs: 'string' }, jsonParser);
+  // PEM uploads (DECISIONS 11), and anything else as text, so that handlers can say what is wrong.
+  fastify.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+
+  fastify.addHook('onRequest', (request, reply, done) => {
+    reply.header('X-Correlation-ID', request.id).header('X-Content-Type-Options', 'nosniff');
+    if (config.tlsCertFile) reply.header('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
+    done();
+  });
+  fastify.addHook('onResponse', (request, reply, done) => {
+    const route = request.routeOptions?.url ?? 'unmatched';
+    const seconds = reply.elapsedTime / 1000;
+    metrics.httpRequests.observe({ method: request.method, route, status: String(reply.statusCode) }, seconds);
+    logger.info({ reqId: request.id, method: request.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
+    done();
+  });
+  fastify.setErrorHandler((error, request, reply) => sendError(error, request, reply, logger));
+
+  app.useGlobalFilters(new HttpExceptionFilter(logger));
+  app.enableShutdownHooks();
+
+  if (config.apiDocs) {
+    const document = SwaggerModule.createDocument(
+      app,
+      new DocumentBuilder()
+        .setTitle('Credential-management platform')
+        .setDescription('Token service, administration API, credential management, devices and push delivery gateways.')
+        .addBearerAuth()
+        .build(),
+    );
+    SwaggerModule.setup('api-docs', app, document);
+  }
+}

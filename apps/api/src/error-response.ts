@@ -1,0 +1,110 @@
+import { HttpException } from '@nestjs/common';
+import { DomainError, ErrorCode, OAuthError, scimError } from '@app/common';
+
+export interface ErrorResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+/** Paths of the token service family, whose errors are RFC 6749 bodies rather than SCIM errors. */
+const OAUTH_PATH = /^(\/oip)?\/authentication\/customer\/[^/]+\/(token|introspect|revoke)\/?(\?|$)/;
+
+/**
+ * The one place that turns any error into an HTTP answer (DECISIONS 7): OAuth errors on the token
+ * service family, SCIM error bodies elsewhere, never a 500 for bad input. Used by the Nest
+ * exception filter and by Fastify's error handler (errors raised before a route runs, such as an
+ * unreadable body).
+ */
+export function toErrorResponse(error: unknown, url: string, correlationId: string): ErrorResponse & { unexpected: boolean } {
+  const oauthRoute = OAUTH_PATH.test(url);
+  if (error instanceof OAuthError) return { ...oauth(error), unexpected: false };
+  if (error instanceof DomainError) {
+    const [status, scimType] = statusOf(error.code);
+    if (oauthRoute && status < 500) return { ...oauth(new OAuthError('invalid_request', error.detail, status, error.headers)), unexpected: false };
+    return { status, headers: error.headers, body: scimError(status, error.detail, scimType), unexpected: false };
+  }
+  const clientError = asClientError(error);
+  if (clientError) {
+    if (oauthRoute) return { ...oauth(new OAuthError('invalid_request', clientError.detail, clientError.status)), unexpected: false };
+    return { status: clientError.status, headers: {}, body: scimError(clientError.status, clientError.detail, clientError.scimType), unexpected: false };
+  }
+  const detail = `An unexpected error occurred. Quote correlation id ${correlationId} when you report it.`;
+  return { status: 500, headers: {}, body: oauthRoute ? { error: 'server_error', error_description: detail } : scimError(500, detail), unexpected: true };
+}
+
+function oauth(error: OAuthError): ErrorResponse {
+  return {
+    status: error.status,
+    headers: { ...error.headers, 'Cache-Control': 'no-store', Pragma: 'no-cache', 'Content-Type': 'application/json; charset=UTF-8' },
+    body: { error: error.error, error_description: error.description },
+  };
+}
+
+/** Exhaustive: a new ErrorCode does not compile until it has a status here. */
+function statusOf(code: ErrorCode): [number, string | undefined] {
+  switch (code) {
+    case 'INVALID_VALUE':
+      return [400, 'invalidValue'];
+    case 'INVALID_SYNTAX':
+      return [400, 'invalidSyntax'];
+    case 'INVALID_FILTER':
+      return [400, 'invalidFilter'];
+    case 'MUTABILITY':
+      return [400, 'mutability'];
+    case 'UNAUTHENTICATED':
+      return [401, undefined];
+    case 'FORBIDDEN':
+      return [403, undefined];
+    case 'NOT_FOUND':
+      return [404, undefined];
+    case 'METHOD_NOT_ALLOWED':
+      return [405, undefined];
+    case 'NOT_ACCEPTABLE':
+      return [406, undefined];
+    case 'UNIQUENESS':
+      return [409, 'uniqueness'];
+    case 'CONFLICT':
+      return [409, undefined];
+    case 'PRECONDITION_FAILED':
+      return [412, undefined];
+    case 'PAYLOAD_TOO_LARGE':
+      return [413, undefined];
+    case 'UNSUPPORTED_MEDIA_TYPE':
+      return [415, undefined];
+    case 'TOO_MANY_REQUESTS':
+      return [429, undefined];
+    case 'NOT_IMPLEMENTED':
+      return [501, undefined];
+    case 'SERVICE_UNAVAILABLE':
+      return [503, undefined];
+  }
+}
+
+/** Errors of the HTTP layer itself (Nest routing, Fastify body parsing) that are the caller's fault. */
+function asClientError(error: unknown): { status: number; detail: string; scimType?: string } | undefined {
+  if (error instanceof HttpException) {
+    const status = error.getStatus();
+    if (status === 404) return { status, detail: 'No such resource or path.' };
+    if (status < 500) return { status, detail: error.message };
+    return undefined;
+  }
+  const fastify = error as { code?: string; statusCode?: number; message?: string };
+  switch (fastify?.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { status: 413, detail: 'The request body is larger than 1 MiB.' };
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return { status: 415, detail: 'This Content-Type is not accepted here.' };
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return { status: 400, detail: 'The body is empty; send a JSON object.', scimType: 'invalidSyntax' };
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return { status: 400, detail: 'Content-Length does not match the body.' };
+  }
+  if (error instanceof SyntaxError || fastify?.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
+    return { status: 400, detail: 'The body is not valid JSON.', scimType: 'invalidSyntax' };
+  }
+  if (typeof fastify?.statusCode === 'number' && fastify.statusCode >= 400 && fastify.statusCode < 500) {
+    return { status: fastify.statusCode, detail: fastify.message ?? 'Bad request.' };
+  }
+  return undefined;
+}

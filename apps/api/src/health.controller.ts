@@ -1,0 +1,31 @@
+import { Controller, Get, Res } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import { Public } from '@app/common';
+import { Signer } from '@app/hsm';
+import { Database } from '@app/persistence';
+
+/** Liveness and readiness (DECISIONS 13): ready once the service can issue tokens. */
+@ApiTags('operations')
+@Public()
+@Controller('health')
+export class HealthController {
+  constructor(
+    private readonly db: Database,
+    private readonly signer: Signer,
+  ) {}
+
+  @Get('live')
+  live() {
+    return { status: 'ok' };
+  }
+
+  @Get('ready')
+  async ready(@Res({ passthrough: true }) reply: FastifyReply) {
+    const checks = { database: (await this.db.ping()) ? 'ok' : 'down', hsm: this.signer.isReady() ? 'ok' : 'down' };
+    const ready = checks.database === 'ok' && checks.hsm === 'ok';
+    reply.status(ready ? 200 : 503);
+    if (!ready) reply.header('Retry-After', '5');
+    return { status: ready ? 'ok' : 'unavailable', checks };
+  }
+}

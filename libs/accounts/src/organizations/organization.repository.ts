@@ -1,0 +1,60 @@
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { Database, PG_UNIQUE_VIOLATION, isPgError } from '@app/persistence';
+import { uniqueness } from '@app/common';
+import { OrganizationSettings } from './organization-settings';
+
+export interface OrganizationRow {
+  id: string;
+  name: string;
+  settings: Partial<OrganizationSettings>;
+  created_at: Date;
+  updated_at: Date;
+  version: number;
+}
+
+@Injectable()
+export class OrganizationRepository {
+  constructor(private readonly db: Database) {}
+
+  /** Inserts; a taken id is a 409 decided by the primary key, not by a prior lookup. */
+  async create(row: { id: string; name: string; settings: OrganizationSettings; now: Date }, manager?: EntityManager): Promise<OrganizationRow> {
+    try {
+      const [created] = await this.db.query<OrganizationRow>(
+        `INSERT INTO organizations (id, name, settings, created_at, updated_at) VALUES ($1, $2, $3, $4, $4) RETURNING *`,
+        [row.id, row.name, JSON.stringify(row.settings), row.now],
+        manager,
+      );
+      return created;
+    } catch (error) {
+      if (isPgError(error, PG_UNIQUE_VIOLATION)) throw uniqueness(`Organization "${row.id}" already exists.`);
+      throw error;
+    }
+  }
+
+  async findById(id: string): Promise<OrganizationRow | undefined> {
+    const [row] = await this.db.query<OrganizationRow>('SELECT * FROM organizations WHERE id = $1', [id]);
+    return row;
+  }
+
+  async list(offset: number, limit: number): Promise<{ rows: OrganizationRow[]; total: number }> {
+    const rows = await this.db.query<OrganizationRow>('SELECT * FROM organizations ORDER BY id OFFSET $1 LIMIT $2', [offset, limit]);
+    return { rows, total: await this.count() };
+  }
+
+  async count(): Promise<number> {
+    const [row] = await this.db.query<{ n: string }>('SELECT count(*) AS n FROM organizations');
+    return Number(row.n);
+  }
+
+  /** Settings are merged in SQL (jsonb ||), so two concurrent changes of different settings both land. */
+  async update(id: string, changes: { name?: string; settings?: Partial<OrganizationSettings> }, now: Date): Promise<OrganizationRow | undefined> {
+    const [row] = await this.db.query<OrganizationRow>(
+      `UPDATE organizations
+          SET name = COALESCE($2, name), settings = settings || COALESCE($3::jsonb, '{}'::jsonb), updated_at = $4, version = version + 1
+        WHERE id = $1 RETURNING *`,
+      [id, changes.name ?? null, changes.settings ? JSON.stringify(changes.settings) : null, now],
+    );
+    return row;
+  }
+}

@@ -1,0 +1,224 @@
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { Database, PG_UNIQUE_VIOLATION, isPgError } from '@app/persistence';
+import { DomainError, uniqueness } from '@app/common';
+import { OrganizationSettings, withDefaults } from '../organizations/organization-settings';
+import { ParsedCertificate } from './certificate-parser';
+
+export interface SystemAccountRow {
+  id: string;
+  org_id: string;
+  client_id: string;
+  role: string;
+  description: string | null;
+  organization_administrator: boolean;
+  platform_administrator: boolean;
+  disabled: boolean;
+  created_at: Date;
+  updated_at: Date;
+  version: number;
+}
+
+export interface StoredSecret {
+  id: string;
+  hash: Buffer;
+  expires_at: Date;
+}
+
+export interface StoredCertificate {
+  thumbprint: string;
+  pem: string;
+  not_before: Date;
+  not_after: Date;
+  expires_at: Date;
+}
+
+export interface SecretMetadataRow {
+  id: string;
+  created_at: Date;
+  expires_at: Date;
+  last_used_at: Date | null;
+}
+
+export interface CertificateRow {
+  thumbprint: string;
+  subject: string;
+  issuer: string;
+  serial_number: string;
+  not_before: Date;
+  not_after: Date;
+  expires_at: Date;
+  created_at: Date;
+}
+
+/** An account as client authentication sees it: with its organization's settings, in the same read. */
+export interface AccountWithSettings {
+  account: SystemAccountRow;
+  orgSettings: OrganizationSettings;
+}
+
+interface OrgSettingsColumn {
+  org_settings: Partial<OrganizationSettings>;
+}
+
+/** At most this many certificates per account (DECISIONS 3.3). */
+export const MAX_CERTIFICATES = 5;
+
+/**
+ * System accounts and their credentials. Methods that read secret material say so in their name
+ * (findWithSecretHashes), so a reviewer can see every place that touches it.
+ */
+@Injectable()
+export class SystemAccountRepository {
+  constructor(private readonly db: Database) {}
+
+  async create(
+    row: { id: string; orgId: string; clientId: string; role: string; description: string | null; organizationAdministrator: boolean; platformAdministrator: boolean; now: Date },
+    manager?: EntityManager,
+  ): Promise<SystemAccountRow> {
+    try {
+      const [created] = await this.db.query<SystemAccountRow>(
+        `INSERT INTO system_accounts (id, org_id, client_id, role, description, organization_administrator, platform_administrator, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING *`,
+        [row.id, row.orgId, row.clientId, row.role, row.description, row.organizationAdministrator, row.platformAdministrator, row.now],
+        manager,
+      );
+      return created;
+    } catch (error) {
+      if (isPgError(error, PG_UNIQUE_VIOLATION)) throw uniqueness(`A system account with Client ID "${row.clientId}" already exists.`);
+      throw error;
+    }
+  }
+
+  async findInOrg(orgId: string, clientId: string): Promise<SystemAccountRow | undefined> {
+    const [row] = await this.db.query<SystemAccountRow>('SELECT * FROM system_accounts WHERE org_id = $1 AND client_id = $2', [orgId, clientId]);
+    return row;
+  }
+
+  async listInOrg(orgId: string, offset: number, limit: number): Promise<{ rows: SystemAccountRow[]; total: number }> {
+    const rows = await this.db.query<SystemAccountRow & { total: string }>(
+      `SELECT *, count(*) OVER () AS total FROM system_accounts WHERE org_id = $1 ORDER BY client_id OFFSET $2 LIMIT $3`,
+      [orgId, offset, limit],
+    );
+    if (rows.length === 0 && offset > 0) {
+      const [count] = await this.db.query<{ n: string }>('SELECT count(*) AS n FROM system_accounts WHERE org_id = $1', [orgId]);
+      return { rows: [], total: Number(count.n) };
+    }
+    return { rows, total: rows.length > 0 ? Number(rows[0].total) : 0 };
+  }
+
+  async update(
+    orgId: string,
+    clientId: string,
+    changes: { role?: string; description?: string | null; disabled?: boolean; organizationAdministrator?: boolean },
+    now: Date,
+  ): Promise<SystemAccountRow | undefined> {
+    const [row] = await this.db.query<SystemAccountRow>(
+      `UPDATE system_accounts
+          SET role = COALESCE($3, role),
+              description = CASE WHEN $4::boolean THEN $5 ELSE description END,
+              disabled = COALESCE($6, disabled),
+              organization_administrator = COALESCE($7, organization_administrator),
+              updated_at = $8, version = version + 1
+        WHERE org_id = $1 AND client_id = $2 RETURNING *`,
+      [orgId, clientId, changes.role ?? null, changes.description !== undefined, changes.description ?? null, changes.disabled ?? null, changes.organizationAdministrator ?? null, now],
+    );
+    return row;
+  }
+
+  async addSecret(secret: { id: string; accountId: string; hash: Buffer; now: Date; expiresAt: Date }, manager?: EntityManager): Promise<void> {
+    await this.db.query(
+      'INSERT INTO client_secrets (id, account_id, hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)',
+      [secret.id, secret.accountId, secret.hash, secret.now, secret.expiresAt],
+      manager,
+    );
+  }
+
+  async listSecrets(accountId: string): Promise<SecretMetadataRow[]> {
+    return this.db.query<SecretMetadataRow>(
+      'SELECT id, created_at, expires_at, last_used_at FROM client_secrets WHERE account_id = $1 ORDER BY created_at',
+      [accountId],
+    );
+  }
+
+  /**
+   * Adds a certificate, holding the account row lock so that two concurrent uploads cannot both pass
+   * the limit of MAX_CERTIFICATES. The same certificate twice is a 409.
+   */
+  async addCertificate(accountId: string, certificate: ParsedCertificate, now: Date, expiresAt: Date): Promise<CertificateRow> {
+    return this.db.transaction(async (manager) => {
+      await this.db.query('SELECT 1 FROM system_accounts WHERE id = $1 FOR UPDATE', [accountId], manager);
+      const [count] = await this.db.query<{ n: string }>('SELECT count(*) AS n FROM client_certificates WHERE account_id = $1', [accountId], manager);
+      if (Number(count.n) >= MAX_CERTIFICATES) {
+        throw new DomainError('CONFLICT', `The account already has ${MAX_CERTIFICATES} certificates, the most it may hold. Delete one before uploading another.`);
+      }
+      try {
+        const [row] = await this.db.query<CertificateRow>(
+          `INSERT INTO client_certificates (account_id, thumbprint, pem, subject, issuer, serial_number, not_before, not_after, expires_at, created_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+           RETURNING thumbprint, subject, issuer, serial_number, not_before, not_after, expires_at, created_at`,
+          [accountId, certificate.thumbprint, certificate.pem, certificate.subject, certificate.issuer, certificate.serialNumber, certificate.notBefore, certificate.notAfter, expiresAt, now],
+          manager,
+        );
+        return row;
+      } catch (error) {
+        if (isPgError(error, PG_UNIQUE_VIOLATION)) {
+          throw uniqueness(`This certificate (x5t#S256 ${certificate.thumbprint}) is already uploaded to the account.`);
+        }
+        throw error;
+      }
+    });
+  }
+
+  async listCertificates(accountId: string): Promise<CertificateRow[]> {
+    return this.db.query<CertificateRow>(
+      `SELECT thumbprint, subject, issuer, serial_number, not_before, not_after, expires_at, created_at
+         FROM client_certificates WHERE account_id = $1 ORDER BY created_at`,
+      [accountId],
+    );
+  }
+
+  /** The account and the hashes of all its secrets, for client authentication only. */
+  async findWithSecretHashes(clientId: string): Promise<(AccountWithSettings & { secrets: StoredSecret[] }) | undefined> {
+    const rows = await this.db.query<SystemAccountRow & OrgSettingsColumn & { secret_id: string | null; hash: Buffer | null; secret_expires_at: Date | null }>(
+      `SELECT a.*, o.settings AS org_settings, s.id AS secret_id, s.hash, s.expires_at AS secret_expires_at
+         FROM system_accounts a JOIN organizations o ON o.id = a.org_id LEFT JOIN client_secrets s ON s.account_id = a.id
+        WHERE a.client_id = $1`,
+      [clientId],
+    );
+    if (rows.length === 0) return undefined;
+    const secrets = rows.filter((r) => r.secret_id !== null).map((r) => ({ id: r.secret_id!, hash: r.hash!, expires_at: r.secret_expires_at! }));
+    return { account: accountOf(rows[0]), orgSettings: withDefaults(rows[0].org_settings), secrets };
+  }
+
+  /** The account and its certificates (public material), for assertion verification. */
+  async findWithCertificates(clientId: string): Promise<(AccountWithSettings & { certificates: StoredCertificate[] }) | undefined> {
+    const rows = await this.db.query<SystemAccountRow & OrgSettingsColumn & { thumbprint: string | null; pem: string | null; not_before: Date | null; not_after: Date | null; cert_expires_at: Date | null }>(
+      `SELECT a.*, o.settings AS org_settings, c.thumbprint, c.pem, c.not_before, c.not_after, c.expires_at AS cert_expires_at
+         FROM system_accounts a JOIN organizations o ON o.id = a.org_id LEFT JOIN client_certificates c ON c.account_id = a.id
+        WHERE a.client_id = $1`,
+      [clientId],
+    );
+    if (rows.length === 0) return undefined;
+    const certificates = rows
+      .filter((r) => r.thumbprint !== null)
+      .map((r) => ({ thumbprint: r.thumbprint!, pem: r.pem!, not_before: r.not_before!, not_after: r.not_after!, expires_at: r.cert_expires_at! }));
+    return { account: accountOf(rows[0]), orgSettings: withDefaults(rows[0].org_settings), certificates };
+  }
+}
+
+function accountOf(row: SystemAccountRow): SystemAccountRow {
+  return {
+    id: row.id,
+    org_id: row.org_id,
+    client_id: row.client_id,
+    role: row.role,
+    description: row.description,
+    organization_administrator: row.organization_administrator,
+    platform_administrator: row.platform_administrator,
+    disabled: row.disabled,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    version: row.version,
+  };
+}

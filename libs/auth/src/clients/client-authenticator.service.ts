@@ -1,0 +1,138 @@
+import { Injectable } from '@nestjs/common';
+import { OAuthError, Clock } from '@app/common';
+import { AccountWithSettings, SecretHasher, SystemAccountRepository } from '@app/accounts';
+import { Metrics } from '@app/observability';
+import { TokenRepository } from '../tokens/token.repository';
+import { AssertionVerifier } from './assertion-verifier';
+import { LockoutService } from './lockout.service';
+
+export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
+
+export type ClientAuthMethod = 'client_secret_post' | 'client_secret_basic' | 'private_key_jwt';
+
+export interface AuthenticatedClient extends AccountWithSettings {
+  method: ClientAuthMethod;
+  secretId?: string;
+}
+
+export interface ClientAuthRequest {
+  /** Organization id from the path. */
+  org: string;
+  params: Record<string, string>;
+  authorization?: string;
+  sourceAddress: string;
+  /** Accepted `aud` values of a client assertion: the Token URL first, then the issuer. */
+  audiences: string[];
+}
+
+/** One description for unknown org, unknown Client ID, wrong secret and bad signature (DECISIONS 3.1). */
+export const GENERIC_CLIENT_FAILURE = 'Client authentication failed.';
+
+/**
+ * Client authentication at the token, introspection and revocation endpoints (DECISIONS 3.1, 3.3):
+ * client_secret in the body, HTTP Basic (RFC 6749 2.3.1), or a signed client_assertion (RFC 7523),
+ * exactly one per request. Every failure is 401 invalid_client and counts toward the lockout.
+ */
+@Injectable()
+export class ClientAuthenticator {
+  constructor(
+    private readonly accounts: SystemAccountRepository,
+    private readonly hasher: SecretHasher,
+    private readonly assertions: AssertionVerifier,
+    private readonly lockout: LockoutService,
+    private readonly tokens: TokenRepository,
+    private readonly clock: Clock,
+    private readonly metrics: Metrics,
+  ) {}
+
+  async authenticate(request: ClientAuthRequest): Promise<AuthenticatedClient> {
+    const { params } = request;
+    const basic = parseBasic(request.authorization);
+    const methods = [basic !== undefined, params.client_secret !== undefined, params.client_assertion !== undefined].filter(Boolean).length;
+    if (methods > 1) throw OAuthError.invalidRequest('Use exactly one client authentication method: client_secret, HTTP Basic, or client_assertion.');
+    if (basic) return this.withSecret(request, basic.clientId, basic.secret, 'client_secret_basic');
+    if (params.client_assertion !== undefined) return this.withAssertion(request);
+    if (params.client_secret !== undefined) {
+      if (!params.client_id) throw OAuthError.invalidRequest('client_secret needs client_id.');
+      return this.withSecret(request, params.client_id, params.client_secret, 'client_secret_post');
+    }
+    throw OAuthError.invalidClient('No client authentication: send client_id and client_secret, HTTP Basic, or client_assertion.');
+  }
+
+  private async withSecret(request: ClientAuthRequest, clientId: string, secret: string, method: ClientAuthMethod): Promise<AuthenticatedClient> {
+    const basic = method === 'client_secret_basic';
+    const fail = (reason: string, known: boolean, description = GENERIC_CLIENT_FAILURE) =>
+      this.failed(reason, known ? clientId : undefined, request.sourceAddress, OAuthError.invalidClient(description, basic));
+    await this.lockout.assertNotLocked(clientId, request.sourceAddress);
+    // Hash first, whether or not the account exists, so timing does not tell which case it was.
+    const presented = this.hasher.hash(secret);
+    const found = belongsTo(clientId, request.org) ? await this.accounts.findWithSecretHashes(clientId) : undefined;
+    if (!found) throw await fail('unknown_client', false);
+    const match = found.secrets.find((s) => this.hasher.matches(presented, s.hash));
+    if (!match) throw await fail('wrong_secret', true);
+    // Possession proven: from here the description may name the credential's state.
+    if (match.expires_at <= this.clock.now()) {
+      throw await fail('expired_secret', true, `The client secret expired on ${match.expires_at.toISOString()}; create a new secret for this system account.`);
+    }
+    if (found.account.disabled) throw await fail('disabled', true, 'The system account is disabled.');
+    return { account: found.account, orgSettings: found.orgSettings, method, secretId: match.id };
+  }
+
+  private async withAssertion(request: ClientAuthRequest): Promise<AuthenticatedClient> {
+    const { params } = request;
+    if (params.client_assertion_type !== undefined && params.client_assertion_type !== CLIENT_ASSERTION_TYPE) {
+      throw OAuthError.invalidRequest(`client_assertion_type must be ${CLIENT_ASSERTION_TYPE}.`);
+    }
+    const refuse = (description: string) => OAuthError.invalidClient(description);
+    let assertion;
+    try {
+      assertion = this.assertions.parse(params.client_assertion, refuse);
+    } catch (error) {
+      throw await this.failed('malformed_assertion', undefined, request.sourceAddress, error as OAuthError);
+    }
+    const clientId = assertion.subject;
+    if (params.client_id !== undefined && params.client_id !== clientId) {
+      throw await this.failed('client_id_mismatch', undefined, request.sourceAddress, refuse('client_id must equal the assertion\'s iss and sub.'));
+    }
+    await this.lockout.assertNotLocked(clientId, request.sourceAddress);
+    const found = belongsTo(clientId, request.org) ? await this.accounts.findWithCertificates(clientId) : undefined;
+    if (!found) throw await this.failed('unknown_client', undefined, request.sourceAddress, refuse(GENERIC_CLIENT_FAILURE));
+    const certificate = await this.assertions.findSigner(assertion, found.certificates);
+    if (!certificate) throw await this.failed('bad_signature', clientId, request.sourceAddress, refuse(GENERIC_CLIENT_FAILURE));
+    try {
+      const { expiresAt } = this.assertions.checkAfterPossession(assertion, certificate, request.audiences, refuse);
+      if (found.account.disabled) throw refuse('The system account is disabled.');
+      if (!(await this.tokens.rememberJti(found.account.id, assertion.claims.jti as string, expiresAt))) {
+        throw refuse('The assertion\'s jti was used before; every assertion needs a new jti.');
+      }
+    } catch (error) {
+      throw await this.failed('assertion_rejected', clientId, request.sourceAddress, error as OAuthError);
+    }
+    return { account: found.account, orgSettings: found.orgSettings, method: 'private_key_jwt' };
+  }
+
+  private async failed(reason: string, knownSubject: string | undefined, address: string, error: OAuthError): Promise<OAuthError> {
+    this.metrics.authFailures.inc({ reason });
+    await this.lockout.recordFailure(knownSubject, address);
+    return error;
+  }
+}
+
+/** A Client ID belongs to the path's organization when it is `{org}-{suffix}`. */
+function belongsTo(clientId: string, org: string): boolean {
+  return clientId.length > org.length + 1 && clientId.startsWith(`${org}-`) && !clientId.slice(org.length + 1).includes('-');
+}
+
+/** RFC 6749 2.3.1: Basic with form-urlencoded id and secret. Undefined when not Basic. */
+function parseBasic(header: string | undefined): { clientId: string; secret: string } | undefined {
+  if (!header || !/^basic /i.test(header)) return undefined;
+  const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 1) throw OAuthError.invalidClient('The Basic credentials must be base64(client_id:client_secret).', true);
+  try {
+    const unescape = (v: string) => decodeURIComponent(v.replace(/\+/g, ' '));
+    return { clientId: unescape(decoded.slice(0, colon)), secret: unescape(decoded.slice(colon + 1)) };
+  } catch {
+    throw OAuthError.invalidClient('The Basic credentials are not valid form-urlencoded text.', true);
+  }
+}

@@ -1,0 +1,52 @@
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { DomainError, IS_PUBLIC, Principal, PRINCIPAL_KEY } from '@app/common';
+import { AccessTokenValidator } from '../tokens/access-token-validator';
+
+const REALM = 'credential-platform';
+
+/**
+ * Global guard, deny by default: every route needs a valid bearer access token unless it is marked
+ * @Public(). On failure: 401 with a WWW-Authenticate that names the failed rule (RFC 6750 3.1).
+ */
+@Injectable()
+export class BearerGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly validator: AccessTokenValidator,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()])) return true;
+    const request = context.switchToHttp().getRequest<{ headers: Record<string, string | undefined> } & Record<string, unknown>>();
+    const header = request.headers.authorization;
+    const match = header ? /^Bearer +([A-Za-z0-9_.~+/-]+=*) *$/i.exec(header) : null;
+    if (!match) {
+      throw new DomainError('UNAUTHENTICATED', 'This request needs the header Authorization: Bearer <access token>.', {
+        'WWW-Authenticate': header ? `Bearer realm="${REALM}", error="invalid_request", error_description="The Authorization header is not a Bearer token."` : `Bearer realm="${REALM}"`,
+      });
+    }
+    const result = await this.validator.validate(match[1], true);
+    if (!result.ok) throw invalidToken(result.description);
+    const { claims, state } = result;
+    const principal: Principal = {
+      kind: 'system_account',
+      subjectId: state.account_id,
+      name: state.client_id,
+      org: state.org_id,
+      // Read live from the account row, so a role change applies to tokens already issued.
+      role: state.role,
+      organizationAdministrator: state.organization_administrator,
+      platformAdministrator: state.platform_administrator,
+      tokenId: claims.jti,
+    };
+    request[PRINCIPAL_KEY] = principal;
+    return true;
+  }
+}
+
+export function invalidToken(description: string): DomainError {
+  return new DomainError('UNAUTHENTICATED', description, {
+    'WWW-Authenticate': `Bearer realm="${REALM}", error="invalid_token", error_description="${description}"`,
+  });
+}

@@ -1,0 +1,66 @@
+import { Controller, Get, Header, Param } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import { CurrentPrincipal, isOrgId, notFound, Principal, Public } from '@app/common';
+import { AppConfig } from '@app/config';
+import { Signer } from '@app/hsm';
+import { ASSERTION_ALGORITHMS } from '../clients/assertion-verifier';
+import { TokenService } from '../tokens/token.service';
+import { invalidToken } from './bearer.guard';
+
+const AUTH_METHODS = ['client_secret_post', 'client_secret_basic', 'private_key_jwt'];
+
+/**
+ * OpenID discovery and JWKS (public: clients need them before they hold a token; they answer alike
+ * for every syntactically valid organization id, so they reveal nothing), and the token probe.
+ */
+@ApiTags('token service')
+@Controller('authentication/customer/:org')
+export class DiscoveryController {
+  constructor(
+    private readonly config: AppConfig,
+    private readonly signer: Signer,
+    private readonly tokens: TokenService,
+  ) {}
+
+  @Public()
+  @Get('.well-known/openid-configuration')
+  @Header('Cache-Control', 'public, max-age=300')
+  discovery(@Param('org') org: string) {
+    requireOrgSyntax(org);
+    const issuer = this.tokens.issuer(org);
+    return {
+      issuer,
+      token_endpoint: `${issuer}/token`,
+      jwks_uri: `${issuer}/.well-known/jwks.json`,
+      introspection_endpoint: `${issuer}/introspect`,
+      revocation_endpoint: `${issuer}/revoke`,
+      grant_types_supported: ['client_credentials'],
+      token_endpoint_auth_methods_supported: AUTH_METHODS,
+      token_endpoint_auth_signing_alg_values_supported: [...ASSERTION_ALGORITHMS],
+      introspection_endpoint_auth_methods_supported: AUTH_METHODS,
+      revocation_endpoint_auth_methods_supported: AUTH_METHODS,
+      id_token_signing_alg_values_supported: [this.signer.algorithm],
+      subject_types_supported: ['public'],
+      claims_supported: ['iss', 'sub', 'aud', 'iat', 'exp', 'org'],
+    };
+  }
+
+  @Public()
+  @Get('.well-known/jwks.json')
+  @Header('Cache-Control', 'public, max-age=300')
+  jwks(@Param('org') org: string) {
+    requireOrgSyntax(org);
+    return { keys: [this.signer.publicJwk] };
+  }
+
+  /** Lets a caller check its token: who it is, in which organization, with which role. */
+  @Get('whoami')
+  whoami(@Param('org') org: string, @CurrentPrincipal() principal: Principal) {
+    if (principal.org !== org) throw invalidToken(`The access token was issued for organization ${principal.org}, not ${org}.`);
+    return { clientId: principal.name, org: principal.org, role: principal.role };
+  }
+}
+
+function requireOrgSyntax(org: string): void {
+  if (!isOrgId(org)) throw notFound('Organization ids are 1-64 characters of A-Z, a-z, 0-9 and _.');
+}

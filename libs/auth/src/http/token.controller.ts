@@ -1,0 +1,95 @@
+import { Body, Controller, Headers, HttpCode, Param, Post, Res } from '@nestjs/common';
+import { ApiExcludeEndpoint, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import { OAuthError, Public, SourceAddress } from '@app/common';
+import { AppConfig } from '@app/config';
+import { ClientAuthenticator, ClientAuthRequest } from '../clients/client-authenticator.service';
+import { TokenIntrospection } from '../tokens/token-introspection.service';
+import { TokenService } from '../tokens/token.service';
+import { readForm } from './oauth-form';
+
+export const CLIENT_CREDENTIALS = 'client_credentials';
+
+/**
+ * The token service (DECISIONS 3): the token endpoint, its positioning variant, RFC 7662
+ * introspection and RFC 7009 revocation. Reached without a bearer token; the client authenticates.
+ */
+@ApiTags('token service')
+@Public()
+@Controller()
+export class TokenController {
+  constructor(
+    private readonly clients: ClientAuthenticator,
+    private readonly tokens: TokenService,
+    private readonly introspection: TokenIntrospection,
+    private readonly config: AppConfig,
+  ) {}
+
+  @Post('authentication/customer/:org/token')
+  @HttpCode(200)
+  token(@Param('org') org: string, @Headers() headers: Record<string, string | undefined>, @Body() body: unknown, @SourceAddress() address: string, @Res({ passthrough: true }) reply: FastifyReply) {
+    return this.issue(org, headers, body, address, reply, this.tokenUrl(this.config.authBaseUrl, org));
+  }
+
+  /**
+   * Positioning variant (DECISIONS 3.2): reached under /oip, or on OIP_AUTH_HOSTS (rewritten to
+   * /oip by the HTTP adapter). X-Request-ID must equal the path's organization id.
+   */
+  @Post('oip/authentication/customer/:org/token')
+  @HttpCode(200)
+  @ApiExcludeEndpoint()
+  positioningToken(@Param('org') org: string, @Headers() headers: Record<string, string | undefined>, @Body() body: unknown, @SourceAddress() address: string, @Res({ passthrough: true }) reply: FastifyReply) {
+    const requestId = headers['x-request-id'];
+    if (requestId === undefined) throw OAuthError.invalidRequest('The positioning token endpoint needs the header X-Request-ID set to the organization id.');
+    if (requestId !== org) throw OAuthError.invalidRequest('The header X-Request-ID must equal the organization id in the path.');
+    return this.issue(org, headers, body, address, reply, this.tokenUrl(this.config.oipAuthBaseUrl, org));
+  }
+
+  @Post('authentication/customer/:org/introspect')
+  @HttpCode(200)
+  async introspect(@Param('org') org: string, @Headers() headers: Record<string, string | undefined>, @Body() body: unknown, @SourceAddress() address: string, @Res({ passthrough: true }) reply: FastifyReply) {
+    const params = readForm(headers['content-type'], body);
+    if (!params.token) throw OAuthError.invalidRequest('The token parameter is required.');
+    const client = await this.clients.authenticate(this.authRequest(org, params, headers, address, this.tokenUrl(this.config.authBaseUrl, org)));
+    noStore(reply);
+    return this.introspection.introspect(params.token, client.account.org_id);
+  }
+
+  @Post('authentication/customer/:org/revoke')
+  @HttpCode(200)
+  async revoke(@Param('org') org: string, @Headers() headers: Record<string, string | undefined>, @Body() body: unknown, @SourceAddress() address: string, @Res({ passthrough: true }) reply: FastifyReply) {
+    const params = readForm(headers['content-type'], body);
+    if (!params.token) throw OAuthError.invalidRequest('The token parameter is required.');
+    const client = await this.clients.authenticate(this.authRequest(org, params, headers, address, this.tokenUrl(this.config.authBaseUrl, org)));
+    await this.introspection.revoke(params.token, client.account, address);
+    noStore(reply);
+    return {};
+  }
+
+  private async issue(org: string, headers: Record<string, string | undefined>, body: unknown, address: string, reply: FastifyReply, tokenUrl: string) {
+    const params = readForm(headers['content-type'], body);
+    const grantType = params.grant_type;
+    if (!grantType) throw OAuthError.invalidRequest('The grant_type parameter is required.');
+    if (grantType !== CLIENT_CREDENTIALS) {
+      throw new OAuthError('unsupported_grant_type', `grant_type "${grantType}" is not supported; use ${CLIENT_CREDENTIALS}.`, 400);
+    }
+    const client = await this.clients.authenticate(this.authRequest(org, params, headers, address, tokenUrl));
+    const response = await this.tokens.issueForClient(client, address);
+    noStore(reply);
+    return response;
+  }
+
+  private authRequest(org: string, params: Record<string, string>, headers: Record<string, string | undefined>, address: string, tokenUrl: string): ClientAuthRequest {
+    const audiences = [tokenUrl, this.tokenUrl(this.config.authBaseUrl, org), this.tokens.issuer(org)];
+    return { org, params, authorization: headers.authorization, sourceAddress: address, audiences: [...new Set(audiences)] };
+  }
+
+  private tokenUrl(base: string, org: string): string {
+    return `${base}/authentication/customer/${org}/token`;
+  }
+}
+
+/** RFC 6749 5.1: responses carrying tokens are not cached. */
+function noStore(reply: FastifyReply): void {
+  reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache').header('Content-Type', 'application/json; charset=UTF-8');
+}

@@ -1,0 +1,72 @@
+import { Injectable } from '@nestjs/common';
+import { Clock } from '@app/common';
+import { AppConfig } from '@app/config';
+import { JwsService } from './jws.service';
+import { TokenRepository, TokenState } from './token.repository';
+
+export interface AccessTokenClaims {
+  iss: string;
+  sub: string;
+  aud: string;
+  client_id: string;
+  org: string;
+  role: string;
+  scope: string;
+  jti: string;
+  iat: number;
+  exp: number;
+}
+
+export type ValidationResult =
+  | { ok: true; claims: AccessTokenClaims; state: TokenState }
+  | { ok: false; description: string };
+
+/**
+ * The rules an access token must pass on each use (DECISIONS 3.4), in one place for the bearer
+ * guard and introspection: signature by our key and typ at+jwt, expiry, the token row (revoked,
+ * account disabled), and "not used within TOKEN_UNUSED_TIMEOUT_S of issue is expired".
+ * Descriptions go into WWW-Authenticate error_description, so they hold no quotes or backslashes.
+ */
+@Injectable()
+export class AccessTokenValidator {
+  constructor(
+    private readonly jws: JwsService,
+    private readonly tokens: TokenRepository,
+    private readonly clock: Clock,
+    private readonly config: AppConfig,
+  ) {}
+
+  /** `recordUse`: the first successful use is recorded (introspection does not count as a use). */
+  async validate(token: string, recordUse: boolean): Promise<ValidationResult> {
+    const verified = await this.jws.verify(token, 'at+jwt');
+    if (!verified.ok) {
+      const description = {
+        malformed: 'The access token is malformed.',
+        bad_signature: 'The access token signature is not valid (not signed by this service).',
+        wrong_type: 'The token is not an access token (typ must be at+jwt).',
+      }[verified.failure];
+      return { ok: false, description };
+    }
+    const claims = verified.claims as unknown as AccessTokenClaims;
+    if (typeof claims.jti !== 'string' || typeof claims.exp !== 'number' || typeof claims.org !== 'string') {
+      return { ok: false, description: 'The access token is malformed.' };
+    }
+    const now = this.clock.now();
+    if (claims.exp * 1000 <= now.getTime()) return { ok: false, description: 'The access token has expired; request a new token.' };
+    const state = await this.tokens.findState(claims.jti);
+    if (!state) return { ok: false, description: 'The access token is not known (revoked or purged); request a new token.' };
+    if (state.org_id !== claims.org) return { ok: false, description: 'The access token belongs to another organization.' };
+    if (state.revoked_at) return { ok: false, description: 'The access token has been revoked.' };
+    if (state.disabled) return { ok: false, description: 'The system account of this token is disabled.' };
+    if (!state.first_used_at) {
+      if (now.getTime() - state.issued_at.getTime() > this.config.tokenUnusedTimeoutS * 1000) {
+        return { ok: false, description: `The access token was not used within ${this.config.tokenUnusedTimeoutS} seconds of issue and has expired; request a new token.` };
+      }
+      if (recordUse) {
+        await this.tokens.markFirstUse(claims.jti, now);
+        state.first_used_at = now;
+      }
+    }
+    return { ok: true, claims, state };
+  }
+}

@@ -1,0 +1,41 @@
+import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Clock } from '@app/common';
+import { AppConfig } from '@app/config';
+import { LOGGER, Logger } from '@app/observability';
+import { LockoutService } from '../clients/lockout.service';
+import { TokenRepository } from './token.repository';
+
+/** Deletes expired token rows, assertion jtis and lockout counters every PURGE_INTERVAL_S (DECISIONS 3.4). */
+@Injectable()
+export class PurgeJob implements OnApplicationBootstrap, OnApplicationShutdown {
+  private timer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly tokens: TokenRepository,
+    private readonly lockout: LockoutService,
+    private readonly clock: Clock,
+    private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.timer = setInterval(() => void this.runOnce(), this.config.purgeIntervalS * 1000);
+    this.timer.unref();
+  }
+
+  onApplicationShutdown(): void {
+    clearInterval(this.timer);
+  }
+
+  async runOnce(): Promise<{ tokens: number; jtis: number; counters: number }> {
+    try {
+      const purged = await this.tokens.purgeExpired(this.clock.now());
+      const counters = await this.lockout.purgeExpired();
+      if (purged.tokens + purged.jtis + counters > 0) this.logger.info({ ...purged, counters }, 'purged expired token rows');
+      return { ...purged, counters };
+    } catch (error) {
+      this.logger.error({ err: error }, 'purge of expired token rows failed; will retry');
+      return { tokens: 0, jtis: 0, counters: 0 };
+    }
+  }
+}

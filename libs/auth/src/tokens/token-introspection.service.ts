@@ -1,0 +1,48 @@
+import { Injectable } from '@nestjs/common';
+import { Clock } from '@app/common';
+import { AuditService, SystemAccountRow } from '@app/accounts';
+import { AccessTokenValidator } from './access-token-validator';
+import { JwsService } from './jws.service';
+import { TokenRepository } from './token.repository';
+
+/** RFC 7662 introspection and RFC 7009 revocation for authenticated clients (DECISIONS 3.4). */
+@Injectable()
+export class TokenIntrospection {
+  constructor(
+    private readonly validator: AccessTokenValidator,
+    private readonly jws: JwsService,
+    private readonly tokens: TokenRepository,
+    private readonly audit: AuditService,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Active only for a live token of the caller's organization; never counts as a use. */
+  async introspect(token: string, callerOrg: string): Promise<Record<string, unknown>> {
+    const result = await this.validator.validate(token, false);
+    if (!result.ok || result.claims.org !== callerOrg) return { active: false };
+    const { claims } = result;
+    return {
+      active: true,
+      token_type: 'Bearer',
+      scope: claims.scope,
+      client_id: claims.client_id,
+      sub: claims.sub,
+      aud: claims.aud,
+      iss: claims.iss,
+      jti: claims.jti,
+      iat: claims.iat,
+      exp: claims.exp,
+      org: claims.org,
+      role: result.state.role,
+    };
+  }
+
+  /** Revokes only tokens issued to the calling client; anything else is a silent no-op (RFC 7009 2.2). */
+  async revoke(token: string, caller: SystemAccountRow, sourceAddress: string): Promise<void> {
+    const verified = await this.jws.verify(token, 'at+jwt');
+    if (!verified.ok || verified.claims.client_id !== caller.client_id || typeof verified.claims.jti !== 'string') return;
+    if (await this.tokens.revoke(verified.claims.jti, caller.id, this.clock.now())) {
+      await this.audit.record({ org: caller.org_id, actor: caller.client_id, action: 'token.revoke', target: verified.claims.jti, outcome: 'success', sourceAddress });
+    }
+  }
+}

@@ -1,0 +1,20 @@
+/**
+ * Who is calling, as established by the bearer guard from a verified access token and the live
+ * account row. Controllers read it with @CurrentPrincipal(); features never parse tokens.
+ */
+export interface Principal {
+  kind: 'system_account' | 'user';
+  /** Internal id of the system account or user row. */
+  subjectId: string;
+  /** Client ID of a system account, or userName of a user. */
+  name: string;
+  org: string;
+  role: string;
+  organizationAdministrator: boolean;
+  platformAdministrator: boolean;
+  /** jti of the access token in use. */
+  tokenId: string;
+}
+
+/** Where the bearer guard stores the principal on the request object. */
+export const PRINCIPAL_KEY = 'principal';

@@ -1,0 +1,27 @@
+import { z } from 'zod';
+import { DomainError } from './domain-error';
+
+/**
+ * Validates a request body against a zod schema and turns the first problems into one SCIM 400
+ * whose detail names each field and what is wrong (DECISIONS 7). Schemas are `.strict()`, so an
+ * attribute no schema declares is refused by name.
+ */
+export function parseBody<T extends z.ZodType>(schema: T, body: unknown, what = 'request body'): z.infer<T> {
+  if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new DomainError('INVALID_SYNTAX', `The ${what} must be a JSON object.`);
+  }
+  const result = schema.safeParse(body);
+  if (result.success) return result.data;
+  const problems = result.error.issues.slice(0, 5).map(describeIssue);
+  throw new DomainError('INVALID_VALUE', `Invalid ${what}: ${problems.join('; ')}.`);
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'unrecognized_keys') {
+    return `attribute${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')} ${issue.keys.length > 1 ? 'are' : 'is'} not part of this resource`;
+  }
+  const field = issue.path.length > 0 ? issue.path.join('.') : 'body';
+  return `${field}: ${issue.message}`;
+}
+
+export { z };

@@ -1,0 +1,65 @@
+/**
+ * The validated configuration of one process. Built once by loadConfig() from the environment;
+ * nobody else reads process.env. Field names follow DECISIONS 13.
+ */
+export class AppConfig {
+  nodeEnv!: 'development' | 'production' | 'test';
+  port!: number;
+  host!: string;
+  dataDir!: string;
+  logLevel!: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+  /** PostgreSQL connection string; undefined means the embedded PostgreSQL under dataDir. */
+  databaseUrl?: string;
+  embeddedPostgresPort!: number;
+  embeddedPostgresPassword?: string;
+
+  publicBaseUrl!: string;
+  authBaseUrl!: string;
+  oipAuthBaseUrl!: string;
+  oipAuthHosts!: string[];
+
+  platformAdminSecret?: string;
+  bootstrapOrgId?: string;
+  bootstrapClientSecret?: string;
+
+  scopeAssignmentFile!: string;
+
+  hsm!: {
+    /** Undefined: the embedded SoftHSM2 token provisioned under dataDir/softhsm. */
+    modulePath?: string;
+    tokenLabel: string;
+    pin: string;
+    keyLabel: string;
+    /** Only for the embedded token. */
+    soPin?: string;
+  };
+
+  accessTokenLifetimeS!: number;
+  tokenUnusedTimeoutS!: number;
+  assertionClockSkewS!: number;
+  authFailureLimit!: number;
+  authFailureWindowS!: number;
+  trustedProxies!: string[];
+  secretLifetimeDays!: number;
+  certificateLifetimeDays!: number;
+  purgeIntervalS!: number;
+
+  /** Key of the HMAC that stores client secrets (DECISIONS 4). */
+  secretPepper!: Buffer;
+  /** AES-256-GCM keyring; the first key encrypts, all decrypt (DECISIONS 10). */
+  dataEncryptionKeys!: { id: string; key: Buffer }[];
+
+  metricsPort!: number;
+  apiDocs!: boolean;
+  tlsCertFile?: string;
+  tlsKeyFile?: string;
+
+  get embeddedDatabase(): boolean {
+    return this.databaseUrl === undefined;
+  }
+
+  get embeddedHsm(): boolean {
+    return this.hsm.modulePath === undefined;
+  }
+}

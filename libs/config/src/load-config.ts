@@ -1,0 +1,204 @@
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { isAbsolute, join, resolve } from 'node:path';
+import { z } from 'zod';
+import { AppConfig } from './app-config';
+
+export class ConfigurationError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigurationError';
+  }
+}
+
+const int = (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max).default(fallback);
+const optionalText = z.string().trim().min(1).optional().catch(undefined);
+const list = z
+  .string()
+  .default('')
+  .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean));
+const url = z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, ''));
+
+/** The environment schema: every variable the service reads, with its default. */
+const schema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  PORT: int(8080, 0, 65535),
+  HOST: z.string().default('0.0.0.0'),
+  DATA_DIR: z.string().default('./.data'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL').optional(),
+  EMBEDDED_PG_PORT: int(54329, 1, 65535),
+  PUBLIC_BASE_URL: url.optional(),
+  AUTH_BASE_URL: url.optional(),
+  OIP_AUTH_BASE_URL: url.optional(),
+  OIP_AUTH_HOSTS: list,
+  PLATFORM_ADMIN_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  BOOTSTRAP_ORG_ID: z.string().regex(/^[A-Za-z0-9_]{1,64}$/, 'must be 1-64 characters of A-Z, a-z, 0-9 and _').optional(),
+  BOOTSTRAP_CLIENT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  SCOPE_ASSIGNMENT_FILE: z.string().optional(),
+  PKCS11_MODULE: optionalText,
+  PKCS11_TOKEN_LABEL: z.string().min(1).max(32).default('platform'),
+  PKCS11_PIN: optionalText,
+  PKCS11_PIN_FILE: optionalText,
+  JWT_KEY_LABEL: z.string().min(1).default('JWT_KEY'),
+  ACCESS_TOKEN_LIFETIME_S: int(3600, 60, 86400),
+  TOKEN_UNUSED_TIMEOUT_S: int(300, 1, 86400),
+  ASSERTION_CLOCK_SKEW_S: int(30, 0, 600),
+  AUTH_FAILURE_LIMIT: int(10, 1, 100000),
+  AUTH_FAILURE_WINDOW_S: int(300, 1, 86400),
+  TRUSTED_PROXIES: list,
+  SECRET_LIFETIME_DAYS: int(1825, 1, 36500),
+  CERTIFICATE_LIFETIME_DAYS: int(365, 1, 36500),
+  PURGE_INTERVAL_S: int(300, 1, 86400),
+  SECRET_PEPPER: optionalText,
+  DATA_ENCRYPTION_KEYS: optionalText,
+  METRICS_PORT: int(9464, 0, 65535),
+  API_DOCS: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+  TLS_CERT_FILE: optionalText,
+  TLS_KEY_FILE: optionalText,
+});
+
+/** Secrets the embedded default generates once into DATA_DIR (owner-only), never in production. */
+interface GeneratedSecrets {
+  secretPepper: string;
+  dataEncryptionKey: string;
+  pkcs11Pin: string;
+  pkcs11SoPin: string;
+  embeddedPostgresPassword: string;
+}
+
+/**
+ * Validates the environment and fails fast with a message naming each wrong variable.
+ * With NODE_ENV=production, SECRET_PEPPER, DATA_ENCRYPTION_KEYS and the HSM PIN must be configured;
+ * otherwise missing ones are generated once into DATA_DIR/secrets.json (mode 0600) and reused.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): AppConfig {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`);
+    throw new ConfigurationError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+  }
+  const e = parsed.data;
+  const production = e.NODE_ENV === 'production';
+  const dataDir = isAbsolute(e.DATA_DIR) ? e.DATA_DIR : resolve(cwd, e.DATA_DIR);
+
+  const missingInProduction = [
+    !e.SECRET_PEPPER && 'SECRET_PEPPER',
+    !e.DATA_ENCRYPTION_KEYS && 'DATA_ENCRYPTION_KEYS',
+    !e.PKCS11_MODULE && 'PKCS11_MODULE',
+    !e.PKCS11_PIN && !e.PKCS11_PIN_FILE && 'PKCS11_PIN or PKCS11_PIN_FILE',
+    !e.DATABASE_URL && 'DATABASE_URL',
+  ].filter(Boolean);
+  if (production && missingInProduction.length > 0) {
+    throw new ConfigurationError(`NODE_ENV=production needs these set (no generated defaults in production): ${missingInProduction.join(', ')}.`);
+  }
+  if (e.PKCS11_MODULE && !e.PKCS11_PIN && !e.PKCS11_PIN_FILE) {
+    throw new ConfigurationError('PKCS11_MODULE is set, so PKCS11_PIN or PKCS11_PIN_FILE must say the token PIN.');
+  }
+  if (Boolean(e.TLS_CERT_FILE) !== Boolean(e.TLS_KEY_FILE)) {
+    throw new ConfigurationError('TLS_CERT_FILE and TLS_KEY_FILE go together: set both to serve HTTPS, or neither.');
+  }
+
+  const needsGenerated = !e.SECRET_PEPPER || !e.DATA_ENCRYPTION_KEYS || !e.PKCS11_MODULE || !e.DATABASE_URL;
+  const generated = needsGenerated ? readOrCreateGeneratedSecrets(dataDir) : undefined;
+
+  const config = new AppConfig();
+  config.nodeEnv = e.NODE_ENV;
+  config.port = e.PORT;
+  config.host = e.HOST;
+  config.dataDir = dataDir;
+  config.logLevel = e.LOG_LEVEL;
+  config.databaseUrl = e.DATABASE_URL;
+  config.embeddedPostgresPort = e.EMBEDDED_PG_PORT;
+  config.embeddedPostgresPassword = generated?.embeddedPostgresPassword;
+  config.publicBaseUrl = e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`;
+  config.authBaseUrl = e.AUTH_BASE_URL ?? config.publicBaseUrl;
+  config.oipAuthBaseUrl = e.OIP_AUTH_BASE_URL ?? `${config.authBaseUrl}/oip`;
+  config.oipAuthHosts = e.OIP_AUTH_HOSTS.map((h) => h.toLowerCase());
+  config.platformAdminSecret = e.PLATFORM_ADMIN_SECRET;
+  config.bootstrapOrgId = e.BOOTSTRAP_ORG_ID;
+  config.bootstrapClientSecret = e.BOOTSTRAP_CLIENT_SECRET;
+  config.scopeAssignmentFile = e.SCOPE_ASSIGNMENT_FILE
+    ? resolve(cwd, e.SCOPE_ASSIGNMENT_FILE)
+    : shippedFile('ops/scopeAssignment.properties');
+  config.hsm = {
+    modulePath: e.PKCS11_MODULE,
+    tokenLabel: e.PKCS11_TOKEN_LABEL,
+    pin: e.PKCS11_PIN ?? (e.PKCS11_PIN_FILE ? readPinFile(e.PKCS11_PIN_FILE) : generated!.pkcs11Pin),
+    keyLabel: e.JWT_KEY_LABEL,
+    soPin: e.PKCS11_MODULE ? undefined : generated!.pkcs11SoPin,
+  };
+  config.accessTokenLifetimeS = e.ACCESS_TOKEN_LIFETIME_S;
+  config.tokenUnusedTimeoutS = e.TOKEN_UNUSED_TIMEOUT_S;
+  config.assertionClockSkewS = e.ASSERTION_CLOCK_SKEW_S;
+  config.authFailureLimit = e.AUTH_FAILURE_LIMIT;
+  config.authFailureWindowS = e.AUTH_FAILURE_WINDOW_S;
+  config.trustedProxies = e.TRUSTED_PROXIES;
+  config.secretLifetimeDays = e.SECRET_LIFETIME_DAYS;
+  config.certificateLifetimeDays = e.CERTIFICATE_LIFETIME_DAYS;
+  config.purgeIntervalS = e.PURGE_INTERVAL_S;
+  config.secretPepper = parsePepper(e.SECRET_PEPPER ?? generated!.secretPepper);
+  config.dataEncryptionKeys = parseKeyring(e.DATA_ENCRYPTION_KEYS ?? generated!.dataEncryptionKey);
+  config.metricsPort = e.METRICS_PORT;
+  config.apiDocs = e.API_DOCS;
+  config.tlsCertFile = e.TLS_CERT_FILE;
+  config.tlsKeyFile = e.TLS_KEY_FILE;
+  return config;
+}
+
+function readPinFile(path: string): string {
+  try {
+    return readFileSync(path, 'utf8').trim();
+  } catch (error) {
+    throw new ConfigurationError(`PKCS11_PIN_FILE ${path} cannot be read: ${(error as Error).message}`);
+  }
+}
+
+function parsePepper(value: string): Buffer {
+  if (value.length < 32) throw new ConfigurationError('SECRET_PEPPER must be at least 32 characters (use 32 random bytes, base64).');
+  return Buffer.from(value, 'utf8');
+}
+
+/** `DATA_ENCRYPTION_KEYS`: comma-separated `keyId:base64(32 bytes)`; the first one encrypts. */
+export function parseKeyring(value: string): { id: string; key: Buffer }[] {
+  const keys = value.split(',').map((entry, index) => {
+    const match = /^([A-Za-z0-9_-]{1,32}):([A-Za-z0-9+/=_-]+)$/.exec(entry.trim());
+    const key = match ? Buffer.from(match[2], 'base64') : Buffer.alloc(0);
+    if (!match || key.length !== 32) {
+      throw new ConfigurationError(
+        `DATA_ENCRYPTION_KEYS entry ${index + 1} must be "keyId:<base64 of 32 random bytes>" (e.g. k2:$(openssl rand -base64 32)).`,
+      );
+    }
+    return { id: match[1], key };
+  });
+  if (new Set(keys.map((k) => k.id)).size !== keys.length) throw new ConfigurationError('DATA_ENCRYPTION_KEYS has a key id twice.');
+  return keys;
+}
+
+function readOrCreateGeneratedSecrets(dataDir: string): GeneratedSecrets {
+  const file = join(dataDir, 'secrets.json');
+  if (existsSync(file)) {
+    try {
+      return JSON.parse(readFileSync(file, 'utf8')) as GeneratedSecrets;
+    } catch (error) {
+      throw new ConfigurationError(`${file} is not readable JSON (${(error as Error).message}); restore it from backup, or configure the secrets explicitly.`);
+    }
+  }
+  mkdirSync(dataDir, { recursive: true, mode: 0o755 });
+  const secrets: GeneratedSecrets = {
+    secretPepper: randomBytes(32).toString('base64'),
+    dataEncryptionKey: `k1:${randomBytes(32).toString('base64')}`,
+    pkcs11Pin: randomBytes(12).toString('hex'),
+    pkcs11SoPin: randomBytes(12).toString('hex'),
+    embeddedPostgresPassword: randomBytes(18).toString('base64url'),
+  };
+  writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600, flag: 'wx' });
+  chmodSync(file, 0o600);
+  return secrets;
+}
+
+/** A file shipped in the repository, found from this module whether it runs from source or dist/. */
+function shippedFile(relativePath: string): string {
+  const candidates = [resolve(__dirname, '../../..', relativePath), resolve(__dirname, '../../../..', relativePath)];
+  return candidates.find((path) => existsSync(path)) ?? candidates[0];
+}

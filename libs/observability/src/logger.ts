@@ -1,0 +1,57 @@
+import { LoggerService } from '@nestjs/common';
+import pino, { Logger } from 'pino';
+
+/**
+ * Field names whose values must never reach a log line. pino's redaction replaces them wherever
+ * they appear in logged objects, as a second line of defence behind "never log a secret".
+ */
+const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  '*.client_secret',
+  '*.client_assertion',
+  '*.assertion',
+  '*.password',
+  '*.secret',
+  '*.value',
+  '*.pin',
+  '*.connectionString',
+  '*.pem',
+];
+
+export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      base: { service: 'credential-platform' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+    },
+    destination ?? pino.destination({ sync: false }),
+  );
+}
+
+/** Lets Nest's own messages (module init, route map) go through the same JSON logger. */
+export class PinoNestLogger implements LoggerService {
+  constructor(private readonly logger: Logger) {}
+
+  log(message: unknown, context?: string): void {
+    this.logger.info({ context }, String(message));
+  }
+  error(message: unknown, trace?: string, context?: string): void {
+    this.logger.error({ context, trace }, String(message));
+  }
+  warn(message: unknown, context?: string): void {
+    this.logger.warn({ context }, String(message));
+  }
+  debug(message: unknown, context?: string): void {
+    this.logger.debug({ context }, String(message));
+  }
+  verbose(message: unknown, context?: string): void {
+    this.logger.trace({ context }, String(message));
+  }
+}
+
+/** Injection token for the process's pino logger. */
+export const LOGGER = Symbol('LOGGER');
+export type { Logger };

@@ -1,0 +1,47 @@
+import { createServer, Server } from 'node:http';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** One registry per process; /metrics is served on METRICS_PORT, never on the public port. */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly httpRequests = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request duration by route and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    registers: [this.registry],
+  });
+  readonly tokensIssued = new Counter({
+    name: 'tokens_issued_total',
+    help: 'Access tokens issued, by authentication method',
+    labelNames: ['method'] as const,
+    registers: [this.registry],
+  });
+  readonly authFailures = new Counter({
+    name: 'token_authentication_failures_total',
+    help: 'Failed client or user authentications at the token service',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Starts the metrics listener; port 0 disables it (tests). */
+  async listen(port: number, host: string): Promise<Server | undefined> {
+    if (port === 0) return undefined;
+    const server = createServer((req, res) => {
+      if (req.method !== 'GET' || req.url?.split('?')[0] !== '/metrics') {
+        res.writeHead(404).end();
+        return;
+      }
+      this.registry.metrics().then(
+        (body) => res.writeHead(200, { 'Content-Type': this.registry.contentType }).end(body),
+        () => res.writeHead(500).end(),
+      );
+    });
+    await new Promise<void>((resolveListen, reject) => server.once('error', reject).listen(port, host, resolveListen));
+    return server;
+  }
+}

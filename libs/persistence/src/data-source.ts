@@ -1,0 +1,39 @@
+import { DataSource, DataSourceOptions } from 'typeorm';
+import { MIGRATIONS } from '../../../migrations';
+
+/**
+ * The single data source definition shared by the service, the CLI and the migration script.
+ * The schema comes only from migrations/ (never synchronize). Repositories use explicit,
+ * parameterised SQL through this data source: every rule that must hold under concurrency
+ * (uniqueness, jti replay, counters, first use) is one atomic statement.
+ */
+export function dataSourceOptions(url: string, poolSize = 20): DataSourceOptions {
+  return {
+    type: 'postgres',
+    url,
+    synchronize: false,
+    migrationsRun: false,
+    migrations: MIGRATIONS,
+    migrationsTableName: 'schema_migrations',
+    entities: [],
+    logging: false,
+    extra: { max: poolSize, application_name: 'credential-platform' },
+  };
+}
+
+/** Arbitrary constant for pg_advisory_lock, so that concurrent instances migrate one at a time. */
+const MIGRATION_LOCK_ID = 7_400_001;
+
+/** Applies pending migrations under an advisory lock; returns the names applied. */
+export async function runMigrations(dataSource: DataSource): Promise<string[]> {
+  const lockRunner = dataSource.createQueryRunner();
+  await lockRunner.connect();
+  try {
+    await lockRunner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
+    const applied = await dataSource.runMigrations({ transaction: 'each' });
+    return applied.map((m) => m.name);
+  } finally {
+    await lockRunner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]).catch(() => undefined);
+    await lockRunner.release();
+  }
+}

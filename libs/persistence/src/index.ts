@@ -1,0 +1,4 @@
+export * from './data-source';
+export * from './database';
+export * from './embedded-postgres';
+export * from './persistence.module';

@@ -1,0 +1,63 @@
+import { Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { AppConfig } from '@app/config';
+import { LOGGER, Logger } from '@app/observability';
+import { dataSourceOptions, runMigrations } from './data-source';
+import { Database } from './database';
+import { EmbeddedPostgresHandle, startEmbeddedPostgres } from './embedded-postgres';
+
+const EMBEDDED = Symbol('EMBEDDED_POSTGRES');
+
+/**
+ * Connects to DATABASE_URL, or starts the embedded PostgreSQL when it is unset, and applies pending
+ * migrations before anything else runs.
+ */
+@Global()
+@Module({
+  providers: [
+    {
+      provide: EMBEDDED,
+      inject: [AppConfig, LOGGER],
+      useFactory: async (config: AppConfig, logger: Logger): Promise<EmbeddedPostgresHandle | undefined> => {
+        if (!config.embeddedDatabase) return undefined;
+        const handle = await startEmbeddedPostgres({
+          dataDir: config.dataDir,
+          port: config.embeddedPostgresPort,
+          password: config.embeddedPostgresPassword!,
+          onLog: (message) => logger.debug({ component: 'embedded-postgres' }, message.trim()),
+        });
+        logger.info({ port: config.embeddedPostgresPort, dataDir: config.dataDir }, 'embedded PostgreSQL started');
+        return handle;
+      },
+    },
+    {
+      provide: DataSource,
+      inject: [AppConfig, EMBEDDED, LOGGER],
+      useFactory: async (config: AppConfig, embedded: EmbeddedPostgresHandle | undefined, logger: Logger): Promise<DataSource> => {
+        const dataSource = new DataSource(dataSourceOptions(embedded?.url ?? config.databaseUrl!));
+        try {
+          await dataSource.initialize();
+        } catch (error) {
+          // The message of pg never contains the password; the URL is not logged.
+          throw new Error(`Cannot connect to PostgreSQL: ${(error as Error).message}. Check DATABASE_URL.`);
+        }
+        const applied = await runMigrations(dataSource);
+        if (applied.length > 0) logger.info({ migrations: applied }, 'database migrations applied');
+        return dataSource;
+      },
+    },
+    { provide: Database, inject: [DataSource], useFactory: (dataSource: DataSource) => new Database(dataSource) },
+  ],
+  exports: [Database, DataSource],
+})
+export class PersistenceModule implements OnApplicationShutdown {
+  constructor(
+    private readonly dataSource: DataSource,
+    @Inject(EMBEDDED) private readonly embedded: EmbeddedPostgresHandle | undefined,
+  ) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.dataSource.isInitialized) await this.dataSource.destroy();
+    await this.embedded?.stop();
+  }
+}

@@ -1,0 +1,4 @@
+export * from './certificates';
+export * from './fake-clock';
+export * from './platform';
+export * from './test-app';
