@@ -5,7 +5,7 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { FastifyInstance } from 'fastify';
 import { AppConfig } from '@app/config';
 import { Logger, Metrics } from '@app/observability';
-import { HttpExceptionFilter, sendError } from './http-exception.filter';
+import { HttpExceptionFilter } from './http-exception.filter';
 
 /** DECISIONS 6: bodies larger than 1 MiB are refused with 413. */
 const BODY_LIMIT = 1024 * 1024;
@@ -52,8 +52,7 @@ export async function configureApp(app: NestFastifyApplication, config: AppConfi
     logger.info({ reqId: request.id, method: request.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
     done();
   });
-  fastify.setErrorHandler((error, request, reply) => sendError(error, request, reply, logger));
-
+  // Nest routes errors raised before a handler (unreadable body, too large) through this filter too.
   app.useGlobalFilters(new HttpExceptionFilter(logger));
   app.enableShutdownHooks();
 

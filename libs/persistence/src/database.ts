@@ -1,40 +1,63 @@
-import { DataSource, EntityManager } from 'typeorm';
+import type { Pool, PoolClient } from 'pg';
+import { DataSource } from 'typeorm';
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
+
+/** A transaction in progress: pass it to repository methods that must commit together. */
+export interface Transaction {
+  readonly client: PoolClient;
+}
 
 /**
- * Thin access to the pool for repositories: `query` for one statement, `transaction` for several
- * that must commit together. Repositories are the only callers (SQL lives only there).
+ * Access to PostgreSQL for repositories (SQL lives only there): `query` for one statement,
+ * `transaction` for several that must commit together. Statements go straight to the pg pool of the
+ * TypeORM data source: TypeORM owns the connection settings and the migrations, and its query
+ * wrapper (which reshapes UPDATE/DELETE results) adds nothing to explicit SQL.
  */
 export class Database {
-  constructor(readonly dataSource: DataSource) {}
+  private readonly pool: Pool;
 
-  async query<T = Record<string, unknown>>(sql: string, parameters: unknown[] = [], manager?: EntityManager): Promise<T[]> {
-    const rows = await (manager ?? this.dataSource.manager).query(sql, parameters);
-    return rows as T[];
+  constructor(readonly dataSource: DataSource) {
+    this.pool = (dataSource.driver as PostgresDriver).master as Pool;
   }
 
-  transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
-    return this.dataSource.transaction(work);
+  async query<T = Record<string, unknown>>(sql: string, parameters: unknown[] = [], tx?: Transaction): Promise<T[]> {
+    const result = await (tx?.client ?? this.pool).query(sql, parameters);
+    return result.rows as T[];
+  }
+
+  async transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await work({ client });
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
   }
 
   /**
    * Runs `work` while holding a session-level advisory lock, so that concurrent instances do it one
-   * at a time (bootstrap, purge).
+   * at a time (bootstrap).
    */
   async withAdvisoryLock<T>(lockId: number, work: () => Promise<T>): Promise<T> {
-    const runner = this.dataSource.createQueryRunner();
-    await runner.connect();
+    const client = await this.pool.connect();
     try {
-      await runner.query('SELECT pg_advisory_lock($1)', [lockId]);
+      await client.query('SELECT pg_advisory_lock($1)', [lockId]);
       return await work();
     } finally {
-      await runner.query('SELECT pg_advisory_unlock($1)', [lockId]).catch(() => undefined);
-      await runner.release();
+      await client.query('SELECT pg_advisory_unlock($1)', [lockId]).catch(() => undefined);
+      client.release();
     }
   }
 
   async ping(): Promise<boolean> {
     try {
-      await this.dataSource.query('SELECT 1');
+      await this.pool.query('SELECT 1');
       return true;
     } catch {
       return false;
@@ -47,6 +70,5 @@ export const PG_UNIQUE_VIOLATION = '23505';
 export const PG_FOREIGN_KEY_VIOLATION = '23503';
 
 export function isPgError(error: unknown, code: string): boolean {
-  const candidate = error as { code?: string; driverError?: { code?: string } };
-  return candidate?.code === code || candidate?.driverError?.code === code;
+  return (error as { code?: string })?.code === code;
 }

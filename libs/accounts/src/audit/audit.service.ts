@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
+
 import { Clock } from '@app/common';
-import { Database } from '@app/persistence';
+import { Database, Transaction } from '@app/persistence';
 
 export interface AuditEvent {
   org: string | null;
@@ -24,12 +24,12 @@ export class AuditService {
     private readonly clock: Clock,
   ) {}
 
-  async record(event: AuditEvent, manager?: EntityManager): Promise<void> {
+  async record(event: AuditEvent, tx?: Transaction): Promise<void> {
     await this.db.query(
       `INSERT INTO audit_events (occurred_at, org_id, actor, action, target, outcome, source_address, details)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
       [this.clock.now(), event.org, event.actor, event.action, event.target ?? null, event.outcome, event.sourceAddress ?? null, JSON.stringify(event.details ?? {})],
-      manager,
+      tx,
     );
   }
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
-import { Database, PG_UNIQUE_VIOLATION, isPgError } from '@app/persistence';
+
+import { Database, PG_UNIQUE_VIOLATION, Transaction, isPgError } from '@app/persistence';
 import { uniqueness } from '@app/common';
 import { OrganizationSettings } from './organization-settings';
 
@@ -18,12 +18,12 @@ export class OrganizationRepository {
   constructor(private readonly db: Database) {}
 
   /** Inserts; a taken id is a 409 decided by the primary key, not by a prior lookup. */
-  async create(row: { id: string; name: string; settings: OrganizationSettings; now: Date }, manager?: EntityManager): Promise<OrganizationRow> {
+  async create(row: { id: string; name: string; settings: OrganizationSettings; now: Date }, tx?: Transaction): Promise<OrganizationRow> {
     try {
       const [created] = await this.db.query<OrganizationRow>(
         `INSERT INTO organizations (id, name, settings, created_at, updated_at) VALUES ($1, $2, $3, $4, $4) RETURNING *`,
         [row.id, row.name, JSON.stringify(row.settings), row.now],
-        manager,
+        tx,
       );
       return created;
     } catch (error) {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
-import { Database, PG_UNIQUE_VIOLATION, isPgError } from '@app/persistence';
+
+import { Database, PG_UNIQUE_VIOLATION, Transaction, isPgError } from '@app/persistence';
 import { DomainError, uniqueness } from '@app/common';
 import { OrganizationSettings, withDefaults } from '../organizations/organization-settings';
 import { ParsedCertificate } from './certificate-parser';
@@ -74,14 +74,14 @@ export class SystemAccountRepository {
 
   async create(
     row: { id: string; orgId: string; clientId: string; role: string; description: string | null; organizationAdministrator: boolean; platformAdministrator: boolean; now: Date },
-    manager?: EntityManager,
+    tx?: Transaction,
   ): Promise<SystemAccountRow> {
     try {
       const [created] = await this.db.query<SystemAccountRow>(
         `INSERT INTO system_accounts (id, org_id, client_id, role, description, organization_administrator, platform_administrator, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING *`,
         [row.id, row.orgId, row.clientId, row.role, row.description, row.organizationAdministrator, row.platformAdministrator, row.now],
-        manager,
+        tx,
       );
       return created;
     } catch (error) {
@@ -116,7 +116,7 @@ export class SystemAccountRepository {
     const [row] = await this.db.query<SystemAccountRow>(
       `UPDATE system_accounts
           SET role = COALESCE($3, role),
-              description = CASE WHEN $4::boolean THEN $5 ELSE description END,
+              description = CASE WHEN $4::boolean THEN $5::text ELSE description END,
               disabled = COALESCE($6, disabled),
               organization_administrator = COALESCE($7, organization_administrator),
               updated_at = $8, version = version + 1
@@ -126,11 +126,11 @@ export class SystemAccountRepository {
     return row;
   }
 
-  async addSecret(secret: { id: string; accountId: string; hash: Buffer; now: Date; expiresAt: Date }, manager?: EntityManager): Promise<void> {
+  async addSecret(secret: { id: string; accountId: string; hash: Buffer; now: Date; expiresAt: Date }, tx?: Transaction): Promise<void> {
     await this.db.query(
       'INSERT INTO client_secrets (id, account_id, hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)',
       [secret.id, secret.accountId, secret.hash, secret.now, secret.expiresAt],
-      manager,
+      tx,
     );
   }
 
@@ -143,30 +143,36 @@ export class SystemAccountRepository {
 
   /**
    * Adds a certificate, holding the account row lock so that two concurrent uploads cannot both pass
-   * the limit of MAX_CERTIFICATES. The same certificate twice is a 409.
+   * the limit of MAX_CERTIFICATES. Uploading a certificate the account already has renews its
+   * credential expiry when that has passed (the interface's "re-upload to restore function"), and is
+   * a 409 while it is still active.
    */
   async addCertificate(accountId: string, certificate: ParsedCertificate, now: Date, expiresAt: Date): Promise<CertificateRow> {
-    return this.db.transaction(async (manager) => {
-      await this.db.query('SELECT 1 FROM system_accounts WHERE id = $1 FOR UPDATE', [accountId], manager);
-      const [count] = await this.db.query<{ n: string }>('SELECT count(*) AS n FROM client_certificates WHERE account_id = $1', [accountId], manager);
-      if (Number(count.n) >= MAX_CERTIFICATES) {
-        throw new DomainError('CONFLICT', `The account already has ${MAX_CERTIFICATES} certificates, the most it may hold. Delete one before uploading another.`);
+    return this.db.transaction(async (tx) => {
+      await this.db.query('SELECT 1 FROM system_accounts WHERE id = $1 FOR UPDATE', [accountId], tx);
+      const [existing] = await this.db.query<{ expires_at: Date }>(
+        'SELECT expires_at FROM client_certificates WHERE account_id = $1 AND thumbprint = $2',
+        [accountId, certificate.thumbprint],
+        tx,
+      );
+      if (existing && existing.expires_at > now) {
+        throw uniqueness(`This certificate (x5t#S256 ${certificate.thumbprint}) is already uploaded to the account and active until ${existing.expires_at.toISOString()}.`);
       }
-      try {
-        const [row] = await this.db.query<CertificateRow>(
-          `INSERT INTO client_certificates (account_id, thumbprint, pem, subject, issuer, serial_number, not_before, not_after, expires_at, created_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-           RETURNING thumbprint, subject, issuer, serial_number, not_before, not_after, expires_at, created_at`,
-          [accountId, certificate.thumbprint, certificate.pem, certificate.subject, certificate.issuer, certificate.serialNumber, certificate.notBefore, certificate.notAfter, expiresAt, now],
-          manager,
-        );
-        return row;
-      } catch (error) {
-        if (isPgError(error, PG_UNIQUE_VIOLATION)) {
-          throw uniqueness(`This certificate (x5t#S256 ${certificate.thumbprint}) is already uploaded to the account.`);
+      if (!existing) {
+        const [count] = await this.db.query<{ n: string }>('SELECT count(*) AS n FROM client_certificates WHERE account_id = $1', [accountId], tx);
+        if (Number(count.n) >= MAX_CERTIFICATES) {
+          throw new DomainError('CONFLICT', `The account already has ${MAX_CERTIFICATES} certificates, the most it may hold. Delete one before uploading another.`);
         }
-        throw error;
       }
+      const [row] = await this.db.query<CertificateRow>(
+        `INSERT INTO client_certificates (account_id, thumbprint, pem, subject, issuer, serial_number, not_before, not_after, expires_at, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+         ON CONFLICT (account_id, thumbprint) DO UPDATE SET expires_at = EXCLUDED.expires_at, created_at = EXCLUDED.created_at
+         RETURNING thumbprint, subject, issuer, serial_number, not_before, not_after, expires_at, created_at`,
+        [accountId, certificate.thumbprint, certificate.pem, certificate.subject, certificate.issuer, certificate.serialNumber, certificate.notBefore, certificate.notAfter, expiresAt, now],
+        tx,
+      );
+      return row;
     });
   }
 

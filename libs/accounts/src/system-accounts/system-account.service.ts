@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { randomInt, randomUUID } from 'node:crypto';
 import { Clock, DomainError, invalidValue, notFound } from '@app/common';
 import { AppConfig } from '@app/config';
-import { Database } from '@app/persistence';
+import { Database, Transaction } from '@app/persistence';
 import { AuditService } from '../audit/audit.service';
 import { parseCertificateUpload } from './certificate-parser';
 import { SecretHasher } from './secret-hasher';
@@ -53,7 +53,7 @@ export class SystemAccountService {
     for (let attempt = 0; ; attempt++) {
       const suffix = input.suffix ?? `OSRV${String(randomInt(0, 1_000_000_000)).padStart(9, '0')}`;
       try {
-        return await this.db.transaction(async (manager) => {
+        return await this.db.transaction(async (tx) => {
           const now = this.clock.now();
           const account = await this.accounts.create(
             {
@@ -66,12 +66,12 @@ export class SystemAccountService {
               platformAdministrator: input.platformAdministrator ?? false,
               now,
             },
-            manager,
+            tx,
           );
-          const secret = await this.insertSecret(account.id, input.secretValue, undefined, manager);
+          const secret = await this.insertSecret(account.id, input.secretValue, undefined, tx);
           await this.audit.record(
             { org: orgId, actor: actor.name, action: 'system_account.create', target: account.client_id, outcome: 'success', sourceAddress: actor.sourceAddress, details: { role: account.role, organizationAdministrator: account.organization_administrator } },
-            manager,
+            tx,
           );
           return { account, secret };
         });
@@ -134,14 +134,14 @@ export class SystemAccountService {
     return this.accounts.listCertificates(account.id);
   }
 
-  private async insertSecret(accountId: string, value: string | undefined, expiresAt: Date | undefined, manager?: Parameters<Database['query']>[2]): Promise<IssuedSecret> {
+  private async insertSecret(accountId: string, value: string | undefined, expiresAt: Date | undefined, tx?: Transaction): Promise<IssuedSecret> {
     const now = this.clock.now();
     const secret: IssuedSecret = {
       id: randomUUID(),
       value: value ?? this.hasher.generate(),
       expiresAt: expiresAt ?? new Date(now.getTime() + this.config.secretLifetimeDays * DAY_MS),
     };
-    await this.accounts.addSecret({ id: secret.id, accountId, hash: this.hasher.hash(secret.value), now, expiresAt: secret.expiresAt }, manager);
+    await this.accounts.addSecret({ id: secret.id, accountId, hash: this.hasher.hash(secret.value), now, expiresAt: secret.expiresAt }, tx);
     return secret;
   }
 }

@@ -1,0 +1,94 @@
+import { HsmConfigurationError } from './hsm.errors';
+import { Pkcs11Signer, type HsmOptions } from './pkcs11-signer.adapter';
+import { createTemporarySoftHsmToken, type TemporarySoftHsmToken } from './testing/temporary-softhsm-token';
+import { verifiesJws } from './testing/verify-jws';
+
+// Each start-up mistake must stop the process with a message naming what is missing or wrong
+// (DECISIONS.md §12), and must leave the module finalized so nothing leaks into the next connect.
+let token: TemporarySoftHsmToken;
+let options: HsmOptions;
+let twinIds: string[];
+
+beforeAll(() => {
+  token = createTemporarySoftHsmToken('config-spec');
+  token.generateKey('GOOD', 'EC');
+  twinIds = [token.generateKey('TWIN', 'EC').keyId, token.generateKey('TWIN', 'EC').keyId];
+  token.generateKey('SMALL_RSA', 'RSA', 1024);
+  options = { modulePath: token.modulePath, tokenLabel: token.tokenLabel, pin: token.pin, keyLabel: 'GOOD' };
+});
+
+afterAll(() => token.remove());
+
+async function refusal(overrides: Partial<HsmOptions>): Promise<HsmConfigurationError> {
+  const error: unknown = await Pkcs11Signer.connect({ ...options, ...overrides }).then(
+    async (signer) => {
+      await signer.close();
+      throw new Error('connect succeeded');
+    },
+    (refused: unknown) => refused,
+  );
+  expect(error).toBeInstanceOf(HsmConfigurationError);
+  return error as HsmConfigurationError;
+}
+
+it('names the path when the module file does not exist', async () => {
+  const error = await refusal({ modulePath: '/opt/nowhere/libvendor-pkcs11.so' });
+  expect(error.code).toBe('HSM_MODULE_NOT_FOUND');
+  expect(error.message).toBe('PKCS#11 module file not found at path /opt/nowhere/libvendor-pkcs11.so');
+});
+
+it('names the module when the file is not a loadable PKCS#11 module', async () => {
+  const error = await refusal({ modulePath: __filename });
+  expect(error.code).toBe('HSM_MODULE_ERROR');
+  expect(error.message).toBe(`PKCS#11 module ${__filename} failed at start-up: ${__filename}: invalid ELF header`);
+});
+
+it('names the token label and lists the labels present when no token has it', async () => {
+  const error = await refusal({ tokenLabel: 'prod-signing' });
+  expect(error.code).toBe('HSM_TOKEN_NOT_FOUND');
+  expect(error.message).toBe(`no token labelled "prod-signing" in PKCS#11 module ${token.modulePath}; token labels present: "config-spec"`);
+});
+
+it('reports a wrong PIN once, without the PIN, and does not retry', async () => {
+  const error = await refusal({ pin: '00000000' });
+  expect(error.code).toBe('HSM_PIN_REJECTED');
+  expect(error.message).toMatch(/^PIN rejected for token "config-spec" \(C_Login: CKR_PIN_INCORRECT\); not retrying/);
+  expect(error.message).not.toContain('00000000');
+});
+
+it('names the key label and the token when no private key has the label', async () => {
+  const error = await refusal({ keyLabel: 'JWT_KEY' });
+  expect(error.code).toBe('HSM_KEY_NOT_FOUND');
+  expect(error.message).toMatch(/^no private key labelled "JWT_KEY" on token "config-spec"; private keys present: /);
+  expect(error.message).toContain('"GOOD"');
+});
+
+it('gives the CKA_IDs when more than one private key has the label (rule 6)', async () => {
+  const error = await refusal({ keyLabel: 'TWIN' });
+  expect(error.code).toBe('HSM_KEY_AMBIGUOUS');
+  expect(error.message).toMatch(/^more than one private key labelled "TWIN" on token "config-spec" \(CKA_IDs /);
+  for (const id of twinIds) {
+    expect(error.message).toContain(id);
+  }
+});
+
+it('refuses an RSA key shorter than 2048 bits', async () => {
+  const error = await refusal({ keyLabel: 'SMALL_RSA' });
+  expect(error.code).toBe('HSM_KEY_UNSUPPORTED');
+  expect(error.message).toBe(
+    'key "SMALL_RSA" on token "config-spec" is a 1024-bit RSA key: key type not supported (EC P-256 or RSA >= 2048 only)',
+  );
+});
+
+it('refuses a session pool size that is not a positive integer', async () => {
+  const error = await refusal({ sessionPoolSize: 0 });
+  expect(error.code).toBe('HSM_OPTIONS_INVALID');
+});
+
+it('connects with the corrected configuration in the same process after all those refusals', async () => {
+  const signer = await Pkcs11Signer.connect(options);
+  const input = Buffer.from('eyJhbGciOiJFUzI1NiJ9.e30');
+  expect(signer.algorithm).toBe('ES256');
+  expect(verifiesJws(signer.publicJwk, input, await signer.sign(input))).toBe(true);
+  await signer.close();
+});
