@@ -8,6 +8,7 @@ import request from 'supertest';
 import TestAgent from 'supertest/lib/agent';
 import { Clock } from '@app/common';
 import { AppConfig, loadConfig } from '@app/config';
+import { Pkcs11Signer } from '@app/hsm';
 import { Metrics, createLogger } from '@app/observability';
 import { AppModule } from '../../apps/api/src/app.module';
 import { configureApp, createAdapter } from '../../apps/api/src/app.setup';
@@ -69,9 +70,12 @@ export function testConfig(databaseUrl: string, env: Record<string, string> = {}
 
 /**
  * Boots the whole service (AppModule and the same adapter set-up as main.ts) on a fresh database,
- * with a controllable clock. `databaseUrl` reuses a database (restart tests).
+ * with a controllable clock. `databaseUrl` reuses a database (restart tests); `shareHsmWith` makes a
+ * second instance beside a running one (scale-out tests).
  */
-export async function createTestApp(options: { env?: Record<string, string>; databaseUrl?: string; clock?: FakeClock } = {}): Promise<TestApp> {
+export async function createTestApp(
+  options: { env?: Record<string, string>; databaseUrl?: string; clock?: FakeClock; shareHsmWith?: TestApp } = {},
+): Promise<TestApp> {
   const databaseUrl = options.databaseUrl ?? (await createSuiteDatabase());
   const config = testConfig(databaseUrl, options.env);
   const logs: string[] = [];
@@ -84,10 +88,16 @@ export async function createTestApp(options: { env?: Record<string, string>; dat
   const logger = createLogger(config.logLevel, sink);
   const metrics = new Metrics();
   const clock = options.clock ?? new FakeClock();
-  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config, logger, metrics)] })
+  let builder = Test.createTestingModule({ imports: [AppModule.forRoot(config, logger, metrics)] })
     .overrideProvider(Clock)
-    .useValue(clock)
-    .compile();
+    .useValue(clock);
+  if (options.shareHsmWith) {
+    // One PKCS#11 owner per process (pkcs11.md rule 4): a second instance in this test process
+    // borrows the first one's signer, and leaves closing it to its owner.
+    const owner = options.shareHsmWith.app.get(Pkcs11Signer);
+    builder = builder.overrideProvider(Pkcs11Signer).useValue(Object.create(owner, { close: { value: async () => undefined } }));
+  }
+  const moduleRef = await builder.compile();
   const app = moduleRef.createNestApplication<NestFastifyApplication>(createAdapter(config), { logger: false });
   await configureApp(app, config, logger, metrics);
   await app.init();

@@ -4,17 +4,18 @@ import { AccountsModule } from '@app/accounts';
 import { AuthModule } from '@app/auth';
 import { ClockModule } from '@app/common';
 import { AppConfig, ConfigModule } from '@app/config';
-import { HsmModule, HsmOptions, ensureSoftHsmToken } from '@app/hsm';
-import { Logger, Metrics, ObservabilityModule } from '@app/observability';
+import { HsmModule, HsmModuleOptions, ensureSoftHsmToken } from '@app/hsm';
+import { LOGGER, Logger, Metrics, ObservabilityModule } from '@app/observability';
 import { PersistenceModule } from '@app/persistence';
 import { HealthController } from './health.controller';
 
 /** The HSM: the configured PKCS#11 module, or the embedded SoftHSM2 token under DATA_DIR. */
-export function hsmOptions(config: AppConfig): HsmOptions {
+export function hsmOptions(config: AppConfig, logger: Logger): HsmModuleOptions {
   const { hsm } = config;
-  if (!config.embeddedHsm) return { modulePath: hsm.modulePath!, tokenLabel: hsm.tokenLabel, pin: hsm.pin, keyLabel: hsm.keyLabel };
+  const common = { tokenLabel: hsm.tokenLabel, pin: hsm.pin, keyLabel: hsm.keyLabel, logger: logger.child({ component: 'hsm' }) };
+  if (!config.embeddedHsm) return { ...common, modulePath: hsm.modulePath! };
   const { modulePath } = ensureSoftHsmToken({ directory: join(config.dataDir, 'softhsm'), tokenLabel: hsm.tokenLabel, soPin: hsm.soPin!, pin: hsm.pin });
-  return { modulePath, tokenLabel: hsm.tokenLabel, pin: hsm.pin, keyLabel: hsm.keyLabel, generateKeyIfMissing: true };
+  return { ...common, modulePath, generateKeyIfMissing: true };
 }
 
 /**
@@ -31,7 +32,7 @@ export class AppModule {
         ObservabilityModule.forRoot(logger, metrics),
         ClockModule,
         PersistenceModule,
-        HsmModule.forRootAsync({ inject: [AppConfig], useFactory: (c: AppConfig) => hsmOptions(c) }),
+        HsmModule.forRootAsync({ inject: [AppConfig, LOGGER], useFactory: (c: AppConfig, l: Logger) => hsmOptions(c, l) }),
         AccountsModule,
         AuthModule,
       ],

@@ -54,7 +54,6 @@ export async function configureApp(app: NestFastifyApplication, config: AppConfi
   });
   // Nest routes errors raised before a handler (unreadable body, too large) through this filter too.
   app.useGlobalFilters(new HttpExceptionFilter(logger));
-  app.enableShutdownHooks();
 
   if (config.apiDocs) {
     const document = SwaggerModule.createDocument(

@@ -1,5 +1,6 @@
 import { HttpException } from '@nestjs/common';
 import { DomainError, ErrorCode, OAuthError, scimError } from '@app/common';
+import { SignerUnavailableError } from '@app/hsm';
 
 export interface ErrorResponse {
   status: number;
@@ -19,6 +20,14 @@ const OAUTH_PATH = /^(\/oip)?\/authentication\/customer\/[^/]+\/(token|introspec
 export function toErrorResponse(error: unknown, url: string, correlationId: string): ErrorResponse & { unexpected: boolean } {
   const oauthRoute = OAUTH_PATH.test(url);
   if (error instanceof OAuthError) return { ...oauth(error), unexpected: false };
+  if (error instanceof SignerUnavailableError) {
+    // DECISIONS 12: the HSM is unreachable; the signer reconnects by itself.
+    const unavailable = new OAuthError('temporarily_unavailable', 'Token signing is temporarily unavailable; retry shortly.', 503, {
+      'Retry-After': String(error.retryAfterSeconds),
+    });
+    if (oauthRoute) return { ...oauth(unavailable), unexpected: false };
+    return { status: 503, headers: unavailable.headers, body: scimError(503, unavailable.description), unexpected: false };
+  }
   if (error instanceof DomainError) {
     const [status, scimType] = statusOf(error.code);
     if (oauthRoute && status < 500) return { ...oauth(new OAuthError('invalid_request', error.detail, status, error.headers)), unexpected: false };

@@ -12,12 +12,32 @@ async function bootstrap(): Promise<void> {
   const metrics = new Metrics();
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, logger, metrics), createAdapter(config), {
     logger: new PinoNestLogger(logger),
+    // Let start-up refusals reach the catch below, which states them plainly.
+    abortOnError: false,
   });
   await configureApp(app, config, logger, metrics);
   await app.listen(config.port, config.host);
   const metricsServer = await metrics.listen(config.metricsPort, config.host);
   app.getHttpServer().once('close', () => metricsServer?.close());
   logger.info({ url: config.publicBaseUrl, port: config.port, metricsPort: config.metricsPort }, 'credential platform listening');
+
+  // Graceful shutdown: stop accepting, let in-flight requests and HSM signs drain (the shutdown
+  // hooks close the signer, the pool and the embedded PostgreSQL), then exit 0.
+  let closing = false;
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, () => {
+      if (closing) return;
+      closing = true;
+      logger.info({ signal }, 'shutting down');
+      app.close().then(
+        () => process.exit(0),
+        (error: unknown) => {
+          logger.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+    });
+  }
 }
 
 bootstrap().catch((error: unknown) => {

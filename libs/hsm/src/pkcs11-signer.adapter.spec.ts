@@ -161,7 +161,7 @@ it('stops reconnecting for good when the HSM rejects the PIN (rule 5), logging a
   try {
     // SoftHSM reads the PIN from disk at C_Initialize, so the module must lose its state for the
     // reconnect to meet the new PIN.
-    token.changePin('11112222');
+    token.pkcs11Tool('--change-pin', '--new-pin', '11112222');
     signer.simulateModuleFailureForTests('module-finalized');
 
     await expect(signer.sign(signingInput)).rejects.toBeInstanceOf(SignerUnavailableError);

@@ -24,7 +24,9 @@ export interface HsmOptions {
   sessionPoolSize?: number;
   /**
    * Embedded default only: when no private key has `keyLabel`, generate an EC P-256 key pair in
-   * the token (non-extractable, random 16-byte CKA_ID). Never set it for a production HSM.
+   * the token (non-extractable, random 16-byte CKA_ID). Never set it for a production HSM, and
+   * connect once before forking workers: two processes generating at once leave two keys under
+   * the label, which the next start refuses (rule 6).
    */
   generateKeyIfMissing?: boolean;
 }

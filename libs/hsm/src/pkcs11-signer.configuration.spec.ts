@@ -8,12 +8,20 @@ import { verifiesJws } from './testing/verify-jws';
 let token: TemporarySoftHsmToken;
 let options: HsmOptions;
 let twinIds: string[];
+let orphanId: string;
 
 beforeAll(() => {
   token = createTemporarySoftHsmToken('config-spec');
   token.generateKey('GOOD', 'EC');
   twinIds = [token.generateKey('TWIN', 'EC').keyId, token.generateKey('TWIN', 'EC').keyId];
   token.generateKey('SMALL_RSA', 'RSA', 1024);
+  // ORPHAN loses its public key; MISMATCHED gets another pair's public key under its CKA_ID.
+  orphanId = token.generateKey('ORPHAN', 'EC').keyId;
+  token.pkcs11Tool('--delete-object', '--type', 'pubkey', '--id', orphanId);
+  const mismatchedId = token.generateKey('MISMATCHED', 'EC').keyId;
+  const otherId = token.generateKey('OTHER', 'EC').keyId;
+  token.pkcs11Tool('--delete-object', '--type', 'pubkey', '--id', mismatchedId);
+  token.pkcs11Tool('--type', 'pubkey', '--id', otherId, '--set-id', mismatchedId);
   options = { modulePath: token.modulePath, tokenLabel: token.tokenLabel, pin: token.pin, keyLabel: 'GOOD' };
 });
 
@@ -78,6 +86,18 @@ it('refuses an RSA key shorter than 2048 bits', async () => {
   expect(error.message).toBe(
     'key "SMALL_RSA" on token "config-spec" is a 1024-bit RSA key: key type not supported (EC P-256 or RSA >= 2048 only)',
   );
+});
+
+it('names the CKA_ID when the private key has no public key beside it', async () => {
+  const error = await refusal({ keyLabel: 'ORPHAN' });
+  expect(error.code).toBe('HSM_PUBLIC_KEY_NOT_FOUND');
+  expect(error.message).toMatch(new RegExp(`^no public key with the private key's CKA_ID ${orphanId} on token "config-spec"`));
+});
+
+it('refuses a public key that does not verify the private key\'s signatures', async () => {
+  const error = await refusal({ keyLabel: 'MISMATCHED' });
+  expect(error.code).toBe('HSM_PUBLIC_KEY_MISMATCH');
+  expect(error.message).toMatch(/^the public key with the CKA_ID of key "MISMATCHED" on token "config-spec" does not verify/);
 });
 
 it('refuses a session pool size that is not a positive integer', async () => {

@@ -18,6 +18,9 @@ export class Database {
 
   constructor(readonly dataSource: DataSource) {
     this.pool = (dataSource.driver as PostgresDriver).master as Pool;
+    // An idle connection closed by the server (restart, failover) emits 'error' on the pool; without
+    // a listener that would end the process. The pool replaces the connection on next use.
+    if (this.pool.listenerCount('error') === 0) this.pool.on('error', () => undefined);
   }
 
   async query<T = Record<string, unknown>>(sql: string, parameters: unknown[] = [], tx?: Transaction): Promise<T[]> {

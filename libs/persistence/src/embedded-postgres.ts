@@ -45,6 +45,7 @@ export async function startEmbeddedPostgres(options: {
     throw new Error(
       `Embedded PostgreSQL did not start on 127.0.0.1:${options.port} with data in ${databaseDir}: ${(error as Error).message}. ` +
         'Is another instance using this DATA_DIR or port? Set EMBEDDED_PG_PORT, or DATABASE_URL for an external database.',
+      { cause: error },
     );
   }
   const admin = new Client({ host: '127.0.0.1', port: options.port, user: 'postgres', password: options.password, database: 'postgres' });

@@ -39,7 +39,7 @@ const EMBEDDED = Symbol('EMBEDDED_POSTGRES');
           await dataSource.initialize();
         } catch (error) {
           // The message of pg never contains the password; the URL is not logged.
-          throw new Error(`Cannot connect to PostgreSQL: ${(error as Error).message}. Check DATABASE_URL.`);
+          throw new Error(`Cannot connect to PostgreSQL: ${(error as Error).message}. Check DATABASE_URL.`, { cause: error });
         }
         const applied = await runMigrations(dataSource);
         if (applied.length > 0) logger.info({ migrations: applied }, 'database migrations applied');

@@ -10,8 +10,8 @@ export interface TemporarySoftHsmToken {
   readonly tokenLabel: string;
   readonly pin: string;
   generateKey(keyLabel: string, keyType: SoftHsmKeyOptions['keyType'], rsaBits?: number): { keyId: string };
-  /** Changes the user PIN from another process, as an operator would while the signer runs. */
-  changePin(newPin: string): void;
+  /** Runs OpenSC's pkcs11-tool logged in to this token, in a child process, e.g. to change the PIN or edit objects. */
+  pkcs11Tool(...args: string[]): void;
   /** Restores SOFTHSM2_CONF and deletes the folder; call it after the last signer is closed. */
   remove(): void;
 }
@@ -36,12 +36,11 @@ export function createTemporarySoftHsmToken(tokenLabel: string): TemporarySoftHs
     tokenLabel,
     pin: tokenOptions.pin,
     generateKey: (keyLabel, keyType, rsaBits) => generateSoftHsmKey({ ...tokenOptions, keyLabel, keyType, rsaBits }),
-    changePin(newPin) {
-      execFileSync(
-        'pkcs11-tool',
-        ['--module', modulePath, '--token-label', tokenLabel, '--login', '--pin', tokenOptions.pin, '--change-pin', '--new-pin', newPin],
-        { env: { ...process.env, SOFTHSM2_CONF: configPath }, stdio: 'ignore' },
-      );
+    pkcs11Tool(...args) {
+      execFileSync('pkcs11-tool', ['--module', modulePath, '--token-label', tokenLabel, '--login', '--pin', tokenOptions.pin, ...args], {
+        env: { ...process.env, SOFTHSM2_CONF: configPath },
+        stdio: 'ignore',
+      });
     },
     remove() {
       if (previousConfig === undefined) {

@@ -1,0 +1,30 @@
+// Lint: typescript-eslint's recommended rules plus two house rules from STYLE.md.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/', 'node_modules/', '.data/', '.test-run/', 'coverage/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+      // A feature is imported through its barrel (@app/x), never by a path into it.
+      'no-restricted-imports': ['error', { patterns: [{ group: ['@app/*/*'], message: 'Import a feature through its barrel, e.g. @app/auth.' }] }],
+    },
+  },
+  {
+    files: ['apps/**/*.ts', 'libs/**/*.ts'],
+    ignores: ['libs/config/**', 'libs/hsm/src/softhsm-provisioning.ts', 'libs/hsm/src/testing/**', '**/*.spec.ts'],
+    rules: {
+      // Configuration is read once, validated, in libs/config; nobody else reads the environment.
+      'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Read configuration through AppConfig (libs/config).' }],
+    },
+  },
+  {
+    files: ['ops/**/*.js', '*.js'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable', process: 'readonly', __dirname: 'readonly', console: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+);

@@ -1,0 +1,54 @@
+'use strict';
+// Shared by the two README commands (npm start, npm test): make a fresh clone runnable.
+// Plain Node, no dependencies: it runs before node_modules exists.
+const { execFileSync, spawnSync } = require('node:child_process');
+const { existsSync, statSync } = require('node:fs');
+const { join } = require('node:path');
+
+const ROOT = join(__dirname, '..');
+
+function run(command, args, options = {}) {
+  const result = spawnSync(command, args, { cwd: ROOT, stdio: 'inherit', ...options });
+  if (result.status !== 0) {
+    process.stderr.write(`\n${command} ${args.join(' ')} failed (exit ${result.status ?? result.signal}).\n`);
+    process.exit(result.status || 1);
+  }
+}
+
+function has(command) {
+  return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
+}
+
+/** `npm ci` when node_modules is missing or older than package-lock.json. */
+function ensureDependencies() {
+  const installed = join(ROOT, 'node_modules', '.package-lock.json');
+  const lock = join(ROOT, 'package-lock.json');
+  if (existsSync(installed) && statSync(installed).mtimeMs >= statSync(lock).mtimeMs) return;
+  process.stdout.write('Installing dependencies (npm ci)...\n');
+  run('npm', ['ci', '--no-audit', '--no-fund']);
+}
+
+/**
+ * Debian packages the embedded defaults need: SoftHSM2 stands in for the HSM (DECISIONS 12), and
+ * the tests also use OpenSC's pkcs11-tool. Installed with apt when missing and we are root;
+ * otherwise the exact command is printed.
+ */
+function ensureDebianPackages(packages) {
+  const missing = packages.filter(({ binary }) => !has(binary)).map(({ name }) => name);
+  if (missing.length === 0) return;
+  const command = `apt-get install -y --no-install-recommends ${missing.join(' ')}`;
+  const root = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (!root || !has('apt-get')) {
+    process.stderr.write(`Missing Debian packages: ${missing.join(', ')}. Install them with:\n  sudo apt-get update && sudo ${command}\n`);
+    process.exit(1);
+  }
+  process.stdout.write(`Installing ${missing.join(', ')} with apt-get...\n`);
+  run('apt-get', ['update', '-qq'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  run('sh', ['-c', `DEBIAN_FRONTEND=noninteractive ${command}`], { stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+function build() {
+  run(join(ROOT, 'node_modules', '.bin', 'swc'), ['apps', 'libs', 'migrations', '-d', 'dist', '--quiet'], { stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+module.exports = { ROOT, run, has, ensureDependencies, ensureDebianPackages, build, execFileSync };

@@ -1,0 +1,141 @@
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { chmodSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+const ROOT = resolve(__dirname, '..');
+const MAIN = join(ROOT, 'dist/apps/api/src/main.js');
+
+interface Service {
+  process: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer().once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => done(port));
+    });
+  });
+}
+
+function start(env: Record<string, string>): Service {
+  const child = spawn(process.execPath, [MAIN], { cwd: ROOT, env: { PATH: process.env.PATH!, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  return { process: child, output: () => output, exited };
+}
+
+async function waitReady(base: string, service: Service): Promise<void> {
+  for (let i = 0; i < 120; i++) {
+    if (service.process.exitCode !== null) throw new Error(`service exited: ${service.output()}`);
+    try {
+      if ((await fetch(`${base}/health/ready`)).status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`service not ready: ${service.output()}`);
+}
+
+async function stop(service: Service): Promise<number | null> {
+  service.process.kill('SIGTERM');
+  return service.exited;
+}
+
+/**
+ * The README's start path as a real process: no DATABASE_URL and no PKCS11_MODULE, so the service
+ * runs its embedded PostgreSQL and provisions its own SoftHSM2 token under DATA_DIR, bootstraps the
+ * platform administrator once, and keeps its data (and its tokens' validity) across a restart.
+ */
+describe('start on the embedded defaults', () => {
+  let env: Record<string, string>;
+  let base: string;
+  let dataDir: string;
+
+  beforeAll(async () => {
+    execFileSync(join(ROOT, 'node_modules/.bin/swc'), ['apps', 'libs', 'migrations', '-d', 'dist', '--quiet'], { cwd: ROOT });
+    dataDir = join(process.env.TEST_RUN_DIR!, `embedded-${randomBytes(4).toString('hex')}`);
+    mkdirSync(dataDir, { recursive: true });
+    chmodSync(dataDir, 0o755);
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    env = {
+      DATA_DIR: join(dataDir, 'data'),
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      METRICS_PORT: String(await freePort()),
+      EMBEDDED_PG_PORT: String(await freePort()),
+      PUBLIC_BASE_URL: base,
+    };
+  });
+
+  it('starts, bootstraps once, serves tokens, stops gracefully, and keeps tokens valid across a restart', async () => {
+    const first = start(env);
+    await waitReady(base, first);
+
+    const credentialsFile = join(env.DATA_DIR, 'bootstrap-credentials');
+    expect(statSync(credentialsFile).mode & 0o777).toBe(0o600);
+    expect(statSync(join(env.DATA_DIR, 'secrets.json')).mode & 0o777).toBe(0o600);
+    const credentials = readFileSync(credentialsFile, 'utf8');
+    const secret = /client_secret=(\S+)/.exec(credentials)![1];
+    expect(credentials).toContain('client_id=platform-admin');
+    expect(first.output()).toContain(credentialsFile);
+    expect(first.output()).not.toContain(secret);
+
+    const tokenResponse = await fetch(`${base}/authentication/customer/platform/token`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: 'platform-admin', client_secret: secret }),
+    });
+    expect(tokenResponse.status).toBe(200);
+    const { access_token: token } = (await tokenResponse.json()) as { access_token: string };
+    const whoami = () => fetch(`${base}/authentication/customer/platform/whoami`, { headers: { Authorization: `Bearer ${token}` } });
+    expect((await whoami()).status).toBe(200);
+    const created = await fetch(`${base}/admin/v1/organizations`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ id: 'kept', name: 'Kept across restarts' }),
+    });
+    expect(created.status).toBe(201);
+    expect(await stop(first)).toBe(0);
+
+    const second = start(env);
+    try {
+      await waitReady(base, second);
+      const again = await whoami();
+      expect(again.status).toBe(200);
+      expect(await again.json()).toEqual({ clientId: 'platform-admin', org: 'platform', role: 'Administration' });
+      const kept = await fetch(`${base}/admin/v1/organizations/kept`, { headers: { Authorization: `Bearer ${token}` } });
+      expect(kept.status).toBe(200);
+      expect(readFileSync(credentialsFile, 'utf8')).toBe(credentials);
+    } finally {
+      expect(await stop(second)).toBe(0);
+    }
+  }, 90_000);
+
+  it('refuses to start, naming what is missing: a PKCS#11 module that does not exist', async () => {
+    const service = start({ ...env, PKCS11_MODULE: '/nonexistent/libpkcs11.so', PKCS11_PIN: '1234' });
+    expect(await service.exited).toBe(1);
+    expect(service.output()).toMatch(/Start-up failed: .*\/nonexistent\/libpkcs11\.so/);
+  }, 30_000);
+
+  it('refuses to start with a wrong PIN, without retrying the login', async () => {
+    const service = start({ ...env, PKCS11_MODULE: process.env.TEST_PKCS11_MODULE!, PKCS11_TOKEN_LABEL: process.env.TEST_PKCS11_TOKEN_LABEL!, PKCS11_PIN: 'wrong-pin', SOFTHSM2_CONF: process.env.SOFTHSM2_CONF! });
+    expect(await service.exited).toBe(1);
+    expect(service.output()).toMatch(/Start-up failed: .*PIN/);
+  }, 30_000);
+
+  it('refuses to start on invalid configuration, naming the variable', async () => {
+    const service = start({ ...env, ACCESS_TOKEN_LIFETIME_S: 'soon', NODE_ENV: 'production' });
+    expect(await service.exited).toBe(1);
+    expect(service.output()).toMatch(/ACCESS_TOKEN_LIFETIME_S/);
+  }, 30_000);
+});

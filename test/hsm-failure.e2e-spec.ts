@@ -1,0 +1,37 @@
+import { Pkcs11Signer } from '@app/hsm';
+import { TestApp, createTestApp, tokenRequest, PLATFORM_ADMIN_SECRET } from '@app/testing';
+
+/** DECISIONS 12: an HSM module error at run time gives 503 with Retry-After, turns readiness red, and heals. */
+describe('HSM failure at run time', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(() => t.close());
+
+  const issue = () => tokenRequest(t.http, 'platform', { grant_type: 'client_credentials', client_id: 'platform-admin', client_secret: PLATFORM_ADMIN_SECRET });
+
+  it.each(['sessions-closed', 'module-finalized'] as const)('after %s: 503 temporarily_unavailable with Retry-After, ready 503, then recovers by itself', async (failure) => {
+    expect((await issue()).status).toBe(200);
+    t.app.get(Pkcs11Signer).simulateModuleFailureForTests(failure);
+
+    const refused = await issue();
+    expect(refused.status).toBe(503);
+    expect(refused.body).toEqual({ error: 'temporarily_unavailable', error_description: expect.stringMatching(/temporarily unavailable/) });
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect(refused.headers['cache-control']).toBe('no-store');
+
+    const ready = await t.http.get('/health/ready');
+    expect(ready.status).toBe(503);
+    expect(ready.body).toEqual({ status: 'unavailable', checks: { database: 'ok', hsm: 'down' } });
+
+    // The signer reconnects in the background with backoff; poll the public endpoint.
+    let healed = false;
+    for (let i = 0; i < 60 && !healed; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      healed = (await t.http.get('/health/ready')).status === 200;
+    }
+    expect(healed).toBe(true);
+    expect((await issue()).status).toBe(200);
+  });
+});

@@ -1,0 +1,102 @@
+import { PurgeJob } from '@app/auth';
+import { CreatedAccount, TestApp, createOrganization, createSystemAccount, createTestApp, platformAdminToken, tokenRequest } from '@app/testing';
+
+/**
+ * Brute-force protection of the token endpoint (DECISIONS 4): counted per (Client ID, source address)
+ * and per address, 429 with Retry-After, never a lockout from afar, shared by all instances.
+ */
+describe('token endpoint lockout', () => {
+  const env = { AUTH_FAILURE_LIMIT: '3', AUTH_FAILURE_WINDOW_S: '60', TRUSTED_PROXIES: '127.0.0.1,::1,::ffff:127.0.0.1' };
+  let t: TestApp;
+  let second: TestApp;
+  let admin: string;
+  let orgCounter = 0;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env });
+    // A second instance on the same database and clock: counters must hold across instances.
+    second = await createTestApp({ env, databaseUrl: t.databaseUrl, clock: t.clock, shareHsmWith: t });
+    admin = await platformAdminToken(t.http);
+  });
+  afterAll(async () => {
+    await second.close();
+    await t.close();
+  });
+
+  async function freshAccount(): Promise<{ org: string; account: CreatedAccount }> {
+    const org = `lock${++orgCounter}`;
+    await createOrganization(t.http, admin, org);
+    return { org, account: await createSystemAccount(t.http, admin, org, { role: 'Issuance' }) };
+  }
+
+  const attempt = (app: TestApp, org: string, clientId: string, secret: string, from: string) =>
+    tokenRequest(app.http, org, { grant_type: 'client_credentials', client_id: clientId, client_secret: secret }).set('X-Forwarded-For', from);
+
+  it('after the limit, the pair gets 429 with Retry-After, even with the right secret; another address is not blocked', async () => {
+    const { org, account } = await freshAccount();
+    for (let i = 0; i < 3; i++) expect((await attempt(t, org, account.clientId, 'wrong', '203.0.113.5')).status).toBe(401);
+    const blocked = await attempt(t, org, account.clientId, account.secret, '203.0.113.5');
+    expect(blocked.status).toBe(429);
+    expect(blocked.body.error).toBe('temporarily_unavailable');
+    expect(blocked.body.error_description).toMatch(/retry after \d+ seconds/);
+    const retryAfter = Number(blocked.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect((await attempt(t, org, account.clientId, account.secret, '198.51.100.7')).status).toBe(200);
+  });
+
+  it('the block holds on another instance and ends when the window passes', async () => {
+    const { org, account } = await freshAccount();
+    for (let i = 0; i < 3; i++) expect((await attempt(t, org, account.clientId, 'wrong', '203.0.113.9')).status).toBe(401);
+    expect((await attempt(second, org, account.clientId, account.secret, '203.0.113.9')).status).toBe(429);
+    t.clock.advance(61);
+    expect((await attempt(second, org, account.clientId, account.secret, '203.0.113.9')).status).toBe(200);
+  });
+
+  it('failed assertions count too', async () => {
+    const { org, account } = await freshAccount();
+    for (let i = 0; i < 3; i++) {
+      const response = await tokenRequest(t.http, org, { grant_type: 'client_credentials', client_assertion: 'not-a-jwt' }).set('X-Forwarded-For', '203.0.113.20');
+      expect(response.status).toBe(401);
+    }
+    // Malformed assertions name no known account, so they count per address (limit 10 x 3).
+    for (let i = 0; i < 27; i++) await tokenRequest(t.http, org, { grant_type: 'client_credentials', client_assertion: 'x' }).set('X-Forwarded-For', '203.0.113.20');
+    expect((await attempt(t, org, account.clientId, account.secret, '203.0.113.20')).status).toBe(429);
+  });
+
+  it('unknown Client IDs are counted per address only, up to ten times the limit', async () => {
+    const { org, account } = await freshAccount();
+    const before = await t.db.query(`SELECT count(*)::int AS n FROM auth_failures WHERE key LIKE 'pair:%'`);
+    for (let i = 0; i < 29; i++) {
+      expect((await attempt(t, org, `${org}-unknown${i}`, 'x', '203.0.113.30')).status).toBe(401);
+    }
+    const after = await t.db.query(`SELECT count(*)::int AS n FROM auth_failures WHERE key LIKE 'pair:%'`);
+    expect(after.rows[0].n).toBe(before.rows[0].n);
+    // The 30th failure reaches 10 x limit for the address.
+    expect((await attempt(t, org, `${org}-unknown-last`, 'x', '203.0.113.30')).status).toBe(401);
+    expect((await attempt(t, org, account.clientId, account.secret, '203.0.113.30')).status).toBe(429);
+    expect((await attempt(t, org, account.clientId, account.secret, '203.0.113.31')).status).toBe(200);
+  });
+
+  it('X-Forwarded-For is ignored unless the peer is a trusted proxy', async () => {
+    const untrusting = await createTestApp({ env: { AUTH_FAILURE_LIMIT: '3', AUTH_FAILURE_WINDOW_S: '60' }, databaseUrl: t.databaseUrl, clock: t.clock, shareHsmWith: t });
+    try {
+      const { org, account } = await freshAccount();
+      for (const from of ['192.0.2.1', '192.0.2.2', '192.0.2.3']) expect((await attempt(untrusting, org, account.clientId, 'wrong', from)).status).toBe(401);
+      // All three came from the same peer, so that pair is now blocked whatever the header says.
+      expect((await attempt(untrusting, org, account.clientId, account.secret, '192.0.2.99')).status).toBe(429);
+    } finally {
+      await untrusting.close();
+    }
+  });
+
+  it('the purge job removes counters whose window has passed', async () => {
+    const { org, account } = await freshAccount();
+    await attempt(t, org, account.clientId, 'wrong', '203.0.113.40');
+    t.clock.advance(120);
+    const purged = await t.app.get(PurgeJob).runOnce();
+    expect(purged.counters).toBeGreaterThan(0);
+    const left = await t.db.query(`SELECT count(*)::int AS n FROM auth_failures WHERE key LIKE '%203.0.113.40%'`);
+    expect(left.rows[0].n).toBe(0);
+  });
+});
