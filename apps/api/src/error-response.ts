@@ -92,6 +92,10 @@ function statusOf(code: ErrorCode): [number, string | undefined] {
 
 /** Errors of the HTTP layer itself (Nest routing, Fastify body parsing) that are the caller's fault. */
 function asClientError(error: unknown): { status: number; detail: string; scimType?: string } | undefined {
+  // Nest wraps Fastify's own errors (unreadable body, too large) in an HttpException; read the original.
+  if (error instanceof HttpException && (error.cause as { code?: string } | undefined)?.code?.startsWith('FST_')) {
+    return asClientError(error.cause);
+  }
   if (error instanceof HttpException) {
     const status = error.getStatus();
     if (status === 404) return { status, detail: 'No such resource or path.' };

@@ -17,10 +17,9 @@ export class HttpExceptionFilter implements ExceptionFilter {
 export function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply, logger: Logger): void {
   const response = toErrorResponse(error, request.url, String(request.id));
   if (response.unexpected) logger.error({ err: error, reqId: request.id, url: request.routeOptions?.url }, 'unexpected error');
-  const contentType = response.headers['Content-Type'] ?? (isScim(response.body) ? 'application/scim+json' : 'application/json; charset=utf-8');
+  const contentType = response.headers['Content-Type'] ?? (SCIM_FAMILY.test(request.url) ? 'application/scim+json' : 'application/json; charset=utf-8');
   reply.status(response.status).headers({ ...response.headers, 'Content-Type': contentType }).send(response.body);
 }
 
-function isScim(body: unknown): boolean {
-  return typeof body === 'object' && body !== null && 'schemas' in body;
-}
+/** DECISIONS 6: the SCIM families answer application/scim+json, everything else application/json. */
+const SCIM_FAMILY = /^\/(aims\/rs\/sc[i]?m\/|credential-management\/|configuration\/)/;

@@ -100,7 +100,8 @@ export class SystemAccountRepository {
       `SELECT *, count(*) OVER () AS total FROM system_accounts WHERE org_id = $1 ORDER BY client_id OFFSET $2 LIMIT $3`,
       [orgId, offset, limit],
     );
-    if (rows.length === 0 && offset > 0) {
+    // An empty page (count=0, or past the end) has no row to carry the window count.
+    if (rows.length === 0) {
       const [count] = await this.db.query<{ n: string }>('SELECT count(*) AS n FROM system_accounts WHERE org_id = $1', [orgId]);
       return { rows: [], total: Number(count.n) };
     }
