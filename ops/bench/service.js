@@ -1,0 +1,110 @@
+'use strict';
+// The service under measurement: the built API as a child process on the embedded defaults
+// (embedded PostgreSQL and a SoftHSM2 token) in a fresh DATA_DIR under .test-run/bench-<pid>/.
+// Its output goes to a file there, so the bench process spends no CPU reading the access log.
+const { spawn } = require('node:child_process');
+const { chmodSync, closeSync, mkdirSync, openSync, readFileSync, rmSync } = require('node:fs');
+const { createServer } = require('node:net');
+const { join } = require('node:path');
+const { setTimeout: sleep } = require('node:timers/promises');
+const { ROOT } = require('../setup');
+/* global fetch */
+
+const MAIN = join(ROOT, 'dist/apps/api/src/main.js');
+const READY_TIMEOUT_MS = 180_000;
+const STOP_TIMEOUT_MS = 60_000;
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer().once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A fresh working folder; 755 so the postgres user that runs the embedded server can traverse it. */
+function makeWorkDir() {
+  const runDir = join(ROOT, '.test-run');
+  const workDir = join(runDir, `bench-${process.pid}`);
+  rmSync(workDir, { recursive: true, force: true });
+  mkdirSync(workDir, { recursive: true });
+  chmodSync(runDir, 0o755);
+  chmodSync(workDir, 0o755);
+  return workDir;
+}
+
+async function serviceEnvironment({ dataDir, logLevel, databaseUrl }) {
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const env = {
+    PATH: process.env.PATH,
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    METRICS_PORT: String(await freePort()),
+    EMBEDDED_PG_PORT: String(await freePort()),
+    PUBLIC_BASE_URL: baseUrl,
+    LOG_LEVEL: logLevel,
+  };
+  if (databaseUrl) env.DATABASE_URL = databaseUrl;
+  return { env, baseUrl };
+}
+
+/** Spawns the service; answers { baseUrl, dataDir, workDir, logFile, child, exited }. */
+async function startService({ logLevel, databaseUrl }) {
+  const workDir = makeWorkDir();
+  const dataDir = join(workDir, 'data');
+  const logFile = join(workDir, 'service.log');
+  const { env, baseUrl } = await serviceEnvironment({ dataDir, logLevel, databaseUrl });
+  const log = openSync(logFile, 'w');
+  const child = spawn(process.execPath, [MAIN], { cwd: ROOT, env, stdio: ['ignore', log, log] });
+  closeSync(log);
+  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
+  return { baseUrl, dataDir, workDir, logFile, child, exited };
+}
+
+async function waitReady(service) {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (service.child.exitCode !== null) throw new Error(`the service exited during start-up:\n${logTail(service)}`);
+    const status = await fetch(`${service.baseUrl}/health/ready`).then(
+      (response) => response.status,
+      () => 'not listening yet',
+    );
+    if (status === 200) return;
+    // 503 means starting (database or HSM not ready yet); any other answer is a broken service.
+    if (typeof status === 'number' && status !== 503) throw new Error(`/health/ready answered ${status}:\n${logTail(service)}`);
+    await sleep(250);
+  }
+  throw new Error(`the service was not ready within ${READY_TIMEOUT_MS / 1000} s:\n${logTail(service)}`);
+}
+
+/** SIGTERM (graceful shutdown), SIGKILL if it hangs; answers the exit code or signal. */
+async function stopService(service) {
+  if (service.child.exitCode === null && service.child.signalCode === null) service.child.kill('SIGTERM');
+  const timeout = sleep(STOP_TIMEOUT_MS, 'timeout', { ref: false });
+  const outcome = await Promise.race([service.exited, timeout]);
+  if (outcome !== 'timeout') return outcome;
+  service.child.kill('SIGKILL');
+  return `killed after ${STOP_TIMEOUT_MS / 1000} s`;
+}
+
+function removeWorkDir(service) {
+  rmSync(service.workDir, { recursive: true, force: true });
+}
+
+/** The last lines of the service output (each cut short), preferring warnings and errors over access-log lines. */
+function logTail(service, count = 8) {
+  let lines;
+  try {
+    lines = readFileSync(service.logFile, 'utf8').trimEnd().split('\n');
+  } catch {
+    return '(no service output)';
+  }
+  const notable = lines.filter((line) => !/^\{.*"level":(10|20|30)\b/.test(line));
+  return (notable.length > 0 ? notable : lines).slice(-count).map((line) => (line.length > 400 ? `${line.slice(0, 400)}...` : line)).join('\n');
+}
+
+module.exports = { startService, waitReady, stopService, removeWorkDir, logTail };
