@@ -9,7 +9,7 @@ export default tseslint.config(
   {
     files: ['**/*.ts'],
     rules: {
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       // A feature is imported through its barrel (@app/x), never by a path into it.
       'no-restricted-imports': ['error', { patterns: [{ group: ['@app/*/*'], message: 'Import a feature through its barrel, e.g. @app/auth.' }] }],
     },

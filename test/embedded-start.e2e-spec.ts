@@ -1,11 +1,14 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
 const ROOT = resolve(__dirname, '..');
 const MAIN = join(ROOT, 'dist/apps/api/src/main.js');
+const APPLICATION_HEADERS = { 'Application-ID': 'com.example.start-test', 'Application-Version': '1.0' };
+/** Every service started here, so that none outlives a failed assertion. */
+const started: ChildProcess[] = [];
 
 interface Service {
   process: ChildProcess;
@@ -25,6 +28,7 @@ function freePort(): Promise<number> {
 
 function start(env: Record<string, string>): Service {
   const child = spawn(process.execPath, [MAIN], { cwd: ROOT, env: { PATH: process.env.PATH!, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  started.push(child);
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -77,6 +81,13 @@ describe('start on the embedded defaults', () => {
     };
   });
 
+  afterAll(async () => {
+    for (const child of started.filter((c) => c.exitCode === null && c.signalCode === null)) {
+      child.kill('SIGTERM');
+      await new Promise((done) => child.once('exit', done));
+    }
+  });
+
   it('starts, bootstraps once, serves tokens, stops gracefully, and keeps tokens valid across a restart', async () => {
     const first = start(env);
     await waitReady(base, first);
@@ -101,7 +112,7 @@ describe('start on the embedded defaults', () => {
     expect((await whoami()).status).toBe(200);
     const created = await fetch(`${base}/admin/v1/organizations`, {
       method: 'POST',
-      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', ...APPLICATION_HEADERS },
       body: JSON.stringify({ id: 'kept', name: 'Kept across restarts' }),
     });
     expect(created.status).toBe(201);
@@ -112,8 +123,8 @@ describe('start on the embedded defaults', () => {
       await waitReady(base, second);
       const again = await whoami();
       expect(again.status).toBe(200);
-      expect(await again.json()).toEqual({ clientId: 'platform-admin', org: 'platform', role: 'Administration' });
-      const kept = await fetch(`${base}/admin/v1/organizations/kept`, { headers: { Authorization: `Bearer ${token}` } });
+      expect(await again.json()).toMatchObject({ clientId: 'platform-admin', org: 'platform', role: 'Administration' });
+      const kept = await fetch(`${base}/admin/v1/organizations/kept`, { headers: { Authorization: `Bearer ${token}`, ...APPLICATION_HEADERS } });
       expect(kept.status).toBe(200);
       expect(readFileSync(credentialsFile, 'utf8')).toBe(credentials);
     } finally {
@@ -131,6 +142,14 @@ describe('start on the embedded defaults', () => {
     const service = start({ ...env, PKCS11_MODULE: process.env.TEST_PKCS11_MODULE!, PKCS11_TOKEN_LABEL: process.env.TEST_PKCS11_TOKEN_LABEL!, PKCS11_PIN: 'wrong-pin', SOFTHSM2_CONF: process.env.SOFTHSM2_CONF! });
     expect(await service.exited).toBe(1);
     expect(service.output()).toMatch(/Start-up failed: .*PIN/);
+  }, 30_000);
+
+  it('refuses to start on a malformed scopeAssignment.properties, naming file and line', async () => {
+    const file = join(dataDir, 'broken.properties');
+    writeFileSync(file, 'roleWithScope.name.1=Desk\nroleWithScope.scopes.1=Scope.nothing\n');
+    const service = start({ ...env, SCOPE_ASSIGNMENT_FILE: file });
+    expect(await service.exited).toBe(1);
+    expect(service.output()).toContain(`Start-up failed: ${file}:2: unknown scope "Scope.nothing"`);
   }, 30_000);
 
   it('refuses to start on invalid configuration, naming the variable', async () => {

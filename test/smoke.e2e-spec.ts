@@ -14,6 +14,13 @@ describe('smoke', () => {
     const token = await tokenBySecret(t.http, 'acme', account.clientId, account.secret);
     const whoami = await t.http.get('/authentication/customer/acme/whoami').auth(token, { type: 'bearer' });
     expect(whoami.status).toBe(200);
-    expect(whoami.body).toEqual({ clientId: account.clientId, org: 'acme', role: 'Issuance' });
+    expect(whoami.body).toEqual({
+      clientId: account.clientId,
+      org: 'acme',
+      role: 'Issuance',
+      scopes: ['Scope.device_management'],
+      permissions: expect.arrayContaining(['device.create', 'device.read']),
+    });
+    expect(whoami.body.permissions).not.toContain('device.terminate');
   });
 });

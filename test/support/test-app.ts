@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
+import { Type } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Client } from 'pg';
@@ -16,10 +17,14 @@ import { FakeClock } from './fake-clock';
 import { withDatabase } from './global-setup';
 
 export const PLATFORM_ADMIN_SECRET = 'platform-admin-secret-for-tests-0123456789';
+export const TEST_APPLICATION_ID = 'com.example.test-suite';
 
 export interface TestApp {
   app: NestFastifyApplication;
+  /** Sends Application-ID and Application-Version on every request, as every integrator must (DECISIONS 6). */
   http: TestAgent;
+  /** Sends only what the test sets: for the header rules themselves. */
+  bare: TestAgent;
   clock: FakeClock;
   config: AppConfig;
   /** A direct connection to this suite's database, for assertions on stored rows. */
@@ -71,10 +76,10 @@ export function testConfig(databaseUrl: string, env: Record<string, string> = {}
 /**
  * Boots the whole service (AppModule and the same adapter set-up as main.ts) on a fresh database,
  * with a controllable clock. `databaseUrl` reuses a database (restart tests); `shareHsmWith` makes a
- * second instance beside a running one (scale-out tests).
+ * second instance beside a running one (scale-out tests); `imports` adds test-only modules.
  */
 export async function createTestApp(
-  options: { env?: Record<string, string>; databaseUrl?: string; clock?: FakeClock; shareHsmWith?: TestApp } = {},
+  options: { env?: Record<string, string>; databaseUrl?: string; clock?: FakeClock; shareHsmWith?: TestApp; imports?: Type[] } = {},
 ): Promise<TestApp> {
   const databaseUrl = options.databaseUrl ?? (await createSuiteDatabase());
   const config = testConfig(databaseUrl, options.env);
@@ -88,7 +93,7 @@ export async function createTestApp(
   const logger = createLogger(config.logLevel, sink);
   const metrics = new Metrics();
   const clock = options.clock ?? new FakeClock();
-  let builder = Test.createTestingModule({ imports: [AppModule.forRoot(config, logger, metrics)] })
+  let builder = Test.createTestingModule({ imports: [AppModule.forRoot(config, logger, metrics), ...(options.imports ?? [])] })
     .overrideProvider(Clock)
     .useValue(clock);
   if (options.shareHsmWith) {
@@ -106,7 +111,8 @@ export async function createTestApp(
   await db.connect();
   return {
     app,
-    http: request(app.getHttpServer()),
+    http: request.agent(app.getHttpServer()).set('Application-ID', TEST_APPLICATION_ID).set('Application-Version', '1.0'),
+    bare: request(app.getHttpServer()),
     clock,
     config,
     db,

@@ -42,7 +42,7 @@ async function bootstrap(): Promise<void> {
 
 bootstrap().catch((error: unknown) => {
   // Start-up refusals (configuration, HSM, database) are stated plainly, without a stack trace.
-  const known = error instanceof ConfigurationError || (error as Error)?.name === 'HsmConfigurationError';
+  const known = error instanceof ConfigurationError || ['HsmConfigurationError', 'ScopeAssignmentError'].includes((error as Error)?.name);
   process.stderr.write(`Start-up failed: ${known ? (error as Error).message : ((error as Error)?.stack ?? String(error))}\n`);
   process.exit(1);
 });

@@ -1,9 +1,12 @@
 import { Module } from '@nestjs/common';
 import { AppConfig } from '@app/config';
 import { AdminAccessPolicy } from './admin/admin-access.policy';
+import { ApplicationsController } from './admin/applications.controller';
+import { CertifiedApplicationService } from './applications/certified-application.service';
 import { AdminPresenter } from './admin/admin.presenter';
 import { OrganizationsController } from './admin/organizations.controller';
 import { SystemAccountsController } from './admin/system-accounts.controller';
+import { UsersController } from './admin/users.controller';
 import { AuditService } from './audit/audit.service';
 import { BootstrapService } from './bootstrap.service';
 import { OrganizationRepository } from './organizations/organization.repository';
@@ -11,25 +14,32 @@ import { OrganizationService } from './organizations/organization.service';
 import { SecretHasher } from './system-accounts/secret-hasher';
 import { SystemAccountRepository } from './system-accounts/system-account.repository';
 import { SystemAccountService } from './system-accounts/system-account.service';
+import { PasswordHasher } from './users/password-hasher';
+import { UserRepository } from './users/user.repository';
+import { UserService } from './users/user.service';
 
-/** Organizations, system accounts and their credentials, the audit log, and the admin API over them. */
+/** Organizations, system accounts and users with their credentials, the audit log, and the admin API over them. */
 @Module({
-  controllers: [OrganizationsController, SystemAccountsController],
+  controllers: [OrganizationsController, SystemAccountsController, ApplicationsController, UsersController],
   providers: [
     OrganizationRepository,
     OrganizationService,
     SystemAccountRepository,
     SystemAccountService,
     SecretHasher,
+    UserRepository,
+    UserService,
+    PasswordHasher,
     AuditService,
     AdminAccessPolicy,
     BootstrapService,
+    CertifiedApplicationService,
     {
       provide: AdminPresenter,
       inject: [AppConfig, SystemAccountService],
       useFactory: (config: AppConfig, accounts: SystemAccountService) => new AdminPresenter(config.publicBaseUrl, (org) => accounts.tokenUrl(org)),
     },
   ],
-  exports: [OrganizationService, SystemAccountService, SystemAccountRepository, SecretHasher, AuditService],
+  exports: [OrganizationService, SystemAccountService, SystemAccountRepository, SecretHasher, AuditService, AdminAccessPolicy, CertifiedApplicationService, UserService, UserRepository, PasswordHasher],
 })
 export class AccountsModule {}

@@ -6,3 +6,8 @@ export * from './system-accounts/secret-hasher';
 export * from './system-accounts/system-account.repository';
 export * from './system-accounts/system-account.service';
 export * from './system-accounts/certificate-parser';
+export * from './admin/admin-access.policy';
+export * from './applications/certified-application.service';
+export * from './users/password-hasher';
+export * from './users/user.repository';
+export * from './users/user.service';

@@ -1,9 +1,17 @@
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { AccountsModule } from '@app/accounts';
+import { AppConfig } from '@app/config';
+import { ApplicationHeadersGuard } from './authorization/application-headers.guard';
+import { OperatorDependentPolicy } from './authorization/operator-dependent.policy';
+import { PermissionGuard } from './authorization/permission.guard';
+import { RoleCatalog } from './authorization/role-catalog';
+import { RolesController } from './authorization/roles.controller';
+import { loadScopeAssignment } from './authorization/scope-assignment.loader';
 import { AssertionVerifier } from './clients/assertion-verifier';
 import { ClientAuthenticator } from './clients/client-authenticator.service';
 import { LockoutService } from './clients/lockout.service';
+import { UserAuthenticator } from './grants/user-authenticator.service';
 import { BearerGuard } from './http/bearer.guard';
 import { DiscoveryController } from './http/discovery.controller';
 import { TokenController } from './http/token.controller';
@@ -17,19 +25,30 @@ import { TokenService } from './tokens/token.service';
 /** The token service, client authentication, and the global bearer guard. */
 @Module({
   imports: [AccountsModule],
-  controllers: [TokenController, DiscoveryController],
+  controllers: [TokenController, DiscoveryController, RolesController],
   providers: [
     AssertionVerifier,
     ClientAuthenticator,
     LockoutService,
+    UserAuthenticator,
     AccessTokenValidator,
     JwsService,
     PurgeJob,
     TokenIntrospection,
     TokenRepository,
     TokenService,
+    OperatorDependentPolicy,
+    {
+      provide: RoleCatalog,
+      inject: [AppConfig],
+      // Read once at boot; a malformed file refuses the start (DECISIONS 5.1).
+      useFactory: (config: AppConfig) => loadScopeAssignment(config.scopeAssignmentFile),
+    },
+    // Global guards run in this order: who is calling, which application, may it do this.
     { provide: APP_GUARD, useClass: BearerGuard },
+    { provide: APP_GUARD, useClass: ApplicationHeadersGuard },
+    { provide: APP_GUARD, useClass: PermissionGuard },
   ],
-  exports: [TokenService, JwsService, PurgeJob],
+  exports: [TokenService, JwsService, PurgeJob, RoleCatalog, OperatorDependentPolicy],
 })
 export class AuthModule {}

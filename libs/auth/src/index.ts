@@ -3,3 +3,8 @@ export * from './tokens/token.service';
 export * from './tokens/jws.service';
 export * from './tokens/purge.job';
 export * from './clients/assertion-verifier';
+export * from './authorization/permissions';
+export * from './authorization/role-catalog';
+export * from './authorization/operator-dependent.policy';
+export * from './authorization/scope-assignment.loader';
+export * from './authorization/permission.guard';

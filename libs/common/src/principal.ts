@@ -14,6 +14,10 @@ export interface Principal {
   platformAdministrator: boolean;
   /** jti of the access token in use. */
   tokenId: string;
+  /** Groups of a user (Operator Dependent roles see only these); empty for system accounts. */
+  groups: string[];
+  /** The organization's Application-ID policy (DECISIONS 6). */
+  applicationIdPolicy: 'any' | 'certified';
 }
 
 /** Where the bearer guard stores the principal on the request object. */

@@ -27,6 +27,11 @@ export class AdminAccessPolicy {
     return this.organizations.get(orgId);
   }
 
+  /** Any administrator: the platform administrator or an organization administrator. */
+  requireAdministrator(principal: Principal): void {
+    this.requireSomeAdministrator(principal);
+  }
+
   private requireSomeAdministrator(principal: Principal): void {
     if (!principal.platformAdministrator && !principal.organizationAdministrator) {
       throw forbidden(

@@ -2,6 +2,7 @@ import { isoTimestamp } from '@app/common';
 import { Organization } from '../organizations/organization.service';
 import { CertificateRow, SecretMetadataRow, SystemAccountRow } from '../system-accounts/system-account.repository';
 import { IssuedSecret } from '../system-accounts/system-account.service';
+import { UserRow } from '../users/user.repository';
 
 /** Response shapes of /admin/v1 (DECISIONS 11): `id` and `meta` on every resource. */
 export class AdminPresenter {
@@ -67,6 +68,30 @@ export class AdminPresenter {
       notAfter: isoTimestamp(row.not_after),
       expiresAt: isoTimestamp(row.expires_at),
       created: isoTimestamp(row.created_at),
+    };
+  }
+
+  /** A user (DECISIONS 11): never the password or its hash, only whether there is one. */
+  user(row: UserRow) {
+    return {
+      id: row.id,
+      userName: row.user_name,
+      userType: row.user_type,
+      role: row.role,
+      groups: row.groups,
+      name: row.name,
+      displayName: row.display_name,
+      emails: row.emails,
+      active: !row.disabled,
+      hasPassword: row.has_password,
+      certificates: row.certificate_thumbprints,
+      meta: {
+        resourceType: 'User',
+        created: isoTimestamp(row.created_at),
+        lastModified: isoTimestamp(row.updated_at),
+        location: `${this.baseUrl}/admin/v1/organizations/${row.org_id}/users/${row.id}`,
+        version: String(row.version),
+      },
     };
   }
 }

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, Put, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { CurrentPrincipal, ORG_ID_PATTERN, Principal, SourceAddress, listResponse, parseBody, parsePage, z } from '@app/common';
+import { AuthorizedBy, CurrentPrincipal, ORG_ID_PATTERN, Principal, SourceAddress, listResponse, parseBody, parsePage, z } from '@app/common';
 import { AuditService } from '../audit/audit.service';
 import { organizationSettingsSchema } from '../organizations/organization-settings';
 import { OrganizationService, toOrganization } from '../organizations/organization.service';
@@ -26,6 +26,7 @@ const patchOrganizationSchema = z
 
 @ApiTags('administration')
 @ApiBearerAuth()
+@AuthorizedBy('administrator')
 @Controller('admin/v1/organizations')
 export class OrganizationsController {
   constructor(

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Header, Param, Patch, Post, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { CurrentPrincipal, DomainError, Principal, SourceAddress, listResponse, parseBody, parsePage, z } from '@app/common';
+import { AuthorizedBy, CurrentPrincipal, DomainError, Principal, SourceAddress, listResponse, parseBody, parsePage, z } from '@app/common';
 import { SystemAccountService } from '../system-accounts/system-account.service';
 import { AdminAccessPolicy } from './admin-access.policy';
 import { AdminPresenter } from './admin.presenter';
@@ -26,6 +26,7 @@ const createSecretSchema = z.object({ expiresAt: z.iso.datetime({ offset: true, 
 
 @ApiTags('administration')
 @ApiBearerAuth()
+@AuthorizedBy('administrator')
 @Controller('admin/v1/organizations/:org/system-accounts')
 export class SystemAccountsController {
   constructor(

@@ -1,6 +1,6 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { DomainError, IS_PUBLIC, Principal, PRINCIPAL_KEY } from '@app/common';
+import { ACCESS_RULE, AccessRule, DomainError, Principal, PRINCIPAL_KEY } from '@app/common';
 import { AccessTokenValidator } from '../tokens/access-token-validator';
 
 const REALM = 'credential-platform';
@@ -17,7 +17,8 @@ export class BearerGuard implements CanActivate {
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()])) return true;
+    const rule = this.reflector.getAllAndOverride<AccessRule | undefined>(ACCESS_RULE, [context.getHandler(), context.getClass()]);
+    if (rule?.kind === 'public') return true;
     const request = context.switchToHttp().getRequest<{ headers: Record<string, string | undefined> } & Record<string, unknown>>();
     const header = request.headers.authorization;
     const match = header ? /^Bearer +([A-Za-z0-9_.~+/-]+=*) *$/i.exec(header) : null;
@@ -30,15 +31,17 @@ export class BearerGuard implements CanActivate {
     if (!result.ok) throw invalidToken(result.description);
     const { claims, state } = result;
     const principal: Principal = {
-      kind: 'system_account',
-      subjectId: state.account_id,
-      name: state.client_id,
+      kind: state.subject_kind,
+      subjectId: state.subject_id,
+      name: state.subject_name,
       org: state.org_id,
-      // Read live from the account row, so a role change applies to tokens already issued.
+      // Read live from the account or user row, so a role change applies to tokens already issued.
       role: state.role,
       organizationAdministrator: state.organization_administrator,
       platformAdministrator: state.platform_administrator,
       tokenId: claims.jti,
+      groups: state.groups,
+      applicationIdPolicy: state.application_id_policy ?? 'any',
     };
     request[PRINCIPAL_KEY] = principal;
     return true;

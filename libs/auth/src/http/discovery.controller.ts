@@ -1,11 +1,13 @@
 import { Controller, Get, Header, Param } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import { CurrentPrincipal, isOrgId, notFound, Principal, Public } from '@app/common';
+import { AuthorizedBy, CurrentPrincipal, isOrgId, notFound, Principal, Public } from '@app/common';
 import { AppConfig } from '@app/config';
 import { Signer } from '@app/hsm';
 import { ASSERTION_ALGORITHMS } from '../clients/assertion-verifier';
 import { TokenService } from '../tokens/token.service';
+import { RoleCatalog } from '../authorization/role-catalog';
 import { invalidToken } from './bearer.guard';
+import { SUPPORTED_GRANTS } from './token.controller';
 
 const AUTH_METHODS = ['client_secret_post', 'client_secret_basic', 'private_key_jwt'];
 
@@ -20,6 +22,7 @@ export class DiscoveryController {
     private readonly config: AppConfig,
     private readonly signer: Signer,
     private readonly tokens: TokenService,
+    private readonly roles: RoleCatalog,
   ) {}
 
   @Public()
@@ -34,7 +37,7 @@ export class DiscoveryController {
       jwks_uri: `${issuer}/.well-known/jwks.json`,
       introspection_endpoint: `${issuer}/introspect`,
       revocation_endpoint: `${issuer}/revoke`,
-      grant_types_supported: ['client_credentials'],
+      grant_types_supported: SUPPORTED_GRANTS,
       token_endpoint_auth_methods_supported: AUTH_METHODS,
       token_endpoint_auth_signing_alg_values_supported: [...ASSERTION_ALGORITHMS],
       introspection_endpoint_auth_methods_supported: AUTH_METHODS,
@@ -53,11 +56,19 @@ export class DiscoveryController {
     return { keys: [this.signer.publicJwk] };
   }
 
-  /** Lets a caller check its token: who it is, in which organization, with which role. */
+  /** Lets a caller check its token: who it is, in which organization, with which role and rights. */
   @Get('whoami')
+  @AuthorizedBy('own token')
   whoami(@Param('org') org: string, @CurrentPrincipal() principal: Principal) {
     if (principal.org !== org) throw invalidToken(`The access token was issued for organization ${principal.org}, not ${org}.`);
-    return { clientId: principal.name, org: principal.org, role: principal.role };
+    const role = this.roles.find(principal.role);
+    return {
+      [principal.kind === 'user' ? 'userName' : 'clientId']: principal.name,
+      org: principal.org,
+      role: principal.role,
+      scopes: [...(role?.scopes ?? [])],
+      permissions: [...(role?.permissions ?? [])].sort(),
+    };
   }
 }
 

@@ -6,9 +6,11 @@ import { AppConfig } from '@app/config';
 import { ClientAuthenticator, ClientAuthRequest } from '../clients/client-authenticator.service';
 import { TokenIntrospection } from '../tokens/token-introspection.service';
 import { TokenService } from '../tokens/token.service';
+import { JWT_BEARER_GRANT, PASSWORD_GRANT, UserAuthenticator } from '../grants/user-authenticator.service';
 import { readForm } from './oauth-form';
 
 export const CLIENT_CREDENTIALS = 'client_credentials';
+export const SUPPORTED_GRANTS = [CLIENT_CREDENTIALS, JWT_BEARER_GRANT, PASSWORD_GRANT];
 
 /**
  * The token service (DECISIONS 3): the token endpoint, its positioning variant, RFC 7662
@@ -21,6 +23,7 @@ export class TokenController {
   constructor(
     private readonly clients: ClientAuthenticator,
     private readonly tokens: TokenService,
+    private readonly users: UserAuthenticator,
     private readonly introspection: TokenIntrospection,
     private readonly config: AppConfig,
   ) {}
@@ -70,11 +73,23 @@ export class TokenController {
     const params = readForm(headers['content-type'], body);
     const grantType = params.grant_type;
     if (!grantType) throw OAuthError.invalidRequest('The grant_type parameter is required.');
-    if (grantType !== CLIENT_CREDENTIALS) {
-      throw new OAuthError('unsupported_grant_type', `grant_type "${grantType}" is not supported; use ${CLIENT_CREDENTIALS}.`, 400);
+    let response;
+    if (grantType === CLIENT_CREDENTIALS) {
+      const client = await this.clients.authenticate(this.authRequest(org, params, headers, address, tokenUrl));
+      response = await this.tokens.issueForClient(client, address);
+    } else if (grantType === JWT_BEARER_GRANT || grantType === PASSWORD_GRANT) {
+      // Users are not clients: their grants carry no client credentials (a bare client_id is ignored).
+      if (headers.authorization || params.client_secret !== undefined || params.client_assertion !== undefined) {
+        throw OAuthError.invalidRequest(`The ${grantType} grant takes no client authentication.`);
+      }
+      const user =
+        grantType === PASSWORD_GRANT
+          ? await this.users.withPassword(org, params.username, params.password, address)
+          : await this.users.withAssertion(org, params.assertion, address, this.authRequest(org, params, headers, address, tokenUrl).audiences);
+      response = await this.tokens.issueForUser(user, address);
+    } else {
+      throw new OAuthError('unsupported_grant_type', `grant_type "${grantType}" is not supported; use ${SUPPORTED_GRANTS.join(', ')}.`, 400);
     }
-    const client = await this.clients.authenticate(this.authRequest(org, params, headers, address, tokenUrl));
-    const response = await this.tokens.issueForClient(client, address);
     noStore(reply);
     return response;
   }

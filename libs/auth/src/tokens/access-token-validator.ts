@@ -57,7 +57,7 @@ export class AccessTokenValidator {
     if (!state) return { ok: false, description: 'The access token is not known (revoked or purged); request a new token.' };
     if (state.org_id !== claims.org) return { ok: false, description: 'The access token belongs to another organization.' };
     if (state.revoked_at) return { ok: false, description: 'The access token has been revoked.' };
-    if (state.disabled) return { ok: false, description: 'The system account of this token is disabled.' };
+    if (state.disabled) return { ok: false, description: `The ${state.subject_kind === 'user' ? 'user' : 'system account'} of this token is disabled.` };
     if (!state.first_used_at) {
       if (now.getTime() - state.issued_at.getTime() > this.config.tokenUnusedTimeoutS * 1000) {
         return { ok: false, description: `The access token was not used within ${this.config.tokenUnusedTimeoutS} seconds of issue and has expired; request a new token.` };

@@ -1,25 +1,34 @@
 import { Injectable } from '@nestjs/common';
 import { Database } from '@app/persistence';
 
-/** What the bearer guard needs about a token and its live account, in one indexed read. */
+/**
+ * What the bearer guard needs about a token, its live subject (system account or user) and the
+ * organization's Application-ID policy, in one indexed read.
+ */
 export interface TokenState {
   org_id: string;
   issued_at: Date;
   expires_at: Date;
   first_used_at: Date | null;
   revoked_at: Date | null;
-  account_id: string;
-  client_id: string;
+  subject_kind: 'system_account' | 'user';
+  subject_id: string;
+  /** Client ID or userName. */
+  subject_name: string;
   role: string;
   disabled: boolean;
   organization_administrator: boolean;
   platform_administrator: boolean;
+  groups: string[];
+  application_id_policy: 'any' | 'certified' | null;
 }
 
 export interface IssuedTokenRecord {
   jti: string;
   orgId: string;
-  accountId: string;
+  /** Exactly one of accountId (system account) and userId (operator or cardholder). */
+  accountId?: string;
+  userId?: string;
   issuedAt: Date;
   expiresAt: Date;
   /** The secret used, whose last-used time is refreshed (at most once a minute). */
@@ -37,25 +46,36 @@ export class TokenRepository {
    * Records an issued token, refreshes the secret's last use and writes the audit event in one
    * statement: one round trip and one commit per token.
    */
-  async recordIssued(token: IssuedTokenRecord, clientId: string): Promise<void> {
+  async recordIssued(token: IssuedTokenRecord, subjectName: string): Promise<void> {
     await this.db.query(
       `WITH issued AS (
-         INSERT INTO access_tokens (jti, org_id, account_id, issued_at, expires_at) VALUES ($1, $2, $3, $4, $5)
+         INSERT INTO access_tokens (jti, org_id, account_id, user_id, issued_at, expires_at) VALUES ($1, $2, $3, $10, $4, $5)
        ), used_secret AS (
          UPDATE client_secrets SET last_used_at = $4
           WHERE id = $6 AND (last_used_at IS NULL OR last_used_at < $4 - interval '60 seconds')
        )
        INSERT INTO audit_events (occurred_at, org_id, actor, action, target, outcome, source_address, details)
        VALUES ($4, $2, $7, 'token.issue', $7, 'success', $8, jsonb_build_object('jti', $1::text, 'method', $9::text))`,
-      [token.jti, token.orgId, token.accountId, token.issuedAt, token.expiresAt, token.secretId ?? null, clientId, token.sourceAddress, token.method],
+      [token.jti, token.orgId, token.accountId ?? null, token.issuedAt, token.expiresAt, token.secretId ?? null, subjectName, token.sourceAddress, token.method, token.userId ?? null],
     );
   }
 
   async findState(jti: string): Promise<TokenState | undefined> {
     const [row] = await this.db.query<TokenState>(
       `SELECT t.org_id, t.issued_at, t.expires_at, t.first_used_at, t.revoked_at,
-              a.id AS account_id, a.client_id, a.role, a.disabled, a.organization_administrator, a.platform_administrator
-         FROM access_tokens t JOIN system_accounts a ON a.id = t.account_id
+              CASE WHEN a.id IS NOT NULL THEN 'system_account' ELSE 'user' END AS subject_kind,
+              COALESCE(a.id, u.id) AS subject_id,
+              COALESCE(a.client_id, u.user_name) AS subject_name,
+              COALESCE(a.role, u.role) AS role,
+              COALESCE(a.disabled, u.disabled) AS disabled,
+              COALESCE(a.organization_administrator, false) AS organization_administrator,
+              COALESCE(a.platform_administrator, false) AS platform_administrator,
+              COALESCE(u.groups, '{}') AS groups,
+              o.settings ->> 'applicationIdPolicy' AS application_id_policy
+         FROM access_tokens t
+         LEFT JOIN system_accounts a ON a.id = t.account_id
+         LEFT JOIN users u ON u.id = t.user_id
+         JOIN organizations o ON o.id = t.org_id
         WHERE t.jti = $1`,
       [jti],
     );
@@ -85,12 +105,22 @@ export class TokenRepository {
     return rows.length > 0;
   }
 
+  /** As rememberJti, for assertions of operators and cardholders (jwt-bearer grant). */
+  async rememberUserJti(userId: string, jti: string, expiresAt: Date): Promise<boolean> {
+    const rows = await this.db.query(
+      'INSERT INTO user_assertion_jtis (user_id, jti, expires_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING 1',
+      [userId, jti, expiresAt],
+    );
+    return rows.length > 0;
+  }
+
   /** Deletes expired token rows and jtis; returns how many. */
   async purgeExpired(now: Date): Promise<{ tokens: number; jtis: number }> {
     const [row] = await this.db.query<{ tokens: string; jtis: string }>(
       `WITH t AS (DELETE FROM access_tokens WHERE expires_at < $1 RETURNING 1),
-            j AS (DELETE FROM assertion_jtis WHERE expires_at < $1 RETURNING 1)
-       SELECT (SELECT count(*) FROM t) AS tokens, (SELECT count(*) FROM j) AS jtis`,
+            j AS (DELETE FROM assertion_jtis WHERE expires_at < $1 RETURNING 1),
+            u AS (DELETE FROM user_assertion_jtis WHERE expires_at < $1 RETURNING 1)
+       SELECT (SELECT count(*) FROM t) AS tokens, (SELECT count(*) FROM j) + (SELECT count(*) FROM u) AS jtis`,
       [now],
     );
     return { tokens: Number(row.tokens), jtis: Number(row.jtis) };

@@ -3,7 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { Clock } from '@app/common';
 import { AppConfig } from '@app/config';
 import { Metrics } from '@app/observability';
+import { OrganizationSettings } from '@app/accounts';
+import { RoleCatalog } from '../authorization/role-catalog';
 import { AuthenticatedClient } from '../clients/client-authenticator.service';
+import { AuthenticatedUser } from '../grants/user-authenticator.service';
 import { JwsService } from './jws.service';
 import { TokenRepository } from './token.repository';
 
@@ -23,40 +26,62 @@ export class TokenService {
     private readonly clock: Clock,
     private readonly config: AppConfig,
     private readonly metrics: Metrics,
+    private readonly roles: RoleCatalog,
   ) {}
 
   issuer(org: string): string {
     return `${this.config.authBaseUrl}/authentication/customer/${org}`;
   }
 
-  async issueForClient(client: AuthenticatedClient, sourceAddress: string): Promise<TokenResponse> {
+  issueForClient(client: AuthenticatedClient, sourceAddress: string): Promise<TokenResponse> {
     const { account } = client;
-    const lifetime = client.orgSettings.accessTokenLifetime ?? this.config.accessTokenLifetimeS;
-    const now = this.clock.now();
-    const iat = Math.floor(now.getTime() / 1000);
+    return this.issue(
+      { org: account.org_id, subject: account.client_id, role: account.role, clientId: account.client_id, accountId: account.id },
+      client.orgSettings,
+      { sourceAddress, method: client.method, secretId: client.secretId },
+    );
+  }
+
+  issueForUser(authenticated: AuthenticatedUser, sourceAddress: string): Promise<TokenResponse> {
+    const { user } = authenticated;
+    return this.issue({ org: user.org_id, subject: user.user_name, role: user.role, userId: user.id }, authenticated.orgSettings, { sourceAddress, method: authenticated.method });
+  }
+
+  /**
+   * Signs both tokens in the HSM and records the access token. `scope` lists the scopes the role had
+   * at issue, for the client's information; authorization reads the live role on every request.
+   */
+  private async issue(
+    subject: { org: string; subject: string; role: string; clientId?: string; accountId?: string; userId?: string },
+    orgSettings: OrganizationSettings,
+    context: { sourceAddress: string; method: string; secretId?: string },
+  ): Promise<TokenResponse> {
+    const lifetime = orgSettings.accessTokenLifetime ?? this.config.accessTokenLifetimeS;
+    const iat = Math.floor(this.clock.now().getTime() / 1000);
     const exp = iat + lifetime;
     const jti = randomUUID();
-    const iss = this.issuer(account.org_id);
+    const iss = this.issuer(subject.org);
+    const scope = (this.roles.find(subject.role)?.scopes ?? []).join(' ');
     const [accessToken, idToken] = await Promise.all([
       this.jws.sign('at+jwt', {
         iss,
-        sub: account.client_id,
+        sub: subject.subject,
         aud: this.config.publicBaseUrl,
-        client_id: account.client_id,
-        org: account.org_id,
-        role: account.role,
-        scope: '',
+        ...(subject.clientId ? { client_id: subject.clientId } : {}),
+        org: subject.org,
+        role: subject.role,
+        scope,
         jti,
         iat,
         exp,
       }),
-      this.jws.sign('JWT', { iss, sub: account.client_id, aud: account.client_id, iat, exp, org: account.org_id }),
+      this.jws.sign('JWT', { iss, sub: subject.subject, aud: subject.subject, iat, exp, org: subject.org }),
     ]);
     await this.tokens.recordIssued(
-      { jti, orgId: account.org_id, accountId: account.id, issuedAt: new Date(iat * 1000), expiresAt: new Date(exp * 1000), secretId: client.secretId, sourceAddress, method: client.method },
-      account.client_id,
+      { jti, orgId: subject.org, accountId: subject.accountId, userId: subject.userId, issuedAt: new Date(iat * 1000), expiresAt: new Date(exp * 1000), ...context },
+      subject.subject,
     );
-    this.metrics.tokensIssued.inc({ method: client.method });
+    this.metrics.tokensIssued.inc({ method: context.method });
     return { access_token: accessToken, id_token: idToken, token_type: 'Bearer', expires_in: lifetime };
   }
 }

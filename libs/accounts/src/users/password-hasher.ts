@@ -1,0 +1,110 @@
+import { Injectable } from '@nestjs/common';
+import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { invalidValue } from '@app/common';
+
+/** Password length rules of DECISIONS 3.5, counted in Unicode code points. */
+export const MIN_PASSWORD_LENGTH = 12;
+export const MAX_PASSWORD_LENGTH = 1024;
+
+/**
+ * scrypt cost (RFC 7914): N=2^15, r=8, p=1 needs 128*N*r = 32 MiB per hash, the OWASP Password
+ * Storage Cheat Sheet's minimum for scrypt. maxmem leaves room for Node's own overhead.
+ */
+const COST = { N: 32768, r: 8, p: 1 } as const;
+const MAX_MEMORY = 64 * 1024 * 1024;
+const SALT_BYTES = 16;
+const HASH_BYTES = 32;
+const PREFIX = 'scrypt';
+
+/**
+ * Run by verifyDummy for unknown userNames so that they take as long as known ones (DECISIONS 3.5).
+ * Its hash is zeros: no password derives it in practice, and verifyDummy answers false anyway.
+ */
+const DUMMY_HASH = `${PREFIX}$${COST.N}$${COST.r}$${COST.p}$${Buffer.alloc(SALT_BYTES, 0x5a).toString('base64')}$${Buffer.alloc(HASH_BYTES).toString('base64')}`;
+
+interface ParsedHash {
+  N: number;
+  r: number;
+  p: number;
+  salt: Buffer;
+  hash: Buffer;
+}
+
+/**
+ * Passwords of cardholders (DECISIONS 3.5): a memory-hard hash, scrypt from node:crypto, stored as
+ * `scrypt$N$r$p$saltB64$hashB64` so that the cost can be raised later without breaking stored
+ * hashes (verify reads the parameters from the stored string). Passwords are NFKC-normalized before
+ * hashing (NIST SP 800-63B 5.1.1.2), so the same password typed on different keyboards matches.
+ */
+@Injectable()
+export class PasswordHasher {
+  /** Throws a 400 naming `password` unless it has 12-1024 characters. */
+  assertAcceptable(password: string): void {
+    const length = [...normalize(password)].length;
+    if (length < MIN_PASSWORD_LENGTH) throw invalidValue(`password must have at least ${MIN_PASSWORD_LENGTH} characters.`);
+    if (length > MAX_PASSWORD_LENGTH) throw invalidValue(`password must have at most ${MAX_PASSWORD_LENGTH} characters.`);
+  }
+
+  async hash(password: string): Promise<string> {
+    this.assertAcceptable(password);
+    const salt = randomBytes(SALT_BYTES);
+    const hash = await derive(normalize(password), { ...COST, salt, hash: Buffer.alloc(HASH_BYTES) });
+    return [PREFIX, COST.N, COST.r, COST.p, salt.toString('base64'), hash.toString('base64')].join('$');
+  }
+
+  /**
+   * True when `password` matches the stored hash; the comparison is constant-time. A password
+   * outside the length rules is still run through scrypt (on a fixed value) so that its answer
+   * takes as long as any other, and is false. A stored value that is not an scrypt string is false.
+   */
+  async verify(password: string, stored: string): Promise<boolean> {
+    const parsed = parseStored(stored);
+    if (!parsed) {
+      await this.verifyDummy(password);
+      return false;
+    }
+    const acceptable = typeof password === 'string' && isAcceptableLength(password);
+    const derived = await derive(acceptable ? normalize(password) : '', parsed);
+    return timingSafeEqual(derived, parsed.hash) && acceptable;
+  }
+
+  /** Spends the same time as verify against a fixed hash, for unknown users; always false. */
+  async verifyDummy(password: string): Promise<false> {
+    const parsed = parseStored(DUMMY_HASH)!;
+    const acceptable = typeof password === 'string' && isAcceptableLength(password);
+    const derived = await derive(acceptable ? normalize(password) : '', parsed);
+    timingSafeEqual(derived, parsed.hash);
+    return false;
+  }
+}
+
+function normalize(password: string): string {
+  return password.normalize('NFKC');
+}
+
+function isAcceptableLength(password: string): boolean {
+  const length = [...normalize(password)].length;
+  return length >= MIN_PASSWORD_LENGTH && length <= MAX_PASSWORD_LENGTH;
+}
+
+function derive(password: string, params: ParsedHash): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    scrypt(password, params.salt, params.hash.length, { N: params.N, r: params.r, p: params.p, maxmem: MAX_MEMORY }, (error, key) => (error ? reject(error) : resolve(key)));
+  });
+}
+
+const STORED = /^scrypt\$(\d{1,8})\$(\d{1,3})\$(\d{1,3})\$([A-Za-z0-9+/]+={0,2})\$([A-Za-z0-9+/]+={0,2})$/;
+
+/** Reads a stored hash, refusing parameters outside sane bounds (so a damaged row cannot exhaust memory). */
+function parseStored(stored: string): ParsedHash | undefined {
+  const match = typeof stored === 'string' ? STORED.exec(stored) : null;
+  if (!match) return undefined;
+  const [N, r, p] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const salt = Buffer.from(match[4], 'base64');
+  const hash = Buffer.from(match[5], 'base64');
+  const powerOfTwo = N > 1 && (N & (N - 1)) === 0;
+  // The memory scrypt needs (RFC 7914: 128*r*N for V, 128*r*p for B) must fit under maxmem.
+  if (!powerOfTwo || r < 1 || p < 1 || 128 * r * (N + 2) + 128 * r * p > MAX_MEMORY) return undefined;
+  if (salt.length < 16 || hash.length < 16 || hash.length > 64) return undefined;
+  return { N, r, p, salt, hash };
+}

@@ -1,0 +1,272 @@
+import { Injectable } from '@nestjs/common';
+
+import { Database, PG_FOREIGN_KEY_VIOLATION, PG_UNIQUE_VIOLATION, Transaction, isPgError } from '@app/persistence';
+import { DomainError, notFound, uniqueness } from '@app/common';
+import { OrganizationSettings, withDefaults } from '../organizations/organization-settings';
+import { ParsedCertificate } from '../system-accounts/certificate-parser';
+import { CertificateRow, MAX_CERTIFICATES, StoredCertificate } from '../system-accounts/system-account.repository';
+
+export type UserType = 'operator' | 'cardholder';
+
+/** The SCIM complex attribute `name` (RFC 7643 4.1.1). */
+export interface UserNameParts {
+  givenName: string;
+  familyName: string;
+  middleName?: string;
+  formatted?: string;
+}
+
+export interface UserEmail {
+  value: string;
+  type?: string;
+  primary?: boolean;
+}
+
+/** A user as every read outside authentication sees it: no password hash, only whether there is one. */
+export interface UserRow {
+  id: string;
+  org_id: string;
+  user_name: string;
+  user_type: UserType;
+  role: string;
+  groups: string[];
+  name: UserNameParts | null;
+  display_name: string | null;
+  emails: UserEmail[];
+  has_password: boolean;
+  /** x5t#S256 thumbprints of the enrolled certificates, oldest first. */
+  certificate_thumbprints: string[];
+  disabled: boolean;
+  created_at: Date;
+  updated_at: Date;
+  version: number;
+}
+
+/** A user as user authentication sees it: with its organization's settings, in the same read. */
+export interface UserWithSettings {
+  user: UserRow;
+  orgSettings: OrganizationSettings;
+}
+
+export interface NewUser {
+  id: string;
+  orgId: string;
+  userName: string;
+  userType: UserType;
+  role: string;
+  groups: string[];
+  name: UserNameParts | null;
+  displayName: string | null;
+  emails: UserEmail[];
+  passwordHash: string | null;
+  now: Date;
+}
+
+/** PATCH changes; `null` clears name and displayName, and empties groups and emails (DECISIONS 7). */
+export interface UserChanges {
+  role?: string;
+  groups?: string[] | null;
+  disabled?: boolean;
+  name?: UserNameParts | null;
+  displayName?: string | null;
+  emails?: UserEmail[] | null;
+}
+
+/** Every column but password_hash; `u` is the users table. */
+const USER_COLUMNS = `u.id, u.org_id, u.user_name, u.user_type, u.role, u.groups, u.name, u.display_name, u.emails,
+  u.password_hash IS NOT NULL AS has_password,
+  ARRAY(SELECT uc.thumbprint FROM user_certificates uc WHERE uc.user_id = u.id ORDER BY uc.created_at, uc.thumbprint) AS certificate_thumbprints,
+  u.disabled, u.created_at, u.updated_at, u.version`;
+
+interface OrgSettingsColumn {
+  org_settings: Partial<OrganizationSettings>;
+}
+
+/**
+ * Users of the credential-management API and their credentials. Methods that read secret material
+ * say so in their name (findWithPasswordHash), so a reviewer can see every place that touches it;
+ * every other read leaves the hash out.
+ */
+@Injectable()
+export class UserRepository {
+  constructor(private readonly db: Database) {}
+
+  async create(row: NewUser, tx?: Transaction): Promise<UserRow> {
+    try {
+      const [created] = await this.db.query<UserRow>(
+        `INSERT INTO users AS u (id, org_id, user_name, user_type, role, groups, name, display_name, emails, password_hash, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11) RETURNING ${USER_COLUMNS}`,
+        [
+          row.id,
+          row.orgId,
+          row.userName,
+          row.userType,
+          row.role,
+          row.groups,
+          row.name === null ? null : JSON.stringify(row.name),
+          row.displayName,
+          JSON.stringify(row.emails),
+          row.passwordHash,
+          row.now,
+        ],
+        tx,
+      );
+      return created;
+    } catch (error) {
+      if (isPgError(error, PG_UNIQUE_VIOLATION)) throw uniqueness(`A user with userName "${row.userName}" already exists in organization "${row.orgId}".`);
+      if (isPgError(error, PG_FOREIGN_KEY_VIOLATION)) throw notFound(`Organization "${row.orgId}" does not exist.`);
+      throw error;
+    }
+  }
+
+  /** `id` must be a UUID (the service checks it before asking). */
+  async findInOrg(orgId: string, id: string, tx?: Transaction): Promise<UserRow | undefined> {
+    const [row] = await this.db.query<UserRow>(`SELECT ${USER_COLUMNS} FROM users u WHERE u.org_id = $1 AND u.id = $2`, [orgId, id], tx);
+    return row;
+  }
+
+  async listInOrg(orgId: string, offset: number, limit: number): Promise<{ rows: UserRow[]; total: number }> {
+    const rows = await this.db.query<UserRow & { total: string }>(
+      `SELECT ${USER_COLUMNS}, count(*) OVER () AS total FROM users u WHERE u.org_id = $1 ORDER BY u.user_name OFFSET $2 LIMIT $3`,
+      [orgId, offset, limit],
+    );
+    // An empty page (count=0, or past the end) has no row to carry the window count.
+    if (rows.length === 0) {
+      const [count] = await this.db.query<{ n: string }>('SELECT count(*) AS n FROM users WHERE org_id = $1', [orgId]);
+      return { rows: [], total: Number(count.n) };
+    }
+    return { rows: rows.map(({ total: _total, ...row }) => row), total: Number(rows[0].total) };
+  }
+
+  async update(orgId: string, id: string, changes: UserChanges, now: Date, tx?: Transaction): Promise<UserRow | undefined> {
+    const [row] = await this.db.query<UserRow>(
+      `UPDATE users AS u
+          SET role = COALESCE($3, role),
+              groups = CASE WHEN $4::boolean THEN COALESCE($5::text[], '{}') ELSE groups END,
+              disabled = COALESCE($6, disabled),
+              name = CASE WHEN $7::boolean THEN $8::jsonb ELSE name END,
+              display_name = CASE WHEN $9::boolean THEN $10::text ELSE display_name END,
+              emails = CASE WHEN $11::boolean THEN COALESCE($12::jsonb, '[]'::jsonb) ELSE emails END,
+              updated_at = $13, version = version + 1
+        WHERE org_id = $1 AND id = $2 RETURNING ${USER_COLUMNS}`,
+      [
+        orgId,
+        id,
+        changes.role ?? null,
+        changes.groups !== undefined,
+        changes.groups ?? null,
+        changes.disabled ?? null,
+        changes.name !== undefined,
+        changes.name ? JSON.stringify(changes.name) : null,
+        changes.displayName !== undefined,
+        changes.displayName ?? null,
+        changes.emails !== undefined,
+        changes.emails ? JSON.stringify(changes.emails) : null,
+        now,
+      ],
+      tx,
+    );
+    return row;
+  }
+
+  /** Deletes the user with its certificates, tokens and assertion jtis (ON DELETE CASCADE); undefined when there was none. */
+  async delete(orgId: string, id: string, tx?: Transaction): Promise<UserRow | undefined> {
+    const [row] = await this.db.query<UserRow>(`DELETE FROM users u WHERE u.org_id = $1 AND u.id = $2 RETURNING ${USER_COLUMNS}`, [orgId, id], tx);
+    return row;
+  }
+
+  /** Replaces the password hash; the answer is the updated user, without the hash. */
+  async setPasswordHash(orgId: string, id: string, passwordHash: string, now: Date, tx?: Transaction): Promise<UserRow | undefined> {
+    const [row] = await this.db.query<UserRow>(
+      `UPDATE users AS u SET password_hash = $3, updated_at = $4, version = version + 1 WHERE org_id = $1 AND id = $2 RETURNING ${USER_COLUMNS}`,
+      [orgId, id, passwordHash, now],
+      tx,
+    );
+    return row;
+  }
+
+  /**
+   * Enrolls a certificate, holding the user row lock so that two concurrent uploads cannot both pass
+   * the limit of MAX_CERTIFICATES. Uploading a certificate the user already has renews its
+   * credential expiry when that has passed (the interface's "re-upload to restore function"), and is
+   * a 409 while it is still active. The same rules as system accounts (DECISIONS 4).
+   */
+  async addCertificate(userId: string, certificate: ParsedCertificate, now: Date, expiresAt: Date): Promise<CertificateRow> {
+    return this.db.transaction(async (tx) => {
+      const [user] = await this.db.query('SELECT 1 FROM users WHERE id = $1 FOR UPDATE', [userId], tx);
+      if (!user) throw notFound('The user no longer exists.');
+      const [existing] = await this.db.query<{ expires_at: Date }>(
+        'SELECT expires_at FROM user_certificates WHERE user_id = $1 AND thumbprint = $2',
+        [userId, certificate.thumbprint],
+        tx,
+      );
+      if (existing && existing.expires_at > now) {
+        throw uniqueness(`This certificate (x5t#S256 ${certificate.thumbprint}) is already enrolled for the user and active until ${existing.expires_at.toISOString()}.`);
+      }
+      if (!existing) {
+        const [count] = await this.db.query<{ n: string }>('SELECT count(*) AS n FROM user_certificates WHERE user_id = $1', [userId], tx);
+        if (Number(count.n) >= MAX_CERTIFICATES) {
+          throw new DomainError('CONFLICT', `The user already has ${MAX_CERTIFICATES} certificates, the most a user may hold. Delete one before enrolling another.`);
+        }
+      }
+      const [row] = await this.db.query<CertificateRow>(
+        `INSERT INTO user_certificates (user_id, thumbprint, pem, subject, issuer, serial_number, not_before, not_after, expires_at, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+         ON CONFLICT (user_id, thumbprint) DO UPDATE SET expires_at = EXCLUDED.expires_at, created_at = EXCLUDED.created_at
+         RETURNING thumbprint, subject, issuer, serial_number, not_before, not_after, expires_at, created_at`,
+        [userId, certificate.thumbprint, certificate.pem, certificate.subject, certificate.issuer, certificate.serialNumber, certificate.notBefore, certificate.notAfter, expiresAt, now],
+        tx,
+      );
+      return row;
+    });
+  }
+
+  /** The user and its certificates (public material), for jwt-bearer assertion verification (DECISIONS 3.5). */
+  async findWithCertificates(orgId: string, userName: string): Promise<(UserWithSettings & { certificates: StoredCertificate[] }) | undefined> {
+    const rows = await this.db.query<UserRow & OrgSettingsColumn & { thumbprint: string | null; pem: string | null; not_before: Date | null; not_after: Date | null; cert_expires_at: Date | null }>(
+      `SELECT ${USER_COLUMNS}, o.settings AS org_settings, c.thumbprint, c.pem, c.not_before, c.not_after, c.expires_at AS cert_expires_at
+         FROM users u JOIN organizations o ON o.id = u.org_id LEFT JOIN user_certificates c ON c.user_id = u.id
+        WHERE u.org_id = $1 AND u.user_name = $2
+        ORDER BY c.created_at, c.thumbprint`,
+      [orgId, userName],
+    );
+    if (rows.length === 0) return undefined;
+    const certificates = rows
+      .filter((r) => r.thumbprint !== null)
+      .map((r) => ({ thumbprint: r.thumbprint!, pem: r.pem!, not_before: r.not_before!, not_after: r.not_after!, expires_at: r.cert_expires_at! }));
+    return { user: userOf(rows[0]), orgSettings: withDefaults(rows[0].org_settings), certificates };
+  }
+
+  /** The user and its password hash (null when it has none), for the password grant only (DECISIONS 3.5). */
+  async findWithPasswordHash(orgId: string, userName: string): Promise<(UserWithSettings & { passwordHash: string | null }) | undefined> {
+    const [row] = await this.db.query<UserRow & OrgSettingsColumn & { password_hash: string | null }>(
+      `SELECT ${USER_COLUMNS}, o.settings AS org_settings, u.password_hash
+         FROM users u JOIN organizations o ON o.id = u.org_id
+        WHERE u.org_id = $1 AND u.user_name = $2`,
+      [orgId, userName],
+    );
+    if (!row) return undefined;
+    return { user: userOf(row), orgSettings: withDefaults(row.org_settings), passwordHash: row.password_hash };
+  }
+}
+
+/** Only the UserRow fields, so that joined columns (and the hash) never travel further in `user`. */
+function userOf(row: UserRow): UserRow {
+  return {
+    id: row.id,
+    org_id: row.org_id,
+    user_name: row.user_name,
+    user_type: row.user_type,
+    role: row.role,
+    groups: row.groups,
+    name: row.name,
+    display_name: row.display_name,
+    emails: row.emails,
+    has_password: row.has_password,
+    certificate_thumbprints: row.certificate_thumbprints,
+    disabled: row.disabled,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    version: row.version,
+  };
+}

@@ -1,0 +1,180 @@
+import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { Clock, DomainError, invalidValue, notFound } from '@app/common';
+import { AppConfig } from '@app/config';
+import { Database } from '@app/persistence';
+import { AuditService } from '../audit/audit.service';
+import { parseCertificateUpload } from '../system-accounts/certificate-parser';
+import { CertificateRow } from '../system-accounts/system-account.repository';
+import { Actor } from '../system-accounts/system-account.service';
+import { PasswordHasher } from './password-hasher';
+import { UserChanges, UserEmail, UserNameParts, UserRepository, UserRow, UserType } from './user.repository';
+
+/** userName: 1-128 characters of A-Z, a-z, 0-9, ".", "_", "@" and "-" (DECISIONS 11). */
+export const USER_NAME_PATTERN = /^[A-Za-z0-9._@-]{1,128}$/;
+
+export interface CreateUserInput {
+  userName: string;
+  role: string;
+  /** Default `cardholder`. */
+  userType?: UserType;
+  groups?: string[] | null;
+  /** Cardholders only (DECISIONS 3.5); hashed here and never stored or logged as it is. */
+  password?: string;
+  name?: UserNameParts | null;
+  displayName?: string | null;
+  emails?: UserEmail[] | null;
+}
+
+/** PATCH input: the changes, plus userName and userType, which may be sent back unchanged but never changed. */
+export type UpdateUserInput = UserChanges & { userName?: string; userType?: UserType };
+
+const DAY_MS = 86_400_000;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Users of the credential-management API, operators and cardholders (DECISIONS 3.5, 11): creation,
+ * changes, certificate enrollment and passwords, each change audited. Audit details carry what
+ * decides access (role, groups, disabled, type) and the names of other changed attributes, never a
+ * password or its hash, and no personal data (names, e-mail addresses) in the append-only log.
+ */
+@Injectable()
+export class UserService {
+  constructor(
+    private readonly users: UserRepository,
+    private readonly hasher: PasswordHasher,
+    private readonly audit: AuditService,
+    private readonly db: Database,
+    private readonly clock: Clock,
+    private readonly config: AppConfig,
+  ) {}
+
+  /** Creates the user; a userName taken in the organization is a 409 decided by the unique index. */
+  async create(orgId: string, input: CreateUserInput, actor: Actor): Promise<UserRow> {
+    if (!USER_NAME_PATTERN.test(input.userName)) {
+      throw invalidValue('userName must be 1-128 characters of A-Z, a-z, 0-9, ".", "_", "@" and "-".');
+    }
+    const userType = input.userType ?? 'cardholder';
+    if (input.password !== undefined && userType === 'operator') {
+      throw invalidValue('password is for cardholders only: an operator signs in with an enrolled certificate (POST .../users/{id}/certificates).');
+    }
+    // Hashed before the transaction: scrypt takes a while and must not hold a database connection.
+    const passwordHash = input.password === undefined ? null : await this.hasher.hash(input.password);
+    return this.db.transaction(async (tx) => {
+      const user = await this.users.create(
+        {
+          id: randomUUID(),
+          orgId,
+          userName: input.userName,
+          userType,
+          role: input.role,
+          groups: input.groups ?? [],
+          name: input.name ?? null,
+          displayName: input.displayName ?? null,
+          emails: input.emails ?? [],
+          passwordHash,
+          now: this.clock.now(),
+        },
+        tx,
+      );
+      await this.audit.record(
+        {
+          org: orgId,
+          actor: actor.name,
+          action: 'user.create',
+          target: user.id,
+          outcome: 'success',
+          sourceAddress: actor.sourceAddress,
+          details: { userName: user.user_name, userType: user.user_type, role: user.role, groups: user.groups, hasPassword: user.has_password },
+        },
+        tx,
+      );
+      return user;
+    });
+  }
+
+  async get(orgId: string, id: string): Promise<UserRow> {
+    const user = UUID.test(id) ? await this.users.findInOrg(orgId, id) : undefined;
+    if (!user) throw userNotFound(orgId, id);
+    return user;
+  }
+
+  list(orgId: string, offset: number, limit: number): Promise<{ rows: UserRow[]; total: number }> {
+    return this.users.listInOrg(orgId, offset, limit);
+  }
+
+  async update(orgId: string, id: string, input: UpdateUserInput, actor: Actor): Promise<UserRow> {
+    const { userName, userType, ...changes } = input;
+    const current = await this.get(orgId, id);
+    if (userName !== undefined && userName !== current.user_name) {
+      throw new DomainError('MUTABILITY', `userName cannot be changed (it is "${current.user_name}"); create a new user instead.`);
+    }
+    if (userType !== undefined && userType !== current.user_type) {
+      throw new DomainError('MUTABILITY', `userType cannot be changed (it is "${current.user_type}"); create a new user instead.`);
+    }
+    return this.db.transaction(async (tx) => {
+      const user = await this.users.update(orgId, id, changes, this.clock.now(), tx);
+      if (!user) throw userNotFound(orgId, id);
+      const details: Record<string, unknown> = { userName: user.user_name, changed: Object.keys(changes) };
+      if (changes.role !== undefined) details.role = user.role;
+      if (changes.groups !== undefined) details.groups = user.groups;
+      if (changes.disabled !== undefined) details.disabled = user.disabled;
+      await this.audit.record({ org: orgId, actor: actor.name, action: 'user.update', target: id, outcome: 'success', sourceAddress: actor.sourceAddress, details }, tx);
+      return user;
+    });
+  }
+
+  /** Deletes the user; its certificates, tokens and assertion jtis go with it. */
+  async delete(orgId: string, id: string, actor: Actor): Promise<void> {
+    if (!UUID.test(id)) throw userNotFound(orgId, id);
+    await this.db.transaction(async (tx) => {
+      const user = await this.users.delete(orgId, id, tx);
+      if (!user) throw userNotFound(orgId, id);
+      await this.audit.record(
+        { org: orgId, actor: actor.name, action: 'user.delete', target: id, outcome: 'success', sourceAddress: actor.sourceAddress, details: { userName: user.user_name } },
+        tx,
+      );
+    });
+  }
+
+  /** Enrolls a certificate for jwt-bearer sign-in (DECISIONS 3.5), with the upload rules of DECISIONS 4. */
+  async enrollCertificate(orgId: string, id: string, pem: string, actor: Actor): Promise<CertificateRow> {
+    const user = await this.get(orgId, id);
+    const now = this.clock.now();
+    const parsed = parseCertificateUpload(pem, now);
+    const expiresAt = new Date(now.getTime() + this.config.certificateLifetimeDays * DAY_MS);
+    const row = await this.users.addCertificate(user.id, parsed, now, expiresAt);
+    await this.audit.record({
+      org: orgId,
+      actor: actor.name,
+      action: 'user.certificate.enroll',
+      target: id,
+      outcome: 'success',
+      sourceAddress: actor.sourceAddress,
+      details: { userName: user.user_name, thumbprint: row.thumbprint, subject: row.subject },
+    });
+    return row;
+  }
+
+  /** Sets or replaces a cardholder's password (at least 12 characters, DECISIONS 3.5). */
+  async setPassword(orgId: string, id: string, password: string, actor: Actor): Promise<UserRow> {
+    const user = await this.get(orgId, id);
+    if (user.user_type === 'operator') {
+      throw invalidValue('password is for cardholders only: an operator signs in with an enrolled certificate (POST .../users/{id}/certificates).');
+    }
+    const passwordHash = await this.hasher.hash(password);
+    return this.db.transaction(async (tx) => {
+      const updated = await this.users.setPasswordHash(orgId, id, passwordHash, this.clock.now(), tx);
+      if (!updated) throw userNotFound(orgId, id);
+      await this.audit.record(
+        { org: orgId, actor: actor.name, action: 'user.password.set', target: id, outcome: 'success', sourceAddress: actor.sourceAddress, details: { userName: updated.user_name } },
+        tx,
+      );
+      return updated;
+    });
+  }
+}
+
+function userNotFound(orgId: string, id: string): DomainError {
+  return notFound(`User "${id.slice(0, 64)}" does not exist in organization "${orgId}".`);
+}

@@ -1,0 +1,96 @@
+import { Injectable } from '@nestjs/common';
+import { Clock, OAuthError } from '@app/common';
+import { PasswordHasher, UserRepository, UserWithSettings } from '@app/accounts';
+import { Metrics } from '@app/observability';
+import { AssertionVerifier } from '../clients/assertion-verifier';
+import { LockoutService } from '../clients/lockout.service';
+import { TokenRepository } from '../tokens/token.repository';
+
+export const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+export const PASSWORD_GRANT = 'password';
+
+export interface AuthenticatedUser extends UserWithSettings {
+  method: 'jwt_bearer' | 'password';
+}
+
+/** One answer for an unknown user, a bad signature and a certificate of someone else. */
+const GENERIC_ASSERTION_FAILURE = 'The assertion was not accepted.';
+const GENERIC_PASSWORD_FAILURE = 'The user name or password is wrong.';
+
+/**
+ * Operators and cardholders at the token endpoint (DECISIONS 3.5): the RFC 7523 jwt-bearer grant,
+ * signed with the key of the user's enrolled certificate (the checks of 3.3 with sub = userName),
+ * and, for cardholders, the password grant. Failures are 400 invalid_grant and count toward the
+ * lockout per userName, as for clients.
+ */
+@Injectable()
+export class UserAuthenticator {
+  constructor(
+    private readonly users: UserRepository,
+    private readonly passwords: PasswordHasher,
+    private readonly assertions: AssertionVerifier,
+    private readonly lockout: LockoutService,
+    private readonly tokens: TokenRepository,
+    private readonly clock: Clock,
+    private readonly metrics: Metrics,
+  ) {}
+
+  async withAssertion(org: string, jwt: string | undefined, sourceAddress: string, audiences: string[]): Promise<AuthenticatedUser> {
+    if (!jwt) throw OAuthError.invalidRequest(`The ${JWT_BEARER_GRANT} grant needs the assertion parameter.`);
+    const refuse = (description: string) => OAuthError.invalidGrant(description);
+    let assertion;
+    try {
+      assertion = this.assertions.parse(jwt, refuse);
+    } catch (error) {
+      throw await this.failed('malformed_assertion', undefined, sourceAddress, error as OAuthError);
+    }
+    const subject = lockoutSubject(org, assertion.subject);
+    await this.lockout.assertNotLocked(subject, sourceAddress);
+    const found = await this.users.findWithCertificates(org, assertion.subject);
+    if (!found) throw await this.failed('unknown_user', undefined, sourceAddress, refuse(GENERIC_ASSERTION_FAILURE));
+    if (found.certificates.length === 0) {
+      // Accepted disclosure (DECISIONS 3.5): the user exists but must enroll a certificate first.
+      throw await this.failed('no_certificate', subject, sourceAddress, refuse(`User ${assertion.subject} has no enrolled certificate; an administrator must enroll one before the user can sign in.`));
+    }
+    const certificate = await this.assertions.findSigner(assertion, found.certificates);
+    if (!certificate) throw await this.failed('bad_signature', subject, sourceAddress, refuse(GENERIC_ASSERTION_FAILURE));
+    try {
+      const { expiresAt } = this.assertions.checkAfterPossession(assertion, certificate, audiences, refuse);
+      if (found.user.disabled) throw refuse('The user is disabled.');
+      if (!(await this.tokens.rememberUserJti(found.user.id, assertion.claims.jti as string, expiresAt))) {
+        throw refuse('The assertion\'s jti was used before; every assertion needs a new jti.');
+      }
+    } catch (error) {
+      throw await this.failed('assertion_rejected', subject, sourceAddress, error as OAuthError);
+    }
+    return { user: found.user, orgSettings: found.orgSettings, method: 'jwt_bearer' };
+  }
+
+  async withPassword(org: string, userName: string | undefined, password: string | undefined, sourceAddress: string): Promise<AuthenticatedUser> {
+    if (!userName || password === undefined) throw OAuthError.invalidRequest('The password grant needs the username and password parameters.');
+    const subject = lockoutSubject(org, userName);
+    await this.lockout.assertNotLocked(subject, sourceAddress);
+    const found = await this.users.findWithPasswordHash(org, userName);
+    if (found && !found.orgSettings.passwordGrant) {
+      throw new OAuthError('unauthorized_client', 'The password grant is switched off for this organization; sign in with a certificate (jwt-bearer).', 400);
+    }
+    // Unknown users and users without a password cost the same scrypt run as a wrong password.
+    const matches = found?.passwordHash ? await this.passwords.verify(password, found.passwordHash) : await this.passwords.verifyDummy(password);
+    if (!found || !matches) {
+      throw await this.failed('wrong_password', found ? subject : undefined, sourceAddress, OAuthError.invalidGrant(GENERIC_PASSWORD_FAILURE));
+    }
+    if (found.user.disabled) throw await this.failed('disabled', subject, sourceAddress, OAuthError.invalidGrant('The user is disabled.'));
+    return { user: found.user, orgSettings: found.orgSettings, method: 'password' };
+  }
+
+  private async failed(reason: string, knownSubject: string | undefined, address: string, error: OAuthError): Promise<OAuthError> {
+    this.metrics.authFailures.inc({ reason: `user_${reason}` });
+    await this.lockout.recordFailure(knownSubject, address);
+    return error;
+  }
+}
+
+/** userNames are unique per organization, so the lockout counts them with their organization. */
+function lockoutSubject(org: string, userName: string): string {
+  return `user:${org}/${userName}`;
+}

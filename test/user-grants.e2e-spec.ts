@@ -1,0 +1,164 @@
+import { randomUUID } from 'node:crypto';
+import { TestApp, TestCertificate, createOrganization, createTestApp, makeCertificate, platformAdminToken, signAssertion, tokenRequest } from '@app/testing';
+
+const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+const PASSWORD = 'correct horse battery staple';
+
+/** Operators and cardholders at the token endpoint (DECISIONS 3.5): jwt-bearer and password grants. */
+describe('user grants', () => {
+  let t: TestApp;
+  let admin: string;
+  let address = 0;
+  const tokenUrl = 'https://auth.example.test/authentication/customer/users/token';
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { AUTH_FAILURE_LIMIT: '3', TRUSTED_PROXIES: '127.0.0.1,::1,::ffff:127.0.0.1' } });
+    admin = await platformAdminToken(t.http);
+    await createOrganization(t.http, admin, 'users');
+    await createOrganization(t.http, admin, 'nopassword', { passwordGrant: false });
+  });
+  afterAll(() => t.close());
+
+  /** Each test gets its own source address, so lockout counters of one do not touch another. */
+  const from = () => `198.51.100.${++address}`;
+
+  async function createUser(body: Record<string, unknown>, org = 'users'): Promise<string> {
+    const response = await t.http.post(`/admin/v1/organizations/${org}/users`).auth(admin, { type: 'bearer' }).send(body);
+    expect(response.status).toBe(201);
+    return response.body.id as string;
+  }
+
+  async function operatorWithCertificate(userName: string, role = 'Issuance'): Promise<{ id: string; certificate: TestCertificate }> {
+    const id = await createUser({ userName, role, userType: 'operator', groups: ['east'] });
+    const certificate = await makeCertificate({ keyType: 'EC-P256' });
+    const enrolled = await t.http.post(`/admin/v1/organizations/users/users/${id}/certificates`).auth(admin, { type: 'bearer' }).set('Content-Type', 'application/x-pem-file').send(certificate.pem);
+    expect(enrolled.status).toBe(201);
+    return { id, certificate };
+  }
+
+  const assertionGrant = (assertion: string, address: string, extra: Record<string, string> = {}) =>
+    tokenRequest(t.http, 'users', { grant_type: JWT_BEARER, assertion, ...extra }).set('X-Forwarded-For', address);
+  const passwordGrant = (username: string, password: string, address: string, org = 'users') =>
+    tokenRequest(t.http, org, { grant_type: 'password', username, password }).set('X-Forwarded-For', address);
+
+  describe('jwt-bearer (operators)', () => {
+    it('an assertion signed by the enrolled certificate gets a token that carries the user and the role', async () => {
+      const { certificate } = await operatorWithCertificate('alice.op');
+      const response = await assertionGrant(await signAssertion(certificate, 'alice.op', tokenUrl, { now: t.clock.now() }), from());
+      expect(response.status).toBe(200);
+      expect(response.headers['cache-control']).toBe('no-store');
+      expect(response.body).toMatchObject({ token_type: 'Bearer', expires_in: 3600 });
+      const whoami = await t.http.get('/authentication/customer/users/whoami').auth(response.body.access_token, { type: 'bearer' });
+      expect(whoami.status).toBe(200);
+      expect(whoami.body).toMatchObject({ userName: 'alice.op', org: 'users', role: 'Issuance', scopes: ['Scope.device_management'] });
+      const claims = JSON.parse(Buffer.from(response.body.access_token.split('.')[1], 'base64url').toString());
+      expect(claims).toMatchObject({ sub: 'alice.op', org: 'users', role: 'Issuance', scope: 'Scope.device_management' });
+      expect(claims.client_id).toBeUndefined();
+    });
+
+    it('a key that is not the enrolled certificate\'s, and an unknown user, get one identical invalid_grant', async () => {
+      await operatorWithCertificate('bob.op');
+      const stranger = await makeCertificate();
+      const address = from();
+      const wrongKey = await assertionGrant(await signAssertion(stranger, 'bob.op', tokenUrl, { now: t.clock.now() }), address);
+      const unknown = await assertionGrant(await signAssertion(stranger, 'nobody.op', tokenUrl, { now: t.clock.now() }), from());
+      for (const response of [wrongKey, unknown]) {
+        expect(response.status).toBe(400);
+        expect(response.body).toEqual({ error: 'invalid_grant', error_description: 'The assertion was not accepted.' });
+      }
+    });
+
+    it('an operator with no enrolled certificate is told to enroll one', async () => {
+      await createUser({ userName: 'carol.op', role: 'Help Desk', userType: 'operator' });
+      const response = await assertionGrant(await signAssertion(await makeCertificate(), 'carol.op', tokenUrl, { now: t.clock.now() }), from());
+      expect(response.status).toBe(400);
+      expect(response.body.error).toBe('invalid_grant');
+      expect(response.body.error_description).toMatch(/no enrolled certificate; an administrator must enroll one/);
+    });
+
+    it('the checks of DECISIONS 3.3 apply: aud, replayed jti, lifetime', async () => {
+      const { certificate } = await operatorWithCertificate('dave.op');
+      const address = from();
+      const wrongAud = await assertionGrant(await signAssertion(certificate, 'dave.op', 'https://elsewhere/token', { now: t.clock.now() }), address);
+      expect(wrongAud.body).toEqual({ error: 'invalid_grant', error_description: expect.stringMatching(/aud must be/) });
+      const assertion = await signAssertion(certificate, 'dave.op', tokenUrl, { now: t.clock.now(), claims: { jti: randomUUID() } });
+      expect((await assertionGrant(assertion, from())).status).toBe(200);
+      const replay = await assertionGrant(assertion, from());
+      expect(replay.body).toEqual({ error: 'invalid_grant', error_description: expect.stringMatching(/jti was used before/) });
+      const tooLong = await assertionGrant(await signAssertion(certificate, 'dave.op', tokenUrl, { now: t.clock.now(), claims: { exp: t.clock.nowSeconds() + 7200 } }), from());
+      expect(tooLong.body.error_description).toMatch(/lifetime|more than 3600/);
+    });
+
+    it('a disabled operator is refused, and its live token stops working', async () => {
+      const { id, certificate } = await operatorWithCertificate('erin.op');
+      const issued = await assertionGrant(await signAssertion(certificate, 'erin.op', tokenUrl, { now: t.clock.now() }), from());
+      expect(issued.status).toBe(200);
+      expect((await t.http.patch(`/admin/v1/organizations/users/users/${id}`).auth(admin, { type: 'bearer' }).send({ disabled: true })).status).toBe(200);
+      const refused = await assertionGrant(await signAssertion(certificate, 'erin.op', tokenUrl, { now: t.clock.now() }), from());
+      expect(refused.body).toEqual({ error: 'invalid_grant', error_description: 'The user is disabled.' });
+      const whoami = await t.http.get('/authentication/customer/users/whoami').auth(issued.body.access_token, { type: 'bearer' });
+      expect(whoami.status).toBe(401);
+      expect(whoami.headers['www-authenticate']).toContain('The user of this token is disabled.');
+    });
+
+    it('client authentication is refused on a user grant; a missing assertion is invalid_request', async () => {
+      const withSecret = await tokenRequest(t.http, 'users', { grant_type: JWT_BEARER, assertion: 'x.y.z', client_secret: 'x', client_id: 'users-x' });
+      expect(withSecret.status).toBe(400);
+      expect(withSecret.body.error).toBe('invalid_request');
+      const missing = await tokenRequest(t.http, 'users', { grant_type: JWT_BEARER });
+      expect(missing.body).toEqual({ error: 'invalid_request', error_description: expect.stringMatching(/needs the assertion parameter/) });
+    });
+  });
+
+  describe('password (cardholders)', () => {
+    it('the right password gets a token for the cardholder', async () => {
+      await createUser({ userName: 'frank', role: 'Cardholder', password: PASSWORD });
+      const response = await passwordGrant('frank', PASSWORD, from());
+      expect(response.status).toBe(200);
+      const whoami = await t.http.get('/authentication/customer/users/whoami').auth(response.body.access_token, { type: 'bearer' });
+      expect(whoami.body).toMatchObject({ userName: 'frank', role: 'Cardholder', scopes: ['Scope.device'] });
+    });
+
+    it('a wrong password, an unknown user and an operator get one identical invalid_grant', async () => {
+      await createUser({ userName: 'grace', role: 'Cardholder', password: PASSWORD });
+      await createUser({ userName: 'heidi.op', role: 'Issuance', userType: 'operator' });
+      for (const [username, password] of [['grace', 'wrong password here'], ['nobody', PASSWORD], ['heidi.op', PASSWORD]]) {
+        const response = await passwordGrant(username, password, from());
+        expect({ username, status: response.status, body: response.body }).toEqual({
+          username,
+          status: 400,
+          body: { error: 'invalid_grant', error_description: 'The user name or password is wrong.' },
+        });
+      }
+    });
+
+    it('a disabled cardholder is refused once the password matched', async () => {
+      const id = await createUser({ userName: 'ivan', role: 'Cardholder', password: PASSWORD });
+      await t.http.patch(`/admin/v1/organizations/users/users/${id}`).auth(admin, { type: 'bearer' }).send({ disabled: true });
+      const response = await passwordGrant('ivan', PASSWORD, from());
+      expect(response.body).toEqual({ error: 'invalid_grant', error_description: 'The user is disabled.' });
+    });
+
+    it('an organization that switched the password grant off refuses it', async () => {
+      await createUser({ userName: 'judy', role: 'Cardholder', password: PASSWORD }, 'nopassword');
+      const response = await passwordGrant('judy', PASSWORD, from(), 'nopassword');
+      expect(response.status).toBe(400);
+      expect(response.body.error).toBe('unauthorized_client');
+    });
+
+    it('missing username or password is invalid_request', async () => {
+      const response = await tokenRequest(t.http, 'users', { grant_type: 'password', username: 'frank' });
+      expect(response.body).toEqual({ error: 'invalid_request', error_description: expect.stringMatching(/username and password/) });
+    });
+
+    it('the lockout applies per userName and address, as for clients', async () => {
+      await createUser({ userName: 'mallory.target', role: 'Cardholder', password: PASSWORD });
+      const attacker = from();
+      for (let i = 0; i < 3; i++) expect((await passwordGrant('mallory.target', 'wrong password!', attacker)).status).toBe(400);
+      const blocked = await passwordGrant('mallory.target', PASSWORD, attacker);
+      expect(blocked.status).toBe(429);
+      expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
+      expect((await passwordGrant('mallory.target', PASSWORD, from())).status).toBe(200);
+    });
+  });
+});
