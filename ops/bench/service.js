@@ -59,7 +59,9 @@ async function startService({ logLevel, databaseUrl }) {
   const logFile = join(workDir, 'service.log');
   const { env, baseUrl } = await serviceEnvironment({ dataDir, logLevel, databaseUrl });
   const log = openSync(logFile, 'w');
-  const child = spawn(process.execPath, [MAIN], { cwd: ROOT, env, stdio: ['ignore', log, log] });
+  // BENCH_SERVICE_NODE_ARGS: extra node flags for the service, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
+  const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, MAIN], { cwd: ROOT, env, stdio: ['ignore', log, log] });
   closeSync(log);
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
   return { baseUrl, dataDir, workDir, logFile, child, exited };

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { Client } from 'pg';
@@ -13,6 +13,7 @@ import { ensureSoftHsmToken, generateSoftHsmKey } from '@app/hsm';
  * JWT_KEY. Workers find them through TEST_* environment variables.
  */
 export default async function globalSetup(): Promise<void> {
+  removeRunsThatDied(resolve(__dirname, '../../.test-run'));
   const runDir = resolve(__dirname, '../../.test-run', `${process.pid}`);
   rmSync(runDir, { recursive: true, force: true });
   mkdirSync(runDir, { recursive: true, mode: 0o755 });
@@ -51,6 +52,19 @@ export default async function globalSetup(): Promise<void> {
     SOFTHSM2_CONF: configPath,
   });
   writeFileSync(join(runDir, 'env.json'), JSON.stringify({ adminUrl, template }));
+}
+
+/** A run killed before its teardown leaves its folder behind; its process id tells whether it is gone. */
+function removeRunsThatDied(root: string): void {
+  if (!existsSync(root)) return;
+  for (const entry of readdirSync(root)) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      process.kill(Number(entry), 0);
+    } catch {
+      rmSync(join(root, entry), { recursive: true, force: true });
+    }
+  }
 }
 
 export function withDatabase(url: string, database: string): string {

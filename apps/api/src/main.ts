@@ -6,6 +6,9 @@ import { Metrics, PinoNestLogger, createLogger } from '@app/observability';
 import { AppModule } from './app.module';
 import { configureApp, createAdapter } from './app.setup';
 
+/** How long in-flight requests and the shutdown hooks may take after SIGTERM. */
+const SHUTDOWN_DEADLINE_MS = 15_000;
+
 async function bootstrap(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
@@ -29,6 +32,11 @@ async function bootstrap(): Promise<void> {
       if (closing) return;
       closing = true;
       logger.info({ signal }, 'shutting down');
+      // A dependency that never answers (a vanished database) must not keep the process alive.
+      setTimeout(() => {
+        logger.error({ deadlineMs: SHUTDOWN_DEADLINE_MS }, 'graceful shutdown did not finish in time; exiting');
+        process.exit(1);
+      }, SHUTDOWN_DEADLINE_MS).unref();
       app.close().then(
         () => process.exit(0),
         (error: unknown) => {

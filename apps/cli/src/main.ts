@@ -49,7 +49,7 @@ export function buildProgram(): Command {
       const embedded = config.embeddedDatabase
         ? await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPostgresPort, password: config.embeddedPostgresPassword! })
         : undefined;
-      const dataSource = new DataSource(dataSourceOptions(embedded?.url ?? config.databaseUrl!, 2));
+      const dataSource = new DataSource(dataSourceOptions(embedded?.connection ?? config.databaseUrl!, 2));
       await dataSource.initialize();
       try {
         const applied = await runMigrations(dataSource);

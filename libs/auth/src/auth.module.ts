@@ -10,6 +10,7 @@ import { RolesController } from './authorization/roles.controller';
 import { loadScopeAssignment } from './authorization/scope-assignment.loader';
 import { AssertionVerifier } from './clients/assertion-verifier';
 import { ClientAuthenticator } from './clients/client-authenticator.service';
+import { ClientCredentialRepository } from './clients/client-credential.repository';
 import { LockoutService } from './clients/lockout.service';
 import { UserAuthenticator } from './grants/user-authenticator.service';
 import { BearerGuard } from './http/bearer.guard';
@@ -29,6 +30,7 @@ import { TokenService } from './tokens/token.service';
   providers: [
     AssertionVerifier,
     ClientAuthenticator,
+    ClientCredentialRepository,
     LockoutService,
     UserAuthenticator,
     AccessTokenValidator,

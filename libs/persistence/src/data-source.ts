@@ -1,5 +1,6 @@
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { MIGRATIONS } from '../../../migrations';
+import type { PostgresConnection } from './embedded-postgres';
 
 /**
  * The single data source definition shared by the service, the CLI and the migration script.
@@ -7,10 +8,10 @@ import { MIGRATIONS } from '../../../migrations';
  * parameterised SQL through this data source: every rule that must hold under concurrency
  * (uniqueness, jti replay, counters, first use) is one atomic statement.
  */
-export function dataSourceOptions(url: string, poolSize = 20): DataSourceOptions {
+export function dataSourceOptions(target: string | PostgresConnection, poolSize = 20): DataSourceOptions {
   return {
     type: 'postgres',
-    url,
+    ...(typeof target === 'string' ? { url: target } : target),
     synchronize: false,
     migrationsRun: false,
     migrations: MIGRATIONS,

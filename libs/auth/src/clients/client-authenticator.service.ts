@@ -1,16 +1,19 @@
 import { Injectable } from '@nestjs/common';
 import { OAuthError, Clock } from '@app/common';
-import { AccountWithSettings, SecretHasher, SystemAccountRepository } from '@app/accounts';
+import { OrganizationSettings, SecretHasher, SystemAccountRow } from '@app/accounts';
 import { Metrics } from '@app/observability';
 import { TokenRepository } from '../tokens/token.repository';
 import { AssertionVerifier } from './assertion-verifier';
+import { ClientCredentialRepository } from './client-credential.repository';
 import { LockoutService } from './lockout.service';
 
 export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 
 export type ClientAuthMethod = 'client_secret_post' | 'client_secret_basic' | 'private_key_jwt';
 
-export interface AuthenticatedClient extends AccountWithSettings {
+export interface AuthenticatedClient {
+  account: SystemAccountRow;
+  orgSettings: OrganizationSettings;
   method: ClientAuthMethod;
   secretId?: string;
 }
@@ -36,7 +39,7 @@ export const GENERIC_CLIENT_FAILURE = 'Client authentication failed.';
 @Injectable()
 export class ClientAuthenticator {
   constructor(
-    private readonly accounts: SystemAccountRepository,
+    private readonly credentials: ClientCredentialRepository,
     private readonly hasher: SecretHasher,
     private readonly assertions: AssertionVerifier,
     private readonly lockout: LockoutService,
@@ -63,12 +66,16 @@ export class ClientAuthenticator {
     const basic = method === 'client_secret_basic';
     const fail = (reason: string, known: boolean, description = GENERIC_CLIENT_FAILURE) =>
       this.failed(reason, known ? clientId : undefined, request.sourceAddress, OAuthError.invalidClient(description, basic));
-    await this.lockout.assertNotLocked(clientId, request.sourceAddress);
     // Hash first, whether or not the account exists, so timing does not tell which case it was.
     const presented = this.hasher.hash(secret);
-    const found = belongsTo(clientId, request.org) ? await this.accounts.findWithSecretHashes(clientId) : undefined;
+    const { failures, account: found } = await this.credentials.findWithSecretHashes(
+      belongsTo(clientId, request.org) ? clientId : '',
+      this.lockout.keysFor(clientId, request.sourceAddress),
+      this.lockout.windowStart(),
+    );
+    this.lockout.assertWithinLimits(failures);
     if (!found) throw await fail('unknown_client', false);
-    const match = found.secrets.find((s) => this.hasher.matches(presented, s.hash));
+    const match = found.credentials.find((s) => this.hasher.matches(presented, s.hash));
     if (!match) throw await fail('wrong_secret', true);
     // Possession proven: from here the description may name the credential's state.
     if (match.expires_at <= this.clock.now()) {
@@ -94,10 +101,14 @@ export class ClientAuthenticator {
     if (params.client_id !== undefined && params.client_id !== clientId) {
       throw await this.failed('client_id_mismatch', undefined, request.sourceAddress, refuse('client_id must equal the assertion\'s iss and sub.'));
     }
-    await this.lockout.assertNotLocked(clientId, request.sourceAddress);
-    const found = belongsTo(clientId, request.org) ? await this.accounts.findWithCertificates(clientId) : undefined;
+    const { failures, account: found } = await this.credentials.findWithCertificates(
+      belongsTo(clientId, request.org) ? clientId : '',
+      this.lockout.keysFor(clientId, request.sourceAddress),
+      this.lockout.windowStart(),
+    );
+    this.lockout.assertWithinLimits(failures);
     if (!found) throw await this.failed('unknown_client', undefined, request.sourceAddress, refuse(GENERIC_CLIENT_FAILURE));
-    const certificate = await this.assertions.findSigner(assertion, found.certificates);
+    const certificate = await this.assertions.findSigner(assertion, found.credentials);
     if (!certificate) throw await this.failed('bad_signature', clientId, request.sourceAddress, refuse(GENERIC_CLIENT_FAILURE));
     try {
       const { expiresAt } = this.assertions.checkAfterPossession(assertion, certificate, request.audiences, refuse);

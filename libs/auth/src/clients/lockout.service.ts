@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Clock, OAuthError } from '@app/common';
 import { AppConfig } from '@app/config';
 import { Database } from '@app/persistence';
+import type { FailureCounter } from './client-credential.repository';
 
 /** Every address together may fail this many times the per-pair limit (DECISIONS 4). */
 const ADDRESS_LIMIT_FACTOR = 10;
@@ -21,14 +22,28 @@ export class LockoutService {
     private readonly clock: Clock,
   ) {}
 
+  /** The counter keys of a (subject, address) pair, for reads that fetch them with other data. */
+  keysFor(subject: string | undefined, address: string): string[] {
+    return keys(subject, address);
+  }
+
+  /** Counters that started before this moment have expired. */
+  windowStart(): Date {
+    return new Date(this.clock.now().getTime() - this.config.authFailureWindowS * 1000);
+  }
+
   /** Throws 429 with Retry-After while the pair or the address is over its limit. */
   async assertNotLocked(subject: string | undefined, address: string): Promise<void> {
-    const now = this.clock.now();
-    const windowStart = new Date(now.getTime() - this.config.authFailureWindowS * 1000);
-    const rows = await this.db.query<{ key: string; failures: number; window_started_at: Date }>(
+    const rows = await this.db.query<FailureCounter>(
       'SELECT key, failures, window_started_at FROM auth_failures WHERE key = ANY($1) AND window_started_at > $2',
-      [keys(subject, address), windowStart],
+      [keys(subject, address), this.windowStart()],
     );
+    this.assertWithinLimits(rows);
+  }
+
+  /** The same check on counters already read (the token endpoint reads them with the account). */
+  assertWithinLimits(rows: FailureCounter[]): void {
+    const now = this.clock.now();
     for (const row of rows) {
       const limit = row.key.startsWith('addr:') ? this.config.authFailureLimit * ADDRESS_LIMIT_FACTOR : this.config.authFailureLimit;
       if (row.failures >= limit) {

@@ -38,7 +38,7 @@ export class AccessTokenValidator {
 
   /** `recordUse`: the first successful use is recorded (introspection does not count as a use). */
   async validate(token: string, recordUse: boolean): Promise<ValidationResult> {
-    const verified = await this.jws.verify(token, 'at+jwt');
+    const verified = this.jws.verify(token, 'at+jwt');
     if (!verified.ok) {
       const description = {
         malformed: 'The access token is malformed.',

@@ -39,7 +39,7 @@ export class TokenIntrospection {
 
   /** Revokes only tokens issued to the calling client; anything else is a silent no-op (RFC 7009 2.2). */
   async revoke(token: string, caller: SystemAccountRow, sourceAddress: string): Promise<void> {
-    const verified = await this.jws.verify(token, 'at+jwt');
+    const verified = this.jws.verify(token, 'at+jwt');
     if (!verified.ok || verified.claims.client_id !== caller.client_id || typeof verified.claims.jti !== 'string') return;
     if (await this.tokens.revoke(verified.claims.jti, caller.id, this.clock.now())) {
       await this.audit.record({ org: caller.org_id, actor: caller.client_id, action: 'token.revoke', target: verified.claims.jti, outcome: 'success', sourceAddress });

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Database } from '@app/persistence';
+import { Database, prepared } from '@app/persistence';
 
 /**
  * What the bearer guard needs about a token, its live subject (system account or user) and the
@@ -37,18 +37,10 @@ export interface IssuedTokenRecord {
   method: string;
 }
 
-/** Issued tokens (DECISIONS 3.4) and assertion jtis (3.3). */
-@Injectable()
-export class TokenRepository {
-  constructor(private readonly db: Database) {}
-
-  /**
-   * Records an issued token, refreshes the secret's last use and writes the audit event in one
-   * statement: one round trip and one commit per token.
-   */
-  async recordIssued(token: IssuedTokenRecord, subjectName: string): Promise<void> {
-    await this.db.query(
-      `WITH issued AS (
+// The statements of the hot paths, prepared once per connection.
+const RECORD_ISSUED = prepared(
+  'token-record-issued',
+  `WITH issued AS (
          INSERT INTO access_tokens (jti, org_id, account_id, user_id, issued_at, expires_at) VALUES ($1, $2, $3, $10, $4, $5)
        ), used_secret AS (
          UPDATE client_secrets SET last_used_at = $4
@@ -56,13 +48,10 @@ export class TokenRepository {
        )
        INSERT INTO audit_events (occurred_at, org_id, actor, action, target, outcome, source_address, details)
        VALUES ($4, $2, $7, 'token.issue', $7, 'success', $8, jsonb_build_object('jti', $1::text, 'method', $9::text))`,
-      [token.jti, token.orgId, token.accountId ?? null, token.issuedAt, token.expiresAt, token.secretId ?? null, subjectName, token.sourceAddress, token.method, token.userId ?? null],
-    );
-  }
-
-  async findState(jti: string): Promise<TokenState | undefined> {
-    const [row] = await this.db.query<TokenState>(
-      `SELECT t.org_id, t.issued_at, t.expires_at, t.first_used_at, t.revoked_at,
+);
+const FIND_STATE = prepared(
+  'token-find-state',
+  `SELECT t.org_id, t.issued_at, t.expires_at, t.first_used_at, t.revoked_at,
               CASE WHEN a.id IS NOT NULL THEN 'system_account' ELSE 'user' END AS subject_kind,
               COALESCE(a.id, u.id) AS subject_id,
               COALESCE(a.client_id, u.user_name) AS subject_name,
@@ -77,6 +66,36 @@ export class TokenRepository {
          LEFT JOIN users u ON u.id = t.user_id
          JOIN organizations o ON o.id = t.org_id
         WHERE t.jti = $1`,
+);
+const MARK_FIRST_USE = prepared('token-mark-first-use', 'UPDATE access_tokens SET first_used_at = $2 WHERE jti = $1 AND first_used_at IS NULL');
+const REMEMBER_JTI = prepared(
+  'token-remember-jti',
+  'INSERT INTO assertion_jtis (account_id, jti, expires_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING 1',
+);
+const REMEMBER_USER_JTI = prepared(
+  'token-remember-user-jti',
+  'INSERT INTO user_assertion_jtis (user_id, jti, expires_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING 1',
+);
+
+/** Issued tokens (DECISIONS 3.4) and assertion jtis (3.3). */
+@Injectable()
+export class TokenRepository {
+  constructor(private readonly db: Database) {}
+
+  /**
+   * Records an issued token, refreshes the secret's last use and writes the audit event in one
+   * statement: one round trip and one commit per token.
+   */
+  async recordIssued(token: IssuedTokenRecord, subjectName: string): Promise<void> {
+    await this.db.query(
+      RECORD_ISSUED,
+      [token.jti, token.orgId, token.accountId ?? null, token.issuedAt, token.expiresAt, token.secretId ?? null, subjectName, token.sourceAddress, token.method, token.userId ?? null],
+    );
+  }
+
+  async findState(jti: string): Promise<TokenState | undefined> {
+    const [row] = await this.db.query<TokenState>(
+      FIND_STATE,
       [jti],
     );
     return row;
@@ -84,7 +103,7 @@ export class TokenRepository {
 
   /** Records the first use; a no-op when another request (or instance) recorded it already. */
   async markFirstUse(jti: string, at: Date): Promise<void> {
-    await this.db.query('UPDATE access_tokens SET first_used_at = $2 WHERE jti = $1 AND first_used_at IS NULL', [jti, at]);
+    await this.db.query(MARK_FIRST_USE, [jti, at]);
   }
 
   /** Revokes a token only if it was issued to `accountId` (RFC 7009 2.1); returns whether it did. */
@@ -99,7 +118,7 @@ export class TokenRepository {
    */
   async rememberJti(accountId: string, jti: string, expiresAt: Date): Promise<boolean> {
     const rows = await this.db.query(
-      'INSERT INTO assertion_jtis (account_id, jti, expires_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING 1',
+      REMEMBER_JTI,
       [accountId, jti, expiresAt],
     );
     return rows.length > 0;
@@ -108,7 +127,7 @@ export class TokenRepository {
   /** As rememberJti, for assertions of operators and cardholders (jwt-bearer grant). */
   async rememberUserJti(userId: string, jti: string, expiresAt: Date): Promise<boolean> {
     const rows = await this.db.query(
-      'INSERT INTO user_assertion_jtis (user_id, jti, expires_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING 1',
+      REMEMBER_USER_JTI,
       [userId, jti, expiresAt],
     );
     return rows.length > 0;
