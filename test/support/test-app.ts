@@ -10,7 +10,7 @@ import TestAgent from 'supertest/lib/agent';
 import { Clock } from '@app/common';
 import { AppConfig, loadConfig } from '@app/config';
 import { Pkcs11Signer } from '@app/hsm';
-import { Metrics, createLogger } from '@app/observability';
+import { Metrics, createLoggers } from '@app/observability';
 import { AppModule } from '../../apps/api/src/app.module';
 import { configureApp, createAdapter } from '../../apps/api/src/app.setup';
 import { FakeClock } from './fake-clock';
@@ -90,7 +90,8 @@ export async function createTestApp(
       callback();
     },
   });
-  const logger = createLogger(config.logLevel, sink);
+  const loggers = createLoggers(config.logLevel, sink);
+  const { logger } = loggers;
   const metrics = new Metrics();
   const clock = options.clock ?? new FakeClock();
   let builder = Test.createTestingModule({ imports: [AppModule.forRoot(config, logger, metrics), ...(options.imports ?? [])] })
@@ -104,7 +105,7 @@ export async function createTestApp(
   }
   const moduleRef = await builder.compile();
   const app = moduleRef.createNestApplication<NestFastifyApplication>(createAdapter(config), { logger: false });
-  await configureApp(app, config, logger, metrics);
+  await configureApp(app, config, loggers, metrics);
   await app.init();
   await app.getHttpAdapter().getInstance().ready();
   const db = new Client({ connectionString: databaseUrl });

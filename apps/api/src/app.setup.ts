@@ -4,7 +4,7 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { FastifyInstance } from 'fastify';
 import { AppConfig } from '@app/config';
-import { Logger, Metrics } from '@app/observability';
+import { Loggers, Metrics } from '@app/observability';
 import { HttpExceptionFilter } from './http-exception.filter';
 
 /** DECISIONS 6: bodies larger than 1 MiB are refused with 413. */
@@ -22,7 +22,7 @@ export function createAdapter(config: AppConfig): FastifyAdapter {
       ? { https: { cert: readFileSync(config.tlsCertFile), key: readFileSync(config.tlsKeyFile), minVersion: 'TLSv1.2' as const } }
       : {}),
     // The positioning variant has its own host names; its routes live under /oip (DECISIONS 3.2).
-    rewriteUrl: (req: { url?: string; headers: { host?: string } }) => {
+    rewriteUrl: (req: { url?: string; headers: { host?: string } }): string => {
       const host = (req.headers.host ?? '').split(':')[0].toLowerCase();
       const url = req.url ?? '/';
       return oipHosts.has(host) && !url.startsWith('/oip/') ? `/oip${url}` : url;
@@ -31,7 +31,7 @@ export function createAdapter(config: AppConfig): FastifyAdapter {
 }
 
 /** Everything registered on the application after it is created: parsers, hooks, filter, docs. */
-export async function configureApp(app: NestFastifyApplication, config: AppConfig, logger: Logger, metrics: Metrics): Promise<void> {
+export async function configureApp(app: NestFastifyApplication, config: AppConfig, { logger, accessLogger }: Loggers, metrics: Metrics): Promise<void> {
   const fastify = app.getHttpAdapter().getInstance() as unknown as FastifyInstance;
   // application/json and application/x-www-form-urlencoded are Nest's own parsers (registered at init).
   const jsonParser = fastify.getDefaultJsonParser('error', 'error');
@@ -49,7 +49,7 @@ export async function configureApp(app: NestFastifyApplication, config: AppConfi
     const route = request.routeOptions?.url ?? 'unmatched';
     const seconds = reply.elapsedTime / 1000;
     metrics.httpRequests.observe({ method: request.method, route, status: String(reply.statusCode) }, seconds);
-    logger.info({ reqId: request.id, method: request.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
+    accessLogger.info({ reqId: request.id, method: request.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
     done();
   });
   // Nest routes errors raised before a handler (unreadable body, too large) through this filter too.

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { ConfigurationError, loadConfig } from '@app/config';
-import { Metrics, PinoNestLogger, createLogger } from '@app/observability';
+import { Metrics, PinoNestLogger, createLoggers } from '@app/observability';
 import { AppModule } from './app.module';
 import { configureApp, createAdapter } from './app.setup';
 
@@ -11,14 +11,15 @@ const SHUTDOWN_DEADLINE_MS = 15_000;
 
 async function bootstrap(): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger(config.logLevel);
+  const loggers = createLoggers(config.logLevel);
+  const { logger } = loggers;
   const metrics = new Metrics();
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, logger, metrics), createAdapter(config), {
     logger: new PinoNestLogger(logger),
     // Let start-up refusals reach the catch below, which states them plainly.
     abortOnError: false,
   });
-  await configureApp(app, config, logger, metrics);
+  await configureApp(app, config, loggers, metrics);
   await app.listen(config.port, config.host);
   const metricsServer = await metrics.listen(config.metricsPort, config.host);
   app.getHttpServer().once('close', () => metricsServer?.close());

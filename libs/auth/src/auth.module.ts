@@ -21,6 +21,7 @@ import { JwsService } from './tokens/jws.service';
 import { PurgeJob } from './tokens/purge.job';
 import { TokenIntrospection } from './tokens/token-introspection.service';
 import { TokenRepository } from './tokens/token.repository';
+import { TokenStateCache } from './tokens/token-state.cache';
 import { TokenService } from './tokens/token.service';
 
 /** The token service, client authentication, and the global bearer guard. */
@@ -38,6 +39,7 @@ import { TokenService } from './tokens/token.service';
     PurgeJob,
     TokenIntrospection,
     TokenRepository,
+    TokenStateCache,
     TokenService,
     OperatorDependentPolicy,
     {

@@ -19,16 +19,27 @@ const REDACTED_PATHS = [
   '*.pem',
 ];
 
+export interface Loggers {
+  /** Everything but the access log; redacts secret-looking fields wherever they appear. */
+  logger: Logger;
+  /**
+   * One line per request, with a fixed set of fields that never hold user input beyond the route
+   * pattern (request id, method, route, status, duration): no redaction pass, which cost about 8%
+   * of a request's CPU in the probe benchmark.
+   */
+  accessLogger: Logger;
+}
+
+export function createLoggers(level: string, destination: pino.DestinationStream = pino.destination({ sync: false })): Loggers {
+  const options = { level, base: { service: 'credential-platform' }, timestamp: pino.stdTimeFunctions.isoTime };
+  return {
+    logger: pino({ ...options, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, destination),
+    accessLogger: pino(options, destination),
+  };
+}
+
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
-  return pino(
-    {
-      level,
-      base: { service: 'credential-platform' },
-      timestamp: pino.stdTimeFunctions.isoTime,
-      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
-    },
-    destination ?? pino.destination({ sync: false }),
-  );
+  return createLoggers(level, destination).logger;
 }
 
 /** Lets Nest's own messages (module init, route map) go through the same JSON logger. */

@@ -27,7 +27,7 @@ export interface Transaction {
  * wrapper (which reshapes UPDATE/DELETE results) adds nothing to explicit SQL.
  */
 export class Database {
-  private readonly pool: Pool;
+  readonly pool: Pool;
 
   constructor(readonly dataSource: DataSource) {
     this.pool = (dataSource.driver as PostgresDriver).master as Pool;

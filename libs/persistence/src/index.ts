@@ -2,3 +2,4 @@ export * from './data-source';
 export * from './database';
 export * from './embedded-postgres';
 export * from './persistence.module';
+export * from './change-feed';

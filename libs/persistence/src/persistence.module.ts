@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '@app/config';
 import { LOGGER, Logger } from '@app/observability';
 import { dataSourceOptions, runMigrations } from './data-source';
+import { ChangeFeed } from './change-feed';
 import { Database } from './database';
 import { EmbeddedPostgresHandle, startEmbeddedPostgres } from './embedded-postgres';
 
@@ -47,16 +48,27 @@ const EMBEDDED = Symbol('EMBEDDED_POSTGRES');
       },
     },
     { provide: Database, inject: [DataSource], useFactory: (dataSource: DataSource) => new Database(dataSource) },
+    {
+      provide: ChangeFeed,
+      inject: [Database],
+      useFactory: async (db: Database) => {
+        const feed = new ChangeFeed(db, db.pool);
+        await feed.start();
+        return feed;
+      },
+    },
   ],
-  exports: [Database, DataSource],
+  exports: [Database, DataSource, ChangeFeed],
 })
 export class PersistenceModule implements OnApplicationShutdown {
   constructor(
     private readonly dataSource: DataSource,
+    private readonly changes: ChangeFeed,
     @Inject(EMBEDDED) private readonly embedded: EmbeddedPostgresHandle | undefined,
   ) {}
 
   async onApplicationShutdown(): Promise<void> {
+    await this.changes.stop();
     if (this.dataSource.isInitialized) await this.dataSource.destroy();
     await this.embedded?.stop();
   }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Clock, notFound } from '@app/common';
+import { ChangeFeed } from '@app/persistence';
 import { OrganizationRepository, OrganizationRow } from './organization.repository';
 import { OrganizationSettings, withDefaults } from './organization-settings';
 
@@ -23,6 +24,7 @@ export function toOrganization(row: OrganizationRow): Organization {
 export class OrganizationService {
   constructor(
     private readonly organizations: OrganizationRepository,
+    private readonly changes: ChangeFeed,
     private readonly clock: Clock,
   ) {}
 
@@ -46,6 +48,8 @@ export class OrganizationService {
   async update(id: string, changes: { name?: string; settings?: Partial<OrganizationSettings> }): Promise<Organization> {
     const row = await this.organizations.update(id, changes, this.clock.now());
     if (!row) throw notFound(`Organization "${id}" does not exist.`);
+    // The Application-ID policy is read with each token's state.
+    await this.changes.publish('organization', id);
     return toOrganization(row);
   }
 }

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { randomInt, randomUUID } from 'node:crypto';
 import { Clock, DomainError, invalidValue, notFound } from '@app/common';
 import { AppConfig } from '@app/config';
-import { Database, Transaction } from '@app/persistence';
+import { ChangeFeed, Database, Transaction } from '@app/persistence';
 import { AuditService } from '../audit/audit.service';
 import { parseCertificateUpload } from './certificate-parser';
 import { SecretHasher } from './secret-hasher';
@@ -30,6 +30,7 @@ export class SystemAccountService {
     private readonly hasher: SecretHasher,
     private readonly audit: AuditService,
     private readonly db: Database,
+    private readonly changes: ChangeFeed,
     private readonly clock: Clock,
     private readonly config: AppConfig,
   ) {}
@@ -100,6 +101,8 @@ export class SystemAccountService {
   ): Promise<SystemAccountRow> {
     const row = await this.accounts.update(orgId, clientId, changes, this.clock.now());
     if (!row) throw notFound(`System account "${clientId}" does not exist in organization "${orgId}".`);
+    // Role, flags and the disabled flag apply to the account's live tokens at once, on every instance.
+    await this.changes.publish('subject', row.id);
     await this.audit.record({ org: orgId, actor: actor.name, action: 'system_account.update', target: clientId, outcome: 'success', sourceAddress: actor.sourceAddress, details: { changes } });
     return row;
   }

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { Clock, DomainError, invalidValue, notFound } from '@app/common';
 import { AppConfig } from '@app/config';
-import { Database } from '@app/persistence';
+import { ChangeFeed, Database } from '@app/persistence';
 import { AuditService } from '../audit/audit.service';
 import { parseCertificateUpload } from '../system-accounts/certificate-parser';
 import { CertificateRow } from '../system-accounts/system-account.repository';
@@ -45,6 +45,7 @@ export class UserService {
     private readonly hasher: PasswordHasher,
     private readonly audit: AuditService,
     private readonly db: Database,
+    private readonly changes: ChangeFeed,
     private readonly clock: Clock,
     private readonly config: AppConfig,
   ) {}
@@ -112,7 +113,7 @@ export class UserService {
     if (userType !== undefined && userType !== current.user_type) {
       throw new DomainError('MUTABILITY', `userType cannot be changed (it is "${current.user_type}"); create a new user instead.`);
     }
-    return this.db.transaction(async (tx) => {
+    const updated = await this.db.transaction(async (tx) => {
       const user = await this.users.update(orgId, id, changes, this.clock.now(), tx);
       if (!user) throw userNotFound(orgId, id);
       const details: Record<string, unknown> = { userName: user.user_name, changed: Object.keys(changes) };
@@ -122,6 +123,9 @@ export class UserService {
       await this.audit.record({ org: orgId, actor: actor.name, action: 'user.update', target: id, outcome: 'success', sourceAddress: actor.sourceAddress, details }, tx);
       return user;
     });
+    // Role, groups and the disabled flag apply to the user's live tokens at once, on every instance.
+    await this.changes.publish('subject', id);
+    return updated;
   }
 
   /** Deletes the user; its certificates, tokens and assertion jtis go with it. */
@@ -135,6 +139,7 @@ export class UserService {
         tx,
       );
     });
+    await this.changes.publish('subject', id);
   }
 
   /** Enrolls a certificate for jwt-bearer sign-in (DECISIONS 3.5), with the upload rules of DECISIONS 4. */

@@ -4,6 +4,8 @@ export interface Role {
   name: string;
   scopes: readonly Scope[];
   permissions: ReadonlySet<Permission>;
+  /** The same permissions, sorted, as answers list them. */
+  sortedPermissions: readonly Permission[];
   /** Limits the role's users to the users and devices of their own groups (DECISIONS 5.2). */
   operatorDependent: boolean;
 }
@@ -17,7 +19,10 @@ export class RoleCatalog {
 
   constructor(roles: { name: string; scopes: Scope[]; operatorDependent: boolean }[]) {
     this.byName = new Map(
-      roles.map((r) => [r.name, { name: r.name, scopes: r.scopes, operatorDependent: r.operatorDependent, permissions: permissionsOf(r.scopes) }]),
+      roles.map((r) => {
+        const permissions = permissionsOf(r.scopes);
+        return [r.name, { name: r.name, scopes: r.scopes, operatorDependent: r.operatorDependent, permissions, sortedPermissions: [...permissions].sort() }];
+      }),
     );
   }
 

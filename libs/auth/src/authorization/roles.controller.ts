@@ -22,7 +22,7 @@ export class RolesController {
       Resources: this.roles.roles().map((role) => ({
         name: role.name,
         scopes: [...role.scopes],
-        permissions: [...role.permissions].sort(),
+        permissions: role.sortedPermissions,
         operatorDependent: role.operatorDependent,
       })),
     };

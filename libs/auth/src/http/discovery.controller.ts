@@ -67,7 +67,7 @@ export class DiscoveryController {
       org: principal.org,
       role: principal.role,
       scopes: [...(role?.scopes ?? [])],
-      permissions: [...(role?.permissions ?? [])].sort(),
+      permissions: role?.sortedPermissions ?? [],
     };
   }
 }

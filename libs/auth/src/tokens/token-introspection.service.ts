@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Clock } from '@app/common';
 import { AuditService, SystemAccountRow } from '@app/accounts';
+import { ChangeFeed } from '@app/persistence';
 import { AccessTokenValidator } from './access-token-validator';
 import { JwsService } from './jws.service';
 import { TokenRepository } from './token.repository';
@@ -13,6 +14,7 @@ export class TokenIntrospection {
     private readonly jws: JwsService,
     private readonly tokens: TokenRepository,
     private readonly audit: AuditService,
+    private readonly changes: ChangeFeed,
     private readonly clock: Clock,
   ) {}
 
@@ -42,6 +44,7 @@ export class TokenIntrospection {
     const verified = this.jws.verify(token, 'at+jwt');
     if (!verified.ok || verified.claims.client_id !== caller.client_id || typeof verified.claims.jti !== 'string') return;
     if (await this.tokens.revoke(verified.claims.jti, caller.id, this.clock.now())) {
+      await this.changes.publish('token', verified.claims.jti);
       await this.audit.record({ org: caller.org_id, actor: caller.client_id, action: 'token.revoke', target: verified.claims.jti, outcome: 'success', sourceAddress });
     }
   }

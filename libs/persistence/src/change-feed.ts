@@ -1,0 +1,92 @@
+import { EventEmitter } from 'node:events';
+import type { Pool, PoolClient } from 'pg';
+import { Database } from './database';
+
+/**
+ * What changed: an access token (revoked), a subject (system account or user: disabled, role,
+ * deleted), or an organization (settings, deleted).
+ */
+export type ChangeTopic = 'token' | 'subject' | 'organization';
+export type Change = { topic: ChangeTopic; id: string } | { topic: 'reset' };
+
+const CHANNEL = 'platform_changes';
+const RECONNECT_DELAY_MS = 1000;
+
+/**
+ * Cross-instance invalidation for in-process caches, over PostgreSQL LISTEN/NOTIFY. A writer
+ * publishes after its change is committed; the change reaches this instance's subscribers at once
+ * and every other instance's within milliseconds. While the listening connection is down the feed
+ * is not `live`, and caches must not serve from memory (they read the database instead); each
+ * (re)connection and each loss emits `reset`.
+ */
+export class ChangeFeed {
+  private readonly events = new EventEmitter();
+  private listener?: PoolClient;
+  private stopped = false;
+  private reconnectTimer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly db: Database,
+    private readonly pool: Pool,
+  ) {
+    this.events.setMaxListeners(50);
+  }
+
+  get live(): boolean {
+    return this.listener !== undefined;
+  }
+
+  subscribe(handler: (change: Change) => void): void {
+    this.events.on('change', handler);
+  }
+
+  async publish(topic: ChangeTopic, id: string): Promise<void> {
+    this.events.emit('change', { topic, id } satisfies Change);
+    await this.db.query('SELECT pg_notify($1, $2)', [CHANNEL, `${topic}:${id}`]);
+  }
+
+  async start(): Promise<void> {
+    this.stopped = false;
+    try {
+      const client = await this.pool.connect();
+      client.on('notification', (message) => {
+        const [topic, ...rest] = (message.payload ?? '').split(':');
+        if (topic === 'token' || topic === 'subject' || topic === 'organization') this.events.emit('change', { topic, id: rest.join(':') } satisfies Change);
+      });
+      client.on('error', () => this.lost(client));
+      client.on('end', () => this.lost(client));
+      await client.query(`LISTEN ${CHANNEL}`);
+      this.listener = client;
+      // Anything may have changed while nobody listened.
+      this.events.emit('change', { topic: 'reset' } satisfies Change);
+    } catch {
+      this.scheduleReconnect();
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.reconnectTimer);
+    const listener = this.listener;
+    this.listener = undefined;
+    if (listener) {
+      await listener.query(`UNLISTEN ${CHANNEL}`).catch(() => undefined);
+      listener.release();
+    }
+  }
+
+  private lost(client: PoolClient): void {
+    if (this.listener !== client) return;
+    this.listener = undefined;
+    this.events.emit('change', { topic: 'reset' } satisfies Change);
+    client.release(true);
+    this.scheduleReconnect();
+  }
+
+  private scheduleReconnect(): void {
+    if (this.stopped) return;
+    clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = setTimeout(() => void this.start(), RECONNECT_DELAY_MS);
+    this.reconnectTimer.unref();
+  }
+}

@@ -1,0 +1,85 @@
+import { ChangeFeed } from '@app/persistence';
+import { CreatedAccount, TestApp, createOrganization, createSystemAccount, createTestApp, platformAdminToken, tokenBySecret } from '@app/testing';
+
+/**
+ * Two instances over one database (DECISIONS 13): tokens in use are checked from an in-process cache,
+ * so a change made through one instance must reach the other's cache at once (LISTEN/NOTIFY).
+ */
+describe('scale-out: two instances, one database', () => {
+  let a: TestApp;
+  let b: TestApp;
+  let admin: string;
+  let counter = 0;
+
+  beforeAll(async () => {
+    a = await createTestApp();
+    b = await createTestApp({ databaseUrl: a.databaseUrl, clock: a.clock, shareHsmWith: a });
+    admin = await platformAdminToken(a.http);
+  });
+  afterAll(async () => {
+    await b.close();
+    await a.close();
+  });
+
+  async function accountWithToken(): Promise<{ org: string; account: CreatedAccount; token: string }> {
+    const org = `scale${++counter}`;
+    await createOrganization(a.http, admin, org);
+    const account = await createSystemAccount(a.http, admin, org, { role: 'Issuance' });
+    const token = await tokenBySecret(a.http, org, account.clientId, account.secret);
+    return { org, account, token };
+  }
+
+  const whoami = (t: TestApp, org: string, token: string) => t.http.get(`/authentication/customer/${org}/whoami`).auth(token, { type: 'bearer' });
+
+  /** The other instance learns of a change within milliseconds; allow up to two seconds. */
+  async function eventually(check: () => Promise<boolean>): Promise<boolean> {
+    for (let i = 0; i < 40; i++) {
+      if (await check()) return true;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return false;
+  }
+
+  it('a token issued on one instance works on the other', async () => {
+    const { org, token } = await accountWithToken();
+    expect((await whoami(b, org, token)).status).toBe(200);
+    expect((await whoami(a, org, token)).status).toBe(200);
+  });
+
+  it('disabling the account on one instance stops the token on the other, whose cache held it', async () => {
+    const { org, account, token } = await accountWithToken();
+    expect((await whoami(a, org, token)).status).toBe(200);
+    expect((await whoami(a, org, token)).status).toBe(200);
+    const patched = await b.http.patch(`/admin/v1/organizations/${org}/system-accounts/${account.clientId}`).auth(admin, { type: 'bearer' }).send({ disabled: true });
+    expect(patched.status).toBe(200);
+    expect((await whoami(b, org, token)).status).toBe(401);
+    expect(await eventually(async () => (await whoami(a, org, token)).status === 401)).toBe(true);
+  });
+
+  it('revoking on one instance stops the token on the other', async () => {
+    const { org, account, token } = await accountWithToken();
+    expect((await whoami(a, org, token)).status).toBe(200);
+    const revoked = await b.http.post(`/authentication/customer/${org}/revoke`).type('form').send({ token, client_id: account.clientId, client_secret: account.secret });
+    expect(revoked.status).toBe(200);
+    expect(await eventually(async () => (await whoami(a, org, token)).status === 401)).toBe(true);
+    expect((await whoami(a, org, token)).headers['www-authenticate']).toContain('revoked');
+  });
+
+  it('a role change on one instance applies on the other', async () => {
+    const { org, account, token } = await accountWithToken();
+    expect((await whoami(a, org, token)).body.role).toBe('Issuance');
+    await b.http.patch(`/admin/v1/organizations/${org}/system-accounts/${account.clientId}`).auth(admin, { type: 'bearer' }).send({ role: 'Help Desk' });
+    expect(await eventually(async () => (await whoami(a, org, token)).body.role === 'Help Desk')).toBe(true);
+  });
+
+  it('while the change feed is down, nothing is served from memory', async () => {
+    const { org, token } = await accountWithToken();
+    expect((await whoami(a, org, token)).status).toBe(200);
+    // Cut instance A's listening connection, then change the row behind every cache's back.
+    await a.db.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'LISTEN platform_changes' AND datname = current_database()`);
+    await a.db.query('UPDATE access_tokens SET revoked_at = now() WHERE org_id = $1', [org]);
+    expect(await eventually(async () => (await whoami(a, org, token)).status === 401)).toBe(true);
+    // And the feed comes back by itself.
+    expect(await eventually(async () => a.app.get(ChangeFeed).live)).toBe(true);
+  });
+});
