@@ -53,10 +53,10 @@ describe('route permissions', () => {
     const roles = t.app.get(RoleCatalog);
     const table = registeredRoutes(t).map(({ route, rule }) => {
       if (rule?.kind !== 'permission') return `${route} -> ${rule?.kind === 'policy' ? `policy: ${rule.policy}` : 'public'}`;
-      expect(Object.keys(PERMISSION_TABLE)).toContain(rule.permission);
-      const scopes = PERMISSION_TABLE[rule.permission as Permission].join('+');
-      const grantedTo = roles.roles().filter((role) => role.permissions.has(rule.permission as Permission)).map((role) => role.name);
-      return `${route} -> ${rule.permission} -> ${scopes} (default roles: ${grantedTo.join(', ')})`;
+      for (const permission of rule.permissions) expect(Object.keys(PERMISSION_TABLE)).toContain(permission);
+      const scopes = rule.permissions.map((p) => PERMISSION_TABLE[p as Permission].join('+')).join(' and ');
+      const grantedTo = roles.roles().filter((role) => rule.permissions.every((p) => role.permissions.has(p as Permission))).map((role) => role.name);
+      return `${route} -> ${rule.permissions.join(' + ')} -> ${scopes} (default roles: ${grantedTo.join(', ')})`;
     });
     expect(table).toMatchSnapshot();
   });

@@ -6,16 +6,17 @@ import { Principal, PRINCIPAL_KEY } from './principal';
  * How a route is authorized: exactly one rule per route, read by the global guards (deny by default:
  * a route without a rule is refused) and by the test that walks every route.
  * - public: no token (token service, discovery, health);
- * - permission: the caller's role must grant it (scopeAssignment.properties, DECISIONS 5);
+ * - permission: the caller's role must grant them (scopeAssignment.properties, DECISIONS 5);
  * - policy: any valid token, and the handler enforces the named policy itself (the admin API's
  *   administrator rules, whoami's "your own token").
  */
-export type AccessRule = { kind: 'public' } | { kind: 'permission'; permission: string } | { kind: 'policy'; policy: string };
+export type AccessRule = { kind: 'public' } | { kind: 'permission'; permissions: string[] } | { kind: 'policy'; policy: string };
 export const ACCESS_RULE = 'accessRule';
 
 export const Public = (): MethodDecorator & ClassDecorator => SetMetadata(ACCESS_RULE, { kind: 'public' } satisfies AccessRule);
-export const RequirePermission = (permission: string): MethodDecorator & ClassDecorator =>
-  SetMetadata(ACCESS_RULE, { kind: 'permission', permission } satisfies AccessRule);
+/** The caller's role must grant every permission listed (most routes list one). */
+export const RequirePermission = (...permissions: [string, ...string[]]): MethodDecorator & ClassDecorator =>
+  SetMetadata(ACCESS_RULE, { kind: 'permission', permissions } satisfies AccessRule);
 export const AuthorizedBy = (policy: string): MethodDecorator & ClassDecorator => SetMetadata(ACCESS_RULE, { kind: 'policy', policy } satisfies AccessRule);
 
 export const CurrentPrincipal = createParamDecorator((_: unknown, ctx: ExecutionContext): Principal => {

@@ -6,3 +6,4 @@ export * from './principal';
 export * from './decorators';
 export * from './ids';
 export * from './validation';
+export * from './scim-media-type.interceptor';

@@ -21,10 +21,11 @@ export class PermissionGuard implements CanActivate {
     if (!rule) throw forbidden('This entry point declares no permission, so it is closed to everyone (deny by default).');
     if (rule.kind !== 'permission') return true;
     const principal = context.switchToHttp().getRequest<Record<string, unknown>>()[PRINCIPAL_KEY] as Principal;
-    if (this.roles.allows(principal.role, rule.permission)) return true;
+    const missing = rule.permissions.find((permission) => !this.roles.allows(principal.role, permission));
+    if (missing === undefined) return true;
     const known = this.roles.find(principal.role) !== undefined;
     throw forbidden(
-      `This entry point needs the permission ${rule.permission}, which the role "${principal.role}" does not grant` +
+      `This entry point needs the permission ${missing}, which the role "${principal.role}" does not grant` +
         (known ? '.' : ' (the role is not in scopeAssignment.properties, so it reaches nothing).'),
     );
   }

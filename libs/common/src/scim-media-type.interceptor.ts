@@ -1,0 +1,51 @@
+import { CallHandler, ExecutionContext, Injectable, NestInterceptor, UseInterceptors } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Observable } from 'rxjs';
+import { DomainError } from './domain-error';
+import { SCIM_MEDIA_TYPE } from './scim';
+
+/** The credential-management media type of the customer form (interface: credential-management-2.2). */
+const VENDOR = /^application\/vnd\.vendor\.ma\.credential-management-(\d+)\.(\d+)\+json$/;
+const JSON_TYPES = ['application/json', SCIM_MEDIA_TYPE];
+
+/**
+ * Media types of the SCIM families (DECISIONS 6): bodies in application/json or
+ * application/scim+json (the customer form also takes the credential-management 2.x vendor type),
+ * another type 415; an Accept that allows none of them 406; answers in application/scim+json unless
+ * the caller asked for one of the other types, which is then echoed.
+ */
+@Injectable()
+export class ScimMediaTypeInterceptor implements NestInterceptor {
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const http = context.switchToHttp();
+    const request = http.getRequest<FastifyRequest>();
+    const reply = http.getResponse<FastifyReply>();
+    const contentType = mediaType(request.headers['content-type']);
+    if (contentType && !acceptable(contentType)) {
+      throw new DomainError('UNSUPPORTED_MEDIA_TYPE', `Content-Type ${contentType} is not accepted here; send ${SCIM_MEDIA_TYPE} or application/json.`);
+    }
+    reply.header('Content-Type', answerType(request.headers.accept));
+    return next.handle();
+  }
+}
+
+/** Applies the SCIM media-type rules to a controller or route. */
+export const ScimMediaTypes = (): MethodDecorator & ClassDecorator => UseInterceptors(ScimMediaTypeInterceptor);
+
+function mediaType(header: string | undefined): string | undefined {
+  return header?.split(';')[0].trim().toLowerCase() || undefined;
+}
+
+function acceptable(type: string): boolean {
+  const vendor = VENDOR.exec(type);
+  return JSON_TYPES.includes(type) || (vendor !== null && vendor[1] === '2');
+}
+
+function answerType(accept: string | undefined): string {
+  if (!accept) return SCIM_MEDIA_TYPE;
+  const asked = accept.split(',').map((part) => mediaType(part)!).filter(Boolean);
+  if (asked.includes(SCIM_MEDIA_TYPE) || asked.includes('*/*') || asked.includes('application/*')) return SCIM_MEDIA_TYPE;
+  const echoed = asked.find(acceptable);
+  if (echoed) return echoed;
+  throw new DomainError('NOT_ACCEPTABLE', `Accept ${accept.slice(0, 100)} allows no answer this API gives; accept ${SCIM_MEDIA_TYPE} or application/json.`);
+}
