@@ -33,21 +33,31 @@ export interface IssuedTokenRecord {
   expiresAt: Date;
   /** The secret used, whose last-used time is refreshed (at most once a minute). */
   secretId?: string;
+  /** Client ID or userName: the audit event's actor. */
+  subjectName: string;
   sourceAddress: string;
   method: string;
 }
 
 // The statements of the hot paths, prepared once per connection.
+/**
+ * Records a batch of issued tokens (arrays, one element per token), refreshes the last use of the
+ * secrets used (at most once a minute) and writes one audit event per token: one statement, one
+ * commit for the whole batch.
+ */
 const RECORD_ISSUED = prepared(
   'token-record-issued',
   `WITH issued AS (
-         INSERT INTO access_tokens (jti, org_id, account_id, user_id, issued_at, expires_at) VALUES ($1, $2, $3, $10, $4, $5)
-       ), used_secret AS (
-         UPDATE client_secrets SET last_used_at = $4
-          WHERE id = $6 AND (last_used_at IS NULL OR last_used_at < $4 - interval '60 seconds')
-       )
-       INSERT INTO audit_events (occurred_at, org_id, actor, action, target, outcome, source_address, details)
-       VALUES ($4, $2, $7, 'token.issue', $7, 'success', $8, jsonb_build_object('jti', $1::text, 'method', $9::text))`,
+     INSERT INTO access_tokens (jti, org_id, account_id, user_id, issued_at, expires_at)
+     SELECT * FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::uuid[], $5::timestamptz[], $6::timestamptz[])
+   ), used_secret AS (
+     UPDATE client_secrets s SET last_used_at = u.at
+       FROM (SELECT id, max(at) AS at FROM unnest($7::uuid[], $5::timestamptz[]) AS x(id, at) WHERE id IS NOT NULL GROUP BY id) AS u
+      WHERE s.id = u.id AND (s.last_used_at IS NULL OR s.last_used_at < u.at - interval '60 seconds')
+   )
+   INSERT INTO audit_events (occurred_at, org_id, actor, action, target, outcome, source_address, details)
+   SELECT at, org, actor, 'token.issue', actor, 'success', address, jsonb_build_object('jti', jti::text, 'method', method)
+     FROM unnest($5::timestamptz[], $2::text[], $8::text[], $9::text[], $1::uuid[], $10::text[]) AS a(at, org, actor, address, jti, method)`,
 );
 const FIND_STATE = prepared(
   'token-find-state',
@@ -82,15 +92,20 @@ const REMEMBER_USER_JTI = prepared(
 export class TokenRepository {
   constructor(private readonly db: Database) {}
 
-  /**
-   * Records an issued token, refreshes the secret's last use and writes the audit event in one
-   * statement: one round trip and one commit per token.
-   */
-  async recordIssued(token: IssuedTokenRecord, subjectName: string): Promise<void> {
-    await this.db.query(
-      RECORD_ISSUED,
-      [token.jti, token.orgId, token.accountId ?? null, token.issuedAt, token.expiresAt, token.secretId ?? null, subjectName, token.sourceAddress, token.method, token.userId ?? null],
-    );
+  /** Records issued tokens in one statement and one commit (see IssuedTokenWriter). */
+  async recordIssued(tokens: IssuedTokenRecord[]): Promise<void> {
+    await this.db.query(RECORD_ISSUED, [
+      tokens.map((t) => t.jti),
+      tokens.map((t) => t.orgId),
+      tokens.map((t) => t.accountId ?? null),
+      tokens.map((t) => t.userId ?? null),
+      tokens.map((t) => t.issuedAt),
+      tokens.map((t) => t.expiresAt),
+      tokens.map((t) => t.secretId ?? null),
+      tokens.map((t) => t.subjectName),
+      tokens.map((t) => t.sourceAddress),
+      tokens.map((t) => t.method),
+    ]);
   }
 
   async findState(jti: string): Promise<TokenState | undefined> {

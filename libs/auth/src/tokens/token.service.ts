@@ -8,7 +8,7 @@ import { RoleCatalog } from '../authorization/role-catalog';
 import { AuthenticatedClient } from '../clients/client-authenticator.service';
 import { AuthenticatedUser } from '../grants/user-authenticator.service';
 import { JwsService } from './jws.service';
-import { TokenRepository } from './token.repository';
+import { IssuedTokenWriter } from './issued-token.writer';
 
 export interface TokenResponse {
   access_token: string;
@@ -22,7 +22,7 @@ export interface TokenResponse {
 export class TokenService {
   constructor(
     private readonly jws: JwsService,
-    private readonly tokens: TokenRepository,
+    private readonly writer: IssuedTokenWriter,
     private readonly clock: Clock,
     private readonly config: AppConfig,
     private readonly metrics: Metrics,
@@ -77,10 +77,16 @@ export class TokenService {
       }),
       this.jws.sign('JWT', { iss, sub: subject.subject, aud: subject.subject, iat, exp, org: subject.org }),
     ]);
-    await this.tokens.recordIssued(
-      { jti, orgId: subject.org, accountId: subject.accountId, userId: subject.userId, issuedAt: new Date(iat * 1000), expiresAt: new Date(exp * 1000), ...context },
-      subject.subject,
-    );
+    await this.writer.record({
+      jti,
+      orgId: subject.org,
+      accountId: subject.accountId,
+      userId: subject.userId,
+      subjectName: subject.subject,
+      issuedAt: new Date(iat * 1000),
+      expiresAt: new Date(exp * 1000),
+      ...context,
+    });
     this.metrics.tokensIssued.inc({ method: context.method });
     return { access_token: accessToken, id_token: idToken, token_type: 'Bearer', expires_in: lifetime };
   }
