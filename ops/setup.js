@@ -19,13 +19,18 @@ function has(command) {
   return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
 }
 
-/** `npm ci` when node_modules is missing or older than package-lock.json. */
+/**
+ * Installs the locked dependencies when node_modules is missing or older than package-lock.json.
+ * `npm install` rather than `npm ci`: the registry this project is built from serves only this
+ * platform's optional native binaries, so npm writes a lock without the other platforms' entries,
+ * and `npm ci` refuses such a lock as "out of sync". `npm install` installs the same locked versions.
+ */
 function ensureDependencies() {
   const installed = join(ROOT, 'node_modules', '.package-lock.json');
   const lock = join(ROOT, 'package-lock.json');
   if (existsSync(installed) && statSync(installed).mtimeMs >= statSync(lock).mtimeMs) return;
-  process.stdout.write('Installing dependencies (npm ci)...\n');
-  run('npm', ['ci', '--no-audit', '--no-fund']);
+  process.stdout.write('Installing the locked dependencies (npm install)...\n');
+  run('npm', ['install', '--no-audit', '--no-fund']);
 }
 
 /**
