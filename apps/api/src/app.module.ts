@@ -4,6 +4,7 @@ import { AccountsModule } from '@app/accounts';
 import { AuthModule } from '@app/auth';
 import { ClockModule } from '@app/common';
 import { AppConfig, ConfigModule } from '@app/config';
+import { DeliveryGatewayModule } from '@app/delivery-gateway';
 import { HsmModule, HsmModuleOptions, ensureSoftHsmToken } from '@app/hsm';
 import { LOGGER, Logger, Metrics, ObservabilityModule } from '@app/observability';
 import { PersistenceModule } from '@app/persistence';
@@ -35,6 +36,7 @@ export class AppModule {
         HsmModule.forRootAsync({ inject: [AppConfig, LOGGER], useFactory: (c: AppConfig, l: Logger) => hsmOptions(c, l) }),
         AccountsModule,
         AuthModule,
+        DeliveryGatewayModule,
       ],
       controllers: [HealthController],
     };

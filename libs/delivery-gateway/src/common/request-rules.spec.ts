@@ -1,0 +1,49 @@
+import { DomainError, Principal } from '@app/common';
+import { IfMatch, parseApiVersion, parseResourceId, requireTenant } from './request-rules';
+
+describe('request rules of the configuration family', () => {
+  describe('IfMatch (weak comparison, RFC 7644 3.14)', () => {
+    it('matches weak and strong tags of the version, and any version for *', () => {
+      expect(IfMatch.parse('W/"3"')!.matches(3)).toBe(true);
+      expect(IfMatch.parse('"3"')!.matches(3)).toBe(true);
+      expect(IfMatch.parse('W/"2", W/"3"')!.matches(3)).toBe(true);
+      expect(IfMatch.parse('W/"2"')!.matches(3)).toBe(false);
+      expect(IfMatch.parse('*')!.matches(7)).toBe(true);
+      expect(IfMatch.parse('*')!.pinsVersion).toBe(false);
+      expect(IfMatch.parse('W/"1"')!.pinsVersion).toBe(true);
+      expect(IfMatch.parse(undefined)).toBeUndefined();
+    });
+
+    it('refuses a header that is not entity tags', () => {
+      for (const bad of ['3', 'W/3', '"3', 'W/"3", 4', '']) {
+        expect(() => IfMatch.parse(bad)).toThrow(DomainError);
+      }
+    });
+  });
+
+  describe('api-version', () => {
+    it('is 1 without the parameter, and 1, 2 or 3 when given', () => {
+      expect(parseApiVersion({})).toBe(1);
+      expect(parseApiVersion(undefined)).toBe(1);
+      expect(parseApiVersion({ 'api-version': '2' })).toBe(2);
+      expect(parseApiVersion({ 'api-version': '3' })).toBe(3);
+    });
+
+    it('refuses anything else, saying what is allowed', () => {
+      for (const bad of ['0', '4', '3.0', 'latest', '', ['1', '2']]) {
+        expect(() => parseApiVersion({ 'api-version': bad })).toThrow(/api-version must be 1, 2 or 3/);
+      }
+    });
+  });
+
+  it('ids are positive numeric strings', () => {
+    expect(parseResourceId('12')).toBe('12');
+    for (const bad of ['0', '012', 'abc', '1e3', '-1', '1234567890123456789']) expect(parseResourceId(bad)).toBeUndefined();
+  });
+
+  it('the tenant must be the caller organization', () => {
+    const principal = { org: 'acme' } as Principal;
+    expect(requireTenant(principal, 'acme')).toBe('acme');
+    expect(() => requireTenant(principal, 'other')).toThrow(/Tenant "other" in the path is not your organization/);
+  });
+});

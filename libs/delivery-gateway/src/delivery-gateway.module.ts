@@ -1,0 +1,67 @@
+import { Module } from '@nestjs/common';
+import { AccountsModule } from '@app/accounts';
+import { AppConfig } from '@app/config';
+import { DataCipher } from './crypto/data-cipher';
+import { ConnectionStringResealer } from './gateways/connection-string.resealer';
+import { PushGatewayController } from './gateways/push-gateway.controller';
+import { PushGatewayPresenter } from './gateways/push-gateway.presenter';
+import { PushGatewayRepository } from './gateways/push-gateway.repository';
+import { PushGatewayService } from './gateways/push-gateway.service';
+import { AuthenticatorPolicyController } from './policies/authenticator-policy.controller';
+import { AuthenticatorPolicyPresenter } from './policies/authenticator-policy.presenter';
+import { AuthenticatorPolicyRepository } from './policies/authenticator-policy.repository';
+import { AuthenticatorPolicyService } from './policies/authenticator-policy.service';
+
+/**
+ * Push delivery gateways and the authenticator policies that bind them (interface, "Push delivery
+ * gateways"; DECISIONS 10), under `/configuration/{tenant}/v2`, where `{tenant}` must be the
+ * caller's organization (else 403). Reads need `referenceData.read`; create, replace and delete
+ * also `oobAdapterConfiguration.manage`.
+ *
+ * DeliveryGateway/Push: see PushGatewayController and push-gateway.schema.ts. Decisions where the
+ * interface and DECISIONS are silent: `type` and `name` are required on create, everything else
+ * optional (a gateway, like the defaults, may be configured later); `notificationTimeToLive`
+ * defaults to "86400" and is at most "2419200" (28 days, the longest the push services keep a
+ * message); names are unique per tenant ignoring case; on replace, `null` clears an optional
+ * attribute (time to live: back to the default) and `messageTemplates.credential` / `.challenge`
+ * are each kept when left out; templates: `msg` 1-2048 characters, `title` 1-256. The three
+ * defaults ("Default WNS gateway", "Default GCM gateway", "Default APNS gateway") come with the
+ * operating systems of their type. The list is never paged (a tenant has a handful of gateways).
+ * Connection strings are sealed per row (DataCipher); at start, values sealed with an older key of
+ * DATA_ENCRYPTION_KEYS are sealed again with the first (ConnectionStringResealer), so a key can be
+ * retired after one restart with `new,old`.
+ *
+ * Policy/Authenticator (`urn:vendor:scim:api:idp:2.0:Policy:Authenticator`, resourceType
+ * `Authenticator Policy`):
+ *
+ *   { "schemas": ["urn:vendor:scim:api:idp:2.0:Policy:Authenticator"],
+ *     "id": "7",                                  numeric string, assigned by the service
+ *     "name": "Mobile sign-in",                   required on create, 1-128 characters, unique per tenant (409 uniqueness)
+ *     "description": "...",                       optional, at most 1000 characters
+ *     "deliveryGateways": [                       priority order, at most 20, each gateway once;
+ *       {"value": "12", "display": "Android push"}  value: a gateway id of the tenant (else 400 naming it);
+ *     ],                                            display: read-only, the gateway's current name
+ *     "meta": { "resourceType", "created", "lastModified", "location", "version" } }
+ *
+ * GET all answers the SCIM ListResponse (`Resources`, `startIndex`, `count`); GET one, POST (201,
+ * `Location`), PUT and DELETE (204) work as for gateways: `ETag: W/"<version>"`, `If-Match`
+ * (412 when stale), PUT keeps left-out attributes and replaces `deliveryGateways` when sent. A
+ * gateway still listed by a policy cannot be deleted (409 naming the policy), which a foreign key
+ * enforces.
+ */
+@Module({
+  imports: [AccountsModule],
+  controllers: [PushGatewayController, AuthenticatorPolicyController],
+  providers: [
+    PushGatewayRepository,
+    PushGatewayService,
+    AuthenticatorPolicyRepository,
+    AuthenticatorPolicyService,
+    ConnectionStringResealer,
+    { provide: DataCipher, inject: [AppConfig], useFactory: (config: AppConfig) => new DataCipher(config.dataEncryptionKeys) },
+    { provide: PushGatewayPresenter, inject: [AppConfig], useFactory: (config: AppConfig) => new PushGatewayPresenter(config.publicBaseUrl) },
+    { provide: AuthenticatorPolicyPresenter, inject: [AppConfig], useFactory: (config: AppConfig) => new AuthenticatorPolicyPresenter(config.publicBaseUrl) },
+  ],
+  exports: [PushGatewayService, AuthenticatorPolicyService],
+})
+export class DeliveryGatewayModule {}

@@ -1,0 +1,109 @@
+import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import { Permission } from '@app/auth';
+import { CurrentPrincipal, Principal, RequirePermission, ScimMediaTypes, SourceAddress } from '@app/common';
+import { IfMatch, parseApiVersion, requireTenant } from '../common/request-rules';
+import { PushGatewayPresenter, etag } from './push-gateway.presenter';
+import { PushGatewayService, WrittenGateway } from './push-gateway.service';
+
+/**
+ * `/configuration/{tenant}/v2/DeliveryGateway/Push` (interface, "Push delivery gateways"; DECISIONS
+ * 10). Reads need Read reference data; create, replace and delete also Manage OOB Adapter
+ * Configuration (interface, Endpoints rule 4). Order of checks: token and permission (global
+ * guards), tenant (403), api-version (400), the gateway (404), If-Match (412), then the body.
+ */
+@ApiTags('push delivery gateways')
+@ApiBearerAuth()
+@ScimMediaTypes()
+@Controller('configuration/:tenant/v2/DeliveryGateway/Push')
+export class PushGatewayController {
+  constructor(
+    private readonly gateways: PushGatewayService,
+    private readonly presenter: PushGatewayPresenter,
+  ) {}
+
+  @Get()
+  @RequirePermission(Permission.ReferenceDataRead)
+  async list(@CurrentPrincipal() principal: Principal, @Param('tenant') tenant: string, @Query() query: Record<string, unknown>) {
+    const org = requireTenant(principal, tenant);
+    const version = parseApiVersion(query);
+    return this.presenter.list(await this.gateways.list(org), version);
+  }
+
+  @Get(':id')
+  @RequirePermission(Permission.ReferenceDataRead)
+  async get(
+    @CurrentPrincipal() principal: Principal,
+    @Param('tenant') tenant: string,
+    @Param('id') id: string,
+    @Query() query: Record<string, unknown>,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    const org = requireTenant(principal, tenant);
+    const version = parseApiVersion(query);
+    const row = await this.gateways.get(org, id);
+    reply.header('ETag', etag(row.version));
+    return this.presenter.gateway(row, version);
+  }
+
+  @Post()
+  @RequirePermission(Permission.ReferenceDataRead, Permission.OobAdapterConfigurationManage)
+  async create(
+    @CurrentPrincipal() principal: Principal,
+    @SourceAddress() source: string,
+    @Param('tenant') tenant: string,
+    @Query() query: Record<string, unknown>,
+    @Body() body: unknown,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    const org = requireTenant(principal, tenant);
+    const version = parseApiVersion(query);
+    const written = await this.gateways.create(org, body, version, { name: principal.name, sourceAddress: source });
+    reply.header('Location', this.presenter.location(org, written.row.id));
+    return this.answerWithSecret(written, version, reply);
+  }
+
+  @Put(':id')
+  @RequirePermission(Permission.ReferenceDataRead, Permission.OobAdapterConfigurationManage)
+  async replace(
+    @CurrentPrincipal() principal: Principal,
+    @SourceAddress() source: string,
+    @Param('tenant') tenant: string,
+    @Param('id') id: string,
+    @Query() query: Record<string, unknown>,
+    @Headers('if-match') ifMatch: string | undefined,
+    @Body() body: unknown,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    const org = requireTenant(principal, tenant);
+    const version = parseApiVersion(query);
+    const written = await this.gateways.replace(org, id, body, version, IfMatch.parse(ifMatch), { name: principal.name, sourceAddress: source });
+    return this.answerWithSecret(written, version, reply);
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @RequirePermission(Permission.ReferenceDataRead, Permission.OobAdapterConfigurationManage)
+  async delete(
+    @CurrentPrincipal() principal: Principal,
+    @SourceAddress() source: string,
+    @Param('tenant') tenant: string,
+    @Param('id') id: string,
+    @Query() query: Record<string, unknown>,
+    @Headers('if-match') ifMatch: string | undefined,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<void> {
+    const org = requireTenant(principal, tenant);
+    parseApiVersion(query);
+    await this.gateways.delete(org, id, IfMatch.parse(ifMatch), { name: principal.name, sourceAddress: source });
+    // 204 No Content: no body, so no media type either.
+    reply.removeHeader('Content-Type');
+  }
+
+  /** Create and replace echo the connection string (interface), so their answers must not be stored (DECISIONS 10). */
+  private answerWithSecret(written: WrittenGateway, version: Parameters<PushGatewayPresenter['gateway']>[1], reply: FastifyReply) {
+    reply.header('ETag', etag(written.row.version)).header('Cache-Control', 'no-store').header('Pragma', 'no-cache');
+    return this.presenter.gateway(written.row, version, written.connectionString);
+  }
+}

@@ -1,0 +1,6 @@
+export * from './delivery-gateway.module';
+export { PushGatewayService } from './gateways/push-gateway.service';
+export type { WrittenGateway } from './gateways/push-gateway.service';
+export { AuthenticatorPolicyService } from './policies/authenticator-policy.service';
+export { GATEWAY_TYPES, OPERATING_SYSTEMS, PUSH_GATEWAY_SCHEMA, PUSH_GATEWAY_RESOURCE_TYPE } from './gateways/push-gateway.schema';
+export { AUTHENTICATOR_POLICY_SCHEMA, AUTHENTICATOR_POLICY_RESOURCE_TYPE } from './policies/authenticator-policy.schema';
