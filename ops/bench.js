@@ -7,6 +7,8 @@
 //   token-assertion  POST .../token, client_credentials with a signed client assertion (ES256),
 //                    a distinct jti per request, all signed before the run
 //   probe            GET .../whoami with one bearer token
+//   device-create    POST /aims/rs/scim/v2/Device, a distinct CUID per request (201)
+//   device-get       GET /aims/rs/scim/v2/Device/{id} of one device
 // Each workload gets a 2 s warm-up run (not reported), then a measured run.
 //
 // Reading the table: req/s is the average over the run's 1 s samples; p50/p99 are response

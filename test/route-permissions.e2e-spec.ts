@@ -17,14 +17,19 @@ function registeredRoutes(t: TestApp): RouteRule[] {
     for (const wrapper of module.controllers.values()) {
       const controller = wrapper.metatype as (new () => unknown) | null;
       if (!controller) continue;
-      const base = String(Reflect.getMetadata(PATH_METADATA, controller) ?? '');
+      // A controller or handler may be mounted on several paths (the /scim/ and /scm/ aliases).
+      const bases = [Reflect.getMetadata(PATH_METADATA, controller) ?? ''].flat().map(String);
       for (const name of Object.getOwnPropertyNames(controller.prototype)) {
         const handler = controller.prototype[name];
         if (name === 'constructor' || typeof handler !== 'function' || Reflect.getMetadata(PATH_METADATA, handler) === undefined) continue;
         const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod];
-        const path = `/${[base, String(Reflect.getMetadata(PATH_METADATA, handler))].filter((p) => p && p !== '/').join('/')}`.replace(/\/+/g, '/');
         const rule = (Reflect.getMetadata(ACCESS_RULE, handler) ?? Reflect.getMetadata(ACCESS_RULE, controller)) as AccessRule | undefined;
-        routes.push({ route: `${method} ${path}`, rule });
+        for (const base of bases) {
+          for (const sub of [Reflect.getMetadata(PATH_METADATA, handler)].flat().map(String)) {
+            const path = `/${[base, sub].filter((p) => p && p !== '/').join('/')}`.replace(/\/+/g, '/');
+            routes.push({ route: `${method} ${path}`, rule });
+          }
+        }
       }
     }
   }

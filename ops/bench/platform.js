@@ -1,7 +1,8 @@
 'use strict';
 // Set-up through the HTTP API, as an integrator would do it: the platform administrator's token
 // (bootstrap secret from DATA_DIR), organization `bench`, a system account with role
-// Administration, and an EC P-256 certificate uploaded for it (client assertions, DECISIONS 3.3).
+// Administration, and an EC P-256 certificate uploaded for it (client assertions, DECISIONS 3.3);
+// `bench` has automaticDeviceCreation on, for the device workloads.
 require('reflect-metadata');
 const { Buffer } = require('node:buffer');
 const { KeyObject, randomBytes, webcrypto } = require('node:crypto');
@@ -76,6 +77,9 @@ async function setUpPlatform(service) {
   const account = { clientId: created.clientId, secret: created.secret.value, tokenUrl: created.tokenUrl };
   const certificate = await makeCertificate();
   await expectStatus('certificate upload', 201, call(baseUrl, 'POST', `/admin/v1/organizations/${ORG}/system-accounts/${account.clientId}/certificates`, { token: admin, pem: certificate.pem }));
+  // POST /Device creates devices only where automatic device creation is on (DECISIONS 8).
+  const settings = { automaticDeviceCreation: true, applicationIdPolicy: 'any' };
+  await expectStatus('device creation setting', 200, call(baseUrl, 'PUT', `/admin/v1/organizations/${ORG}/settings`, { token: admin, json: settings }));
   return {
     baseUrl,
     org: ORG,

@@ -11,6 +11,7 @@
 const { Buffer } = require('node:buffer');
 const { randomUUID, sign } = require('node:crypto');
 const { URLSearchParams } = require('node:url');
+/* global fetch */
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
@@ -56,6 +57,41 @@ function tokenByAssertion(ctx) {
   };
 }
 
+const SCIM = 'application/scim+json';
+const DEVICE_SCHEMA = 'urn:vendor:scim:api:cms:1.0:Device';
+const BENCH_ATR = '3B7F96000080318065B0846160FB120FFD829000';
+const devicesUrl = (ctx) => `${ctx.baseUrl}/aims/rs/scim/v2/Device`;
+const deviceBody = (cuid) => JSON.stringify({ schemas: [DEVICE_SCHEMA], externalIds: [{ ATR: BENCH_ATR, CUID: cuid }] });
+
+/** What every Device request carries: the bearer token, Application-ID/-Version (DECISIONS 6), the SCIM media type. */
+async function deviceHeaders(ctx) {
+  return { ...ctx.applicationHeaders, authorization: `Bearer ${await ctx.accessToken()}`, 'content-type': SCIM, accept: SCIM };
+}
+
+/**
+ * POST /Device, each request with a CUID no other request uses (a CUID is unique in its
+ * organization): this run's start time and process id, then a counter, all digits.
+ */
+async function deviceCreate(ctx) {
+  const prefix = `${Date.now()}${process.pid}`;
+  let next = 0;
+  return {
+    url: devicesUrl(ctx),
+    method: 'POST',
+    headers: await deviceHeaders(ctx),
+    requests: [{ setupRequest: (request) => ({ ...request, body: deviceBody(`${prefix}${String(next++).padStart(9, '0')}`) }) }],
+  };
+}
+
+/** GET /Device/{id} of one device, created for the run. */
+async function deviceGet(ctx) {
+  const headers = await deviceHeaders(ctx);
+  const created = await fetch(devicesUrl(ctx), { method: 'POST', headers, body: deviceBody(`9${Date.now()}${process.pid}`) });
+  if (created.status !== 201) throw new Error(`device-get set-up: POST /Device answered ${created.status} ${await created.text()}`);
+  const { id } = await created.json();
+  return { url: `${devicesUrl(ctx)}/${id}`, headers: { ...ctx.applicationHeaders, authorization: headers.authorization, accept: SCIM } };
+}
+
 const WORKLOADS = [
   {
     name: 'token-secret',
@@ -74,6 +110,8 @@ const WORKLOADS = [
       headers: { authorization: `Bearer ${await ctx.accessToken()}` },
     }),
   },
+  { name: 'device-create', status: 201, prepare: deviceCreate },
+  { name: 'device-get', prepare: deviceGet },
 ];
 
 module.exports = { WORKLOADS };

@@ -5,6 +5,7 @@ import { AuthModule } from '@app/auth';
 import { ClockModule } from '@app/common';
 import { AppConfig, ConfigModule } from '@app/config';
 import { DeliveryGatewayModule } from '@app/delivery-gateway';
+import { DeviceModule } from '@app/device';
 import { HsmModule, HsmModuleOptions, ensureSoftHsmToken } from '@app/hsm';
 import { LOGGER, Logger, Metrics, ObservabilityModule } from '@app/observability';
 import { PersistenceModule } from '@app/persistence';
@@ -37,6 +38,7 @@ export class AppModule {
         AccountsModule,
         AuthModule,
         DeliveryGatewayModule,
+        DeviceModule,
       ],
       controllers: [HealthController],
     };

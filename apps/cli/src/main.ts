@@ -1,30 +1,47 @@
 import 'reflect-metadata';
 import { Command, CommanderError } from 'commander';
 import { NestFactory } from '@nestjs/core';
-import { INestApplicationContext, Module } from '@nestjs/common';
+import { DynamicModule, INestApplicationContext, Module, Type } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { AccountsModule, OrganizationService, SystemAccountService } from '@app/accounts';
+import { AccountsModule } from '@app/accounts';
 import { ClockModule, DomainError } from '@app/common';
 import { AppConfig, ConfigModule, ConfigurationError, loadConfig } from '@app/config';
 import { Metrics, ObservabilityModule, createLogger } from '@app/observability';
 import { PersistenceModule, dataSourceOptions, runMigrations, startEmbeddedPostgres } from '@app/persistence';
+import { CliRuntime } from './cli-runtime';
+import { registerApplicationCommands } from './commands/application.commands';
+import { registerAuditCommands } from './commands/audit.commands';
+import { registerDeviceCommands } from './commands/device.commands';
+import { registerOrganizationCommands } from './commands/organization.commands';
+import { registerSystemAccountCommands } from './commands/system-account.commands';
+import { registerUserCommands } from './commands/user.commands';
 
 /**
  * The operator command line: the same services as the API, straight on the database, for first
- * set-up and break-glass use. Exit codes: 0 done, 1 refused (bad input, conflict, not found),
- * 2 usage error, 3 configuration or infrastructure failure.
+ * set-up and break-glass use. Output is JSON on stdout (the admin API's shapes); messages go to
+ * stderr. Every change is audited with actor `cli`.
  */
 const EXIT_REFUSED = 1;
 const EXIT_USAGE = 2;
 const EXIT_FAILURE = 3;
 const CLI_ACTOR = { name: 'cli' };
+const EXIT_CODES_HELP = `
+Exit codes:
+  0  done
+  1  refused: not found, conflict, or bad input (the message says which)
+  2  usage error: unknown command or option, missing argument
+  3  configuration or infrastructure failure (environment, database)
 
-async function withServices<T>(work: (app: INestApplicationContext) => Promise<T>): Promise<T> {
+Configure it like the service (DATABASE_URL, SECRET_PEPPER, ...); see the README.`;
+
+/** Runs `work` with the services on the configured database; `imports` adds feature modules a command needs. */
+async function withServices<T>(work: (app: INestApplicationContext) => Promise<T>, imports: (Type | DynamicModule)[] = []): Promise<T> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
-  @Module({ imports: [ConfigModule.forRoot(config), ObservabilityModule.forRoot(logger, new Metrics()), ClockModule, PersistenceModule, AccountsModule] })
+  @Module({ imports: [ConfigModule.forRoot(config), ObservabilityModule.forRoot(logger, new Metrics()), ClockModule, PersistenceModule, AccountsModule, ...imports] })
   class CliModule {}
-  const app = await NestFactory.createApplicationContext(CliModule, { logger: false });
+  // abortOnError false: a failure at start (no database) must reach main() and its exit code 3.
+  const app = await NestFactory.createApplicationContext(CliModule, { logger: false, abortOnError: false });
   try {
     return await work(app);
   } finally {
@@ -39,7 +56,9 @@ function print(value: unknown): void {
 export function buildProgram(): Command {
   const program = new Command('platform')
     .description('Credential platform command line (works on the database directly; configure it like the service).')
-    .exitOverride();
+    .exitOverride()
+    .addHelpText('after', EXIT_CODES_HELP);
+  const cli: CliRuntime = { withServices, print, actor: CLI_ACTOR };
 
   const db = program.command('db').description('Database schema.');
   db.command('migrate')
@@ -60,59 +79,12 @@ export function buildProgram(): Command {
       }
     });
 
-  const organization = program.command('organization').description('Organizations.');
-  organization
-    .command('create <id>')
-    .description('Create an organization.')
-    .requiredOption('--name <name>', 'display name')
-    .action(async (id: string, options: { name: string }) => {
-      await withServices(async (app) => print(await app.get(OrganizationService).create({ id, name: options.name })));
-    });
-  organization
-    .command('get <id>')
-    .description('Show an organization and its settings.')
-    .action(async (id: string) => {
-      await withServices(async (app) => print(await app.get(OrganizationService).get(id)));
-    });
-
-  const account = program.command('system-account').description('System accounts of an organization.');
-  account
-    .command('create <org>')
-    .description('Create a system account; prints its Client ID and its first secret (shown once).')
-    .requiredOption('--role <role>', 'role name from scopeAssignment.properties')
-    .option('--suffix <suffix>', 'Client ID suffix (default: generated)')
-    .option('--org-admin', 'make it an organization administrator', false)
-    .option('--description <text>', 'free text')
-    .action(async (org: string, options: { role: string; suffix?: string; orgAdmin: boolean; description?: string }) => {
-      await withServices(async (app) => {
-        const accounts = app.get(SystemAccountService);
-        const { account: row, secret } = await accounts.create(
-          org,
-          { role: options.role, suffix: options.suffix, organizationAdministrator: options.orgAdmin, description: options.description },
-          CLI_ACTOR,
-        );
-        print({ clientId: row.client_id, tokenUrl: accounts.tokenUrl(org), role: row.role, organizationAdministrator: row.organization_administrator, secret });
-      });
-    });
-  account
-    .command('set-disabled <org> <clientId> <disabled>')
-    .description('Disable (true) or enable (false) a system account; disabling stops its tokens at once.')
-    .action(async (org: string, clientId: string, disabled: string) => {
-      if (disabled !== 'true' && disabled !== 'false') throw new CommanderError(EXIT_USAGE, 'usage', '<disabled> must be true or false');
-      await withServices(async (app) => {
-        const row = await app.get(SystemAccountService).update(org, clientId, { disabled: disabled === 'true' }, CLI_ACTOR);
-        print({ clientId: row.client_id, disabled: row.disabled });
-      });
-    });
-  account
-    .command('create-secret <org> <clientId>')
-    .description('Add a secret to a system account (shown once); the old ones keep working until revoked.')
-    .option('--expires-at <iso>', 'expiry (default: 5 years)')
-    .action(async (org: string, clientId: string, options: { expiresAt?: string }) => {
-      const expiresAt = options.expiresAt ? new Date(options.expiresAt) : undefined;
-      if (expiresAt && Number.isNaN(expiresAt.getTime())) throw new CommanderError(EXIT_USAGE, 'usage', '--expires-at must be an ISO 8601 date-time');
-      await withServices(async (app) => print(await app.get(SystemAccountService).createSecret(org, clientId, expiresAt, CLI_ACTOR)));
-    });
+  registerOrganizationCommands(program, cli);
+  registerSystemAccountCommands(program, cli);
+  registerUserCommands(program, cli);
+  registerApplicationCommands(program, cli);
+  registerAuditCommands(program, cli);
+  registerDeviceCommands(program, cli);
   return program;
 }
 
@@ -123,8 +95,9 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   } catch (error) {
     if (error instanceof CommanderError) {
-      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return 0;
-      if (error.exitCode === EXIT_USAGE && error.code === 'usage') process.stderr.write(`${error.message}\n`);
+      // --help and --version end with exit code 0; help shown because a command is missing is a usage error.
+      if (error.exitCode === 0) return 0;
+      if (error.code === 'usage') process.stderr.write(`${error.message}\n`);
       return EXIT_USAGE;
     }
     if (error instanceof DomainError) {

@@ -2,11 +2,13 @@ import { Module } from '@nestjs/common';
 import { AppConfig } from '@app/config';
 import { AdminAccessPolicy } from './admin/admin-access.policy';
 import { ApplicationsController } from './admin/applications.controller';
+import { AuditEventsController } from './admin/audit-events.controller';
 import { CertifiedApplicationService } from './applications/certified-application.service';
 import { AdminPresenter } from './admin/admin.presenter';
 import { OrganizationsController } from './admin/organizations.controller';
 import { SystemAccountsController } from './admin/system-accounts.controller';
 import { UsersController } from './admin/users.controller';
+import { AuditRepository } from './audit/audit.repository';
 import { AuditService } from './audit/audit.service';
 import { BootstrapService } from './bootstrap.service';
 import { OrganizationRepository } from './organizations/organization.repository';
@@ -20,7 +22,7 @@ import { UserService } from './users/user.service';
 
 /** Organizations, system accounts and users with their credentials, the audit log, and the admin API over them. */
 @Module({
-  controllers: [OrganizationsController, SystemAccountsController, ApplicationsController, UsersController],
+  controllers: [OrganizationsController, SystemAccountsController, ApplicationsController, UsersController, AuditEventsController],
   providers: [
     OrganizationRepository,
     OrganizationService,
@@ -31,6 +33,7 @@ import { UserService } from './users/user.service';
     UserService,
     PasswordHasher,
     AuditService,
+    AuditRepository,
     AdminAccessPolicy,
     BootstrapService,
     CertifiedApplicationService,
@@ -40,6 +43,18 @@ import { UserService } from './users/user.service';
       useFactory: (config: AppConfig, accounts: SystemAccountService) => new AdminPresenter(config.publicBaseUrl, (org) => accounts.tokenUrl(org)),
     },
   ],
-  exports: [OrganizationService, SystemAccountService, SystemAccountRepository, SecretHasher, AuditService, AdminAccessPolicy, CertifiedApplicationService, UserService, UserRepository, PasswordHasher],
+  exports: [
+    OrganizationService,
+    SystemAccountService,
+    SystemAccountRepository,
+    SecretHasher,
+    AuditService,
+    AdminAccessPolicy,
+    AdminPresenter,
+    CertifiedApplicationService,
+    UserService,
+    UserRepository,
+    PasswordHasher,
+  ],
 })
 export class AccountsModule {}

@@ -36,7 +36,7 @@ export class BootstrapService implements OnApplicationBootstrap {
   private async bootstrap(): Promise<void> {
     const created: { clientId: string; secret: string; generated: boolean; tokenUrl: string }[] = [];
     if ((await this.organizationRows.count()) === 0) {
-      await this.organizations.create({ id: PLATFORM_ORG, name: 'Platform administration' });
+      await this.organizations.create({ id: PLATFORM_ORG, name: 'Platform administration' }, { name: 'system' });
       const { account, secret } = await this.accounts.create(
         PLATFORM_ORG,
         { suffix: 'admin', role: ADMINISTRATION_ROLE, platformAdministrator: true, organizationAdministrator: true, description: 'Platform administrator (bootstrap)', secretValue: this.config.platformAdminSecret },
@@ -46,7 +46,7 @@ export class BootstrapService implements OnApplicationBootstrap {
     }
     const orgId = this.config.bootstrapOrgId;
     if (orgId && !(await this.organizationRows.findById(orgId))) {
-      await this.organizations.create({ id: orgId, name: orgId });
+      await this.organizations.create({ id: orgId, name: orgId }, { name: 'system' });
       const { account, secret } = await this.accounts.create(
         orgId,
         { suffix: 'admin', role: ADMINISTRATION_ROLE, organizationAdministrator: true, description: 'Organization administrator (bootstrap)', secretValue: this.config.bootstrapClientSecret },

@@ -1,5 +1,7 @@
 export * from './accounts.module';
 export * from './audit/audit.service';
+export * from './audit/audit-filter';
+export * from './audit/audit.repository';
 export * from './organizations/organization-settings';
 export * from './organizations/organization.service';
 export * from './system-accounts/secret-hasher';
@@ -7,6 +9,8 @@ export * from './system-accounts/system-account.repository';
 export * from './system-accounts/system-account.service';
 export * from './system-accounts/certificate-parser';
 export * from './admin/admin-access.policy';
+export * from './admin/admin.presenter';
+export * from './admin/admin.schemas';
 export * from './applications/certified-application.service';
 export * from './users/password-hasher';
 export * from './users/user.repository';

@@ -7,3 +7,4 @@ export * from './decorators';
 export * from './ids';
 export * from './validation';
 export * from './scim-media-type.interceptor';
+export * from './scim-search';

@@ -1,21 +1,17 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import { AuthorizedBy, CurrentPrincipal, Principal, SourceAddress, listResponse, parseBody, z } from '@app/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, UseInterceptors } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { AuthorizedBy, CurrentPrincipal, Principal, SourceAddress, listResponse, parseBody, parsePage } from '@app/common';
 import { CertifiedApplicationService } from '../applications/certified-application.service';
+import { AccessDeniedAuditInterceptor } from './access-denied-audit.interceptor';
 import { AdminAccessPolicy } from './admin-access.policy';
-
-const APPLICATION_ID = /^[A-Za-z0-9._-]{1,128}$/;
-const addSchema = z
-  .object({
-    applicationId: z.string().regex(APPLICATION_ID, 'must be 1-128 characters of A-Z, a-z, 0-9, ".", "_" and "-"'),
-    name: z.string().trim().min(1).max(200).optional(),
-  })
-  .strict();
+import { addApplicationSchema } from './admin.schemas';
+import { ApiJsonBody, ApiPaging } from './openapi';
 
 /** Certified Application-IDs of an organization (DECISIONS 6 and 11). */
 @ApiTags('administration')
 @ApiBearerAuth()
 @AuthorizedBy('administrator')
+@UseInterceptors(AccessDeniedAuditInterceptor)
 @Controller('admin/v1/organizations/:org/applications')
 export class ApplicationsController {
   constructor(
@@ -24,21 +20,27 @@ export class ApplicationsController {
   ) {}
 
   @Post()
+  @ApiOperation({ summary: 'Certify an Application-ID', description: 'Under applicationIdPolicy "certified" only certified Application-IDs may call the API (DECISIONS 6).' })
+  @ApiJsonBody(addApplicationSchema, { applicationId: 'com.partner.app', name: 'Partner app' })
   async add(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('org') orgId: string, @Body() body: unknown) {
     await this.access.requireOrganizationAccess(principal, orgId);
-    const input = parseBody(addSchema, body);
+    const input = parseBody(addApplicationSchema, body);
     return this.applications.add(orgId, input.applicationId, input.name, { name: principal.name, sourceAddress: source });
   }
 
   @Get()
-  async list(@CurrentPrincipal() principal: Principal, @Param('org') orgId: string) {
+  @ApiOperation({ summary: 'List the certified Application-IDs of an organization' })
+  @ApiPaging()
+  async list(@CurrentPrincipal() principal: Principal, @Param('org') orgId: string, @Query() query: Record<string, unknown>) {
     await this.access.requireOrganizationAccess(principal, orgId);
-    const rows = await this.applications.list(orgId);
-    return listResponse(rows, rows.length, { startIndex: 1, count: rows.length });
+    const page = parsePage(query);
+    const { rows, total } = await this.applications.list(orgId, page.startIndex - 1, page.count);
+    return listResponse(rows, total, page);
   }
 
   @Delete(':applicationId')
   @HttpCode(204)
+  @ApiOperation({ summary: 'Remove a certified Application-ID' })
   async remove(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('org') orgId: string, @Param('applicationId') applicationId: string) {
     await this.access.requireOrganizationAccess(principal, orgId);
     await this.applications.remove(orgId, applicationId, { name: principal.name, sourceAddress: source });

@@ -1,83 +1,95 @@
-import { Body, Controller, Get, HttpCode, Param, Patch, Post, Put, Query, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query, Res, UseInterceptors } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { AuthorizedBy, CurrentPrincipal, ORG_ID_PATTERN, Principal, SourceAddress, listResponse, parseBody, parsePage, z } from '@app/common';
-import { AuditService } from '../audit/audit.service';
+import { AuthorizedBy, CurrentPrincipal, Principal, SourceAddress, invalidValue, listResponse, parseBody, parsePage } from '@app/common';
 import { organizationSettingsSchema } from '../organizations/organization-settings';
-import { OrganizationService, toOrganization } from '../organizations/organization.service';
-import { OrganizationRepository } from '../organizations/organization.repository';
+import { OrganizationService } from '../organizations/organization.service';
+import { AccessDeniedAuditInterceptor } from './access-denied-audit.interceptor';
 import { AdminAccessPolicy } from './admin-access.policy';
 import { AdminPresenter } from './admin.presenter';
+import { createOrganizationSchema, patchOrganizationSchema } from './admin.schemas';
+import { ApiJsonBody, ApiPaging } from './openapi';
 
-const createOrganizationSchema = z
-  .object({
-    id: z.string().regex(ORG_ID_PATTERN, 'must be 1-64 characters of A-Z, a-z, 0-9 and _ (no hyphen: it separates organization and suffix in a Client ID)'),
-    name: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
-    settings: organizationSettingsSchema.partial().optional(),
-  })
-  .strict();
+/** `?force=true|false`; anything else is a 400 naming the parameter. */
+function readForce(value: unknown): boolean {
+  if (value === undefined || value === 'false') return false;
+  if (value === 'true') return true;
+  throw invalidValue(`Query parameter force must be true or false, got "${String(value).slice(0, 40)}".`);
+}
 
-const patchOrganizationSchema = z
-  .object({
-    name: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters').optional(),
-    settings: organizationSettingsSchema.partial().optional(),
-  })
-  .strict();
-
+/** Organizations (DECISIONS 11): the platform administrator manages them; an organization administrator reads and configures its own. */
 @ApiTags('administration')
 @ApiBearerAuth()
 @AuthorizedBy('administrator')
+@UseInterceptors(AccessDeniedAuditInterceptor)
 @Controller('admin/v1/organizations')
 export class OrganizationsController {
   constructor(
     private readonly organizations: OrganizationService,
-    private readonly repository: OrganizationRepository,
     private readonly access: AdminAccessPolicy,
-    private readonly audit: AuditService,
     private readonly presenter: AdminPresenter,
   ) {}
 
   @Post()
+  @ApiOperation({ summary: 'Create an organization (platform administrator)' })
+  @ApiJsonBody(createOrganizationSchema, { id: 'acme', name: 'Acme Corp', settings: { applicationIdPolicy: 'any' } })
   async create(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
     this.access.requirePlatformAdministrator(principal);
     const input = parseBody(createOrganizationSchema, body);
-    const org = await this.organizations.create(input);
-    await this.audit.record({ org: org.id, actor: principal.name, action: 'organization.create', target: org.id, outcome: 'success', sourceAddress: source });
+    const org = await this.organizations.create(input, { name: principal.name, sourceAddress: source });
     const view = this.presenter.organization(org);
     reply.header('Location', view.meta.location);
     return view;
   }
 
   @Get()
+  @ApiOperation({ summary: 'List organizations (platform administrator)' })
+  @ApiPaging()
   async list(@CurrentPrincipal() principal: Principal, @Query() query: Record<string, unknown>) {
     this.access.requirePlatformAdministrator(principal);
     const page = parsePage(query);
-    const { rows, total } = await this.repository.list(page.startIndex - 1, page.count);
-    return listResponse(rows.map((r) => this.presenter.organization(toOrganization(r))), total, page);
+    const { rows, total } = await this.organizations.list(page.startIndex - 1, page.count);
+    return listResponse(rows.map((org) => this.presenter.organization(org)), total, page);
   }
 
   @Get(':org')
+  @ApiOperation({ summary: 'Read an organization and its settings' })
   async get(@CurrentPrincipal() principal: Principal, @Param('org') orgId: string) {
     return this.presenter.organization(await this.access.requireOrganizationAccess(principal, orgId));
   }
 
   @Patch(':org')
+  @ApiOperation({ summary: 'Change the name (platform administrator) or some settings of an organization' })
+  @ApiJsonBody(patchOrganizationSchema, { name: 'Acme Corporation', settings: { passwordGrant: false } })
   async patch(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('org') orgId: string, @Body() body: unknown) {
     await this.access.requireOrganizationAccess(principal, orgId);
     const changes = parseBody(patchOrganizationSchema, body);
     if (changes.name !== undefined) this.access.requirePlatformAdministrator(principal);
-    const org = await this.organizations.update(orgId, changes);
-    await this.audit.record({ org: orgId, actor: principal.name, action: 'organization.update', target: orgId, outcome: 'success', sourceAddress: source, details: { changes } });
+    const org = await this.organizations.update(orgId, changes, { name: principal.name, sourceAddress: source });
     return this.presenter.organization(org);
+  }
+
+  @Delete(':org')
+  @HttpCode(204)
+  @ApiOperation({
+    summary: 'Delete an organization (platform administrator)',
+    description:
+      'Refused with 409 while the organization has system accounts, users or devices, unless force=true, which deletes everything of the organization in one transaction except its audit events. The organization "platform" cannot be deleted.',
+  })
+  @ApiQuery({ name: 'force', required: false, schema: { type: 'boolean', default: false } })
+  async delete(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('org') orgId: string, @Query('force') force: unknown): Promise<void> {
+    this.access.requirePlatformAdministrator(principal);
+    await this.organizations.delete(orgId, { force: readForce(force) }, { name: principal.name, sourceAddress: source });
   }
 
   @Put(':org/settings')
   @HttpCode(200)
+  @ApiOperation({ summary: "Replace an organization's settings", description: 'accessTokenLifetime: 300-86400 seconds, or null for the service default.' })
+  @ApiJsonBody(organizationSettingsSchema, { automaticDeviceCreation: false, applicationIdPolicy: 'certified', passwordGrant: true, accessTokenLifetime: 900 })
   async putSettings(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('org') orgId: string, @Body() body: unknown) {
     await this.access.requireOrganizationAccess(principal, orgId);
     const settings = parseBody(organizationSettingsSchema, body, 'settings');
-    const org = await this.organizations.update(orgId, { settings });
-    await this.audit.record({ org: orgId, actor: principal.name, action: 'organization.settings.update', target: orgId, outcome: 'success', sourceAddress: source, details: { settings } });
+    const org = await this.organizations.update(orgId, { settings }, { name: principal.name, sourceAddress: source }, 'organization.settings.update');
     return org.settings;
   }
 }

@@ -1,32 +1,20 @@
-import { Body, Controller, Get, Header, Param, Patch, Post, Query, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, Header, HttpCode, Param, Patch, Post, Query, Res, UseInterceptors } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { AuthorizedBy, CurrentPrincipal, DomainError, Principal, SourceAddress, listResponse, parseBody, parsePage, z } from '@app/common';
+import { AuthorizedBy, CurrentPrincipal, Page, Principal, SourceAddress, listResponse, parseBody, parsePage } from '@app/common';
 import { SystemAccountService } from '../system-accounts/system-account.service';
+import { AccessDeniedAuditInterceptor } from './access-denied-audit.interceptor';
 import { AdminAccessPolicy } from './admin-access.policy';
 import { AdminPresenter } from './admin.presenter';
+import { createAccountSchema, createSecretSchema, patchAccountSchema } from './admin.schemas';
+import { ApiJsonBody, ApiPaging, ApiPemBody } from './openapi';
+import { readPem } from './read-pem';
 
-const role = z.string().trim().min(1, 'must name a role of scopeAssignment.properties').max(64, 'must be at most 64 characters');
-const description = z.string().max(500, 'must be at most 500 characters').nullable();
-
-const createAccountSchema = z
-  .object({
-    suffix: z.string().regex(/^[A-Za-z0-9]{1,64}$/, 'must be 1-64 letters or digits (A-Z, a-z, 0-9)').optional(),
-    role,
-    organizationAdministrator: z.boolean().optional(),
-    description: description.optional(),
-  })
-  .strict();
-
-const patchAccountSchema = z
-  .object({ role: role.optional(), description: description.optional(), disabled: z.boolean().optional(), organizationAdministrator: z.boolean().optional() })
-  .strict();
-
-const createSecretSchema = z.object({ expiresAt: z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time, e.g. 2030-01-31T00:00:00Z' }).optional() }).strict();
-
+/** System accounts of an organization with their secrets and certificates (DECISIONS 4, 11). */
 @ApiTags('administration')
 @ApiBearerAuth()
 @AuthorizedBy('administrator')
+@UseInterceptors(AccessDeniedAuditInterceptor)
 @Controller('admin/v1/organizations/:org/system-accounts')
 export class SystemAccountsController {
   constructor(
@@ -37,6 +25,8 @@ export class SystemAccountsController {
 
   @Post()
   @Header('Cache-Control', 'no-store')
+  @ApiOperation({ summary: 'Create a system account', description: 'Answers its Client ID, Token URL and first secret; the secret value is shown only in this answer.' })
+  @ApiJsonBody(createAccountSchema, { suffix: 'billing', role: 'Issuance', organizationAdministrator: false, description: 'Billing robot' })
   async create(
     @CurrentPrincipal() principal: Principal,
     @SourceAddress() source: string,
@@ -53,6 +43,8 @@ export class SystemAccountsController {
   }
 
   @Get()
+  @ApiOperation({ summary: 'List the system accounts of an organization (no secret values)' })
+  @ApiPaging()
   async list(@CurrentPrincipal() principal: Principal, @Param('org') orgId: string, @Query() query: Record<string, unknown>) {
     await this.access.requireOrganizationAccess(principal, orgId);
     const page = parsePage(query);
@@ -61,12 +53,18 @@ export class SystemAccountsController {
   }
 
   @Get(':clientId')
+  @ApiOperation({ summary: 'Read a system account (no secret values)' })
   async get(@CurrentPrincipal() principal: Principal, @Param('org') orgId: string, @Param('clientId') clientId: string) {
     await this.access.requireOrganizationAccess(principal, orgId);
     return this.presenter.systemAccount(await this.accounts.get(orgId, clientId));
   }
 
   @Patch(':clientId')
+  @ApiOperation({
+    summary: 'Change role, description, disabled or organizationAdministrator',
+    description: "Applies to the account's live tokens at once. Disabling stops them; re-enabling revokes them, so they never come back.",
+  })
+  @ApiJsonBody(patchAccountSchema, { role: 'Help Desk', disabled: true })
   async patch(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('org') orgId: string, @Param('clientId') clientId: string, @Body() body: unknown) {
     await this.access.requireOrganizationAccess(principal, orgId);
     const changes = parseBody(patchAccountSchema, body);
@@ -74,8 +72,18 @@ export class SystemAccountsController {
     return this.presenter.systemAccount(account);
   }
 
+  @Delete(':clientId')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Delete a system account', description: 'Its secrets, certificates and tokens go with it; its tokens stop working at once.' })
+  async delete(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('org') orgId: string, @Param('clientId') clientId: string): Promise<void> {
+    await this.access.requireOrganizationAccess(principal, orgId);
+    await this.accounts.delete(orgId, clientId, { name: principal.name, sourceAddress: source });
+  }
+
   @Post(':clientId/secrets')
   @Header('Cache-Control', 'no-store')
+  @ApiOperation({ summary: 'Add a secret (rotation with overlap)', description: 'The value is shown only in this answer; the other secrets keep working until revoked. Default expiry 5 years.' })
+  @ApiJsonBody(createSecretSchema, { expiresAt: '2030-01-31T00:00:00Z' })
   async createSecret(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('org') orgId: string, @Param('clientId') clientId: string, @Body() body: unknown) {
     await this.access.requireOrganizationAccess(principal, orgId);
     const input = parseBody(createSecretSchema, body ?? {});
@@ -84,14 +92,32 @@ export class SystemAccountsController {
   }
 
   @Get(':clientId/secrets')
-  async listSecrets(@CurrentPrincipal() principal: Principal, @Param('org') orgId: string, @Param('clientId') clientId: string) {
+  @ApiOperation({ summary: 'List the secrets of a system account: metadata only (id, created, expiresAt, lastUsed)' })
+  @ApiPaging()
+  async listSecrets(@CurrentPrincipal() principal: Principal, @Param('org') orgId: string, @Param('clientId') clientId: string, @Query() query: Record<string, unknown>) {
     await this.access.requireOrganizationAccess(principal, orgId);
+    const page = parsePage(query);
     const rows = await this.accounts.listSecrets(orgId, clientId);
-    return listResponse(rows.map((r) => this.presenter.secretMetadata(r)), rows.length, { startIndex: 1, count: rows.length });
+    return pageOf(rows.map((r) => this.presenter.secretMetadata(r)), page);
   }
 
-  /** PEM as application/x-pem-file or text/plain, or JSON {pem} (DECISIONS 11). */
+  @Delete(':clientId/secrets/:secretId')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Revoke a secret', description: 'It stops working at once; the other secrets keep working.' })
+  async revokeSecret(
+    @CurrentPrincipal() principal: Principal,
+    @SourceAddress() source: string,
+    @Param('org') orgId: string,
+    @Param('clientId') clientId: string,
+    @Param('secretId') secretId: string,
+  ): Promise<void> {
+    await this.access.requireOrganizationAccess(principal, orgId);
+    await this.accounts.revokeSecret(orgId, clientId, secretId, { name: principal.name, sourceAddress: source });
+  }
+
   @Post(':clientId/certificates')
+  @ApiOperation({ summary: 'Upload a certificate for signed-JWT client authentication (RFC 7523)', description: 'Exactly one X.509 certificate, RSA 2048+ or EC P-256/P-384; at most 5 per account.' })
+  @ApiPemBody()
   async uploadCertificate(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('org') orgId: string, @Param('clientId') clientId: string, @Body() body: unknown) {
     await this.access.requireOrganizationAccess(principal, orgId);
     const pem = readPem(body);
@@ -100,18 +126,32 @@ export class SystemAccountsController {
   }
 
   @Get(':clientId/certificates')
-  async listCertificates(@CurrentPrincipal() principal: Principal, @Param('org') orgId: string, @Param('clientId') clientId: string) {
+  @ApiOperation({ summary: 'List the certificates of a system account' })
+  @ApiPaging()
+  async listCertificates(@CurrentPrincipal() principal: Principal, @Param('org') orgId: string, @Param('clientId') clientId: string, @Query() query: Record<string, unknown>) {
     await this.access.requireOrganizationAccess(principal, orgId);
+    const page = parsePage(query);
     const rows = await this.accounts.listCertificates(orgId, clientId);
-    return listResponse(rows.map((r) => this.presenter.certificate(r)), rows.length, { startIndex: 1, count: rows.length });
+    return pageOf(rows.map((r) => this.presenter.certificate(r)), page);
+  }
+
+  @Delete(':clientId/certificates/:thumbprint')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Delete a certificate (by its x5t#S256 thumbprint, the certificate id)', description: 'Assertions signed with its key stop working at once.' })
+  async deleteCertificate(
+    @CurrentPrincipal() principal: Principal,
+    @SourceAddress() source: string,
+    @Param('org') orgId: string,
+    @Param('clientId') clientId: string,
+    @Param('thumbprint') thumbprint: string,
+  ): Promise<void> {
+    await this.access.requireOrganizationAccess(principal, orgId);
+    await this.accounts.deleteCertificate(orgId, clientId, thumbprint, { name: principal.name, sourceAddress: source });
   }
 }
 
-function readPem(body: unknown): string {
-  if (typeof body === 'string') return body;
-  if (Buffer.isBuffer(body)) return body.toString('utf8');
-  if (body && typeof body === 'object' && !Array.isArray(body)) {
-    return parseBody(z.object({ pem: z.string({ message: 'must be the certificate in PEM form, as a string' }) }).strict(), body).pem;
-  }
-  throw new DomainError('INVALID_SYNTAX', 'Send the certificate as PEM (Content-Type application/x-pem-file or text/plain) or as JSON {"pem": "..."}.');
+/** Secrets and certificates of one account are few (certificates at most 5): paged in memory. */
+function pageOf<T>(all: T[], page: Page) {
+  const start = page.startIndex - 1;
+  return listResponse(all.slice(start, start + page.count), all.length, page);
 }

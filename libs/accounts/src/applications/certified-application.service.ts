@@ -1,13 +1,18 @@
 import { Injectable } from '@nestjs/common';
 import { Clock, isoTimestamp, notFound, uniqueness } from '@app/common';
-import { Database, PG_UNIQUE_VIOLATION, isPgError } from '@app/persistence';
-import { AuditService } from '../audit/audit.service';
-import { Actor } from '../system-accounts/system-account.service';
+import { Database, PG_FOREIGN_KEY_VIOLATION, PG_UNIQUE_VIOLATION, isPgError } from '@app/persistence';
+import { Actor, AuditService } from '../audit/audit.service';
 
 export interface CertifiedApplication {
   applicationId: string;
   name: string | null;
   created: string;
+}
+
+interface ApplicationRow {
+  application_id: string;
+  name: string | null;
+  created_at: Date;
 }
 
 /**
@@ -29,33 +34,44 @@ export class CertifiedApplicationService {
 
   async add(orgId: string, applicationId: string, name: string | undefined, actor: Actor): Promise<CertifiedApplication> {
     try {
-      const [row] = await this.db.query<{ application_id: string; name: string | null; created_at: Date }>(
-        'INSERT INTO certified_applications (org_id, application_id, name, created_at) VALUES ($1, $2, $3, $4) RETURNING application_id, name, created_at',
-        [orgId, applicationId, name ?? null, this.clock.now()],
-      );
-      await this.audit.record({ org: orgId, actor: actor.name, action: 'application.certify', target: applicationId, outcome: 'success', sourceAddress: actor.sourceAddress });
-      return present(row);
+      return await this.db.transaction(async (tx) => {
+        const [row] = await this.db.query<ApplicationRow>(
+          'INSERT INTO certified_applications (org_id, application_id, name, created_at) VALUES ($1, $2, $3, $4) RETURNING application_id, name, created_at',
+          [orgId, applicationId, name ?? null, this.clock.now()],
+          tx,
+        );
+        await this.audit.record({ org: orgId, actor: actor.name, action: 'application.certify', target: applicationId, outcome: 'success', sourceAddress: actor.sourceAddress }, tx);
+        return present(row);
+      });
     } catch (error) {
       if (isPgError(error, PG_UNIQUE_VIOLATION)) throw uniqueness(`Application-ID "${applicationId}" is already certified for organization "${orgId}".`);
+      if (isPgError(error, PG_FOREIGN_KEY_VIOLATION)) throw notFound(`Organization "${orgId}" does not exist.`);
       throw error;
     }
   }
 
-  async list(orgId: string): Promise<CertifiedApplication[]> {
-    const rows = await this.db.query<{ application_id: string; name: string | null; created_at: Date }>(
-      'SELECT application_id, name, created_at FROM certified_applications WHERE org_id = $1 ORDER BY application_id',
-      [orgId],
+  /** A page of the organization's certified Application-IDs, in Application-ID order, with the total. */
+  async list(orgId: string, offset: number, limit: number): Promise<{ rows: CertifiedApplication[]; total: number }> {
+    const rows = await this.db.query<ApplicationRow & { total: string }>(
+      'SELECT application_id, name, created_at, count(*) OVER () AS total FROM certified_applications WHERE org_id = $1 ORDER BY application_id OFFSET $2 LIMIT $3',
+      [orgId, offset, limit],
     );
-    return rows.map(present);
+    if (rows.length === 0) {
+      const [count] = await this.db.query<{ n: string }>('SELECT count(*) AS n FROM certified_applications WHERE org_id = $1', [orgId]);
+      return { rows: [], total: Number(count.n) };
+    }
+    return { rows: rows.map(present), total: Number(rows[0].total) };
   }
 
   async remove(orgId: string, applicationId: string, actor: Actor): Promise<void> {
-    const rows = await this.db.query('DELETE FROM certified_applications WHERE org_id = $1 AND application_id = $2 RETURNING 1', [orgId, applicationId]);
-    if (rows.length === 0) throw notFound(`Application-ID "${applicationId}" is not certified for organization "${orgId}".`);
-    await this.audit.record({ org: orgId, actor: actor.name, action: 'application.uncertify', target: applicationId, outcome: 'success', sourceAddress: actor.sourceAddress });
+    await this.db.transaction(async (tx) => {
+      const rows = await this.db.query('DELETE FROM certified_applications WHERE org_id = $1 AND application_id = $2 RETURNING 1', [orgId, applicationId], tx);
+      if (rows.length === 0) throw notFound(`Application-ID "${applicationId.slice(0, 128)}" is not certified for organization "${orgId}".`);
+      await this.audit.record({ org: orgId, actor: actor.name, action: 'application.uncertify', target: applicationId, outcome: 'success', sourceAddress: actor.sourceAddress }, tx);
+    });
   }
 }
 
-function present(row: { application_id: string; name: string | null; created_at: Date }): CertifiedApplication {
+function present(row: ApplicationRow): CertifiedApplication {
   return { applicationId: row.application_id, name: row.name, created: isoTimestamp(row.created_at) };
 }

@@ -2,6 +2,14 @@ import { Injectable } from '@nestjs/common';
 
 import { Clock } from '@app/common';
 import { Database, Transaction } from '@app/persistence';
+import { AuditFilter } from './audit-filter';
+import { AuditEventRow, AuditRepository } from './audit.repository';
+
+/** Who changes something, for the audit log: a Client ID or userName, `system` (bootstrap) or `cli` (command line). */
+export interface Actor {
+  name: string;
+  sourceAddress?: string;
+}
 
 export interface AuditEvent {
   org: string | null;
@@ -16,13 +24,24 @@ export interface AuditEvent {
   details?: Record<string, unknown>;
 }
 
-/** Writes the append-only audit log (DECISIONS 11); the table refuses UPDATE and DELETE. */
+/** Writes and reads the append-only audit log (DECISIONS 11); the table refuses UPDATE and DELETE. */
 @Injectable()
 export class AuditService {
   constructor(
     private readonly db: Database,
     private readonly clock: Clock,
+    private readonly events: AuditRepository,
   ) {}
+
+  /** True for an organization that exists or existed (its audit events outlive it). */
+  isKnownOrganization(orgId: string): Promise<boolean> {
+    return this.events.isKnownOrganization(orgId);
+  }
+
+  /** Newest first; `orgId` undefined reads every organization's events (command line only). */
+  query(orgId: string | undefined, filter: AuditFilter, offset: number, limit: number): Promise<{ rows: AuditEventRow[]; total: number }> {
+    return this.events.query(orgId, filter, offset, limit);
+  }
 
   async record(event: AuditEvent, tx?: Transaction): Promise<void> {
     await this.db.query(

@@ -4,6 +4,13 @@ import { Database, PG_UNIQUE_VIOLATION, Transaction, isPgError } from '@app/pers
 import { uniqueness } from '@app/common';
 import { OrganizationSettings } from './organization-settings';
 
+/** What an organization still holds: DELETE refuses while any of it exists, unless forced (DECISIONS 11). */
+export interface OrganizationHoldings {
+  systemAccounts: number;
+  users: number;
+  devices: number;
+}
+
 export interface OrganizationRow {
   id: string;
   name: string;
@@ -48,13 +55,65 @@ export class OrganizationRepository {
   }
 
   /** Settings are merged in SQL (jsonb ||), so two concurrent changes of different settings both land. */
-  async update(id: string, changes: { name?: string; settings?: Partial<OrganizationSettings> }, now: Date): Promise<OrganizationRow | undefined> {
+  async update(id: string, changes: { name?: string; settings?: Partial<OrganizationSettings> }, now: Date, tx?: Transaction): Promise<OrganizationRow | undefined> {
     const [row] = await this.db.query<OrganizationRow>(
       `UPDATE organizations
           SET name = COALESCE($2, name), settings = settings || COALESCE($3::jsonb, '{}'::jsonb), updated_at = $4, version = version + 1
         WHERE id = $1 RETURNING *`,
       [id, changes.name ?? null, changes.settings ? JSON.stringify(changes.settings) : null, now],
+      tx,
     );
     return row;
+  }
+
+  /** Locks the organization row until the transaction ends, so no account, user or device can be added meanwhile. */
+  async lockForDelete(id: string, tx: Transaction): Promise<boolean> {
+    const rows = await this.db.query('SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE', [id], tx);
+    return rows.length > 0;
+  }
+
+  /**
+   * Counts system accounts, users and devices. The device table belongs to libs/device and may not
+   * exist in every schema, so it is counted only when there is one with an org_id column.
+   */
+  async countHoldings(id: string, tx: Transaction): Promise<OrganizationHoldings> {
+    const [row] = await this.db.query<{ system_accounts: string; users: string; has_devices: boolean }>(
+      `SELECT (SELECT count(*) FROM system_accounts WHERE org_id = $1) AS system_accounts,
+              (SELECT count(*) FROM users WHERE org_id = $1) AS users,
+              EXISTS (SELECT 1 FROM information_schema.columns
+                       WHERE table_schema = current_schema() AND table_name = 'devices' AND column_name = 'org_id') AS has_devices`,
+      [id],
+      tx,
+    );
+    let devices = 0;
+    if (row.has_devices) {
+      const [count] = await this.db.query<{ n: string }>('SELECT count(*) AS n FROM devices WHERE org_id = $1', [id], tx);
+      devices = Number(count.n);
+    }
+    return { systemAccounts: Number(row.system_accounts), users: Number(row.users), devices };
+  }
+
+  /**
+   * Deletes the organization and everything it owns, except its audit events (DECISIONS 11). Every
+   * org-owned table references organizations ON DELETE CASCADE, and the credentials, tokens and jtis
+   * of accounts and users cascade from those; a table that carries org_id without such a reference
+   * is swept afterwards, found in the catalogue so that new tables are covered too. The lockout
+   * counters of the org's Client IDs and userNames (keys of libs/auth LockoutService, no org_id)
+   * go as well.
+   */
+  async deleteWithEverything(id: string, tx: Transaction): Promise<void> {
+    await this.db.query('DELETE FROM organizations WHERE id = $1', [id], tx);
+    const tables = await this.db.query<{ table_name: string }>(
+      `SELECT c.table_name FROM information_schema.columns c
+         JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
+        WHERE c.table_schema = current_schema() AND c.column_name = 'org_id' AND t.table_type = 'BASE TABLE' AND c.table_name <> 'audit_events'
+        ORDER BY c.table_name`,
+      [],
+      tx,
+    );
+    for (const { table_name: table } of tables) {
+      await this.db.query(`DELETE FROM "${table.replaceAll('"', '""')}" WHERE org_id = $1`, [id], tx);
+    }
+    await this.db.query(`DELETE FROM auth_failures WHERE starts_with(key, 'pair:' || $1 || '-') OR starts_with(key, 'pair:user:' || $1 || '/')`, [id], tx);
   }
 }

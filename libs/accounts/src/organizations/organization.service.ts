@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { Clock, notFound } from '@app/common';
-import { ChangeFeed } from '@app/persistence';
-import { OrganizationRepository, OrganizationRow } from './organization.repository';
+import { Clock, DomainError, notFound } from '@app/common';
+import { ChangeFeed, Database } from '@app/persistence';
+import { Actor, AuditService } from '../audit/audit.service';
+import { OrganizationHoldings, OrganizationRepository, OrganizationRow } from './organization.repository';
 import { OrganizationSettings, withDefaults } from './organization-settings';
 
 export interface Organization {
@@ -26,6 +27,8 @@ export class OrganizationService {
     private readonly organizations: OrganizationRepository,
     private readonly changes: ChangeFeed,
     private readonly clock: Clock,
+    private readonly db: Database,
+    private readonly audit: AuditService,
   ) {}
 
   async get(id: string): Promise<Organization> {
@@ -34,22 +37,77 @@ export class OrganizationService {
     return toOrganization(row);
   }
 
+  async list(offset: number, limit: number): Promise<{ rows: Organization[]; total: number }> {
+    const { rows, total } = await this.organizations.list(offset, limit);
+    return { rows: rows.map(toOrganization), total };
+  }
+
   /** Settings as the token service and resources read them; undefined for an unknown org. */
   async findSettings(id: string): Promise<OrganizationSettings | undefined> {
     const row = await this.organizations.findById(id);
     return row ? withDefaults(row.settings) : undefined;
   }
 
-  async create(input: { id: string; name: string; settings?: Partial<OrganizationSettings> }): Promise<Organization> {
-    const row = await this.organizations.create({ id: input.id, name: input.name, settings: withDefaults(input.settings), now: this.clock.now() });
-    return toOrganization(row);
+  async create(input: { id: string; name: string; settings?: Partial<OrganizationSettings> }, actor: Actor): Promise<Organization> {
+    return this.db.transaction(async (tx) => {
+      const row = await this.organizations.create({ id: input.id, name: input.name, settings: withDefaults(input.settings), now: this.clock.now() }, tx);
+      await this.audit.record({ org: row.id, actor: actor.name, action: 'organization.create', target: row.id, outcome: 'success', sourceAddress: actor.sourceAddress }, tx);
+      return toOrganization(row);
+    });
   }
 
-  async update(id: string, changes: { name?: string; settings?: Partial<OrganizationSettings> }): Promise<Organization> {
-    const row = await this.organizations.update(id, changes, this.clock.now());
-    if (!row) throw notFound(`Organization "${id}" does not exist.`);
+  /** `action` names the change in the audit log: a PATCH of name and settings, or a PUT of the settings. */
+  async update(
+    id: string,
+    changes: { name?: string; settings?: Partial<OrganizationSettings> },
+    actor: Actor,
+    action: 'organization.update' | 'organization.settings.update' = 'organization.update',
+  ): Promise<Organization> {
+    const row = await this.db.transaction(async (tx) => {
+      const updated = await this.organizations.update(id, changes, this.clock.now(), tx);
+      if (!updated) throw notFound(`Organization "${id}" does not exist.`);
+      await this.audit.record({ org: id, actor: actor.name, action, target: id, outcome: 'success', sourceAddress: actor.sourceAddress, details: { changes } }, tx);
+      return updated;
+    });
     // The Application-ID policy is read with each token's state.
     await this.changes.publish('organization', id);
     return toOrganization(row);
   }
+
+  /**
+   * Deletes an organization (DECISIONS 11). Without `force` it is refused (409) while the
+   * organization has system accounts, users or devices; its bootstrap administrator `{org}-admin`
+   * counts like any account, since it holds live credentials. With `force` everything of the
+   * organization goes in one transaction, except its audit events, which record the deletion. The
+   * reserved organization `platform` is never deleted. Tokens of its accounts and users stop
+   * working at once: their rows are gone, and every instance drops its cached token states.
+   */
+  async delete(id: string, options: { force: boolean }, actor: Actor): Promise<OrganizationHoldings> {
+    if (id === PLATFORM_ORG) {
+      throw new DomainError('CONFLICT', `The organization "${PLATFORM_ORG}" holds the platform administrator and cannot be deleted.`);
+    }
+    const removed = await this.db.transaction(async (tx) => {
+      if (!(await this.organizations.lockForDelete(id, tx))) throw notFound(`Organization "${id}" does not exist.`);
+      const holdings = await this.organizations.countHoldings(id, tx);
+      if (!options.force && holdings.systemAccounts + holdings.users + holdings.devices > 0) {
+        throw new DomainError(
+          'CONFLICT',
+          `Organization "${id}" still has ${describe(holdings)}. Delete them first, or repeat with ?force=true to delete the organization with everything it holds (its audit events are kept).`,
+        );
+      }
+      await this.organizations.deleteWithEverything(id, tx);
+      await this.audit.record(
+        { org: id, actor: actor.name, action: 'organization.delete', target: id, outcome: 'success', sourceAddress: actor.sourceAddress, details: { force: options.force, removed: holdings } },
+        tx,
+      );
+      return holdings;
+    });
+    await this.changes.publish('organization', id);
+    return removed;
+  }
+}
+
+function describe(holdings: OrganizationHoldings): string {
+  const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+  return [count(holdings.systemAccounts, 'system account', 'system accounts'), count(holdings.users, 'user', 'users'), count(holdings.devices, 'device', 'devices')].join(', ');
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 
-import { Database, PG_UNIQUE_VIOLATION, Transaction, isPgError } from '@app/persistence';
-import { DomainError, uniqueness } from '@app/common';
+import { Database, PG_FOREIGN_KEY_VIOLATION, PG_UNIQUE_VIOLATION, Transaction, isPgError } from '@app/persistence';
+import { DomainError, notFound, uniqueness } from '@app/common';
 import { ParsedCertificate } from './certificate-parser';
 
 export interface SystemAccountRow {
@@ -75,6 +75,8 @@ export class SystemAccountRepository {
       return created;
     } catch (error) {
       if (isPgError(error, PG_UNIQUE_VIOLATION)) throw uniqueness(`A system account with Client ID "${row.clientId}" already exists.`);
+      // The organization was deleted between the access check and this insert.
+      if (isPgError(error, PG_FOREIGN_KEY_VIOLATION)) throw notFound(`Organization "${row.orgId}" does not exist.`);
       throw error;
     }
   }
@@ -97,31 +99,69 @@ export class SystemAccountRepository {
     return { rows, total: rows.length > 0 ? Number(rows[0].total) : 0 };
   }
 
+  /**
+   * Applies the changes and says how many live tokens it revoked. Re-enabling a disabled account
+   * revokes every token it still has, in the same statement: those tokens were stopped by the
+   * disabled flag, and re-enabling must not bring them back (DECISIONS 4, issue 4); the account
+   * gets new tokens. Disabling itself revokes nothing, so that a refused token still says "disabled".
+   */
   async update(
     orgId: string,
     clientId: string,
     changes: { role?: string; description?: string | null; disabled?: boolean; organizationAdministrator?: boolean },
     now: Date,
-  ): Promise<SystemAccountRow | undefined> {
-    const [row] = await this.db.query<SystemAccountRow>(
-      `UPDATE system_accounts
-          SET role = COALESCE($3, role),
-              description = CASE WHEN $4::boolean THEN $5::text ELSE description END,
-              disabled = COALESCE($6, disabled),
-              organization_administrator = COALESCE($7, organization_administrator),
-              updated_at = $8, version = version + 1
-        WHERE org_id = $1 AND client_id = $2 RETURNING *`,
+    tx?: Transaction,
+  ): Promise<(SystemAccountRow & { revoked_tokens: number }) | undefined> {
+    const [row] = await this.db.query<SystemAccountRow & { revoked_tokens: string }>(
+      `WITH before AS (
+         SELECT id, disabled FROM system_accounts WHERE org_id = $1 AND client_id = $2 FOR UPDATE
+       ), changed AS (
+         UPDATE system_accounts a
+            SET role = COALESCE($3, a.role),
+                description = CASE WHEN $4::boolean THEN $5::text ELSE a.description END,
+                disabled = COALESCE($6, a.disabled),
+                organization_administrator = COALESCE($7, a.organization_administrator),
+                updated_at = $8, version = a.version + 1
+           FROM before WHERE a.id = before.id
+         RETURNING a.*, before.disabled AS was_disabled
+       ), revoked AS (
+         UPDATE access_tokens t SET revoked_at = $8
+           FROM changed WHERE changed.was_disabled AND NOT changed.disabled AND t.account_id = changed.id AND t.revoked_at IS NULL
+         RETURNING 1
+       )
+       SELECT id, org_id, client_id, role, description, organization_administrator, platform_administrator, disabled, created_at, updated_at, version,
+              (SELECT count(*) FROM revoked) AS revoked_tokens
+         FROM changed`,
       [orgId, clientId, changes.role ?? null, changes.description !== undefined, changes.description ?? null, changes.disabled ?? null, changes.organizationAdministrator ?? null, now],
+      tx,
     );
+    return row ? { ...row, revoked_tokens: Number(row.revoked_tokens) } : undefined;
+  }
+
+  /** Deletes the account; its secrets, certificates, tokens and assertion jtis go with it (ON DELETE CASCADE). */
+  async delete(orgId: string, clientId: string, tx?: Transaction): Promise<SystemAccountRow | undefined> {
+    const [row] = await this.db.query<SystemAccountRow>('DELETE FROM system_accounts WHERE org_id = $1 AND client_id = $2 RETURNING *', [orgId, clientId], tx);
     return row;
   }
 
   async addSecret(secret: { id: string; accountId: string; hash: Buffer; now: Date; expiresAt: Date }, tx?: Transaction): Promise<void> {
-    await this.db.query(
-      'INSERT INTO client_secrets (id, account_id, hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)',
-      [secret.id, secret.accountId, secret.hash, secret.now, secret.expiresAt],
-      tx,
-    );
+    try {
+      await this.db.query(
+        'INSERT INTO client_secrets (id, account_id, hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)',
+        [secret.id, secret.accountId, secret.hash, secret.now, secret.expiresAt],
+        tx,
+      );
+    } catch (error) {
+      // The account was deleted between its lookup and this insert.
+      if (isPgError(error, PG_FOREIGN_KEY_VIOLATION)) throw notFound('The system account no longer exists.');
+      throw error;
+    }
+  }
+
+  /** Deletes one secret of the account; false when the account has no secret with this id. */
+  async deleteSecret(accountId: string, secretId: string, tx?: Transaction): Promise<boolean> {
+    const rows = await this.db.query('DELETE FROM client_secrets WHERE account_id = $1 AND id = $2 RETURNING 1', [accountId, secretId], tx);
+    return rows.length > 0;
   }
 
   async listSecrets(accountId: string): Promise<SecretMetadataRow[]> {
@@ -139,7 +179,8 @@ export class SystemAccountRepository {
    */
   async addCertificate(accountId: string, certificate: ParsedCertificate, now: Date, expiresAt: Date): Promise<CertificateRow> {
     return this.db.transaction(async (tx) => {
-      await this.db.query('SELECT 1 FROM system_accounts WHERE id = $1 FOR UPDATE', [accountId], tx);
+      const [account] = await this.db.query('SELECT 1 FROM system_accounts WHERE id = $1 FOR UPDATE', [accountId], tx);
+      if (!account) throw notFound('The system account no longer exists.');
       const [existing] = await this.db.query<{ expires_at: Date }>(
         'SELECT expires_at FROM client_certificates WHERE account_id = $1 AND thumbprint = $2',
         [accountId, certificate.thumbprint],
@@ -164,6 +205,17 @@ export class SystemAccountRepository {
       );
       return row;
     });
+  }
+
+  /** Deletes one certificate of the account by its x5t#S256 thumbprint; undefined when it has none such. */
+  async deleteCertificate(accountId: string, thumbprint: string, tx?: Transaction): Promise<CertificateRow | undefined> {
+    const [row] = await this.db.query<CertificateRow>(
+      `DELETE FROM client_certificates WHERE account_id = $1 AND thumbprint = $2
+       RETURNING thumbprint, subject, issuer, serial_number, not_before, not_after, expires_at, created_at`,
+      [accountId, thumbprint],
+      tx,
+    );
+    return row;
   }
 
   async listCertificates(accountId: string): Promise<CertificateRow[]> {

@@ -3,7 +3,7 @@ import { randomInt, randomUUID } from 'node:crypto';
 import { Clock, DomainError, invalidValue, notFound } from '@app/common';
 import { AppConfig } from '@app/config';
 import { ChangeFeed, Database, Transaction } from '@app/persistence';
-import { AuditService } from '../audit/audit.service';
+import { Actor, AuditService } from '../audit/audit.service';
 import { parseCertificateUpload } from './certificate-parser';
 import { SecretHasher } from './secret-hasher';
 import { CertificateRow, SecretMetadataRow, SystemAccountRepository, SystemAccountRow } from './system-account.repository';
@@ -15,13 +15,9 @@ export interface IssuedSecret {
   expiresAt: Date;
 }
 
-export interface Actor {
-  name: string;
-  sourceAddress?: string;
-}
-
 const DAY_MS = 86_400_000;
 const SUFFIX_PATTERN = /^[A-Za-z0-9]{1,64}$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 @Injectable()
 export class SystemAccountService {
@@ -93,18 +89,49 @@ export class SystemAccountService {
     return this.accounts.listInOrg(orgId, offset, limit);
   }
 
+  /**
+   * Changes role, description, flags or the disabled flag. All of them apply to the account's live
+   * tokens at once, on every instance (the token state cache drops on the 'subject' change).
+   * Re-enabling revokes the tokens the account had while disabled (see the repository).
+   */
   async update(
     orgId: string,
     clientId: string,
     changes: { role?: string; description?: string | null; disabled?: boolean; organizationAdministrator?: boolean },
     actor: Actor,
   ): Promise<SystemAccountRow> {
-    const row = await this.accounts.update(orgId, clientId, changes, this.clock.now());
-    if (!row) throw notFound(`System account "${clientId}" does not exist in organization "${orgId}".`);
-    // Role, flags and the disabled flag apply to the account's live tokens at once, on every instance.
+    const row = await this.db.transaction(async (tx) => {
+      const updated = await this.accounts.update(orgId, clientId, changes, this.clock.now(), tx);
+      if (!updated) throw notFound(`System account "${clientId}" does not exist in organization "${orgId}".`);
+      const details: Record<string, unknown> = { changes };
+      if (updated.revoked_tokens > 0) details.revokedTokens = updated.revoked_tokens;
+      await this.audit.record({ org: orgId, actor: actor.name, action: 'system_account.update', target: clientId, outcome: 'success', sourceAddress: actor.sourceAddress, details }, tx);
+      const { revoked_tokens: _revoked, ...account } = updated;
+      return account;
+    });
     await this.changes.publish('subject', row.id);
-    await this.audit.record({ org: orgId, actor: actor.name, action: 'system_account.update', target: clientId, outcome: 'success', sourceAddress: actor.sourceAddress, details: { changes } });
     return row;
+  }
+
+  /**
+   * Deletes the account with its secrets, certificates and tokens; its tokens stop working at once.
+   * The platform administrator's own account is not deleted this way (it would leave the platform
+   * without an administrator); rotate its secret instead.
+   */
+  async delete(orgId: string, clientId: string, actor: Actor): Promise<void> {
+    const account = await this.get(orgId, clientId);
+    if (account.platform_administrator) {
+      throw new DomainError('CONFLICT', `"${clientId}" is the platform administrator and cannot be deleted; create a new secret and revoke the old one instead.`);
+    }
+    await this.db.transaction(async (tx) => {
+      const deleted = await this.accounts.delete(orgId, clientId, tx);
+      if (!deleted) throw notFound(`System account "${clientId}" does not exist in organization "${orgId}".`);
+      await this.audit.record(
+        { org: orgId, actor: actor.name, action: 'system_account.delete', target: clientId, outcome: 'success', sourceAddress: actor.sourceAddress, details: { role: deleted.role } },
+        tx,
+      );
+    });
+    await this.changes.publish('subject', account.id);
   }
 
   async createSecret(orgId: string, clientId: string, expiresAt: Date | undefined, actor: Actor): Promise<IssuedSecret> {
@@ -112,9 +139,32 @@ export class SystemAccountService {
     if (expiresAt && expiresAt.getTime() <= this.clock.now().getTime()) {
       throw invalidValue('expiresAt must be in the future.');
     }
-    const secret = await this.insertSecret(account.id, undefined, expiresAt);
-    await this.audit.record({ org: orgId, actor: actor.name, action: 'client_secret.create', target: clientId, outcome: 'success', sourceAddress: actor.sourceAddress, details: { secretId: secret.id, expiresAt: secret.expiresAt } });
-    return secret;
+    return this.db.transaction(async (tx) => {
+      const secret = await this.insertSecret(account.id, undefined, expiresAt, tx);
+      await this.audit.record(
+        { org: orgId, actor: actor.name, action: 'client_secret.create', target: clientId, outcome: 'success', sourceAddress: actor.sourceAddress, details: { secretId: secret.id, expiresAt: secret.expiresAt } },
+        tx,
+      );
+      return secret;
+    });
+  }
+
+  /**
+   * Revokes (deletes) one secret: it stops working at once, the account's other secrets keep working
+   * (the end of a rotation with overlap). Tokens already issued stay valid until they expire;
+   * disable the account to stop those too.
+   */
+  async revokeSecret(orgId: string, clientId: string, secretId: string, actor: Actor): Promise<void> {
+    const account = await this.get(orgId, clientId);
+    await this.db.transaction(async (tx) => {
+      if (!UUID.test(secretId) || !(await this.accounts.deleteSecret(account.id, secretId, tx))) {
+        throw notFound(`System account "${clientId}" has no secret "${secretId.slice(0, 64)}".`);
+      }
+      await this.audit.record(
+        { org: orgId, actor: actor.name, action: 'client_secret.revoke', target: clientId, outcome: 'success', sourceAddress: actor.sourceAddress, details: { secretId } },
+        tx,
+      );
+    });
   }
 
   async listSecrets(orgId: string, clientId: string): Promise<SecretMetadataRow[]> {
@@ -130,6 +180,27 @@ export class SystemAccountService {
     const row = await this.accounts.addCertificate(account.id, parsed, now, expiresAt);
     await this.audit.record({ org: orgId, actor: actor.name, action: 'client_certificate.upload', target: clientId, outcome: 'success', sourceAddress: actor.sourceAddress, details: { thumbprint: row.thumbprint, subject: row.subject } });
     return row;
+  }
+
+  /** Deletes one certificate (by its x5t#S256 thumbprint): assertions signed with its key stop working at once. */
+  async deleteCertificate(orgId: string, clientId: string, thumbprint: string, actor: Actor): Promise<void> {
+    const account = await this.get(orgId, clientId);
+    await this.db.transaction(async (tx) => {
+      const row = await this.accounts.deleteCertificate(account.id, thumbprint, tx);
+      if (!row) throw notFound(`System account "${clientId}" has no certificate "${thumbprint.slice(0, 64)}".`);
+      await this.audit.record(
+        {
+          org: orgId,
+          actor: actor.name,
+          action: 'client_certificate.delete',
+          target: clientId,
+          outcome: 'success',
+          sourceAddress: actor.sourceAddress,
+          details: { thumbprint: row.thumbprint, subject: row.subject },
+        },
+        tx,
+      );
+    });
   }
 
   async listCertificates(orgId: string, clientId: string): Promise<CertificateRow[]> {

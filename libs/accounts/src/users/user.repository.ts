@@ -138,17 +138,32 @@ export class UserRepository {
     return { rows: rows.map(({ total: _total, ...row }) => row), total: Number(rows[0].total) };
   }
 
-  async update(orgId: string, id: string, changes: UserChanges, now: Date, tx?: Transaction): Promise<UserRow | undefined> {
-    const [row] = await this.db.query<UserRow>(
-      `UPDATE users AS u
-          SET role = COALESCE($3, role),
-              groups = CASE WHEN $4::boolean THEN COALESCE($5::text[], '{}') ELSE groups END,
-              disabled = COALESCE($6, disabled),
-              name = CASE WHEN $7::boolean THEN $8::jsonb ELSE name END,
-              display_name = CASE WHEN $9::boolean THEN $10::text ELSE display_name END,
-              emails = CASE WHEN $11::boolean THEN COALESCE($12::jsonb, '[]'::jsonb) ELSE emails END,
-              updated_at = $13, version = version + 1
-        WHERE org_id = $1 AND id = $2 RETURNING ${USER_COLUMNS}`,
+  /**
+   * Applies the changes and says how many live tokens it revoked: re-enabling a disabled user
+   * revokes every token it still has, in the same statement, so that re-enabling never brings back
+   * a token that the disabled flag stopped (as for system accounts).
+   */
+  async update(orgId: string, id: string, changes: UserChanges, now: Date, tx?: Transaction): Promise<(UserRow & { revoked_tokens: number }) | undefined> {
+    const [row] = await this.db.query<UserRow & { was_disabled: boolean; revoked_tokens: string }>(
+      `WITH before AS (
+         SELECT id AS before_id, disabled AS was_disabled FROM users WHERE org_id = $1 AND id = $2 FOR UPDATE
+       ), changed AS (
+         UPDATE users AS u
+            SET role = COALESCE($3, role),
+                groups = CASE WHEN $4::boolean THEN COALESCE($5::text[], '{}') ELSE groups END,
+                disabled = COALESCE($6, disabled),
+                name = CASE WHEN $7::boolean THEN $8::jsonb ELSE name END,
+                display_name = CASE WHEN $9::boolean THEN $10::text ELSE display_name END,
+                emails = CASE WHEN $11::boolean THEN COALESCE($12::jsonb, '[]'::jsonb) ELSE emails END,
+                updated_at = $13, version = version + 1
+           FROM before WHERE u.id = before.before_id
+         RETURNING ${USER_COLUMNS}, before.was_disabled
+       ), revoked AS (
+         UPDATE access_tokens t SET revoked_at = $13
+           FROM changed WHERE changed.was_disabled AND NOT changed.disabled AND t.user_id = changed.id AND t.revoked_at IS NULL
+         RETURNING 1
+       )
+       SELECT changed.*, (SELECT count(*) FROM revoked) AS revoked_tokens FROM changed`,
       [
         orgId,
         id,
@@ -166,7 +181,9 @@ export class UserRepository {
       ],
       tx,
     );
-    return row;
+    if (!row) return undefined;
+    const { was_disabled: _wasDisabled, revoked_tokens: revoked, ...user } = row;
+    return { ...user, revoked_tokens: Number(revoked) };
   }
 
   /** Deletes the user with its certificates, tokens and assertion jtis (ON DELETE CASCADE); undefined when there was none. */

@@ -3,10 +3,9 @@ import { randomUUID } from 'node:crypto';
 import { Clock, DomainError, invalidValue, notFound } from '@app/common';
 import { AppConfig } from '@app/config';
 import { ChangeFeed, Database } from '@app/persistence';
-import { AuditService } from '../audit/audit.service';
+import { Actor, AuditService } from '../audit/audit.service';
 import { parseCertificateUpload } from '../system-accounts/certificate-parser';
 import { CertificateRow } from '../system-accounts/system-account.repository';
-import { Actor } from '../system-accounts/system-account.service';
 import { PasswordHasher } from './password-hasher';
 import { UserChanges, UserEmail, UserNameParts, UserRepository, UserRow, UserType } from './user.repository';
 
@@ -114,16 +113,19 @@ export class UserService {
       throw new DomainError('MUTABILITY', `userType cannot be changed (it is "${current.user_type}"); create a new user instead.`);
     }
     const updated = await this.db.transaction(async (tx) => {
-      const user = await this.users.update(orgId, id, changes, this.clock.now(), tx);
-      if (!user) throw userNotFound(orgId, id);
+      const result = await this.users.update(orgId, id, changes, this.clock.now(), tx);
+      if (!result) throw userNotFound(orgId, id);
+      const { revoked_tokens: revokedTokens, ...user } = result;
       const details: Record<string, unknown> = { userName: user.user_name, changed: Object.keys(changes) };
       if (changes.role !== undefined) details.role = user.role;
       if (changes.groups !== undefined) details.groups = user.groups;
       if (changes.disabled !== undefined) details.disabled = user.disabled;
+      if (revokedTokens > 0) details.revokedTokens = revokedTokens;
       await this.audit.record({ org: orgId, actor: actor.name, action: 'user.update', target: id, outcome: 'success', sourceAddress: actor.sourceAddress, details }, tx);
       return user;
     });
-    // Role, groups and the disabled flag apply to the user's live tokens at once, on every instance.
+    // Role, groups and the disabled flag apply to the user's live tokens at once, on every instance;
+    // re-enabling revoked the tokens the user had while disabled (see the repository).
     await this.changes.publish('subject', id);
     return updated;
   }

@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { OAuthError, Clock } from '@app/common';
-import { OrganizationSettings, SecretHasher, SystemAccountRow } from '@app/accounts';
+import { OrganizationSettings, SecretHasher, StoredCertificate, SystemAccountRow } from '@app/accounts';
 import { Metrics } from '@app/observability';
 import { TokenRepository } from '../tokens/token.repository';
 import { AssertionVerifier } from './assertion-verifier';
 import { ClientCredentialRepository } from './client-credential.repository';
-import { LockoutService } from './lockout.service';
+import { FailureAudit, LockoutService } from './lockout.service';
 
 export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 
@@ -65,7 +65,7 @@ export class ClientAuthenticator {
   private async withSecret(request: ClientAuthRequest, clientId: string, secret: string, method: ClientAuthMethod): Promise<AuthenticatedClient> {
     const basic = method === 'client_secret_basic';
     const fail = (reason: string, known: boolean, description = GENERIC_CLIENT_FAILURE) =>
-      this.failed(reason, known ? clientId : undefined, request.sourceAddress, OAuthError.invalidClient(description, basic));
+      this.failed(reason, known ? clientId : undefined, request.sourceAddress, OAuthError.invalidClient(description, basic), { org: request.org, claimed: clientId, method });
     // Hash first, whether or not the account exists, so timing does not tell which case it was.
     const presented = this.hasher.hash(secret);
     const { failures, account: found } = await this.credentials.findWithSecretHashes(
@@ -91,15 +91,16 @@ export class ClientAuthenticator {
       throw OAuthError.invalidRequest(`client_assertion_type must be ${CLIENT_ASSERTION_TYPE}.`);
     }
     const refuse = (description: string) => OAuthError.invalidClient(description);
+    const audit = (claimed: string | undefined): FailureAudit => ({ org: request.org, claimed, method: 'private_key_jwt' });
     let assertion;
     try {
       assertion = this.assertions.parse(params.client_assertion, refuse);
     } catch (error) {
-      throw await this.failed('malformed_assertion', undefined, request.sourceAddress, error as OAuthError);
+      throw await this.failed('malformed_assertion', undefined, request.sourceAddress, error as OAuthError, audit(params.client_id));
     }
     const clientId = assertion.subject;
     if (params.client_id !== undefined && params.client_id !== clientId) {
-      throw await this.failed('client_id_mismatch', undefined, request.sourceAddress, refuse('client_id must equal the assertion\'s iss and sub.'));
+      throw await this.failed('client_id_mismatch', undefined, request.sourceAddress, refuse('client_id must equal the assertion\'s iss and sub.'), audit(clientId));
     }
     const { failures, account: found } = await this.credentials.findWithCertificates(
       belongsTo(clientId, request.org) ? clientId : '',
@@ -107,9 +108,9 @@ export class ClientAuthenticator {
       this.lockout.windowStart(),
     );
     this.lockout.assertWithinLimits(failures);
-    if (!found) throw await this.failed('unknown_client', undefined, request.sourceAddress, refuse(GENERIC_CLIENT_FAILURE));
+    if (!found) throw await this.failed('unknown_client', undefined, request.sourceAddress, refuse(GENERIC_CLIENT_FAILURE), audit(clientId));
     const certificate = await this.assertions.findSigner(assertion, found.credentials);
-    if (!certificate) throw await this.failed('bad_signature', clientId, request.sourceAddress, refuse(GENERIC_CLIENT_FAILURE));
+    if (!certificate) throw await this.failed('bad_signature', clientId, request.sourceAddress, refuse(GENERIC_CLIENT_FAILURE), audit(clientId));
     try {
       const { expiresAt } = this.assertions.checkAfterPossession(assertion, certificate, request.audiences, refuse);
       if (found.account.disabled) throw refuse('The system account is disabled.');
@@ -117,16 +118,24 @@ export class ClientAuthenticator {
         throw refuse('The assertion\'s jti was used before; every assertion needs a new jti.');
       }
     } catch (error) {
-      throw await this.failed('assertion_rejected', clientId, request.sourceAddress, error as OAuthError);
+      // An expired certificate still in use is a security event of its own (DECISIONS 11).
+      const expired = expiredCertificate(certificate, this.clock.now());
+      throw await this.failed(expired ? 'certificate_expired' : 'assertion_rejected', clientId, request.sourceAddress, error as OAuthError, { ...audit(clientId), expiredCertificate: expired });
     }
     return { account: found.account, orgSettings: found.orgSettings, method: 'private_key_jwt' };
   }
 
-  private async failed(reason: string, knownSubject: string | undefined, address: string, error: OAuthError): Promise<OAuthError> {
+  private async failed(reason: string, knownSubject: string | undefined, address: string, error: OAuthError, audit: FailureAudit): Promise<OAuthError> {
     this.metrics.authFailures.inc({ reason });
-    await this.lockout.recordFailure(knownSubject, address);
+    await this.lockout.recordFailure(knownSubject, address, reason, audit);
     return error;
   }
+}
+
+/** The certificate's details when it is past its validity (notAfter) or its credential expiry, else undefined. */
+export function expiredCertificate(certificate: StoredCertificate, now: Date): FailureAudit['expiredCertificate'] {
+  if (now < certificate.not_after && now < certificate.expires_at) return undefined;
+  return { thumbprint: certificate.thumbprint, notAfter: certificate.not_after, expiresAt: certificate.expires_at };
 }
 
 /** A Client ID belongs to the path's organization when it is `{org}-{suffix}`. */

@@ -1,11 +1,58 @@
 import { Injectable } from '@nestjs/common';
 import { Clock, OAuthError } from '@app/common';
 import { AppConfig } from '@app/config';
-import { Database } from '@app/persistence';
+import { Database, prepared } from '@app/persistence';
 import type { FailureCounter } from './client-credential.repository';
 
 /** Every address together may fail this many times the per-pair limit (DECISIONS 4). */
 const ADDRESS_LIMIT_FACTOR = 10;
+/** Claimed ids are caller-chosen text: the audit log keeps at most this much of them. */
+const MAX_CLAIMED_ID = 256;
+
+/**
+ * A failed authentication as the audit log records it (DECISIONS 11): who the caller claimed to be,
+ * never what it presented as proof.
+ */
+export interface FailureAudit {
+  /** The organization of the token endpoint's path; recorded only when it exists. */
+  org: string;
+  /** The Client ID or userName the caller claimed, if it got that far. */
+  claimed: string | undefined;
+  /** client_secret_post, client_secret_basic, private_key_jwt, jwt_bearer or password. */
+  method: string;
+  /** Set when the assertion was signed by a certificate past its validity or credential expiry. */
+  expiredCertificate?: { thumbprint: string; notAfter: Date; expiresAt: Date };
+}
+
+/**
+ * Counts a failure and writes its audit events in one statement (the token endpoint's failure path
+ * costs one round trip, as before): `authentication.fail` (and `certificate.expired_use` when an
+ * expired certificate signed), and `authentication.lockout` when this failure brings the pair or the
+ * address to its limit, which is when the 429s start. Refused requests while locked are not counted
+ * again and not audited one by one: the lockout event says from when and for how long.
+ */
+const RECORD_FAILURE = prepared(
+  'lockout-record-failure',
+  `WITH counted AS (
+     INSERT INTO auth_failures (key, window_started_at, failures) SELECT unnest($1::text[]), $2, 1
+     ON CONFLICT (key) DO UPDATE SET
+       failures = CASE WHEN auth_failures.window_started_at <= $3 THEN 1 ELSE auth_failures.failures + 1 END,
+       window_started_at = CASE WHEN auth_failures.window_started_at <= $3 THEN $2 ELSE auth_failures.window_started_at END
+     RETURNING key, failures
+   ), org AS (
+     SELECT id FROM organizations WHERE id = $4
+   )
+   INSERT INTO audit_events (occurred_at, org_id, actor, action, target, outcome, source_address, details)
+   SELECT $2, (SELECT id FROM org), e.actor, e.action, e.target, 'failure', $5, e.details
+     FROM jsonb_to_recordset($6::jsonb) AS e(actor text, action text, target text, details jsonb)
+   UNION ALL
+   SELECT $2, (SELECT id FROM org), 'system', 'authentication.lockout',
+          CASE WHEN starts_with(c.key, 'pair:') THEN $7 ELSE $5 END, 'failure', $5,
+          jsonb_build_object('scope', CASE WHEN starts_with(c.key, 'pair:') THEN 'identity and address' ELSE 'address' END,
+                             'failures', c.failures, 'windowSeconds', $8::int)
+     FROM counted c
+    WHERE c.failures = CASE WHEN starts_with(c.key, 'pair:') THEN $9::int ELSE $10::int END`,
+);
 
 /**
  * Brute-force protection of the token service (DECISIONS 4). Failures are counted in PostgreSQL per
@@ -58,17 +105,33 @@ export class LockoutService {
     }
   }
 
-  /** Counts one failure; `knownSubject` is undefined when the id does not exist. */
-  async recordFailure(knownSubject: string | undefined, address: string): Promise<void> {
+  /**
+   * Counts one failure and audits it (see RECORD_FAILURE); `knownSubject` is undefined when the id
+   * does not exist, `reason` is the metrics label of the failure.
+   */
+  async recordFailure(knownSubject: string | undefined, address: string, reason: string, audit: FailureAudit): Promise<void> {
     const now = this.clock.now();
     const windowStart = new Date(now.getTime() - this.config.authFailureWindowS * 1000);
-    await this.db.query(
-      `INSERT INTO auth_failures (key, window_started_at, failures) SELECT unnest($1::text[]), $2, 1
-       ON CONFLICT (key) DO UPDATE SET
-         failures = CASE WHEN auth_failures.window_started_at <= $3 THEN 1 ELSE auth_failures.failures + 1 END,
-         window_started_at = CASE WHEN auth_failures.window_started_at <= $3 THEN $2 ELSE auth_failures.window_started_at END`,
-      [keys(knownSubject, address), now, windowStart],
-    );
+    const claimed = audit.claimed ? audit.claimed.slice(0, MAX_CLAIMED_ID) : 'unknown';
+    const events: { actor: string; action: string; target: string; details: Record<string, unknown> }[] = [
+      { actor: claimed, action: 'authentication.fail', target: claimed, details: { reason, method: audit.method } },
+    ];
+    if (audit.expiredCertificate) {
+      const { thumbprint, notAfter, expiresAt } = audit.expiredCertificate;
+      events.push({ actor: claimed, action: 'certificate.expired_use', target: claimed, details: { thumbprint, notAfter: notAfter.toISOString(), expiresAt: expiresAt.toISOString() } });
+    }
+    await this.db.query(RECORD_FAILURE, [
+      keys(knownSubject, address),
+      now,
+      windowStart,
+      audit.org,
+      address,
+      JSON.stringify(events),
+      claimed,
+      this.config.authFailureWindowS,
+      this.config.authFailureLimit,
+      this.config.authFailureLimit * ADDRESS_LIMIT_FACTOR,
+    ]);
   }
 
   /** Deletes counters whose window has passed. */

@@ -3,7 +3,8 @@ import { Clock, OAuthError } from '@app/common';
 import { PasswordHasher, UserRepository, UserWithSettings } from '@app/accounts';
 import { Metrics } from '@app/observability';
 import { AssertionVerifier } from '../clients/assertion-verifier';
-import { LockoutService } from '../clients/lockout.service';
+import { expiredCertificate } from '../clients/client-authenticator.service';
+import { FailureAudit, LockoutService } from '../clients/lockout.service';
 import { TokenRepository } from '../tokens/token.repository';
 
 export const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
@@ -38,22 +39,29 @@ export class UserAuthenticator {
   async withAssertion(org: string, jwt: string | undefined, sourceAddress: string, audiences: string[]): Promise<AuthenticatedUser> {
     if (!jwt) throw OAuthError.invalidRequest(`The ${JWT_BEARER_GRANT} grant needs the assertion parameter.`);
     const refuse = (description: string) => OAuthError.invalidGrant(description);
+    const audit = (claimed: string | undefined): FailureAudit => ({ org, claimed, method: 'jwt_bearer' });
     let assertion;
     try {
       assertion = this.assertions.parse(jwt, refuse);
     } catch (error) {
-      throw await this.failed('malformed_assertion', undefined, sourceAddress, error as OAuthError);
+      throw await this.failed('malformed_assertion', undefined, sourceAddress, error as OAuthError, audit(undefined));
     }
     const subject = lockoutSubject(org, assertion.subject);
     await this.lockout.assertNotLocked(subject, sourceAddress);
     const found = await this.users.findWithCertificates(org, assertion.subject);
-    if (!found) throw await this.failed('unknown_user', undefined, sourceAddress, refuse(GENERIC_ASSERTION_FAILURE));
+    if (!found) throw await this.failed('unknown_user', undefined, sourceAddress, refuse(GENERIC_ASSERTION_FAILURE), audit(assertion.subject));
     if (found.certificates.length === 0) {
       // Accepted disclosure (DECISIONS 3.5): the user exists but must enroll a certificate first.
-      throw await this.failed('no_certificate', subject, sourceAddress, refuse(`User ${assertion.subject} has no enrolled certificate; an administrator must enroll one before the user can sign in.`));
+      throw await this.failed(
+        'no_certificate',
+        subject,
+        sourceAddress,
+        refuse(`User ${assertion.subject} has no enrolled certificate; an administrator must enroll one before the user can sign in.`),
+        audit(assertion.subject),
+      );
     }
     const certificate = await this.assertions.findSigner(assertion, found.certificates);
-    if (!certificate) throw await this.failed('bad_signature', subject, sourceAddress, refuse(GENERIC_ASSERTION_FAILURE));
+    if (!certificate) throw await this.failed('bad_signature', subject, sourceAddress, refuse(GENERIC_ASSERTION_FAILURE), audit(assertion.subject));
     try {
       const { expiresAt } = this.assertions.checkAfterPossession(assertion, certificate, audiences, refuse);
       if (found.user.disabled) throw refuse('The user is disabled.');
@@ -61,7 +69,9 @@ export class UserAuthenticator {
         throw refuse('The assertion\'s jti was used before; every assertion needs a new jti.');
       }
     } catch (error) {
-      throw await this.failed('assertion_rejected', subject, sourceAddress, error as OAuthError);
+      // An expired certificate still in use is a security event of its own (DECISIONS 11).
+      const expired = expiredCertificate(certificate, this.clock.now());
+      throw await this.failed(expired ? 'certificate_expired' : 'assertion_rejected', subject, sourceAddress, error as OAuthError, { ...audit(assertion.subject), expiredCertificate: expired });
     }
     return { user: found.user, orgSettings: found.orgSettings, method: 'jwt_bearer' };
   }
@@ -77,15 +87,17 @@ export class UserAuthenticator {
     // Unknown users and users without a password cost the same scrypt run as a wrong password.
     const matches = found?.passwordHash ? await this.passwords.verify(password, found.passwordHash) : await this.passwords.verifyDummy(password);
     if (!found || !matches) {
-      throw await this.failed('wrong_password', found ? subject : undefined, sourceAddress, OAuthError.invalidGrant(GENERIC_PASSWORD_FAILURE));
+      throw await this.failed('wrong_password', found ? subject : undefined, sourceAddress, OAuthError.invalidGrant(GENERIC_PASSWORD_FAILURE), { org, claimed: userName, method: 'password' });
     }
-    if (found.user.disabled) throw await this.failed('disabled', subject, sourceAddress, OAuthError.invalidGrant('The user is disabled.'));
+    if (found.user.disabled) {
+      throw await this.failed('disabled', subject, sourceAddress, OAuthError.invalidGrant('The user is disabled.'), { org, claimed: userName, method: 'password' });
+    }
     return { user: found.user, orgSettings: found.orgSettings, method: 'password' };
   }
 
-  private async failed(reason: string, knownSubject: string | undefined, address: string, error: OAuthError): Promise<OAuthError> {
+  private async failed(reason: string, knownSubject: string | undefined, address: string, error: OAuthError, audit: FailureAudit): Promise<OAuthError> {
     this.metrics.authFailures.inc({ reason: `user_${reason}` });
-    await this.lockout.recordFailure(knownSubject, address);
+    await this.lockout.recordFailure(knownSubject, address, reason, audit);
     return error;
   }
 }

@@ -1,0 +1,63 @@
+import { Injectable } from '@nestjs/common';
+import { Database } from '@app/persistence';
+import { AuditFilter } from './audit-filter';
+
+export interface AuditEventRow {
+  id: string;
+  occurred_at: Date;
+  org_id: string | null;
+  actor: string;
+  action: string;
+  target: string | null;
+  outcome: 'success' | 'failure';
+  source_address: string | null;
+  details: Record<string, unknown>;
+}
+
+/** Reads of the append-only audit log; the writes are AuditService.record and the token service's own statements. */
+@Injectable()
+export class AuditRepository {
+  constructor(private readonly db: Database) {}
+
+  /**
+   * One organization's events (every organization's when `orgId` is undefined: the command line's
+   * break-glass view), newest first, with the total for the SCIM ListResponse.
+   */
+  async query(orgId: string | undefined, filter: AuditFilter, offset: number, limit: number): Promise<{ rows: AuditEventRow[]; total: number }> {
+    const conditions: string[] = [];
+    const parameters: unknown[] = [];
+    const add = (condition: (placeholder: string) => string, value: unknown) => {
+      parameters.push(value);
+      conditions.push(condition(`$${parameters.length}`));
+    };
+    if (orgId !== undefined) add((p) => `org_id = ${p}`, orgId);
+    if (filter.from) add((p) => `occurred_at >= ${p}`, filter.from);
+    if (filter.to) add((p) => `occurred_at < ${p}`, filter.to);
+    if (filter.actor !== undefined) add((p) => `actor = ${p}`, filter.actor);
+    if (filter.action !== undefined) add((p) => (filter.actionPrefix ? `starts_with(action, ${p})` : `action = ${p}`), filter.action);
+    if (filter.target !== undefined) add((p) => `target = ${p}`, filter.target);
+    if (filter.outcome !== undefined) add((p) => `outcome = ${p}`, filter.outcome);
+    const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
+    const rows = await this.db.query<AuditEventRow & { total: string }>(
+      `SELECT id::text AS id, occurred_at, org_id, actor, action, target, outcome, source_address, details, count(*) OVER () AS total
+         FROM audit_events ${where}
+        ORDER BY occurred_at DESC, id DESC OFFSET $${parameters.length + 1} LIMIT $${parameters.length + 2}`,
+      [...parameters, offset, limit],
+    );
+    // An empty page (count=0, or past the end) has no row to carry the window count.
+    if (rows.length === 0) {
+      const [count] = await this.db.query<{ n: string }>(`SELECT count(*) AS n FROM audit_events ${where}`, parameters);
+      return { rows: [], total: Number(count.n) };
+    }
+    return { rows: rows.map(({ total: _total, ...row }) => row), total: Number(rows[0].total) };
+  }
+
+  /** Whether the organization exists, or existed: a deleted organization keeps its audit events. */
+  async isKnownOrganization(orgId: string): Promise<boolean> {
+    const [row] = await this.db.query<{ known: boolean }>(
+      'SELECT EXISTS (SELECT 1 FROM organizations WHERE id = $1) OR EXISTS (SELECT 1 FROM audit_events WHERE org_id = $1) AS known',
+      [orgId],
+    );
+    return row.known;
+  }
+}

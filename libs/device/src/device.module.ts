@@ -1,0 +1,33 @@
+import { Module } from '@nestjs/common';
+import { AccountsModule } from '@app/accounts';
+import { AuthModule } from '@app/auth';
+import { AppConfig } from '@app/config';
+import { DevicePresenter } from './device.presenter';
+import { DeviceRepository } from './device.repository';
+import { DeviceService } from './device.service';
+import { DeviceImportController } from './http/device-import.controller';
+import { DeviceController } from './http/device.controller';
+import { DeviceImportService } from './import/device-import.service';
+
+/**
+ * Device storage and the bulk import, without HTTP or the token service: what the command line
+ * (`device import`) needs.
+ */
+@Module({
+  imports: [AccountsModule],
+  providers: [DeviceRepository, DeviceImportService],
+  exports: [DeviceRepository, DeviceImportService],
+})
+export class DeviceStoreModule {}
+
+/** The Device resource, its lifecycle and the admin import endpoint (DECISIONS 8 and 11). */
+@Module({
+  imports: [DeviceStoreModule, AccountsModule, AuthModule],
+  controllers: [DeviceController, DeviceImportController],
+  providers: [
+    DeviceService,
+    { provide: DevicePresenter, inject: [AppConfig], useFactory: (config: AppConfig) => new DevicePresenter(config.publicBaseUrl) },
+  ],
+  exports: [DeviceService],
+})
+export class DeviceModule {}

@@ -1,0 +1,153 @@
+import { Injectable } from '@nestjs/common';
+import { ScimSearch, SqlParameters, searchSql } from '@app/common';
+import { Database, PG_UNIQUE_VIOLATION, Transaction, isPgError, prepared } from '@app/persistence';
+import { DEVICE_SEARCH_DEFINITION, ExternalId } from './device.schema';
+import { DeviceReason, DeviceStatus } from './lifecycle/device-lifecycle';
+
+export interface DeviceRow {
+  id: string;
+  org_id: string;
+  status: DeviceStatus;
+  reason: DeviceReason;
+  owner_user_id: string | null;
+  owner_user_name: string | null;
+  /** The owner's groups: the device's groups for Operator Dependent roles. */
+  owner_groups: string[] | null;
+  issued_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+  version: number;
+  external_ids: ExternalId[];
+}
+
+/** An {ATR, CUID} already stored in the organization, and the device holding it. */
+export interface StoredExternalId {
+  device_id: string;
+  atr: string;
+  cuid: string;
+}
+
+/** The one name of the unique index behind "a CUID is unique in its organization". */
+const CUID_UNIQUE = 'device_external_ids_org_cuid_key';
+
+export function isCuidTaken(error: unknown): boolean {
+  return isPgError(error, PG_UNIQUE_VIOLATION) && (error as { constraint?: string }).constraint === CUID_UNIQUE;
+}
+
+/** Every column a device answer needs; `d` is devices, `u` the owner. */
+const DEVICE_COLUMNS = `d.id, d.org_id, d.status, d.reason, d.owner_user_id, u.user_name AS owner_user_name, u.groups AS owner_groups,
+  d.issued_at, d.created_at, d.updated_at, d.version,
+  COALESCE((SELECT json_agg(json_build_object('ATR', e.atr, 'CUID', e.cuid) ORDER BY e.position)
+              FROM device_external_ids e WHERE e.device_id = d.id), '[]'::json) AS external_ids`;
+
+const FIND = prepared('device_find', `SELECT ${DEVICE_COLUMNS} FROM devices d LEFT JOIN users u ON u.id = d.owner_user_id WHERE d.org_id = $1 AND d.id = $2`);
+
+/**
+ * One statement inserts the device and its {ATR, CUID} pairs: the unique index on (org, CUID) decides
+ * a conflict, and nothing is left half-written.
+ */
+const INSERT = prepared(
+  'device_insert',
+  `WITH device AS (
+     INSERT INTO devices (id, org_id, status, reason, created_at, updated_at, version)
+     VALUES ($1::uuid, $2::text, 'AVAILABLE', 'NONE', $3::timestamptz, $3::timestamptz, 1)
+   )
+   INSERT INTO device_external_ids (device_id, org_id, position, atr, cuid)
+   SELECT $1::uuid, $2::text, t.position, t.atr, t.cuid
+     FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS t(atr, cuid, position)`,
+);
+
+@Injectable()
+export class DeviceRepository {
+  constructor(private readonly db: Database) {}
+
+  async insert(device: { id: string; orgId: string; externalIds: ExternalId[]; now: Date }, tx?: Transaction): Promise<void> {
+    await this.db.query(
+      INSERT,
+      [device.id, device.orgId, device.now, device.externalIds.map((e) => e.ATR), device.externalIds.map((e) => e.CUID)],
+      tx,
+    );
+  }
+
+  /**
+   * Inserts many single-pair devices in one statement (bulk import); a CUID taken meanwhile fails
+   * the whole statement with the unique violation, and the caller retries.
+   */
+  async insertMany(orgId: string, devices: { id: string; ATR: string; CUID: string }[], now: Date, tx: Transaction): Promise<void> {
+    if (devices.length === 0) return;
+    await this.db.query(
+      `WITH input AS (
+         SELECT * FROM unnest($2::uuid[], $3::text[], $4::text[]) AS t(id, atr, cuid)
+       ), inserted AS (
+         INSERT INTO devices (id, org_id, status, reason, created_at, updated_at, version)
+         SELECT id, $1::text, 'AVAILABLE', 'NONE', $5::timestamptz, $5::timestamptz, 1 FROM input
+       )
+       INSERT INTO device_external_ids (device_id, org_id, position, atr, cuid)
+       SELECT id, $1::text, 1, atr, cuid FROM input`,
+      [orgId, devices.map((d) => d.id), devices.map((d) => d.ATR), devices.map((d) => d.CUID), now],
+      tx,
+    );
+  }
+
+  async findExternalIds(orgId: string, cuids: string[], tx?: Transaction): Promise<StoredExternalId[]> {
+    if (cuids.length === 0) return [];
+    return this.db.query<StoredExternalId>('SELECT device_id, atr, cuid FROM device_external_ids WHERE org_id = $1 AND cuid = ANY($2::text[])', [orgId, cuids], tx);
+  }
+
+  async findById(orgId: string, id: string): Promise<DeviceRow | undefined> {
+    const [row] = await this.db.query<DeviceRow>(FIND, [orgId, id]);
+    return row;
+  }
+
+  /** Reads the device and locks its row until the transaction ends, so that moves of one device queue up. */
+  async findForUpdate(orgId: string, id: string, tx: Transaction): Promise<DeviceRow | undefined> {
+    const [row] = await this.db.query<DeviceRow>(
+      `SELECT ${DEVICE_COLUMNS} FROM devices d LEFT JOIN users u ON u.id = d.owner_user_id WHERE d.org_id = $1 AND d.id = $2 FOR UPDATE OF d`,
+      [orgId, id],
+      tx,
+    );
+    return row;
+  }
+
+  /** Moves a locked device; answers the new status, reason, owner, dates and version. */
+  async move(
+    orgId: string,
+    id: string,
+    change: { status: DeviceStatus; reason: DeviceReason; clearOwner: boolean; setIssuedAt: boolean; now: Date },
+    tx: Transaction,
+  ): Promise<Pick<DeviceRow, 'status' | 'reason' | 'owner_user_id' | 'issued_at' | 'updated_at' | 'version'>> {
+    const [row] = await this.db.query<Pick<DeviceRow, 'status' | 'reason' | 'owner_user_id' | 'issued_at' | 'updated_at' | 'version'>>(
+      `UPDATE devices
+          SET status = $3, reason = $4, updated_at = $5, version = version + 1,
+              owner_user_id = CASE WHEN $6::boolean THEN NULL ELSE owner_user_id END,
+              issued_at = CASE WHEN $7::boolean THEN COALESCE(issued_at, $5) ELSE issued_at END
+        WHERE org_id = $1 AND id = $2
+        RETURNING status, reason, owner_user_id, issued_at, updated_at, version`,
+      [orgId, id, change.status, change.reason, change.now, change.clearOwner, change.setIssuedAt],
+      tx,
+    );
+    return row;
+  }
+
+  async delete(orgId: string, id: string, tx: Transaction): Promise<void> {
+    await this.db.query('DELETE FROM devices WHERE org_id = $1 AND id = $2', [orgId, id], tx);
+  }
+
+  /**
+   * A page of devices and the total matching, for `.search`. `groups` limits an Operator Dependent
+   * caller to unowned devices and devices whose owner shares one of its groups.
+   */
+  async search(orgId: string, search: ScimSearch, groups: readonly string[] | undefined): Promise<{ rows: DeviceRow[]; total: number }> {
+    const params = new SqlParameters([orgId]);
+    const scope = groups === undefined ? 'TRUE' : `(d.owner_user_id IS NULL OR u.groups && ${params.add(groups)}::text[])`;
+    const sql = searchSql(search, DEVICE_SEARCH_DEFINITION, params);
+    const from = `FROM devices d LEFT JOIN users u ON u.id = d.owner_user_id WHERE d.org_id = $1 AND ${scope} AND ${sql.where}`;
+    // The count takes the same parameters without the trailing LIMIT and OFFSET.
+    const countValues = params.values.slice(0, -2);
+    const [count, rows] = await Promise.all([
+      this.db.query<{ n: number }>(`SELECT count(*)::int AS n ${from}`, countValues),
+      search.page.count === 0 ? Promise.resolve([]) : this.db.query<DeviceRow>(`SELECT ${DEVICE_COLUMNS} ${from} ORDER BY ${sql.orderBy} LIMIT ${sql.limit} OFFSET ${sql.offset}`, params.values),
+    ]);
+    return { rows, total: count[0].n };
+  }
+}

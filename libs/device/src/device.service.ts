@@ -1,0 +1,144 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { AuditService, OrganizationService } from '@app/accounts';
+import { OperatorDependentPolicy } from '@app/auth';
+import { Clock, DomainError, Principal, ScimSearch, forbidden, invalidValue, notFound, uniqueness } from '@app/common';
+import { Database } from '@app/persistence';
+import { DeviceRepository, DeviceRow, isCuidTaken } from './device.repository';
+import { ExternalId, isDeviceId, parseCreateDevice } from './device.schema';
+import { DeviceAction, DeviceReason, resolveReason, transitionOf } from './lifecycle/device-lifecycle';
+
+/**
+ * The Device resource's rules (DECISIONS 8): creation behind the organization's
+ * automaticDeviceCreation setting, reads and searches scoped to the caller's organization (and, for
+ * Operator Dependent roles, to unowned devices and devices of owners in the caller's groups), and
+ * every move decided by the lifecycle table under a row lock.
+ */
+@Injectable()
+export class DeviceService {
+  constructor(
+    private readonly db: Database,
+    private readonly devices: DeviceRepository,
+    private readonly organizations: OrganizationService,
+    private readonly audit: AuditService,
+    private readonly operatorDependent: OperatorDependentPolicy,
+    private readonly clock: Clock,
+  ) {}
+
+  async create(principal: Principal, body: unknown, sourceAddress: string): Promise<DeviceRow> {
+    // The precondition comes first: with creation off, no body can succeed (interface, "Create a device").
+    const settings = await this.organizations.findSettings(principal.org);
+    if (!settings?.automaticDeviceCreation) {
+      throw forbidden(
+        `Automatic device creation is disabled for organization ${principal.org}: devices come in through the bulk import ` +
+          `(POST /admin/v1/organizations/${principal.org}/devices/import, or the command line "device import"), ` +
+          'or an administrator turns automaticDeviceCreation on in the organization settings.',
+      );
+    }
+    const externalIds = parseCreateDevice(body);
+    const id = randomUUID();
+    const now = this.clock.now();
+    try {
+      await this.db.transaction(async (tx) => {
+        await this.devices.insert({ id, orgId: principal.org, externalIds, now }, tx);
+        await this.audit.record({ org: principal.org, actor: principal.name, action: 'device.create', target: id, outcome: 'success', sourceAddress, details: { externalIds } }, tx);
+      });
+    } catch (error) {
+      if (isCuidTaken(error)) throw await this.cuidConflict(principal.org, externalIds);
+      throw error;
+    }
+    return {
+      id,
+      org_id: principal.org,
+      status: 'AVAILABLE',
+      reason: 'NONE',
+      owner_user_id: null,
+      owner_user_name: null,
+      owner_groups: null,
+      issued_at: null,
+      created_at: now,
+      updated_at: now,
+      version: 1,
+      external_ids: externalIds,
+    };
+  }
+
+  async get(principal: Principal, id: string): Promise<DeviceRow> {
+    const row = isDeviceId(id) ? await this.devices.findById(principal.org, id) : undefined;
+    if (!row || !this.reachable(principal, row)) throw deviceNotFound(id);
+    return row;
+  }
+
+  search(principal: Principal, search: ScimSearch): Promise<{ rows: DeviceRow[]; total: number }> {
+    return this.devices.search(principal.org, search, this.operatorDependent.groupsOf(principal));
+  }
+
+  /**
+   * One entry point of the lifecycle (DECISIONS 8): the device row is locked for the transaction, so
+   * concurrent moves of one device run one after the other and each sees the result of the one
+   * before (no lost update). Answers the moved device, or undefined once it is deleted.
+   */
+  async act(principal: Principal, id: string, action: DeviceAction, reason: DeviceReason | undefined, sourceAddress: string): Promise<DeviceRow | undefined> {
+    const checked = resolveReason(action, reason);
+    if (!checked.ok) throw invalidValue(`Invalid reason: ${checked.problem}.`);
+    if (!isDeviceId(id)) throw deviceNotFound(id);
+    const transition = transitionOf(action);
+    return this.db.transaction(async (tx) => {
+      const row = await this.devices.findForUpdate(principal.org, id, tx);
+      if (!row || !this.reachable(principal, row)) throw deviceNotFound(id);
+      if (!transition.from.includes(row.status)) {
+        throw new DomainError('CONFLICT', `Device ${id} is ${row.status}; ${action} applies only to a device that is ${transition.from.join(' or ')} (DECISIONS 8).`);
+      }
+      const event = { org: principal.org, actor: principal.name, action: `device.${action}`, target: id, outcome: 'success' as const, sourceAddress };
+      if (transition.to === null) {
+        await this.devices.delete(principal.org, id, tx);
+        await this.audit.record({ ...event, details: { from: row.status, externalIds: row.external_ids } }, tx);
+        return undefined;
+      }
+      const now = this.clock.now();
+      const moved = await this.devices.move(
+        principal.org,
+        id,
+        { status: transition.to, reason: checked.reason, clearOwner: transition.clearsOwner, setIssuedAt: transition.setsIssuanceDate, now },
+        tx,
+      );
+      await this.audit.record(
+        {
+          ...event,
+          details: {
+            from: row.status,
+            to: moved.status,
+            reason: moved.reason,
+            ...(transition.clearsOwner && row.owner_user_id ? { previousOwner: row.owner_user_id } : {}),
+          },
+        },
+        tx,
+      );
+      const owner = moved.owner_user_id ? {} : { owner_user_name: null, owner_groups: null };
+      return { ...row, ...moved, ...owner };
+    });
+  }
+
+  /**
+   * Operator Dependent roles reach the devices of their groups: a device's groups are its owner's
+   * (DECISIONS 5.2). A device without owner (stock: AVAILABLE, or unassigned by terminate) belongs to
+   * no group and is reached by every operator of the organization, as the common pool that
+   * issuances draw from.
+   */
+  private reachable(principal: Principal, row: DeviceRow): boolean {
+    return row.owner_user_id === null || this.operatorDependent.canReach(principal, { groups: row.owner_groups ?? [] });
+  }
+
+  private async cuidConflict(orgId: string, externalIds: ExternalId[]): Promise<DomainError> {
+    const taken = await this.devices.findExternalIds(
+      orgId,
+      externalIds.map((e) => e.CUID),
+    );
+    if (taken.length === 0) return uniqueness('A CUID of this device is already registered in this organization.');
+    return uniqueness(`CUID ${taken[0].cuid} is already registered in this organization (device ${taken[0].device_id}); a CUID identifies one device.`);
+  }
+}
+
+function deviceNotFound(id: string): DomainError {
+  return notFound(`Device ${id.slice(0, 100)} does not exist.`);
+}

@@ -1,0 +1,36 @@
+import { Body, Controller, Headers, HttpCode, Param, Post } from '@nestjs/common';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { AdminAccessPolicy } from '@app/accounts';
+import { AuthorizedBy, CurrentPrincipal, Principal, SourceAddress } from '@app/common';
+import { importFormat, parseImport } from '../import/device-import.parser';
+import { DeviceImportService, ImportReport } from '../import/device-import.service';
+
+/**
+ * `POST /admin/v1/organizations/{org}/devices/import` (DECISIONS 11): a JSON array or CSV of
+ * {ATR, CUID}, answered 200 with the per-line report, for the platform administrator and the
+ * organization's own administrators.
+ */
+@ApiTags('administration')
+@ApiBearerAuth()
+@AuthorizedBy('administrator')
+@Controller('admin/v1/organizations/:org/devices')
+export class DeviceImportController {
+  constructor(
+    private readonly imports: DeviceImportService,
+    private readonly access: AdminAccessPolicy,
+  ) {}
+
+  @Post('import')
+  @HttpCode(200)
+  async import(
+    @CurrentPrincipal() principal: Principal,
+    @SourceAddress() source: string,
+    @Param('org') orgId: string,
+    @Headers('content-type') contentType: string | undefined,
+    @Body() body: unknown,
+  ): Promise<ImportReport> {
+    await this.access.requireOrganizationAccess(principal, orgId);
+    const entries = parseImport(body, importFormat(contentType));
+    return this.imports.import(orgId, entries, { name: principal.name, sourceAddress: source });
+  }
+}

@@ -1,0 +1,126 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import { Permission } from '@app/auth';
+import {
+  CurrentPrincipal,
+  Principal,
+  RequirePermission,
+  ScimMediaTypes,
+  SourceAddress,
+  listResponse,
+  projectResource,
+  projectionFromQuery,
+  searchFromBody,
+} from '@app/common';
+import { DevicePresenter, DeviceResource } from '../device.presenter';
+import { DEVICE_SEARCH_DEFINITION, parseActionBody } from '../device.schema';
+import { DeviceService } from '../device.service';
+import { DeviceAction } from '../lifecycle/device-lifecycle';
+import { DeviceActionMediaTypes } from './device-action-media-type.interceptor';
+
+/** The canonical path and the `scm` alias the interface's descriptive text writes (DECISIONS 1). */
+export const DEVICE_PATHS = ['aims/rs/scim/v2/Device', 'aims/rs/scm/v2/Device'];
+
+/**
+ * The Device entry points (interface "Credential-management REST API entry points"; DECISIONS 5.2
+ * for the permissions, 8 for the rules). Each handler unpacks, calls one service method and shapes
+ * the answer.
+ */
+@ApiTags('devices')
+@ApiBearerAuth()
+@Controller(DEVICE_PATHS)
+export class DeviceController {
+  constructor(
+    private readonly devices: DeviceService,
+    private readonly presenter: DevicePresenter,
+  ) {}
+
+  @Post()
+  @ScimMediaTypes()
+  @RequirePermission(Permission.DeviceCreate)
+  async create(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
+    const row = await this.devices.create(principal, body, source);
+    const view = this.presenter.device(row);
+    reply.header('Location', view.meta.location).header('ETag', this.presenter.etag(row));
+    return view;
+  }
+
+  @Post('.search')
+  @HttpCode(200)
+  @ScimMediaTypes()
+  @RequirePermission(Permission.DeviceSearch)
+  async search(@CurrentPrincipal() principal: Principal, @Body() body: unknown) {
+    const search = searchFromBody(body, DEVICE_SEARCH_DEFINITION);
+    const { rows, total } = await this.devices.search(principal, search);
+    return listResponse(
+      rows.map((row) => projectResource(this.presenter.device(row), DEVICE_SEARCH_DEFINITION, search)),
+      total,
+      search.page,
+    );
+  }
+
+  @Get(':id')
+  @ScimMediaTypes()
+  @RequirePermission(Permission.DeviceRead)
+  async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() query: Record<string, unknown>, @Res({ passthrough: true }) reply: FastifyReply) {
+    const projection = projectionFromQuery(query, DEVICE_SEARCH_DEFINITION);
+    const row = await this.devices.get(principal, id);
+    reply.header('ETag', this.presenter.etag(row));
+    return projectResource(this.presenter.device(row), DEVICE_SEARCH_DEFINITION, projection);
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @RequirePermission(Permission.DeviceDelete)
+  async remove(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('id') id: string): Promise<void> {
+    await this.devices.act(principal, id, 'delete', undefined, source);
+  }
+
+  @Post(':id/activate')
+  @HttpCode(200)
+  @DeviceActionMediaTypes()
+  @RequirePermission(Permission.DeviceActivate)
+  activate(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('id') id: string, @Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
+    return this.move(principal, source, id, 'activate', body, reply);
+  }
+
+  @Post(':id/suspend')
+  @HttpCode(200)
+  @DeviceActionMediaTypes()
+  @RequirePermission(Permission.DeviceSuspend)
+  suspend(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('id') id: string, @Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
+    return this.move(principal, source, id, 'suspend', body, reply);
+  }
+
+  @Post(':id/resume')
+  @HttpCode(200)
+  @DeviceActionMediaTypes()
+  @RequirePermission(Permission.DeviceResume)
+  resume(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('id') id: string, @Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
+    return this.move(principal, source, id, 'resume', body, reply);
+  }
+
+  @Post(':id/revoke')
+  @HttpCode(200)
+  @DeviceActionMediaTypes()
+  @RequirePermission(Permission.DeviceRevoke)
+  revoke(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('id') id: string, @Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
+    return this.move(principal, source, id, 'revoke', body, reply);
+  }
+
+  @Post(':id/terminate')
+  @HttpCode(200)
+  @DeviceActionMediaTypes()
+  @RequirePermission(Permission.DeviceTerminate)
+  terminate(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('id') id: string, @Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
+    return this.move(principal, source, id, 'terminate', body, reply);
+  }
+
+  /** Updates answer 200 with the whole updated resource (DECISIONS 7). */
+  private async move(principal: Principal, source: string, id: string, action: DeviceAction, body: unknown, reply: FastifyReply): Promise<DeviceResource> {
+    const row = (await this.devices.act(principal, id, action, parseActionBody(body), source))!;
+    reply.header('ETag', this.presenter.etag(row));
+    return this.presenter.device(row);
+  }
+}

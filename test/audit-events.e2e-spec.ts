@@ -1,0 +1,427 @@
+import { randomBytes } from 'node:crypto';
+import type { Response } from 'supertest';
+import {
+  PLATFORM_ADMIN_SECRET,
+  TestApp,
+  createOrganization,
+  createSystemAccount,
+  createTestApp,
+  makeCertificate,
+  platformAdminToken,
+  signAssertion,
+  tokenBySecret,
+  tokenRequest,
+  uploadCertificate,
+} from '@app/testing';
+
+/**
+ * The audit log (DECISIONS 11): GET /admin/v1/organizations/{org}/audit-events with its filters and
+ * paging, confined like the rest of the admin API; and the security events the token service writes
+ * into it (token issued, authentication failed, lockout, token revoked, certificate expired in use),
+ * none of which may ever carry a secret.
+ */
+
+const SCIM_ERROR = 'urn:ietf:params:scim:api:messages:2.0:Error';
+const LIST_RESPONSE = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
+const ISO_MS_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const AUTH_BASE_URL = 'https://auth.example.test';
+const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+const FAILURE_LIMIT = 3;
+
+interface AuditItem {
+  id: string;
+  occurred: string;
+  org: string | null;
+  actor: string;
+  action: string;
+  target: string | null;
+  outcome: 'success' | 'failure';
+  sourceAddress: string | null;
+  details: Record<string, unknown>;
+}
+
+describe('audit log (DECISIONS 11)', () => {
+  let t: TestApp;
+  let admin: string;
+  let counter = 0;
+  /** Every secret and password this suite uses: none may reach the audit log or the logs. */
+  const secretsUsed = new Set<string>([PLATFORM_ADMIN_SECRET]);
+  const newOrgId = (prefix = 'aud') => `${prefix}_${++counter}_${randomBytes(3).toString('hex')}`;
+  /** Each test sends from its own address (X-Forwarded-For from a trusted proxy), so lockout counters never meet. */
+  const newAddress = () => `203.0.113.${++counter}`;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { AUTH_FAILURE_LIMIT: String(FAILURE_LIMIT), TRUSTED_PROXIES: '127.0.0.1,::1,::ffff:127.0.0.1' } });
+  });
+  afterAll(() => t.close());
+  beforeEach(async () => {
+    admin = await platformAdminToken(t.http);
+  });
+
+  function events(org: string, query = '', token = admin) {
+    return t.http.get(`/admin/v1/organizations/${org}/audit-events${query}`).auth(token, { type: 'bearer' });
+  }
+
+  function expectScimError(response: Response, status: number, scimType: string | undefined, detail: string | RegExp): void {
+    expect({ status: response.status, body: response.body }).toEqual({
+      status,
+      body: {
+        schemas: [SCIM_ERROR],
+        status: String(status),
+        ...(scimType ? { scimType } : {}),
+        detail: typeof detail === 'string' ? expect.stringContaining(detail) : expect.stringMatching(detail),
+      },
+    });
+  }
+
+  async function account(org: string, body: Record<string, unknown>) {
+    const created = await createSystemAccount(t.http, admin, org, body);
+    secretsUsed.add(created.secret);
+    return created;
+  }
+
+  async function orgWithAdmin() {
+    const org = newOrgId();
+    await createOrganization(t.http, admin, org);
+    const orgAdmin = await account(org, { suffix: 'admin', role: 'Administration', organizationAdministrator: true });
+    return { org, orgAdmin, orgAdminToken: await tokenBySecret(t.http, org, orgAdmin.clientId, orgAdmin.secret) };
+  }
+
+  const secretGrant = (org: string, clientId: string, secret: string, address: string) => {
+    secretsUsed.add(secret);
+    return tokenRequest(t.http, org, { grant_type: 'client_credentials', client_id: clientId, client_secret: secret }).set('X-Forwarded-For', address);
+  };
+
+  async function stored(org: string | null, action: string) {
+    const { rows } = await t.db.query<{ actor: string; target: string | null; outcome: string; source_address: string | null; details: Record<string, unknown> }>(
+      `SELECT actor, target, outcome, source_address, details FROM audit_events WHERE org_id IS NOT DISTINCT FROM $1 AND action = $2 ORDER BY id`,
+      [org, action],
+    );
+    return rows;
+  }
+
+  describe('GET /organizations/{org}/audit-events', () => {
+    it('a ListResponse of the organization\'s events, newest first, each {id, occurred, org, actor, action, target, outcome, sourceAddress, details}', async () => {
+      const org = newOrgId();
+      const address = newAddress();
+      const created = await t.http.post('/admin/v1/organizations').auth(admin, { type: 'bearer' }).set('X-Forwarded-For', address).send({ id: org, name: 'Audited' });
+      expect(created.status).toBe(201);
+      t.clock.advance(1);
+      await t.http.post(`/admin/v1/organizations/${org}/system-accounts`).auth(admin, { type: 'bearer' }).set('X-Forwarded-For', address).send({ suffix: 'one', role: 'Issuance' }).expect(201);
+
+      const response = await events(org);
+      expect(response.status).toBe(200);
+      expect(response.headers['content-type']).toMatch(/^application\/json/);
+      expect(response.body).toEqual({ schemas: [LIST_RESPONSE], totalResults: 2, itemsPerPage: 2, startIndex: 1, Resources: expect.any(Array) });
+      const [newest, oldest] = response.body.Resources as AuditItem[];
+      expect(newest).toEqual({
+        id: expect.stringMatching(/^\d+$/),
+        occurred: t.clock.now().toISOString(),
+        org,
+        actor: 'platform-admin',
+        action: 'system_account.create',
+        target: `${org}-one`,
+        outcome: 'success',
+        sourceAddress: address,
+        details: { role: 'Issuance', organizationAdministrator: false },
+      });
+      expect(oldest).toEqual({
+        id: expect.stringMatching(/^\d+$/),
+        occurred: new Date(t.clock.now().getTime() - 1000).toISOString(),
+        org,
+        actor: 'platform-admin',
+        action: 'organization.create',
+        target: org,
+        outcome: 'success',
+        sourceAddress: address,
+        details: {},
+      });
+      expect(Number(newest.id)).toBeGreaterThan(Number(oldest.id));
+    });
+
+    it('filters: from (inclusive), to (exclusive), actor, action (exact or prefix*), target, outcome; paging with startIndex and count', async () => {
+      const { org, orgAdmin, orgAdminToken } = await orgWithAdmin();
+      const start = t.clock.now();
+      const ids: string[] = [];
+      for (const suffix of ['a1', 'b2', 'c3']) {
+        t.clock.advance(60);
+        const response = await t.http.post(`/admin/v1/organizations/${org}/system-accounts`).auth(orgAdminToken, { type: 'bearer' }).send({ suffix, role: 'Issuance' });
+        expect(response.status).toBe(201);
+        secretsUsed.add(response.body.secret.value);
+        ids.push(response.body.clientId);
+      }
+      t.clock.advance(60);
+      expect((await t.http.patch(`/admin/v1/organizations/${org}/system-accounts/${ids[0]}`).auth(orgAdminToken, { type: 'bearer' }).send({ role: 'Help Desk' })).status).toBe(200);
+      expect((await secretGrant(org, ids[1], 'not-the-secret', newAddress())).status).toBe(401);
+
+      const list = async (query: string) => {
+        const response = await events(org, query);
+        expect(response.status).toBe(200);
+        return response.body as { totalResults: number; itemsPerPage: number; startIndex: number; Resources: AuditItem[] };
+      };
+      const at = (seconds: number) => encodeURIComponent(new Date(start.getTime() + seconds * 1000).toISOString());
+
+      const creates = await list(`?actor=${orgAdmin.clientId}&action=system_account.create`);
+      expect(creates.Resources.map((e) => e.target)).toEqual([...ids].reverse());
+      expect(creates.totalResults).toBe(3);
+
+      const window = await list(`?from=${at(120)}&to=${at(180)}&action=system_account.create`);
+      expect(window.Resources.map((e) => e.target)).toEqual([ids[1]]);
+      const fromOnly = await list(`?from=${at(120)}&action=system_account.*`);
+      expect(fromOnly.Resources.map((e) => `${e.action} ${e.target}`)).toEqual([`system_account.update ${ids[0]}`, `system_account.create ${ids[2]}`, `system_account.create ${ids[1]}`]);
+      // An offset form of the same instant selects the same events.
+      const offsetForm = encodeURIComponent(new Date(start.getTime() + 120_000).toISOString().replace('Z', '+00:00'));
+      expect((await list(`?from=${offsetForm}&action=system_account.*`)).Resources).toEqual(fromOnly.Resources);
+
+      const byTarget = await list(`?target=${ids[0]}`);
+      expect(byTarget.Resources.map((e) => e.action)).toEqual(['system_account.update', 'system_account.create']);
+      const failures = await list('?outcome=failure');
+      expect(failures.Resources).toEqual([expect.objectContaining({ action: 'authentication.fail', actor: ids[1], target: ids[1], outcome: 'failure' })]);
+      const successes = await list('?outcome=success');
+      expect(successes.Resources.every((e) => e.outcome === 'success')).toBe(true);
+
+      const all = await list('');
+      const page = await list('?startIndex=2&count=2');
+      expect(page).toEqual({ schemas: [LIST_RESPONSE], totalResults: all.totalResults, itemsPerPage: 2, startIndex: 2, Resources: all.Resources.slice(1, 3) });
+      const countOnly = await list('?count=0&action=system_account.create');
+      expect(countOnly).toEqual({ schemas: [LIST_RESPONSE], totalResults: 4, itemsPerPage: 0, startIndex: 1, Resources: [] });
+      const none = await list(`?actor=nobody&from=${at(0)}`);
+      expect(none).toEqual({ schemas: [LIST_RESPONSE], totalResults: 0, itemsPerPage: 0, startIndex: 1, Resources: [] });
+    });
+
+    it.each<[string, string]>([
+      ['from=yesterday', 'from'],
+      ['from=2030-01-01', 'from'],
+      ['to=2030-13-01T00:00:00Z', 'to'],
+      ['from=2030-01-02T00:00:00Z&to=2030-01-01T00:00:00Z', 'from must be earlier than to'],
+      ['from=2030-01-01T00:00:00Z&to=2030-01-01T00:00:00Z', 'from must be earlier than to'],
+      ['outcome=maybe', 'outcome'],
+      ['action=Not%20An%20Action', 'action'],
+      ['action=*', 'action'],
+      ['actor=', 'actor'],
+      [`target=${'x'.repeat(257)}`, 'target'],
+      ['actr=platform-admin', '"actr"'],
+      ['outcome=success&outcome=failure', 'outcome may be given once'],
+      ['count=abc', 'count'],
+      ['startIndex=first', 'startIndex'],
+    ])('?%s is a 400 naming the problem', async (query, detail) => {
+      const response = await events('platform', `?${query}`);
+      expectScimError(response, 400, 'invalidValue', detail);
+    });
+
+    it('401 without a token; 403 for a non-administrator; an organization administrator reads its own organization only (the same 404 for another or an unknown one)', async () => {
+      const mine = await orgWithAdmin();
+      const theirs = await orgWithAdmin();
+      const plain = await account(mine.org, { suffix: 'plain', role: 'Issuance' });
+      const plainToken = await tokenBySecret(t.http, mine.org, plain.clientId, plain.secret);
+
+      const anonymous = await t.http.get(`/admin/v1/organizations/${mine.org}/audit-events`);
+      expectScimError(anonymous, 401, undefined, /\S/);
+      expect(anonymous.headers['www-authenticate']).toMatch(/^Bearer/);
+      expectScimError(await events(mine.org, '', plainToken), 403, undefined, /organization administrator/);
+
+      const own = await events(mine.org, '', mine.orgAdminToken);
+      expect(own.status).toBe(200);
+      expect((own.body.Resources as AuditItem[]).every((e) => e.org === mine.org)).toBe(true);
+      expect((own.body.Resources as AuditItem[]).map((e) => e.action)).toEqual(expect.arrayContaining(['organization.create', 'system_account.create', 'token.issue']));
+
+      const unknown = newOrgId('nowhere');
+      const answer = async (org: string) => {
+        const response = await events(org, '', mine.orgAdminToken);
+        return { status: response.status, body: JSON.parse(JSON.stringify(response.body).replaceAll(org, '<org>')) as unknown };
+      };
+      const other = await answer(theirs.org);
+      expect(other).toEqual({ status: 404, body: { schemas: [SCIM_ERROR], status: '404', detail: 'Organization "<org>" does not exist.' } });
+      expect(await answer(unknown)).toEqual(other);
+      // A filter does not open another organization either.
+      expect((await events(theirs.org, `?actor=${theirs.orgAdmin.clientId}`, mine.orgAdminToken)).status).toBe(404);
+    });
+
+    it("the platform administrator reads any organization's events, also after the organization was deleted; one that never existed is a 404", async () => {
+      const { org, orgAdminToken } = await orgWithAdmin();
+      expect((await events(org)).status).toBe(200);
+      expect((await t.http.delete(`/admin/v1/organizations/${org}?force=true`).auth(admin, { type: 'bearer' })).status).toBe(204);
+      const after = await events(org, '?action=organization.*');
+      expect(after.status).toBe(200);
+      expect((after.body.Resources as AuditItem[]).map((e) => e.action)).toEqual(['organization.delete', 'organization.create']);
+      expect((after.body.Resources as AuditItem[])[0].details).toEqual({ force: true, removed: { systemAccounts: 1, users: 0, devices: 0 } });
+      // The deleted organization's administrator holds nothing any more.
+      expect((await events(org, '', orgAdminToken)).status).toBe(401);
+      expectScimError(await events('not-an-org-id'), 404, undefined, 'does not exist');
+      const never = newOrgId('never');
+      expectScimError(await events(never), 404, undefined, `Organization "${never}" does not exist.`);
+    });
+  });
+
+  describe('security events', () => {
+    it('admin access denied: a non-administrator (403) and an organization administrator reaching into another organization (404), recorded for the caller\'s organization', async () => {
+      const mine = await orgWithAdmin();
+      const theirs = await orgWithAdmin();
+      const plain = await account(mine.org, { suffix: 'plain', role: 'Issuance' });
+      const plainToken = await tokenBySecret(t.http, mine.org, plain.clientId, plain.secret);
+      const address = newAddress();
+      const forbidden = await t.http.get(`/admin/v1/organizations/${mine.org}/system-accounts?count=5`).auth(plainToken, { type: 'bearer' }).set('X-Forwarded-For', address);
+      expect(forbidden.status).toBe(403);
+      const elsewhere = await t.http.delete(`/admin/v1/organizations/${theirs.org}/system-accounts/${theirs.orgAdmin.clientId}`).auth(mine.orgAdminToken, { type: 'bearer' }).set('X-Forwarded-For', address);
+      expect(elsewhere.status).toBe(404);
+      const notPlatform = await t.http.post('/admin/v1/organizations').auth(mine.orgAdminToken, { type: 'bearer' }).set('X-Forwarded-For', address).send({ id: newOrgId(), name: 'x' });
+      expect(notPlatform.status).toBe(403);
+
+      expect(await stored(mine.org, 'admin.access_denied')).toEqual([
+        { actor: plain.clientId, target: `/admin/v1/organizations/${mine.org}/system-accounts`, outcome: 'failure', source_address: address, details: { method: 'GET', route: '/admin/v1/organizations/:org/system-accounts', status: 403 } },
+        {
+          actor: mine.orgAdmin.clientId,
+          target: `/admin/v1/organizations/${theirs.org}/system-accounts/${theirs.orgAdmin.clientId}`,
+          outcome: 'failure',
+          source_address: address,
+          details: { method: 'DELETE', route: '/admin/v1/organizations/:org/system-accounts/:clientId', status: 404 },
+        },
+        { actor: mine.orgAdmin.clientId, target: '/admin/v1/organizations', outcome: 'failure', source_address: address, details: { method: 'POST', route: '/admin/v1/organizations', status: 403 } },
+      ]);
+      // The other organization's log learns nothing of the attempt.
+      expect(await stored(theirs.org, 'admin.access_denied')).toEqual([]);
+      // Refusals that are not about access (a 404 for an unknown account of one's own organization) are not security events.
+      expect((await t.http.get(`/admin/v1/organizations/${mine.org}/system-accounts/${mine.org}-ghost`).auth(mine.orgAdminToken, { type: 'bearer' })).status).toBe(404);
+      expect((await stored(mine.org, 'admin.access_denied')).length).toBe(3);
+    });
+
+    it('token issued and token revoked, with the client, the source address and the jti', async () => {
+      const { org } = await orgWithAdmin();
+      const robot = await account(org, { suffix: 'robot', role: 'Issuance' });
+      const address = newAddress();
+      const issued = await secretGrant(org, robot.clientId, robot.secret, address);
+      expect(issued.status).toBe(200);
+      const jti = JSON.parse(Buffer.from(issued.body.access_token.split('.')[1], 'base64url').toString()).jti as string;
+      expect(await stored(org, 'token.issue')).toContainEqual({ actor: robot.clientId, target: robot.clientId, outcome: 'success', source_address: address, details: expect.objectContaining({ jti }) });
+
+      const revoked = await t.http
+        .post(`/authentication/customer/${org}/revoke`)
+        .type('form')
+        .set('X-Forwarded-For', address)
+        .send({ token: issued.body.access_token, client_id: robot.clientId, client_secret: robot.secret });
+      expect(revoked.status).toBe(200);
+      expect(await stored(org, 'token.revoke')).toEqual([{ actor: robot.clientId, target: jti, outcome: 'success', source_address: address, details: {} }]);
+    });
+
+    it('authentication failed: a wrong secret (body or Basic) and an unknown Client ID, as failure events of the organization that name the claimed client, never the secret', async () => {
+      const { org, orgAdminToken } = await orgWithAdmin();
+      const robot = await account(org, { suffix: 'robot', role: 'Issuance' });
+      const address = newAddress();
+      const nearMiss = `${robot.secret.slice(0, -2)}xy`;
+      expect((await secretGrant(org, robot.clientId, nearMiss, address)).status).toBe(401);
+      const basic = await tokenRequest(t.http, org, { grant_type: 'client_credentials' })
+        .set('X-Forwarded-For', address)
+        .set('Authorization', `Basic ${Buffer.from(`${robot.clientId}:wrong-basic-secret`).toString('base64')}`);
+      secretsUsed.add('wrong-basic-secret');
+      expect(basic.status).toBe(401);
+      expect((await secretGrant(org, `${org}-ghost`, 'ghost-secret-value', address)).status).toBe(401);
+
+      expect(await stored(org, 'authentication.fail')).toEqual([
+        { actor: robot.clientId, target: robot.clientId, outcome: 'failure', source_address: address, details: { reason: 'wrong_secret', method: 'client_secret_post' } },
+        { actor: robot.clientId, target: robot.clientId, outcome: 'failure', source_address: address, details: { reason: 'wrong_secret', method: 'client_secret_basic' } },
+        { actor: `${org}-ghost`, target: `${org}-ghost`, outcome: 'failure', source_address: address, details: { reason: 'unknown_client', method: 'client_secret_post' } },
+      ]);
+      // The organization administrator sees them through the API.
+      const listed = await events(org, '?action=authentication.fail', orgAdminToken);
+      expect(listed.status).toBe(200);
+      expect(listed.body.totalResults).toBe(3);
+
+      // A failure at an organization that does not exist is recorded without an organization.
+      const nowhere = newOrgId('nowhere');
+      expect((await secretGrant(nowhere, `${nowhere}-x`, 'nowhere-secret', address)).status).toBe(401);
+      expect(await stored(null, 'authentication.fail')).toContainEqual({ actor: `${nowhere}-x`, target: `${nowhere}-x`, outcome: 'failure', source_address: address, details: { reason: 'unknown_client', method: 'client_secret_post' } });
+    });
+
+    it('authentication failed for users: a wrong password and an assertion signed by a foreign key', async () => {
+      const { org } = await orgWithAdmin();
+      const password = 'user-password-for-audit';
+      secretsUsed.add(password);
+      const cardholder = await t.http.post(`/admin/v1/organizations/${org}/users`).auth(admin, { type: 'bearer' }).send({ userName: 'card.audit', role: 'Cardholder', password });
+      expect(cardholder.status).toBe(201);
+      const operator = await t.http.post(`/admin/v1/organizations/${org}/users`).auth(admin, { type: 'bearer' }).send({ userName: 'op.audit', role: 'Help Desk', userType: 'operator' });
+      const certificate = await makeCertificate();
+      expect((await t.http.post(`/admin/v1/organizations/${org}/users/${operator.body.id}/certificates`).auth(admin, { type: 'bearer' }).send({ pem: certificate.pem })).status).toBe(201);
+      const address = newAddress();
+      secretsUsed.add('wrong-user-password');
+      const wrong = await tokenRequest(t.http, org, { grant_type: 'password', username: 'card.audit', password: 'wrong-user-password' }).set('X-Forwarded-For', address);
+      expect(wrong.status).toBe(400);
+      const foreign = await signAssertion(await makeCertificate(), 'op.audit', `${AUTH_BASE_URL}/authentication/customer/${org}/token`, { now: t.clock.now() });
+      expect((await tokenRequest(t.http, org, { grant_type: JWT_BEARER, assertion: foreign }).set('X-Forwarded-For', address)).status).toBe(400);
+      expect(await stored(org, 'authentication.fail')).toEqual([
+        { actor: 'card.audit', target: 'card.audit', outcome: 'failure', source_address: address, details: { reason: 'wrong_password', method: 'password' } },
+        { actor: 'op.audit', target: 'op.audit', outcome: 'failure', source_address: address, details: { reason: 'bad_signature', method: 'jwt_bearer' } },
+      ]);
+      const right = await tokenRequest(t.http, org, { grant_type: 'password', username: 'card.audit', password }).set('X-Forwarded-For', address);
+      expect(right.status).toBe(200);
+      expect(await stored(org, 'token.issue')).toContainEqual({ actor: 'card.audit', target: 'card.audit', outcome: 'success', source_address: address, details: expect.objectContaining({ method: 'password' }) });
+    });
+
+    it('lockout: one event when the failures reach the limit, then 429s (not audited one by one); other addresses are not locked', async () => {
+      const { org, orgAdminToken } = await orgWithAdmin();
+      const robot = await account(org, { suffix: 'robot', role: 'Issuance' });
+      const address = newAddress();
+      for (let i = 0; i < FAILURE_LIMIT; i++) expect((await secretGrant(org, robot.clientId, `wrong-${i}`, address)).status).toBe(401);
+      for (let i = 0; i < 2; i++) {
+        const locked = await secretGrant(org, robot.clientId, robot.secret, address);
+        expect(locked.status).toBe(429);
+        expect(locked.headers['retry-after']).toMatch(/^\d+$/);
+      }
+      expect(await stored(org, 'authentication.lockout')).toEqual([
+        { actor: 'system', target: robot.clientId, outcome: 'failure', source_address: address, details: { scope: 'identity and address', failures: FAILURE_LIMIT, windowSeconds: 300 } },
+      ]);
+      expect((await stored(org, 'authentication.fail')).length).toBe(FAILURE_LIMIT);
+      expect((await secretGrant(org, robot.clientId, robot.secret, newAddress())).status).toBe(200);
+      const listed = await events(org, '?action=authentication.lockout', orgAdminToken);
+      expect(listed.body.Resources).toEqual([expect.objectContaining({ actor: 'system', action: 'authentication.lockout', target: robot.clientId, outcome: 'failure', sourceAddress: address })]);
+    });
+
+    it('certificate expired in use: an assertion signed by a certificate past notAfter, for a client and for a user', async () => {
+      const { org } = await orgWithAdmin();
+      const robot = await account(org, { suffix: 'robot', role: 'Issuance' });
+      const tokenUrl = `${AUTH_BASE_URL}/authentication/customer/${org}/token`;
+      const notAfter = new Date(t.clock.now().getTime() + 3600_000);
+      const clientCertificate = await makeCertificate({ notAfter });
+      expect((await uploadCertificate(t.http, admin, org, robot.clientId, clientCertificate.pem)).status).toBe(201);
+      const operator = await t.http.post(`/admin/v1/organizations/${org}/users`).auth(admin, { type: 'bearer' }).send({ userName: 'op.expiring', role: 'Help Desk', userType: 'operator' });
+      const userCertificate = await makeCertificate({ notAfter });
+      expect((await t.http.post(`/admin/v1/organizations/${org}/users/${operator.body.id}/certificates`).auth(admin, { type: 'bearer' }).send({ pem: userCertificate.pem })).status).toBe(201);
+      const address = newAddress();
+      const clientAssertion = async () =>
+        tokenRequest(t.http, org, { grant_type: 'client_credentials', client_assertion: await signAssertion(clientCertificate, robot.clientId, tokenUrl, { now: t.clock.now() }) }).set('X-Forwarded-For', address);
+      expect((await clientAssertion()).status).toBe(200);
+      expect(await stored(org, 'certificate.expired_use')).toEqual([]);
+
+      t.clock.advance(7200);
+      const refused = await clientAssertion();
+      expect(refused.status).toBe(401);
+      expect(refused.body).toEqual({ error: 'invalid_client', error_description: expect.stringMatching(/expired/) });
+      const userRefused = await tokenRequest(t.http, org, { grant_type: JWT_BEARER, assertion: await signAssertion(userCertificate, 'op.expiring', tokenUrl, { now: t.clock.now() }) }).set('X-Forwarded-For', address);
+      expect(userRefused.status).toBe(400);
+      expect(userRefused.body.error).toBe('invalid_grant');
+
+      const expiredDetails = (thumbprint: string) => ({ thumbprint, notAfter: expect.stringMatching(ISO_MS_UTC), expiresAt: expect.stringMatching(ISO_MS_UTC) });
+      expect(await stored(org, 'certificate.expired_use')).toEqual([
+        { actor: robot.clientId, target: robot.clientId, outcome: 'failure', source_address: address, details: expiredDetails(clientCertificate.thumbprint) },
+        { actor: 'op.expiring', target: 'op.expiring', outcome: 'failure', source_address: address, details: expiredDetails(userCertificate.thumbprint) },
+      ]);
+      expect(await stored(org, 'authentication.fail')).toEqual([
+        { actor: robot.clientId, target: robot.clientId, outcome: 'failure', source_address: address, details: { reason: 'certificate_expired', method: 'private_key_jwt' } },
+        { actor: 'op.expiring', target: 'op.expiring', outcome: 'failure', source_address: address, details: { reason: 'certificate_expired', method: 'jwt_bearer' } },
+      ]);
+    });
+  });
+
+  // Last: it searches everything the suite wrote.
+  it('no secret or password used in this suite appears anywhere in the audit table or the logs', async () => {
+    expect(secretsUsed.size).toBeGreaterThan(10);
+    const { rows } = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM audit_events');
+    expect(rows[0].n).toBeGreaterThan(50);
+    const logs = t.logs.join('');
+    expect(logs.length).toBeGreaterThan(0);
+    for (const value of secretsUsed) {
+      const found = await t.db.query('SELECT id FROM audit_events a WHERE position($1 in row_to_json(a)::text) > 0', [value]);
+      expect({ value, rows: found.rows }).toEqual({ value, rows: [] });
+      expect({ value, inLogs: logs.includes(value) }).toEqual({ value, inLogs: false });
+    }
+  });
+});

@@ -1,0 +1,288 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Command } from 'commander';
+import { PLATFORM_ADMIN_SECRET, TestApp, createTestApp, makeCertificate, platformAdminToken, tokenBySecret, tokenRequest } from '@app/testing';
+import { buildProgram } from '../apps/cli/src/main';
+
+/**
+ * The operator command line (DECISIONS 11, issue 4): the built binary run against the suite's
+ * database, with the service's configuration. Every change it makes is visible through the HTTP
+ * API at once, is audited with actor `cli`, and its exit codes are the ones scripts rely on:
+ * 0 done, 1 refused, 2 usage, 3 configuration or infrastructure.
+ */
+
+const ROOT = resolve(__dirname, '..');
+const CLI = join(ROOT, 'dist/apps/cli/src/main.js');
+const PASSWORD = 'cli-cardholder-passphrase-1';
+const SECOND_PASSWORD = 'cli-second-passphrase-22';
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** stdout as JSON; its fields are asserted one by one. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  json: () => any;
+}
+
+describe('command line (apps/cli)', () => {
+  let t: TestApp;
+  let admin: string;
+  let env: Record<string, string>;
+  let workDir: string;
+  const org = `cli_${randomBytes(3).toString('hex')}`;
+  /** Everything the command line printed on stderr, for the "no secret" check. */
+  let stderrSeen = '';
+  /** Every secret value the command line handled. */
+  const secrets: string[] = [PASSWORD, SECOND_PASSWORD, PLATFORM_ADMIN_SECRET];
+
+  beforeAll(async () => {
+    execFileSync(join(ROOT, 'node_modules/.bin/swc'), ['apps', 'libs', 'migrations', '-d', 'dist', '--quiet'], { cwd: ROOT });
+    t = await createTestApp();
+    admin = await platformAdminToken(t.http);
+    workDir = join(process.env.TEST_RUN_DIR!, `cli-${randomBytes(4).toString('hex')}`);
+    mkdirSync(workDir, { recursive: true });
+    // The configuration the test app runs with (test/support testConfig), as environment variables.
+    env = {
+      PATH: process.env.PATH!,
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'info',
+      DATA_DIR: process.env.TEST_RUN_DIR!,
+      DATABASE_URL: t.databaseUrl,
+      PUBLIC_BASE_URL: 'https://api.example.test',
+      AUTH_BASE_URL: 'https://auth.example.test',
+      PKCS11_MODULE: process.env.TEST_PKCS11_MODULE!,
+      PKCS11_TOKEN_LABEL: process.env.TEST_PKCS11_TOKEN_LABEL!,
+      PKCS11_PIN: process.env.TEST_PKCS11_PIN!,
+      SOFTHSM2_CONF: process.env.SOFTHSM2_CONF!,
+      SECRET_PEPPER: t.config.secretPepper.toString('utf8'),
+      DATA_ENCRYPTION_KEYS: t.config.dataEncryptionKeys.map((k) => `${k.id}:${k.key.toString('base64')}`).join(','),
+      PLATFORM_ADMIN_SECRET,
+    };
+  }, 60_000);
+  afterAll(() => t?.close());
+
+  function cli(args: string[], options: { input?: string; env?: Record<string, string> } = {}): Promise<Run> {
+    return new Promise((done, fail) => {
+      const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, env: { ...env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      child.once('error', fail);
+      child.once('close', (code) => {
+        stderrSeen += stderr;
+        done({ code, stdout, stderr, json: () => JSON.parse(stdout) });
+      });
+      child.stdin.end(options.input ?? '');
+    });
+  }
+
+  function expectOk(run: Run): void {
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
+  }
+
+  function expectRefused(run: Run, detail: string | RegExp): void {
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(typeof detail === 'string' ? new RegExp(`^Refused: .*${detail.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`) : detail);
+  }
+
+  const api = (method: 'get' | 'post' | 'delete', path: string, token = admin) => t.http[method](`/admin/v1${path}`).auth(token, { type: 'bearer' });
+  const whoami = (token: string) => t.http.get(`/authentication/customer/${org}/whoami`).auth(token, { type: 'bearer' });
+
+  it('--help on the program and on every command: a description, usage, and exit code 0', async () => {
+    const top = await cli(['--help']);
+    expectOk(top);
+    for (const group of ['organization', 'system-account', 'secret', 'certificate', 'user', 'application', 'audit', 'db']) expect(top.stdout).toContain(group);
+    expect(top.stdout).toMatch(/Exit codes:\s+0 {2}done\s+1 {2}refused/);
+    const leaf = await cli(['user', 'set-password', '--help']);
+    expectOk(leaf);
+    expect(leaf.stdout).toContain('Usage: platform user set-password [options] <org> <id>');
+    expect(leaf.stdout).toContain('standard input');
+
+    // Every command of the program has a description and answers --help (walked in process).
+    const walk = (command: Command, path: string[]): string[][] => [path, ...command.commands.flatMap((c) => walk(c, [...path, c.name()]))];
+    const program = buildProgram();
+    const commands = walk(program, []).slice(1);
+    expect(commands.map((c) => c.join(' '))).toEqual(
+      expect.arrayContaining([
+        'organization create', 'organization list', 'organization get', 'organization settings', 'organization delete',
+        'system-account create', 'system-account list', 'system-account get', 'system-account update', 'system-account delete',
+        'secret create', 'secret list', 'secret revoke',
+        'certificate upload', 'certificate list', 'certificate delete',
+        'user create', 'user list', 'user get', 'user update', 'user delete', 'user enroll-certificate', 'user set-password',
+        'application add', 'application list', 'application remove',
+        'audit query', 'db migrate',
+      ]),
+    );
+    for (const path of commands) {
+      let command = program;
+      for (const name of path) command = command.commands.find((c) => c.name() === name)!;
+      expect({ path, description: command.description() }).toEqual({ path, description: expect.stringMatching(/\S{3}/) });
+      expect(command.helpInformation()).toContain(`Usage: platform ${path.join(' ')}`);
+    }
+  }, 30_000);
+
+  it('exit codes: 2 for usage errors, 1 for refusals (not found, conflict, bad input), 3 for configuration and infrastructure', async () => {
+    const unknownCommand = await cli(['organisation', 'list']);
+    expect(unknownCommand.code).toBe(2);
+    expect(unknownCommand.stderr).toContain("unknown command 'organisation'");
+    const missingOption = await cli(['organization', 'create', 'x_org']);
+    expect(missingOption.code).toBe(2);
+    expect(missingOption.stderr).toContain("required option '--name <name>' not specified");
+    const badBoolean = await cli(['system-account', 'update', 'platform', 'platform-admin', '--disabled', 'maybe']);
+    expect(badBoolean.code).toBe(2);
+    expect(badBoolean.stderr).toContain('must be true or false');
+
+    expectRefused(await cli(['organization', 'get', 'no_such_org']), 'Organization "no_such_org" does not exist.');
+    expectRefused(await cli(['organization', 'create', 'platform', '--name', 'Again']), 'Organization "platform" already exists.');
+    expectRefused(await cli(['organization', 'create', 'has-hyphen', '--name', 'Bad']), 'id: must be 1-64 characters');
+
+    const noDatabase = await cli(['organization', 'list'], { env: { DATABASE_URL: 'postgresql://nobody:nothing@127.0.0.1:1/none' } });
+    expect(noDatabase.code).toBe(3);
+    expect(noDatabase.stdout).toBe('');
+    expect(noDatabase.stderr).toMatch(/^Failed: Cannot connect to PostgreSQL: .*Check DATABASE_URL\./);
+    expect(noDatabase.stderr).not.toContain('nothing');
+    const badConfiguration = await cli(['organization', 'list'], { env: { LOG_LEVEL: 'loud' } });
+    expect(badConfiguration.code).toBe(3);
+    expect(badConfiguration.stderr).toContain('LOG_LEVEL');
+  }, 60_000);
+
+  it('organizations, system accounts, secrets and certificates: JSON on stdout, visible through the API at once', async () => {
+    const created = await cli(['organization', 'create', org, '--name', 'CLI Org']);
+    expectOk(created);
+    expect(created.json()).toEqual({ id: org, name: 'CLI Org', settings: expect.objectContaining({ applicationIdPolicy: 'any' }), meta: expect.objectContaining({ location: `https://api.example.test/admin/v1/organizations/${org}` }) });
+    expect((await api('get', `/organizations/${org}`)).body).toEqual(created.json());
+
+    const settings = await cli(['organization', 'settings', org, '--password-grant', 'false', '--access-token-lifetime', '900']);
+    expectOk(settings);
+    expect(settings.json()).toEqual({ automaticDeviceCreation: false, applicationIdPolicy: 'any', passwordGrant: false, accessTokenLifetime: 900 });
+    expect((await api('get', `/organizations/${org}`)).body.settings).toEqual(settings.json());
+    const listed = await cli(['organization', 'list', '--count', '1000']);
+    expectOk(listed);
+    expect(listed.json().Resources.map((o: { id: string }) => o.id)).toEqual(expect.arrayContaining(['platform', org]));
+
+    const account = await cli(['system-account', 'create', org, '--role', 'Administration', '--suffix', 'ops', '--org-admin', '--description', 'break-glass']);
+    expectOk(account);
+    const accountView = account.json();
+    secrets.push(accountView.secret.value);
+    expect(accountView).toMatchObject({ id: `${org}-ops`, clientId: `${org}-ops`, tokenUrl: `https://auth.example.test/authentication/customer/${org}/token`, role: 'Administration', organizationAdministrator: true, disabled: false, description: 'break-glass' });
+    // The secret works at the token endpoint, and the account administers its organization over HTTP.
+    const token = await tokenBySecret(t.http, org, accountView.clientId, accountView.secret.value);
+    expect((await api('get', `/organizations/${org}/system-accounts`, token)).body.totalResults).toBe(1);
+    expectRefused(await cli(['system-account', 'create', org, '--role', 'Issuance', '--suffix', 'ops']), `"${org}-ops" already exists`);
+
+    const rotated = await cli(['secret', 'create', org, `${org}-ops`]);
+    expectOk(rotated);
+    secrets.push(rotated.json().value);
+    const secretList = await cli(['secret', 'list', org, `${org}-ops`]);
+    expectOk(secretList);
+    expect(secretList.json().totalResults).toBe(2);
+    expect(secretList.stdout).not.toContain(accountView.secret.value);
+    expectOk(await cli(['secret', 'revoke', org, `${org}-ops`, accountView.secret.id]));
+    const oldSecret = await tokenRequest(t.http, org, { grant_type: 'client_credentials', client_id: `${org}-ops`, client_secret: accountView.secret.value });
+    expect(oldSecret.status).toBe(401);
+    const newToken = await tokenBySecret(t.http, org, `${org}-ops`, rotated.json().value);
+
+    const certificate = await makeCertificate();
+    const pemFile = join(workDir, 'client.pem');
+    writeFileSync(pemFile, certificate.pem);
+    const uploaded = await cli(['certificate', 'upload', org, `${org}-ops`, pemFile]);
+    expectOk(uploaded);
+    expect(uploaded.json()).toMatchObject({ id: certificate.thumbprint, subject: expect.stringContaining('CN=') });
+    expect((await api('get', `/organizations/${org}/system-accounts/${org}-ops/certificates`)).body.Resources.map((c: { id: string }) => c.id)).toEqual([certificate.thumbprint]);
+    expectRefused(await cli(['certificate', 'upload', org, `${org}-ops`, join(workDir, 'missing.pem')]), 'Cannot read');
+    expectOk(await cli(['certificate', 'delete', org, `${org}-ops`, certificate.thumbprint]));
+    const certificates = await cli(['certificate', 'list', org, `${org}-ops`]);
+    expectOk(certificates);
+    expect(certificates.json()).toMatchObject({ totalResults: 0, Resources: [] });
+
+    // Disabling stops the live token at once (the service hears the change); re-enabling does not revive it.
+    expect((await whoami(newToken)).status).toBe(200);
+    const disabled = await cli(['system-account', 'update', org, `${org}-ops`, '--disabled', 'true', '--role', 'Help Desk']);
+    expectOk(disabled);
+    expect(disabled.json()).toMatchObject({ clientId: `${org}-ops`, role: 'Help Desk', disabled: true });
+    expect((await whoami(newToken)).headers['www-authenticate']).toMatch(/disabled/);
+    expectOk(await cli(['system-account', 'update', org, `${org}-ops`, '--disabled', 'false']));
+    expect((await whoami(newToken)).headers['www-authenticate']).toMatch(/revoked/);
+    const got = await cli(['system-account', 'get', org, `${org}-ops`]);
+    expectOk(got);
+    expect(got.json()).toEqual((await api('get', `/organizations/${org}/system-accounts/${org}-ops`)).body);
+  }, 90_000);
+
+  it('users (password from standard input only), certified applications, audit query, and organization delete with --force', async () => {
+    const created = await cli(['user', 'create', org, '--user-name', 'card.cli', '--role', 'Cardholder', '--group', 'east', '--email', 'card@example.com', '--password-stdin'], { input: `${PASSWORD}\n` });
+    expectOk(created);
+    const user = created.json();
+    expect(user).toMatchObject({ userName: 'card.cli', userType: 'cardholder', role: 'Cardholder', groups: ['east'], emails: [{ value: 'card@example.com', primary: true }], hasPassword: true, active: true });
+    expect(created.stdout).not.toContain(PASSWORD);
+    // The organization switched the password grant off above; switch it on to use the password.
+    expectOk(await cli(['organization', 'settings', org, '--password-grant', 'true']));
+    const grant = (password: string) => tokenRequest(t.http, org, { grant_type: 'password', username: 'card.cli', password });
+    expect((await grant(PASSWORD)).status).toBe(200);
+    expectRefused(await cli(['user', 'set-password', org, user.id], { input: 'short\n' }), 'at least 12 characters');
+    expectRefused(await cli(['user', 'set-password', org, user.id]), 'No password on standard input');
+    expectOk(await cli(['user', 'set-password', org, user.id], { input: SECOND_PASSWORD }));
+    expect((await grant(PASSWORD)).status).toBe(400);
+    expect((await grant(SECOND_PASSWORD)).status).toBe(200);
+
+    const updated = await cli(['user', 'update', org, user.id, '--role', 'Help Desk', '--group', 'west', '--group', 'north']);
+    expectOk(updated);
+    expect(updated.json()).toMatchObject({ role: 'Help Desk', groups: ['west', 'north'] });
+    expect((await api('get', `/organizations/${org}/users/${user.id}`)).body).toEqual(updated.json());
+    const operator = await cli(['user', 'create', org, '--user-name', 'op.cli', '--role', 'Issuance', '--type', 'operator']);
+    expectOk(operator);
+    const pemFile = join(workDir, 'operator.pem');
+    const certificate = await makeCertificate();
+    writeFileSync(pemFile, certificate.pem);
+    const enrolled = await cli(['user', 'enroll-certificate', org, operator.json().id, pemFile]);
+    expectOk(enrolled);
+    expect(enrolled.json().id).toBe(certificate.thumbprint);
+    const users = await cli(['user', 'list', org]);
+    expectOk(users);
+    expect(users.json().Resources.map((u: { userName: string }) => u.userName)).toEqual(['card.cli', 'op.cli']);
+    expectOk(await cli(['user', 'delete', org, operator.json().id]));
+    expectRefused(await cli(['user', 'get', org, operator.json().id]), 'does not exist');
+
+    expectOk(await cli(['application', 'add', org, 'com.cli.app', '--name', 'CLI app']));
+    const apps = await cli(['application', 'list', org]);
+    expectOk(apps);
+    expect(apps.json()).toMatchObject({ totalResults: 1, Resources: [{ applicationId: 'com.cli.app', name: 'CLI app' }] });
+    expect((await api('get', `/organizations/${org}/applications`)).body.Resources).toEqual(apps.json().Resources);
+    expectOk(await cli(['application', 'remove', org, 'com.cli.app']));
+
+    const trail = await cli(['audit', 'query', '--org', org, '--actor', 'cli', '--count', '1000']);
+    expectOk(trail);
+    const actions = trail.json().Resources.map((e: { action: string }) => e.action);
+    expect(actions).toEqual(
+      expect.arrayContaining([
+        'organization.create', 'organization.settings.update', 'system_account.create', 'system_account.update', 'client_secret.create', 'client_secret.revoke',
+        'client_certificate.upload', 'client_certificate.delete', 'user.create', 'user.password.set', 'user.update', 'user.certificate.enroll', 'user.delete',
+        'application.certify', 'application.uncertify',
+      ]),
+    );
+    expect(new Set(trail.json().Resources.map((e: { actor: string; org: string }) => `${e.actor} ${e.org}`))).toEqual(new Set([`cli ${org}`]));
+    const viaApi = await t.http.get(`/admin/v1/organizations/${org}/audit-events?actor=cli&count=1000`).auth(admin, { type: 'bearer' });
+    expect(viaApi.body.Resources).toEqual(trail.json().Resources);
+
+    expectRefused(await cli(['organization', 'delete', org]), 'still has 1 system account, 1 user, 0 devices');
+    const deleted = await cli(['organization', 'delete', org, '--force']);
+    expectOk(deleted);
+    expect(deleted.json()).toEqual({ deleted: org, force: true, removed: { systemAccounts: 1, users: 1, devices: 0 } });
+    expect((await api('get', `/organizations/${org}`)).status).toBe(404);
+    // The audit events of a deleted organization stay readable from the command line.
+    const kept = await cli(['audit', 'query', '--org', org, '--action', 'organization.delete']);
+    expectOk(kept);
+    expect(kept.json().Resources).toEqual([expect.objectContaining({ actor: 'cli', action: 'organization.delete', target: org, outcome: 'success', details: { force: true, removed: { systemAccounts: 1, users: 1, devices: 0 } } })]);
+
+    // No secret the command line handled reached the audit log, its own output on stderr, or the service's logs.
+    const logs = t.logs.join('');
+    for (const value of secrets) {
+      expect((await t.db.query('SELECT id FROM audit_events a WHERE position($1 in row_to_json(a)::text) > 0', [value])).rows).toEqual([]);
+      expect({ value, inStderr: stderrSeen.includes(value), inLogs: logs.includes(value) }).toEqual({ value, inStderr: false, inLogs: false });
+    }
+  }, 120_000);
+});
