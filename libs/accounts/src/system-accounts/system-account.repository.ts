@@ -1,8 +1,11 @@
 import { Injectable } from '@nestjs/common';
 
 import { Database, PG_FOREIGN_KEY_VIOLATION, PG_UNIQUE_VIOLATION, Transaction, isPgError } from '@app/persistence';
-import { DomainError, notFound, uniqueness } from '@app/common';
+import { notFound, uniqueness } from '@app/common';
+import { addCertificate } from '../certificates/certificate-store';
 import { ParsedCertificate } from './certificate-parser';
+
+const ACCOUNT_CERTIFICATES = { ownerTable: 'system_accounts', table: 'client_certificates', ownerColumn: 'account_id', ownerLabel: 'system account' } as const;
 
 export interface SystemAccountRow {
   id: string;
@@ -50,8 +53,6 @@ export interface CertificateRow {
   created_at: Date;
 }
 
-/** At most this many certificates per account (DECISIONS 3.3). */
-export const MAX_CERTIFICATES = 5;
 
 /**
  * System accounts and their credentials, for administration. What client authentication reads
@@ -171,40 +172,9 @@ export class SystemAccountRepository {
     );
   }
 
-  /**
-   * Adds a certificate, holding the account row lock so that two concurrent uploads cannot both pass
-   * the limit of MAX_CERTIFICATES. Uploading a certificate the account already has renews its
-   * credential expiry when that has passed (the interface's "re-upload to restore function"), and is
-   * a 409 while it is still active.
-   */
-  async addCertificate(accountId: string, certificate: ParsedCertificate, now: Date, expiresAt: Date): Promise<CertificateRow> {
-    return this.db.transaction(async (tx) => {
-      const [account] = await this.db.query('SELECT 1 FROM system_accounts WHERE id = $1 FOR UPDATE', [accountId], tx);
-      if (!account) throw notFound('The system account no longer exists.');
-      const [existing] = await this.db.query<{ expires_at: Date }>(
-        'SELECT expires_at FROM client_certificates WHERE account_id = $1 AND thumbprint = $2',
-        [accountId, certificate.thumbprint],
-        tx,
-      );
-      if (existing && existing.expires_at > now) {
-        throw uniqueness(`This certificate (x5t#S256 ${certificate.thumbprint}) is already uploaded to the account and active until ${existing.expires_at.toISOString()}.`);
-      }
-      if (!existing) {
-        const [count] = await this.db.query<{ n: string }>('SELECT count(*) AS n FROM client_certificates WHERE account_id = $1', [accountId], tx);
-        if (Number(count.n) >= MAX_CERTIFICATES) {
-          throw new DomainError('CONFLICT', `The account already has ${MAX_CERTIFICATES} certificates, the most it may hold. Delete one before uploading another.`);
-        }
-      }
-      const [row] = await this.db.query<CertificateRow>(
-        `INSERT INTO client_certificates (account_id, thumbprint, pem, subject, issuer, serial_number, not_before, not_after, expires_at, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-         ON CONFLICT (account_id, thumbprint) DO UPDATE SET expires_at = EXCLUDED.expires_at, created_at = EXCLUDED.created_at
-         RETURNING thumbprint, subject, issuer, serial_number, not_before, not_after, expires_at, created_at`,
-        [accountId, certificate.thumbprint, certificate.pem, certificate.subject, certificate.issuer, certificate.serialNumber, certificate.notBefore, certificate.notAfter, expiresAt, now],
-        tx,
-      );
-      return row;
-    });
+  /** Adds a certificate to the account; the rules are those of addCertificate (one place for both owners). */
+  addCertificate(accountId: string, certificate: ParsedCertificate, now: Date, expiresAt: Date): Promise<CertificateRow> {
+    return addCertificate(this.db, ACCOUNT_CERTIFICATES, accountId, certificate, now, expiresAt);
   }
 
   /** Deletes one certificate of the account by its x5t#S256 thumbprint; undefined when it has none such. */

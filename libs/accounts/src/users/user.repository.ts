@@ -1,10 +1,13 @@
 import { Injectable } from '@nestjs/common';
 
 import { Database, PG_FOREIGN_KEY_VIOLATION, PG_UNIQUE_VIOLATION, Transaction, isPgError } from '@app/persistence';
-import { DomainError, notFound, uniqueness } from '@app/common';
+import { notFound, uniqueness } from '@app/common';
 import { OrganizationSettings, withDefaults } from '../organizations/organization-settings';
 import { ParsedCertificate } from '../system-accounts/certificate-parser';
-import { CertificateRow, MAX_CERTIFICATES, StoredCertificate } from '../system-accounts/system-account.repository';
+import { addCertificate } from '../certificates/certificate-store';
+import { CertificateRow, StoredCertificate } from '../system-accounts/system-account.repository';
+
+const USER_CERTIFICATES = { ownerTable: 'users', table: 'user_certificates', ownerColumn: 'user_id', ownerLabel: 'user' } as const;
 
 export type UserType = 'operator' | 'cardholder';
 
@@ -202,40 +205,9 @@ export class UserRepository {
     return row;
   }
 
-  /**
-   * Enrolls a certificate, holding the user row lock so that two concurrent uploads cannot both pass
-   * the limit of MAX_CERTIFICATES. Uploading a certificate the user already has renews its
-   * credential expiry when that has passed (the interface's "re-upload to restore function"), and is
-   * a 409 while it is still active. The same rules as system accounts (DECISIONS 4).
-   */
-  async addCertificate(userId: string, certificate: ParsedCertificate, now: Date, expiresAt: Date): Promise<CertificateRow> {
-    return this.db.transaction(async (tx) => {
-      const [user] = await this.db.query('SELECT 1 FROM users WHERE id = $1 FOR UPDATE', [userId], tx);
-      if (!user) throw notFound('The user no longer exists.');
-      const [existing] = await this.db.query<{ expires_at: Date }>(
-        'SELECT expires_at FROM user_certificates WHERE user_id = $1 AND thumbprint = $2',
-        [userId, certificate.thumbprint],
-        tx,
-      );
-      if (existing && existing.expires_at > now) {
-        throw uniqueness(`This certificate (x5t#S256 ${certificate.thumbprint}) is already enrolled for the user and active until ${existing.expires_at.toISOString()}.`);
-      }
-      if (!existing) {
-        const [count] = await this.db.query<{ n: string }>('SELECT count(*) AS n FROM user_certificates WHERE user_id = $1', [userId], tx);
-        if (Number(count.n) >= MAX_CERTIFICATES) {
-          throw new DomainError('CONFLICT', `The user already has ${MAX_CERTIFICATES} certificates, the most a user may hold. Delete one before enrolling another.`);
-        }
-      }
-      const [row] = await this.db.query<CertificateRow>(
-        `INSERT INTO user_certificates (user_id, thumbprint, pem, subject, issuer, serial_number, not_before, not_after, expires_at, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-         ON CONFLICT (user_id, thumbprint) DO UPDATE SET expires_at = EXCLUDED.expires_at, created_at = EXCLUDED.created_at
-         RETURNING thumbprint, subject, issuer, serial_number, not_before, not_after, expires_at, created_at`,
-        [userId, certificate.thumbprint, certificate.pem, certificate.subject, certificate.issuer, certificate.serialNumber, certificate.notBefore, certificate.notAfter, expiresAt, now],
-        tx,
-      );
-      return row;
-    });
+  /** Enrolls a certificate for the user; the rules are those of addCertificate (one place for both owners). */
+  addCertificate(userId: string, certificate: ParsedCertificate, now: Date, expiresAt: Date): Promise<CertificateRow> {
+    return addCertificate(this.db, USER_CERTIFICATES, userId, certificate, now, expiresAt);
   }
 
   /** The user and its certificates (public material), for jwt-bearer assertion verification (DECISIONS 3.5). */
