@@ -72,6 +72,42 @@ describe('scale-out: two instances, one database', () => {
     expect(await eventually(async () => (await whoami(a, org, token)).body.role === 'Help Desk')).toBe(true);
   });
 
+  it('a device deleted through one instance is gone on the other, whose cache held it', async () => {
+    const org = `scale${++counter}`;
+    await createOrganization(a.http, admin, org, { automaticDeviceCreation: true });
+    const account = await createSystemAccount(a.http, admin, org, { role: 'Administration' });
+    const token = await tokenBySecret(a.http, org, account.clientId, account.secret);
+    const created = await a.http
+      .post('/aims/rs/scim/v2/Device')
+      .auth(token, { type: 'bearer' })
+      .set('Content-Type', 'application/scim+json')
+      .send({ schemas: ['urn:vendor:scim:api:cms:1.0:Device'], externalIds: [{ ATR: '3B8F8001', CUID: '4711' }] });
+    expect(created.status).toBe(201);
+    const read = (t: TestApp) => t.http.get(`/aims/rs/scim/v2/Device/${created.body.id}`).auth(token, { type: 'bearer' });
+    expect((await read(a)).status).toBe(200);
+    expect((await read(a)).status).toBe(200);
+    expect((await b.http.delete(`/aims/rs/scim/v2/Device/${created.body.id}`).auth(token, { type: 'bearer' })).status).toBe(204);
+    expect(await eventually(async () => (await read(a)).status === 404)).toBe(true);
+  });
+
+  it('an organization setting changed through one instance applies on the other', async () => {
+    const org = `scale${++counter}`;
+    await createOrganization(a.http, admin, org, { automaticDeviceCreation: true });
+    const account = await createSystemAccount(a.http, admin, org, { role: 'Administration' });
+    const token = await tokenBySecret(a.http, org, account.clientId, account.secret);
+    const create = (cuid: string) =>
+      a.http
+        .post('/aims/rs/scim/v2/Device')
+        .auth(token, { type: 'bearer' })
+        .set('Content-Type', 'application/scim+json')
+        .send({ schemas: ['urn:vendor:scim:api:cms:1.0:Device'], externalIds: [{ ATR: '3B8F8001', CUID: cuid }] });
+    expect((await create('1001')).status).toBe(201);
+    const off = await b.http.put(`/admin/v1/organizations/${org}/settings`).auth(admin, { type: 'bearer' }).send({ automaticDeviceCreation: false, applicationIdPolicy: 'any' });
+    expect(off.status).toBe(200);
+    let n = 1001;
+    expect(await eventually(async () => (await create(String(++n))).status === 403)).toBe(true);
+  });
+
   it('while the change feed is down, nothing is served from memory', async () => {
     const { org, token } = await accountWithToken();
     expect((await whoami(a, org, token)).status).toBe(200);

@@ -43,30 +43,40 @@ const DEVICE_COLUMNS = `d.id, d.org_id, d.status, d.reason, d.owner_user_id, u.u
 const FIND = prepared('device_find', `SELECT ${DEVICE_COLUMNS} FROM devices d LEFT JOIN users u ON u.id = d.owner_user_id WHERE d.org_id = $1 AND d.id = $2`);
 
 /**
- * One statement inserts the device and its {ATR, CUID} pairs: the unique index on (org, CUID) decides
- * a conflict, and nothing is left half-written.
+ * One statement inserts the device, its {ATR, CUID} pairs and its `device.create` audit event: the
+ * unique index on (org, CUID) decides a conflict, nothing is left half-written, and the create path
+ * costs one round trip (the audit row is folded in, as the token service does with token.issue).
  */
 const INSERT = prepared(
   'device_insert',
   `WITH device AS (
      INSERT INTO devices (id, org_id, status, reason, created_at, updated_at, version)
      VALUES ($1::uuid, $2::text, 'AVAILABLE', 'NONE', $3::timestamptz, $3::timestamptz, 1)
+   ), pairs AS (
+     INSERT INTO device_external_ids (device_id, org_id, position, atr, cuid)
+     SELECT $1::uuid, $2::text, t.position, t.atr, t.cuid
+       FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS t(atr, cuid, position)
    )
-   INSERT INTO device_external_ids (device_id, org_id, position, atr, cuid)
-   SELECT $1::uuid, $2::text, t.position, t.atr, t.cuid
-     FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS t(atr, cuid, position)`,
+   INSERT INTO audit_events (occurred_at, org_id, actor, action, target, outcome, source_address, details)
+   VALUES ($3::timestamptz, $2::text, $6::text, 'device.create', $1::text, 'success', $7::text, $8::jsonb)`,
 );
 
 @Injectable()
 export class DeviceRepository {
   constructor(private readonly db: Database) {}
 
-  async insert(device: { id: string; orgId: string; externalIds: ExternalId[]; now: Date }, tx?: Transaction): Promise<void> {
-    await this.db.query(
-      INSERT,
-      [device.id, device.orgId, device.now, device.externalIds.map((e) => e.ATR), device.externalIds.map((e) => e.CUID)],
-      tx,
-    );
+  /** Inserts a created device with its audit event (actor and source address of the caller). */
+  async insert(device: { id: string; orgId: string; externalIds: ExternalId[]; now: Date }, audit: { actor: string; sourceAddress: string }): Promise<void> {
+    await this.db.query(INSERT, [
+      device.id,
+      device.orgId,
+      device.now,
+      device.externalIds.map((e) => e.ATR),
+      device.externalIds.map((e) => e.CUID),
+      audit.actor,
+      audit.sourceAddress,
+      JSON.stringify({ externalIds: device.externalIds }),
+    ]);
   }
 
   /**

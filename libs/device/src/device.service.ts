@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { AuditService, OrganizationService } from '@app/accounts';
 import { OperatorDependentPolicy } from '@app/auth';
 import { Clock, DomainError, Principal, ScimSearch, forbidden, invalidValue, notFound, uniqueness } from '@app/common';
-import { Database } from '@app/persistence';
+import { ChangeFeed, Database } from '@app/persistence';
 import { DeviceRepository, DeviceRow, isCuidTaken } from './device.repository';
 import { ExternalId, isDeviceId, parseCreateDevice } from './device.schema';
 import { DeviceAction, DeviceReason, resolveReason, transitionOf } from './lifecycle/device-lifecycle';
@@ -14,16 +14,27 @@ import { DeviceAction, DeviceReason, resolveReason, transitionOf } from './lifec
  * Operator Dependent roles, to unowned devices and devices of owners in the caller's groups), and
  * every move decided by the lifecycle table under a row lock.
  */
+/** Bounds the per-instance device read cache. */
+const MAX_CACHED_DEVICES = 50_000;
+
 @Injectable()
 export class DeviceService {
+  private readonly cache = new Map<string, DeviceRow>();
+
   constructor(
     private readonly db: Database,
     private readonly devices: DeviceRepository,
     private readonly organizations: OrganizationService,
     private readonly audit: AuditService,
     private readonly operatorDependent: OperatorDependentPolicy,
+    private readonly changes: ChangeFeed,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    changes.subscribe((change) => {
+      if (change.topic === 'device') this.cache.delete(change.id);
+      else if (change.topic !== 'token') this.cache.clear();
+    });
+  }
 
   async create(principal: Principal, body: unknown, sourceAddress: string): Promise<DeviceRow> {
     // The precondition comes first: with creation off, no body can succeed (interface, "Create a device").
@@ -39,10 +50,7 @@ export class DeviceService {
     const id = randomUUID();
     const now = this.clock.now();
     try {
-      await this.db.transaction(async (tx) => {
-        await this.devices.insert({ id, orgId: principal.org, externalIds, now }, tx);
-        await this.audit.record({ org: principal.org, actor: principal.name, action: 'device.create', target: id, outcome: 'success', sourceAddress, details: { externalIds } }, tx);
-      });
+      await this.devices.insert({ id, orgId: principal.org, externalIds, now }, { actor: principal.name, sourceAddress });
     } catch (error) {
       if (isCuidTaken(error)) throw await this.cuidConflict(principal.org, externalIds);
       throw error;
@@ -64,8 +72,25 @@ export class DeviceService {
   }
 
   async get(principal: Principal, id: string): Promise<DeviceRow> {
-    const row = isDeviceId(id) ? await this.devices.findById(principal.org, id) : undefined;
+    const row = isDeviceId(id) ? await this.read(principal.org, id) : undefined;
     if (!row || !this.reachable(principal, row)) throw deviceNotFound(id);
+    return row;
+  }
+
+  /**
+   * Device reads are kept per instance: every move and deletion publishes 'device' on the change
+   * feed after commit (and an owner's groups change arrives as 'subject'), which evicts on every
+   * instance; while the feed is down nothing is served from memory.
+   */
+  private async read(org: string, id: string): Promise<DeviceRow | undefined> {
+    const key = `${org}/${id}`;
+    const cached = this.changes.live ? this.cache.get(key) : undefined;
+    if (cached) return cached;
+    const row = await this.devices.findById(org, id);
+    if (row && this.changes.live) {
+      if (this.cache.size >= MAX_CACHED_DEVICES) this.cache.delete(this.cache.keys().next().value!);
+      this.cache.set(key, row);
+    }
     return row;
   }
 
@@ -83,7 +108,7 @@ export class DeviceService {
     if (!checked.ok) throw invalidValue(`Invalid reason: ${checked.problem}.`);
     if (!isDeviceId(id)) throw deviceNotFound(id);
     const transition = transitionOf(action);
-    return this.db.transaction(async (tx) => {
+    const result = await this.db.transaction(async (tx) => {
       const row = await this.devices.findForUpdate(principal.org, id, tx);
       if (!row || !this.reachable(principal, row)) throw deviceNotFound(id);
       if (!transition.from.includes(row.status)) {
@@ -117,6 +142,8 @@ export class DeviceService {
       const owner = moved.owner_user_id ? {} : { owner_user_name: null, owner_groups: null };
       return { ...row, ...moved, ...owner };
     });
+    await this.changes.publish('device', `${principal.org}/${id}`);
+    return result;
   }
 
   /**

@@ -4,9 +4,10 @@ import { Database } from './database';
 
 /**
  * What changed: an access token (revoked), a subject (system account or user: disabled, role,
- * deleted), or an organization (settings, deleted).
+ * groups, deleted), an organization (settings, deleted), or a device (moved, deleted).
  */
-export type ChangeTopic = 'token' | 'subject' | 'organization';
+export type ChangeTopic = 'token' | 'subject' | 'organization' | 'device';
+const TOPICS: readonly string[] = ['token', 'subject', 'organization', 'device'] satisfies ChangeTopic[];
 export type Change = { topic: ChangeTopic; id: string } | { topic: 'reset' };
 
 const CHANNEL = 'platform_changes';
@@ -51,7 +52,7 @@ export class ChangeFeed {
       const client = await this.pool.connect();
       client.on('notification', (message) => {
         const [topic, ...rest] = (message.payload ?? '').split(':');
-        if (topic === 'token' || topic === 'subject' || topic === 'organization') this.events.emit('change', { topic, id: rest.join(':') } satisfies Change);
+        if (TOPICS.includes(topic)) this.events.emit('change', { topic: topic as ChangeTopic, id: rest.join(':') } satisfies Change);
       });
       client.on('error', () => this.lost(client));
       client.on('end', () => this.lost(client));

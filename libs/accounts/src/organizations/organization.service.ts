@@ -23,13 +23,24 @@ export function toOrganization(row: OrganizationRow): Organization {
 
 @Injectable()
 export class OrganizationService {
+  /**
+   * Settings read on hot paths (device creation), kept per instance. Every settings change or
+   * deletion publishes 'organization' on the change feed, which empties this on every instance;
+   * while the feed is down nothing is served from it.
+   */
+  private readonly settingsCache = new Map<string, OrganizationSettings>();
+
   constructor(
     private readonly organizations: OrganizationRepository,
     private readonly changes: ChangeFeed,
     private readonly clock: Clock,
     private readonly db: Database,
     private readonly audit: AuditService,
-  ) {}
+  ) {
+    changes.subscribe((change) => {
+      if (change.topic === 'organization' || change.topic === 'reset') this.settingsCache.clear();
+    });
+  }
 
   async get(id: string): Promise<Organization> {
     const row = await this.organizations.findById(id);
@@ -44,8 +55,13 @@ export class OrganizationService {
 
   /** Settings as the token service and resources read them; undefined for an unknown org. */
   async findSettings(id: string): Promise<OrganizationSettings | undefined> {
+    const cached = this.changes.live ? this.settingsCache.get(id) : undefined;
+    if (cached) return cached;
     const row = await this.organizations.findById(id);
-    return row ? withDefaults(row.settings) : undefined;
+    if (!row) return undefined;
+    const settings = withDefaults(row.settings);
+    if (this.changes.live) this.settingsCache.set(id, settings);
+    return settings;
   }
 
   async create(input: { id: string; name: string; settings?: Partial<OrganizationSettings> }, actor: Actor): Promise<Organization> {

@@ -21,7 +21,7 @@ export class TokenStateCache {
   constructor(private readonly changes: ChangeFeed) {
     changes.subscribe((change) => {
       if (change.topic === 'token') this.entries.delete(change.id);
-      else this.entries.clear();
+      else if (change.topic !== 'device') this.entries.clear();
     });
   }
 
