@@ -9,6 +9,7 @@ import {
   platformAdminToken,
   tokenBySecret,
   tokenRequest,
+  expectScimError,
 } from '@app/testing';
 
 /**
@@ -49,17 +50,6 @@ describe('admin API (DECISIONS 11)', () => {
     return token === undefined ? request : request.auth(token, { type: 'bearer' });
   }
 
-  function expectScimError(response: Response, status: number, scimType: string | undefined, detail: string | RegExp): void {
-    expect({ status: response.status, body: response.body }).toEqual({
-      status,
-      body: {
-        schemas: [SCIM_ERROR],
-        status: String(status),
-        ...(scimType ? { scimType } : {}),
-        detail: typeof detail === 'string' ? expect.stringContaining(detail) : expect.stringMatching(detail),
-      },
-    });
-  }
 
   function expectJson(response: Response): void {
     expect(response.headers['content-type']).toMatch(/^application\/json/);

@@ -12,6 +12,7 @@ import {
   tokenBySecret,
   tokenRequest,
   uploadCertificate,
+  expectScimError,
 } from '@app/testing';
 
 /**
@@ -48,18 +49,6 @@ describe('admin API: deletions, rotation, disabling (DECISIONS 11, 4)', () => {
     return token === undefined ? request : request.auth(token, { type: 'bearer' });
   }
 
-  function expectScimError(response: Response, status: number, scimType: string | undefined, detail: string | RegExp): void {
-    expect({ status: response.status, body: response.body }).toEqual({
-      status,
-      body: {
-        schemas: [SCIM_ERROR],
-        status: String(status),
-        ...(scimType ? { scimType } : {}),
-        detail: typeof detail === 'string' ? expect.stringContaining(detail) : expect.stringMatching(detail),
-      },
-    });
-    expect(response.headers['content-type']).toMatch(/^application\/json/);
-  }
 
   function expectNoContent(response: Response): void {
     expect(response.status).toBe(204);

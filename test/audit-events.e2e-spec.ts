@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import type { Response } from 'supertest';
 import {
   PLATFORM_ADMIN_SECRET,
   TestApp,
@@ -12,6 +11,7 @@ import {
   tokenBySecret,
   tokenRequest,
   uploadCertificate,
+  expectScimError,
 } from '@app/testing';
 
 /**
@@ -62,17 +62,6 @@ describe('audit log (DECISIONS 11)', () => {
     return t.http.get(`/admin/v1/organizations/${org}/audit-events${query}`).auth(token, { type: 'bearer' });
   }
 
-  function expectScimError(response: Response, status: number, scimType: string | undefined, detail: string | RegExp): void {
-    expect({ status: response.status, body: response.body }).toEqual({
-      status,
-      body: {
-        schemas: [SCIM_ERROR],
-        status: String(status),
-        ...(scimType ? { scimType } : {}),
-        detail: typeof detail === 'string' ? expect.stringContaining(detail) : expect.stringMatching(detail),
-      },
-    });
-  }
 
   async function account(org: string, body: Record<string, unknown>) {
     const created = await createSystemAccount(t.http, admin, org, body);

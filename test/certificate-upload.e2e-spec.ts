@@ -12,6 +12,7 @@ import {
   signAssertion,
   tokenRequest,
   uploadCertificate,
+  expectScimError,
 } from '@app/testing';
 
 /**
@@ -71,12 +72,6 @@ describe('certificate upload (DECISIONS 4)', () => {
     return request.set('Content-Type', form === 'pem-file' ? 'application/x-pem-file' : 'text/plain').send(pem);
   }
 
-  function expectScimError(response: Response, status: number, scimType: string | undefined, detail: RegExp): void {
-    expect({ status: response.status, body: response.body }).toEqual({
-      status,
-      body: { schemas: [SCIM_ERROR], status: String(status), ...(scimType ? { scimType } : {}), detail: expect.stringMatching(detail) },
-    });
-  }
 
   /** A 400 refusal with a detail that says why; invalidValue, or invalidSyntax for what is not readable at all. */
   function expectRefusal(response: Response, why: RegExp): void {

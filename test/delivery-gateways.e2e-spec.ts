@@ -1,5 +1,5 @@
 import type { Response } from 'supertest';
-import { TestApp, createOrganization, createSystemAccount, createTestApp, platformAdminToken, tokenBySecret } from '@app/testing';
+import { TestApp, createOrganization, createSystemAccount, createTestApp, platformAdminToken, tokenBySecret, expectScimError } from '@app/testing';
 
 /**
  * Push delivery gateways and authenticator-policy bindings (interface "Push delivery gateways",
@@ -55,18 +55,6 @@ describe('push delivery gateways (DECISIONS 10)', () => {
     return t.http[method](path).auth(token, { type: 'bearer' });
   }
 
-  function expectScimError(response: Response, status: number, scimType: string | undefined, detail: string | RegExp): void {
-    expect({ status: response.status, body: response.body }).toEqual({
-      status,
-      body: {
-        schemas: [SCIM_ERROR],
-        status: String(status),
-        ...(scimType ? { scimType } : {}),
-        detail: typeof detail === 'string' ? expect.stringContaining(detail) : expect.stringMatching(detail),
-      },
-    });
-    expect(response.headers['content-type']).toMatch(SCIM_JSON);
-  }
 
   function meta(id: string, version: string, org = ORG) {
     return {

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Response } from 'supertest';
 import {
   TestApp,
   TestCertificate,
@@ -13,6 +12,7 @@ import {
   signAssertion,
   tokenBySecret,
   tokenRequest,
+  expectScimError,
 } from '@app/testing';
 
 /**
@@ -25,7 +25,6 @@ const SCIM = 'application/scim+json';
 /** The answer's media type (Fastify adds the charset). */
 const SCIM_ANSWER = /^application\/scim\+json(; charset=utf-8)?$/;
 const DEVICE_SCHEMA = 'urn:vendor:scim:api:cms:1.0:Device';
-const SCIM_ERROR = 'urn:ietf:params:scim:api:messages:2.0:Error';
 const BASE = 'https://api.example.test';
 const ISO_MS_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -38,13 +37,6 @@ let cuidCounter = 0;
 /** A CUID no other test uses. */
 const newCuid = () => `40812345${String(++cuidCounter).padStart(8, '0')}`;
 
-function expectScimError(response: Response, status: number, scimType: string | undefined, detail: string | RegExp): void {
-  expect({ status: response.status, body: response.body }).toEqual({
-    status,
-    body: { schemas: [SCIM_ERROR], status: String(status), ...(scimType ? { scimType } : {}), detail: typeof detail === 'string' ? expect.stringContaining(detail) : expect.stringMatching(detail) },
-  });
-  expect(response.headers['content-type']).toMatch(/^application\/scim\+json/);
-}
 
 describe('Device resource', () => {
   let t: TestApp;

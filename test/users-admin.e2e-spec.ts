@@ -1,7 +1,7 @@
 import { X509Certificate, createHash, randomUUID } from 'node:crypto';
 import type { Response } from 'supertest';
 import { PasswordHasher, UserRepository } from '@app/accounts';
-import { PLATFORM_ADMIN_SECRET, TestApp, TestCertificate, createOrganization, createSystemAccount, createTestApp, makeCertificate, platformAdminToken, tokenBySecret } from '@app/testing';
+import { PLATFORM_ADMIN_SECRET, TestApp, TestCertificate, createOrganization, createSystemAccount, createTestApp, makeCertificate, platformAdminToken, tokenBySecret, expectScimError } from '@app/testing';
 
 /**
  * Users of the credential-management API in the administration API (DECISIONS 11 users rows,
@@ -49,17 +49,6 @@ describe('admin API: users (DECISIONS 11, 3.5)', () => {
     return token === undefined ? request : request.auth(token, { type: 'bearer' });
   }
 
-  function expectScimError(response: Response, status: number, scimType: string | undefined, detail: string | RegExp): void {
-    expect({ status: response.status, body: response.body }).toEqual({
-      status,
-      body: {
-        schemas: [SCIM_ERROR],
-        status: String(status),
-        ...(scimType ? { scimType } : {}),
-        detail: typeof detail === 'string' ? expect.stringContaining(detail) : expect.stringMatching(detail),
-      },
-    });
-  }
 
   function expectJson(response: Response): void {
     expect(response.headers['content-type']).toMatch(/^application\/json/);

@@ -4,3 +4,4 @@ export * from './platform';
 export * from './test-app';
 export * from './permission-table';
 export * from './permission-probes';
+export * from './assertions';
