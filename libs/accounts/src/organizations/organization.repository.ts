@@ -72,25 +72,16 @@ export class OrganizationRepository {
     return rows.length > 0;
   }
 
-  /**
-   * Counts system accounts, users and devices. The device table belongs to libs/device and may not
-   * exist in every schema, so it is counted only when there is one with an org_id column.
-   */
+  /** What blocks a deletion without `force` (DECISIONS 11): system accounts, users and devices. */
   async countHoldings(id: string, tx: Transaction): Promise<OrganizationHoldings> {
-    const [row] = await this.db.query<{ system_accounts: string; users: string; has_devices: boolean }>(
+    const [row] = await this.db.query<{ system_accounts: string; users: string; devices: string }>(
       `SELECT (SELECT count(*) FROM system_accounts WHERE org_id = $1) AS system_accounts,
               (SELECT count(*) FROM users WHERE org_id = $1) AS users,
-              EXISTS (SELECT 1 FROM information_schema.columns
-                       WHERE table_schema = current_schema() AND table_name = 'devices' AND column_name = 'org_id') AS has_devices`,
+              (SELECT count(*) FROM devices WHERE org_id = $1) AS devices`,
       [id],
       tx,
     );
-    let devices = 0;
-    if (row.has_devices) {
-      const [count] = await this.db.query<{ n: string }>('SELECT count(*) AS n FROM devices WHERE org_id = $1', [id], tx);
-      devices = Number(count.n);
-    }
-    return { systemAccounts: Number(row.system_accounts), users: Number(row.users), devices };
+    return { systemAccounts: Number(row.system_accounts), users: Number(row.users), devices: Number(row.devices) };
   }
 
   /**
