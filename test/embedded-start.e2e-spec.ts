@@ -116,6 +116,15 @@ describe('start on the embedded defaults', () => {
       body: JSON.stringify({ id: 'kept', name: 'Kept across restarts' }),
     });
     expect(created.status).toBe(201);
+
+    // DECISIONS 1: Prometheus metrics on their own port, never on the public one.
+    const metrics = await fetch(`http://127.0.0.1:${env.METRICS_PORT}/metrics`);
+    expect(metrics.status).toBe(200);
+    expect(metrics.headers.get('content-type')).toMatch(/^text\/plain/);
+    const exposition = await metrics.text();
+    expect(exposition).toMatch(/^tokens_issued_total\{method="client_secret_post"\} 1$/m);
+    expect(exposition).toMatch(/^http_request_duration_seconds_count\{method="POST",route="\/admin\/v1\/organizations",status="201"\} 1$/m);
+    expect((await fetch(`${base}/metrics`)).status).toBe(404);
     expect(await stop(first)).toBe(0);
 
     const second = start(env);
