@@ -1,6 +1,8 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { request as httpsRequest } from 'node:https';
+import type { SecureVersion, TLSSocket } from 'node:tls';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
@@ -160,6 +162,37 @@ describe('start on the embedded defaults', () => {
     expect(await service.exited).toBe(1);
     expect(service.output()).toContain(`Start-up failed: ${file}:2: unknown scope "Scope.nothing"`);
   }, 30_000);
+
+  it('serves HTTPS itself with TLS_CERT_FILE and TLS_KEY_FILE: TLS 1.2 or above, HSTS on every answer', async () => {
+    const key = join(dataDir, 'tls.key');
+    const cert = join(dataDir, 'tls.pem');
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', key, '-out', cert, '-days', '2', '-subj', '/CN=127.0.0.1'], { stdio: 'ignore' });
+    const port = Number(env.PORT);
+    const service = start({ ...env, TLS_CERT_FILE: cert, TLS_KEY_FILE: key, PUBLIC_BASE_URL: `https://127.0.0.1:${port}` });
+    try {
+      const get = (tls: { minVersion?: SecureVersion; maxVersion?: SecureVersion }) =>
+        new Promise<{ status: number; hsts: string | undefined; protocol: string | null }>((done, fail) => {
+          const request = httpsRequest({ host: '127.0.0.1', port, path: '/health/live', rejectUnauthorized: false, ...tls }, (response) => {
+            response.resume();
+            done({ status: response.statusCode!, hsts: response.headers['strict-transport-security'] as string | undefined, protocol: (response.socket as TLSSocket).getProtocol() });
+          });
+          request.once('error', fail).end();
+        });
+      let answer: { status: number; hsts: string | undefined; protocol: string | null } | undefined;
+      for (let i = 0; i < 120 && !answer; i++) {
+        answer = await get({ minVersion: 'TLSv1.2', maxVersion: 'TLSv1.2' }).catch(async () => {
+          if (service.process.exitCode !== null) throw new Error(service.output());
+          await new Promise((r) => setTimeout(r, 250));
+          return undefined;
+        });
+      }
+      expect(answer).toEqual({ status: 200, hsts: 'max-age=31536000; includeSubDomains', protocol: 'TLSv1.2' });
+      expect((await get({ minVersion: 'TLSv1.3' })).protocol).toBe('TLSv1.3');
+      await expect(get({ minVersion: 'TLSv1', maxVersion: 'TLSv1.1' })).rejects.toThrow();
+    } finally {
+      expect(await stop(service)).toBe(0);
+    }
+  }, 60_000);
 
   it('refuses to start on invalid configuration, naming the variable', async () => {
     const service = start({ ...env, ACCESS_TOKEN_LIFETIME_S: 'soon', NODE_ENV: 'production' });

@@ -1,0 +1,74 @@
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigurationError, loadConfig, parseKeyring } from './load-config';
+
+const key = (byte: number) => Buffer.alloc(32, byte).toString('base64');
+const dataDir = () => mkdtempSync(join(tmpdir(), 'config-'));
+
+describe('loadConfig (DECISIONS 13)', () => {
+  it('applies the documented defaults', () => {
+    const config = loadConfig({ DATA_DIR: dataDir() });
+    expect(config).toMatchObject({
+      port: 8080,
+      accessTokenLifetimeS: 3600,
+      tokenUnusedTimeoutS: 300,
+      assertionClockSkewS: 30,
+      authFailureLimit: 10,
+      authFailureWindowS: 300,
+      metricsPort: 9464,
+      publicBaseUrl: 'http://localhost:8080',
+      authBaseUrl: 'http://localhost:8080',
+      oipAuthBaseUrl: 'http://localhost:8080/oip',
+      hsm: { keyLabel: 'JWT_KEY', tokenLabel: 'platform' },
+    });
+    expect(config.embeddedDatabase).toBe(true);
+    expect(config.embeddedHsm).toBe(true);
+  });
+
+  it('generates the embedded secrets once, owner-only, and reuses them', () => {
+    const dir = dataDir();
+    const first = loadConfig({ DATA_DIR: dir });
+    expect(statSync(join(dir, 'secrets.json')).mode & 0o777).toBe(0o600);
+    const second = loadConfig({ DATA_DIR: dir });
+    expect(second.secretPepper.equals(first.secretPepper)).toBe(true);
+    expect(second.hsm.pin).toBe(first.hsm.pin);
+    expect(JSON.parse(readFileSync(join(dir, 'secrets.json'), 'utf8')).pkcs11Pin).toBe(first.hsm.pin);
+  });
+
+  it('in production refuses to start without configured secrets, an HSM and a database, naming them', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production', DATA_DIR: dataDir() })).toThrow(
+      'NODE_ENV=production needs these set (no generated defaults in production): SECRET_PEPPER, DATA_ENCRYPTION_KEYS, PKCS11_MODULE, PKCS11_PIN or PKCS11_PIN_FILE, DATABASE_URL.',
+    );
+    const complete = {
+      NODE_ENV: 'production',
+      DATA_DIR: dataDir(),
+      SECRET_PEPPER: 'p'.repeat(40),
+      DATA_ENCRYPTION_KEYS: `k1:${key(1)}`,
+      PKCS11_MODULE: '/usr/lib/softhsm/libsofthsm2.so',
+      PKCS11_PIN: '1234',
+      DATABASE_URL: 'postgresql://db.example/platform',
+    };
+    expect(loadConfig(complete).embeddedDatabase).toBe(false);
+  });
+
+  it.each([
+    [{ PORT: 'eighty' }, 'PORT'],
+    [{ ACCESS_TOKEN_LIFETIME_S: '10' }, 'ACCESS_TOKEN_LIFETIME_S'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL: must be a postgres:// or postgresql:// URL'],
+    [{ PLATFORM_ADMIN_SECRET: 'short' }, 'PLATFORM_ADMIN_SECRET: must be at least 32 characters'],
+    [{ BOOTSTRAP_ORG_ID: 'has-hyphen' }, 'BOOTSTRAP_ORG_ID'],
+    [{ PKCS11_MODULE: '/lib/hsm.so' }, 'PKCS11_MODULE is set, so PKCS11_PIN or PKCS11_PIN_FILE must say the token PIN.'],
+    [{ TLS_CERT_FILE: '/etc/tls/cert.pem' }, 'TLS_CERT_FILE and TLS_KEY_FILE go together'],
+    [{ SECRET_PEPPER: 'too short' }, 'SECRET_PEPPER must be at least 32 characters'],
+    [{ DATA_ENCRYPTION_KEYS: 'k1:notbase64ofthirtytwobytes' }, 'DATA_ENCRYPTION_KEYS entry 1 must be "keyId:<base64 of 32 random bytes>"'],
+  ])('refuses %j, naming the variable', (env, message) => {
+    expect(() => loadConfig({ DATA_DIR: dataDir(), ...env })).toThrow(ConfigurationError);
+    expect(() => loadConfig({ DATA_DIR: dataDir(), ...env })).toThrow(message);
+  });
+
+  it('reads a keyring whose first key encrypts, and refuses a key id twice', () => {
+    expect(parseKeyring(`new:${key(2)},old:${key(1)}`).map((k) => k.id)).toEqual(['new', 'old']);
+    expect(() => parseKeyring(`k:${key(2)},k:${key(1)}`)).toThrow('DATA_ENCRYPTION_KEYS has a key id twice.');
+  });
+});
