@@ -19,7 +19,7 @@
 // unless it says otherwise) or any connection error/timeout fails the run (exit 1); the status
 // codes and the first unexpected answer are then printed.
 //
-// Options (environment): BENCH_DURATION_S (10), BENCH_CONNECTIONS (50), BENCH_WORKLOADS (a comma
+// Options (environment): BENCH_DURATION_S (10), BENCH_CONNECTIONS (50), BENCH_WORKERS (1), BENCH_WORKLOADS (a comma
 // list, default all), LOG_LEVEL of the service (info, so the access log is included as deployed),
 // DATABASE_URL (an empty database instead of the embedded one).
 const os = require('node:os');

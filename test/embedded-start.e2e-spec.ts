@@ -143,6 +143,38 @@ describe('start on the embedded defaults', () => {
     }
   }, 90_000);
 
+  it('WORKERS=2: one primary owns PostgreSQL and the HSM token, two workers share the port, metrics are summed', async () => {
+    const clusterEnv = { ...env, DATA_DIR: join(dataDir, 'cluster-data'), WORKERS: '2', PLATFORM_ADMIN_SECRET: 'cluster-admin-secret-0123456789abcdef' };
+    const service = start(clusterEnv);
+    try {
+      await waitReady(base, service);
+      // The primary's children: the embedded PostgreSQL's postmaster and the two service workers.
+      const children = execFileSync('ps', ['-o', 'args=', '--ppid', String(service.process.pid)], { encoding: 'utf8' }).trim().split('\n');
+      expect(children.filter((command) => command.includes('dist/apps/api/src/main.js'))).toHaveLength(2);
+      const issued = [];
+      for (let i = 0; i < 6; i++) {
+        const response = await fetch(`${base}/authentication/customer/platform/token`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/x-www-form-urlencoded', Connection: 'close' },
+          body: new URLSearchParams({ grant_type: 'client_credentials', client_id: 'platform-admin', client_secret: clusterEnv.PLATFORM_ADMIN_SECRET }),
+        });
+        expect(response.status).toBe(200);
+        issued.push(((await response.json()) as { access_token: string }).access_token);
+      }
+      // A token from one worker works on any (fresh connections spread over the workers).
+      for (const token of issued) {
+        const whoami = await fetch(`${base}/authentication/customer/platform/whoami`, { headers: { Authorization: `Bearer ${token}`, Connection: 'close' } });
+        expect(whoami.status).toBe(200);
+      }
+      const exposition = await (await fetch(`http://127.0.0.1:${clusterEnv.METRICS_PORT}/metrics`)).text();
+      expect(exposition).toMatch(/^tokens_issued_total\{method="client_secret_post"\} 6$/m);
+    } finally {
+      expect(await stop(service)).toBe(0);
+    }
+    expect(service.output()).toContain('cluster primary started its workers');
+    expect(service.output()).toContain('stopping the workers');
+  }, 90_000);
+
   it('refuses to start, naming what is missing: a PKCS#11 module that does not exist', async () => {
     const service = start({ ...env, PKCS11_MODULE: '/nonexistent/libpkcs11.so', PKCS11_PIN: '1234' });
     expect(await service.exited).toBe(1);

@@ -47,6 +47,8 @@ async function serviceEnvironment({ dataDir, logLevel, databaseUrl }) {
     EMBEDDED_PG_PORT: String(await freePort()),
     PUBLIC_BASE_URL: baseUrl,
     LOG_LEVEL: logLevel,
+    // BENCH_WORKERS: service processes sharing the port (WORKERS), default 1.
+    WORKERS: process.env.BENCH_WORKERS ?? '1',
   };
   if (databaseUrl) env.DATABASE_URL = databaseUrl;
   return { env, baseUrl };

@@ -1,10 +1,12 @@
 import 'reflect-metadata';
+import cluster from 'node:cluster';
 import { NestFactory } from '@nestjs/core';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { ConfigurationError, loadConfig } from '@app/config';
 import { Metrics, PinoNestLogger, createLoggers } from '@app/observability';
 import { AppModule } from './app.module';
 import { configureApp, createAdapter } from './app.setup';
+import { runClusterPrimary } from './cluster-primary';
 
 /** How long in-flight requests and the shutdown hooks may take after SIGTERM. */
 const SHUTDOWN_DEADLINE_MS = 15_000;
@@ -13,6 +15,10 @@ async function bootstrap(): Promise<void> {
   const config = loadConfig();
   const loggers = createLoggers(config.logLevel);
   const { logger } = loggers;
+  if (config.workers > 1 && cluster.isPrimary) {
+    await runClusterPrimary(config, logger);
+    return;
+  }
   const metrics = new Metrics();
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, logger, metrics), createAdapter(config), {
     logger: new PinoNestLogger(logger),
@@ -21,7 +27,9 @@ async function bootstrap(): Promise<void> {
   });
   await configureApp(app, config, loggers, metrics);
   await app.listen(config.port, config.host);
-  const metricsServer = await metrics.listen(config.metricsPort, config.host);
+  // In a cluster the primary serves the summed metrics of its workers.
+  if (cluster.isWorker) metrics.answerClusterPrimary();
+  const metricsServer = cluster.isWorker ? undefined : await metrics.listen(config.metricsPort, config.host);
   app.getHttpServer().once('close', () => metricsServer?.close());
   logger.info({ url: config.publicBaseUrl, port: config.port, metricsPort: config.metricsPort }, 'credential platform listening');
 

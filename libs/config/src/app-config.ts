@@ -5,6 +5,8 @@
 export class AppConfig {
   nodeEnv!: 'development' | 'production' | 'test';
   port!: number;
+  /** Service processes sharing the port (Node runs one thread per process); 1 means no cluster. */
+  workers!: number;
   host!: string;
   dataDir!: string;
   logLevel!: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';

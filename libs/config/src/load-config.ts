@@ -23,6 +23,7 @@ const url = z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, '
 const schema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: int(8080, 0, 65535),
+  WORKERS: int(1, 1, 64),
   HOST: z.string().default('0.0.0.0'),
   DATA_DIR: z.string().default('./.data'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -105,6 +106,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   const config = new AppConfig();
   config.nodeEnv = e.NODE_ENV;
   config.port = e.PORT;
+  config.workers = e.WORKERS;
   config.host = e.HOST;
   config.dataDir = dataDir;
   config.logLevel = e.LOG_LEVEL;

@@ -1,5 +1,5 @@
 import { createServer, Server } from 'node:http';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { AggregatorRegistry, Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** One registry per process; /metrics is served on METRICS_PORT, never on the public port. */
 export class Metrics {
@@ -29,19 +29,36 @@ export class Metrics {
   }
 
   /** Starts the metrics listener; port 0 disables it (tests). */
-  async listen(port: number, host: string): Promise<Server | undefined> {
-    if (port === 0) return undefined;
-    const server = createServer((req, res) => {
-      if (req.method !== 'GET' || req.url?.split('?')[0] !== '/metrics') {
-        res.writeHead(404).end();
-        return;
-      }
-      this.registry.metrics().then(
-        (body) => res.writeHead(200, { 'Content-Type': this.registry.contentType }).end(body),
-        () => res.writeHead(500).end(),
-      );
-    });
-    await new Promise<void>((resolveListen, reject) => server.once('error', reject).listen(port, host, resolveListen));
-    return server;
+  listen(port: number, host: string): Promise<Server | undefined> {
+    return serveMetrics(port, host, () => this.registry.metrics(), this.registry.contentType);
   }
+
+  /** In a cluster worker: answer the primary's requests for this registry instead of listening. */
+  answerClusterPrimary(): void {
+    AggregatorRegistry.setRegistries([this.registry]);
+    // Constructing one installs the worker's IPC listener.
+    new AggregatorRegistry();
+  }
+}
+
+/** In the cluster primary: serve the sum of every worker's metrics on METRICS_PORT. */
+export function listenClusterMetrics(port: number, host: string): Promise<Server | undefined> {
+  const aggregator = new AggregatorRegistry();
+  return serveMetrics(port, host, () => aggregator.clusterMetrics(), aggregator.contentType);
+}
+
+async function serveMetrics(port: number, host: string, render: () => Promise<string>, contentType: string): Promise<Server | undefined> {
+  if (port === 0) return undefined;
+  const server = createServer((req, res) => {
+    if (req.method !== 'GET' || req.url?.split('?')[0] !== '/metrics') {
+      res.writeHead(404).end();
+      return;
+    }
+    render().then(
+      (body) => res.writeHead(200, { 'Content-Type': contentType }).end(body),
+      () => res.writeHead(500).end(),
+    );
+  });
+  await new Promise<void>((resolveListen, reject) => server.once('error', reject).listen(port, host, resolveListen));
+  return server;
 }

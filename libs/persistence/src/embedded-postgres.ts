@@ -7,6 +7,8 @@ export interface EmbeddedPostgresHandle {
   connection: PostgresConnection;
   /** Over loopback TCP: for tools and tests that take a URL. */
   url: string;
+  /** Over the Unix socket, as a URL (pg reads a socket directory from `?host=`): for other processes of the service. */
+  socketUrl: string;
   stop(): Promise<void>;
 }
 
@@ -73,6 +75,7 @@ export async function startEmbeddedPostgres(options: {
   return {
     connection: { host: databaseDir, port: options.port, username: 'postgres', password: options.password, database: DATABASE },
     url: `postgresql://postgres:${password}@127.0.0.1:${options.port}/${DATABASE}`,
+    socketUrl: `postgresql://postgres:${password}@localhost:${options.port}/${DATABASE}?host=${encodeURIComponent(databaseDir)}`,
     stop: () => pg.stop(),
   };
 }
