@@ -144,7 +144,7 @@ describe('start on the embedded defaults', () => {
   }, 90_000);
 
   it('WORKERS=2: one primary owns PostgreSQL and the HSM token, two workers share the port, metrics are summed', async () => {
-    const clusterEnv = { ...env, DATA_DIR: join(dataDir, 'cluster-data'), WORKERS: '2', PLATFORM_ADMIN_SECRET: 'cluster-admin-secret-0123456789abcdef' };
+    const clusterEnv: Record<string, string> = { ...env, DATA_DIR: join(dataDir, 'cluster-data'), WORKERS: '2', PLATFORM_ADMIN_SECRET: 'cluster-admin-secret-0123456789abcdef' };
     const service = start(clusterEnv);
     try {
       await waitReady(base, service);
