@@ -1,5 +1,17 @@
 import { ChangeFeed } from '@app/persistence';
-import { CreatedAccount, TestApp, createOrganization, createSystemAccount, createTestApp, platformAdminToken, tokenBySecret } from '@app/testing';
+import {
+  CreatedAccount,
+  TestApp,
+  createOrganization,
+  createSystemAccount,
+  createTestApp,
+  makeCertificate,
+  platformAdminToken,
+  signAssertion,
+  tokenBySecret,
+  tokenRequest,
+  uploadCertificate,
+} from '@app/testing';
 
 /**
  * Two instances over one database (DECISIONS 13): tokens in use are checked from an in-process cache,
@@ -106,6 +118,37 @@ describe('scale-out: two instances, one database', () => {
     expect(off.status).toBe(200);
     let n = 1001;
     expect(await eventually(async () => (await create(String(++n))).status === 403)).toBe(true);
+  });
+
+  it('a secret revoked through one instance stops working on the other, whose cache held the account', async () => {
+    const { org, account } = await accountWithToken();
+    const form = { grant_type: 'client_credentials', client_id: account.clientId, client_secret: account.secret };
+    expect((await tokenRequest(a.http, org, form)).status).toBe(200);
+    const secrets = await b.http.get(`/admin/v1/organizations/${org}/system-accounts/${account.clientId}/secrets`).auth(admin, { type: 'bearer' });
+    const revoked = await b.http.delete(`/admin/v1/organizations/${org}/system-accounts/${account.clientId}/secrets/${secrets.body.Resources[0].id}`).auth(admin, { type: 'bearer' });
+    expect(revoked.status).toBe(204);
+    expect(await eventually(async () => (await tokenRequest(a.http, org, form)).status === 401)).toBe(true);
+  });
+
+  it('a certificate deleted through one instance stops signing on the other', async () => {
+    const { org, account } = await accountWithToken();
+    const certificate = await makeCertificate();
+    expect((await uploadCertificate(a.http, admin, org, account.clientId, certificate.pem)).status).toBe(201);
+    const assertionForm = async () => ({ grant_type: 'client_credentials', client_assertion: await signAssertion(certificate, account.clientId, account.tokenUrl, { now: a.clock.now() }) });
+    expect((await tokenRequest(a.http, org, await assertionForm())).status).toBe(200);
+    const deleted = await b.http.delete(`/admin/v1/organizations/${org}/system-accounts/${account.clientId}/certificates/${certificate.thumbprint}`).auth(admin, { type: 'bearer' });
+    expect(deleted.status).toBe(204);
+    expect(await eventually(async () => (await tokenRequest(a.http, org, await assertionForm())).status === 401)).toBe(true);
+  });
+
+  it('failures counted on one instance block the pair on the other, which had seen it clean', async () => {
+    const { org, account } = await accountWithToken();
+    const form = (secret: string) => ({ grant_type: 'client_credentials', client_id: account.clientId, client_secret: secret });
+    // A has read this pair's counters (none) and remembers the pair as clean.
+    expect((await tokenRequest(a.http, org, form(account.secret))).status).toBe(200);
+    expect((await tokenRequest(a.http, org, form(account.secret))).status).toBe(200);
+    for (let i = 0; i < 10; i++) expect((await tokenRequest(b.http, org, form('wrong'))).status).toBe(401);
+    expect(await eventually(async () => (await tokenRequest(a.http, org, form(account.secret))).status === 429)).toBe(true);
   });
 
   it('while the change feed is down, nothing is served from memory', async () => {

@@ -11,6 +11,7 @@ import { loadScopeAssignment } from './authorization/scope-assignment.loader';
 import { AssertionVerifier } from './clients/assertion-verifier';
 import { ClientAuthenticator } from './clients/client-authenticator.service';
 import { ClientCredentialRepository } from './clients/client-credential.repository';
+import { ClientCredentialCache } from './clients/client-credential.cache';
 import { LockoutService } from './clients/lockout.service';
 import { UserAuthenticator } from './grants/user-authenticator.service';
 import { BearerGuard } from './http/bearer.guard';
@@ -33,6 +34,7 @@ import { TokenService } from './tokens/token.service';
     AssertionVerifier,
     ClientAuthenticator,
     ClientCredentialRepository,
+    ClientCredentialCache,
     LockoutService,
     UserAuthenticator,
     AccessTokenValidator,

@@ -20,6 +20,8 @@ const MAX_CACHED_DEVICES = 50_000;
 @Injectable()
 export class DeviceService {
   private readonly cache = new Map<string, DeviceRow>();
+  /** Counts evictions, so that a read that overlapped one does not store an older row. */
+  private generation = 0;
 
   constructor(
     private readonly db: Database,
@@ -31,8 +33,10 @@ export class DeviceService {
     private readonly clock: Clock,
   ) {
     changes.subscribe((change) => {
+      if (change.topic === 'token' || change.topic === 'lockout') return;
+      this.generation++;
       if (change.topic === 'device') this.cache.delete(change.id);
-      else if (change.topic !== 'token') this.cache.clear();
+      else this.cache.clear();
     });
   }
 
@@ -86,8 +90,9 @@ export class DeviceService {
     const key = `${org}/${id}`;
     const cached = this.changes.live ? this.cache.get(key) : undefined;
     if (cached) return cached;
+    const generation = this.generation;
     const row = await this.devices.findById(org, id);
-    if (row && this.changes.live) {
+    if (row && this.changes.live && generation === this.generation) {
       if (this.cache.size >= MAX_CACHED_DEVICES) this.cache.delete(this.cache.keys().next().value!);
       this.cache.set(key, row);
     }

@@ -4,10 +4,11 @@ import { Database } from './database';
 
 /**
  * What changed: an access token (revoked), a subject (system account or user: disabled, role,
- * groups, deleted), an organization (settings, deleted), or a device (moved, deleted).
+ * groups, deleted, its secrets or certificates changed), an organization (settings, deleted), a
+ * device (moved, deleted), or a lockout counter key (a failure was counted).
  */
-export type ChangeTopic = 'token' | 'subject' | 'organization' | 'device';
-const TOPICS: readonly string[] = ['token', 'subject', 'organization', 'device'] satisfies ChangeTopic[];
+export type ChangeTopic = 'token' | 'subject' | 'organization' | 'device' | 'lockout';
+const TOPICS: readonly string[] = ['token', 'subject', 'organization', 'device', 'lockout'] satisfies ChangeTopic[];
 export type Change = { topic: ChangeTopic; id: string } | { topic: 'reset' };
 
 const CHANNEL = 'platform_changes';
@@ -42,8 +43,12 @@ export class ChangeFeed {
   }
 
   async publish(topic: ChangeTopic, id: string): Promise<void> {
-    this.events.emit('change', { topic, id } satisfies Change);
-    await this.db.query('SELECT pg_notify($1, $2)', [CHANNEL, `${topic}:${id}`]);
+    await this.publishMany(topic, [id]);
+  }
+
+  async publishMany(topic: ChangeTopic, ids: string[]): Promise<void> {
+    for (const id of ids) this.events.emit('change', { topic, id } satisfies Change);
+    await this.db.query('SELECT pg_notify($1, $2 || x) FROM unnest($3::text[]) AS x', [CHANNEL, `${topic}:`, ids]);
   }
 
   async start(): Promise<void> {

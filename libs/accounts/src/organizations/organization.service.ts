@@ -29,6 +29,8 @@ export class OrganizationService {
    * while the feed is down nothing is served from it.
    */
   private readonly settingsCache = new Map<string, OrganizationSettings>();
+  /** Counts evictions, so that a read that overlapped one does not store older settings. */
+  private settingsGeneration = 0;
 
   constructor(
     private readonly organizations: OrganizationRepository,
@@ -38,7 +40,9 @@ export class OrganizationService {
     private readonly audit: AuditService,
   ) {
     changes.subscribe((change) => {
-      if (change.topic === 'organization' || change.topic === 'reset') this.settingsCache.clear();
+      if (change.topic !== 'organization' && change.topic !== 'reset') return;
+      this.settingsGeneration++;
+      this.settingsCache.clear();
     });
   }
 
@@ -57,10 +61,11 @@ export class OrganizationService {
   async findSettings(id: string): Promise<OrganizationSettings | undefined> {
     const cached = this.changes.live ? this.settingsCache.get(id) : undefined;
     if (cached) return cached;
+    const generation = this.settingsGeneration;
     const row = await this.organizations.findById(id);
     if (!row) return undefined;
     const settings = withDefaults(row.settings);
-    if (this.changes.live) this.settingsCache.set(id, settings);
+    if (this.changes.live && generation === this.settingsGeneration) this.settingsCache.set(id, settings);
     return settings;
   }
 

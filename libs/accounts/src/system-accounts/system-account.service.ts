@@ -139,7 +139,7 @@ export class SystemAccountService {
     if (expiresAt && expiresAt.getTime() <= this.clock.now().getTime()) {
       throw invalidValue('expiresAt must be in the future.');
     }
-    return this.db.transaction(async (tx) => {
+    const created = await this.db.transaction(async (tx) => {
       const secret = await this.insertSecret(account.id, undefined, expiresAt, tx);
       await this.audit.record(
         { org: orgId, actor: actor.name, action: 'client_secret.create', target: clientId, outcome: 'success', sourceAddress: actor.sourceAddress, details: { secretId: secret.id, expiresAt: secret.expiresAt } },
@@ -147,6 +147,9 @@ export class SystemAccountService {
       );
       return secret;
     });
+    // Client authentication caches an account's credentials: every change of them is published.
+    await this.changes.publish('subject', account.id);
+    return created;
   }
 
   /**
@@ -165,6 +168,7 @@ export class SystemAccountService {
         tx,
       );
     });
+    await this.changes.publish('subject', account.id);
   }
 
   async listSecrets(orgId: string, clientId: string): Promise<SecretMetadataRow[]> {
@@ -179,6 +183,7 @@ export class SystemAccountService {
     const expiresAt = new Date(now.getTime() + this.config.certificateLifetimeDays * DAY_MS);
     const row = await this.accounts.addCertificate(account.id, parsed, now, expiresAt);
     await this.audit.record({ org: orgId, actor: actor.name, action: 'client_certificate.upload', target: clientId, outcome: 'success', sourceAddress: actor.sourceAddress, details: { thumbprint: row.thumbprint, subject: row.subject } });
+    await this.changes.publish('subject', account.id);
     return row;
   }
 
@@ -201,6 +206,7 @@ export class SystemAccountService {
         tx,
       );
     });
+    await this.changes.publish('subject', account.id);
   }
 
   async listCertificates(orgId: string, clientId: string): Promise<CertificateRow[]> {

@@ -4,7 +4,7 @@ import { OrganizationSettings, SecretHasher, StoredCertificate, SystemAccountRow
 import { Metrics } from '@app/observability';
 import { TokenRepository } from '../tokens/token.repository';
 import { AssertionVerifier } from './assertion-verifier';
-import { ClientCredentialRepository } from './client-credential.repository';
+import { ClientCredentialCache } from './client-credential.cache';
 import { FailureAudit, LockoutService } from './lockout.service';
 
 export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
@@ -39,7 +39,7 @@ export const GENERIC_CLIENT_FAILURE = 'Client authentication failed.';
 @Injectable()
 export class ClientAuthenticator {
   constructor(
-    private readonly credentials: ClientCredentialRepository,
+    private readonly credentials: ClientCredentialCache,
     private readonly hasher: SecretHasher,
     private readonly assertions: AssertionVerifier,
     private readonly lockout: LockoutService,

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Clock, OAuthError } from '@app/common';
 import { AppConfig } from '@app/config';
-import { Database, prepared } from '@app/persistence';
+import { ChangeFeed, Database, prepared } from '@app/persistence';
 import type { FailureCounter } from './client-credential.repository';
 
 /** Every address together may fail this many times the per-pair limit (DECISIONS 4). */
@@ -65,6 +65,7 @@ const RECORD_FAILURE = prepared(
 export class LockoutService {
   constructor(
     private readonly db: Database,
+    private readonly changes: ChangeFeed,
     private readonly config: AppConfig,
     private readonly clock: Clock,
   ) {}
@@ -120,8 +121,9 @@ export class LockoutService {
       const { thumbprint, notAfter, expiresAt } = audit.expiredCertificate;
       events.push({ actor: claimed, action: 'certificate.expired_use', target: claimed, details: { thumbprint, notAfter: notAfter.toISOString(), expiresAt: expiresAt.toISOString() } });
     }
+    const counterKeys = keys(knownSubject, address);
     await this.db.query(RECORD_FAILURE, [
-      keys(knownSubject, address),
+      counterKeys,
       now,
       windowStart,
       audit.org,
@@ -132,6 +134,8 @@ export class LockoutService {
       this.config.authFailureLimit,
       this.config.authFailureLimit * ADDRESS_LIMIT_FACTOR,
     ]);
+    // Client authentication remembers which keys have no failures; tell every instance these do now.
+    await this.changes.publishMany('lockout', counterKeys);
   }
 
   /** Deletes counters whose window has passed. */

@@ -47,7 +47,9 @@ export class AccessTokenValidator {
     const claims = verified;
     const now = this.clock.now();
     if (claims.exp * 1000 <= now.getTime()) return { ok: false, description: 'The access token has expired; request a new token.' };
-    const state = this.cache.get(claims.jti) ?? (await this.tokens.findState(claims.jti));
+    const readAt = this.cache.mark();
+    const cached = this.cache.get(claims.jti);
+    const state = cached ?? (await this.tokens.findState(claims.jti));
     if (!state) return { ok: false, description: 'The access token is not known (revoked or purged); request a new token.' };
     if (state.org_id !== claims.org) return { ok: false, description: 'The access token belongs to another organization.' };
     if (state.revoked_at) return { ok: false, description: 'The access token has been revoked.' };
@@ -62,7 +64,7 @@ export class AccessTokenValidator {
       }
     }
     // Only a token in use is kept: an unused one must be re-read until its first use is recorded.
-    if (state.first_used_at) this.cache.set(claims.jti, state);
+    if (!cached && state.first_used_at) this.cache.set(claims.jti, state, readAt);
     return { ok: true, claims, state };
   }
 

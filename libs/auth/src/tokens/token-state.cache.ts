@@ -17,12 +17,21 @@ const MAX_AGE_MS = 60_000;
 @Injectable()
 export class TokenStateCache {
   private readonly entries = new Map<string, { state: TokenState; cachedAt: number }>();
+  /** Counts evictions, so that a read that overlapped one does not store an older state. */
+  private generation = 0;
 
   constructor(private readonly changes: ChangeFeed) {
     changes.subscribe((change) => {
+      if (change.topic === 'device' || change.topic === 'lockout') return;
+      this.generation++;
       if (change.topic === 'token') this.entries.delete(change.id);
-      else if (change.topic !== 'device') this.entries.clear();
+      else this.entries.clear();
     });
+  }
+
+  /** Call before reading a state from the database; pass the result to set(). */
+  mark(): number {
+    return this.generation;
   }
 
   get(jti: string): TokenState | undefined {
@@ -36,8 +45,8 @@ export class TokenStateCache {
     return entry.state;
   }
 
-  set(jti: string, state: TokenState): void {
-    if (!this.changes.live) return;
+  set(jti: string, state: TokenState, readAt: number): void {
+    if (!this.changes.live || readAt !== this.generation) return;
     if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
     this.entries.set(jti, { state, cachedAt: Date.now() });
   }
