@@ -22,7 +22,6 @@ import { JwsService } from './tokens/jws.service';
 import { PurgeJob } from './tokens/purge.job';
 import { TokenIntrospection } from './tokens/token-introspection.service';
 import { TokenRepository } from './tokens/token.repository';
-import { IssuedTokenWriter } from './tokens/issued-token.writer';
 import { TokenStateCache } from './tokens/token-state.cache';
 import { TokenService } from './tokens/token.service';
 
@@ -42,7 +41,6 @@ import { TokenService } from './tokens/token.service';
     PurgeJob,
     TokenIntrospection,
     TokenRepository,
-    IssuedTokenWriter,
     TokenStateCache,
     TokenService,
     OperatorDependentPolicy,

@@ -43,39 +43,54 @@ const DEVICE_COLUMNS = `d.id, d.org_id, d.status, d.reason, d.owner_user_id, u.u
 const FIND = prepared('device_find', `SELECT ${DEVICE_COLUMNS} FROM devices d LEFT JOIN users u ON u.id = d.owner_user_id WHERE d.org_id = $1 AND d.id = $2`);
 
 /**
- * One statement inserts the device, its {ATR, CUID} pairs and its `device.create` audit event: the
- * unique index on (org, CUID) decides a conflict, nothing is left half-written, and the create path
- * costs one round trip (the audit row is folded in, as the token service does with token.issue).
+ * One statement inserts a batch of created devices, their {ATR, CUID} pairs and one `device.create`
+ * audit event each: the unique index on (org, CUID) decides a conflict, nothing is left
+ * half-written, and concurrent creates share the statement and its commit (DeviceService batches
+ * them with GroupCommit, as the token service does with token.issue).
  */
 const INSERT = prepared(
   'device_insert',
   `WITH device AS (
      INSERT INTO devices (id, org_id, status, reason, created_at, updated_at, version)
-     VALUES ($1::uuid, $2::text, 'AVAILABLE', 'NONE', $3::timestamptz, $3::timestamptz, 1)
+     SELECT id, org, 'AVAILABLE', 'NONE', at, at, 1 FROM unnest($1::uuid[], $2::text[], $3::timestamptz[]) AS t(id, org, at)
    ), pairs AS (
      INSERT INTO device_external_ids (device_id, org_id, position, atr, cuid)
-     SELECT $1::uuid, $2::text, t.position, t.atr, t.cuid
-       FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS t(atr, cuid, position)
+     SELECT * FROM unnest($4::uuid[], $5::text[], $6::int[], $7::text[], $8::text[])
    )
    INSERT INTO audit_events (occurred_at, org_id, actor, action, target, outcome, source_address, details)
-   VALUES ($3::timestamptz, $2::text, $6::text, 'device.create', $1::text, 'success', $7::text, $8::jsonb)`,
+   SELECT at, org, actor, 'device.create', id::text, 'success', address, details
+     FROM unnest($3::timestamptz[], $2::text[], $9::text[], $1::uuid[], $10::text[], $11::jsonb[]) AS a(at, org, actor, id, address, details)`,
 );
+
+/** A created device and who created it, for its audit event. */
+export interface CreatedDevice {
+  id: string;
+  orgId: string;
+  externalIds: ExternalId[];
+  now: Date;
+  actor: string;
+  sourceAddress: string;
+}
 
 @Injectable()
 export class DeviceRepository {
   constructor(private readonly db: Database) {}
 
-  /** Inserts a created device with its audit event (actor and source address of the caller). */
-  async insert(device: { id: string; orgId: string; externalIds: ExternalId[]; now: Date }, audit: { actor: string; sourceAddress: string }): Promise<void> {
+  /** Inserts created devices with their audit events, in one statement. */
+  async insertCreated(devices: CreatedDevice[]): Promise<void> {
+    const pairs = devices.flatMap((d) => d.externalIds.map((e, index) => ({ device: d, position: index + 1, ...e })));
     await this.db.query(INSERT, [
-      device.id,
-      device.orgId,
-      device.now,
-      device.externalIds.map((e) => e.ATR),
-      device.externalIds.map((e) => e.CUID),
-      audit.actor,
-      audit.sourceAddress,
-      JSON.stringify({ externalIds: device.externalIds }),
+      devices.map((d) => d.id),
+      devices.map((d) => d.orgId),
+      devices.map((d) => d.now),
+      pairs.map((p) => p.device.id),
+      pairs.map((p) => p.device.orgId),
+      pairs.map((p) => p.position),
+      pairs.map((p) => p.ATR),
+      pairs.map((p) => p.CUID),
+      devices.map((d) => d.actor),
+      devices.map((d) => d.sourceAddress),
+      devices.map((d) => JSON.stringify({ externalIds: d.externalIds })),
     ]);
   }
 

@@ -3,8 +3,8 @@ import { Injectable } from '@nestjs/common';
 import { AuditService, OrganizationService } from '@app/accounts';
 import { OperatorDependentPolicy } from '@app/auth';
 import { Clock, DomainError, Principal, ScimSearch, forbidden, invalidValue, notFound, uniqueness } from '@app/common';
-import { ChangeFeed, Database } from '@app/persistence';
-import { DeviceRepository, DeviceRow, isCuidTaken } from './device.repository';
+import { ChangeFeed, Database, GroupCommit } from '@app/persistence';
+import { CreatedDevice, DeviceRepository, DeviceRow, isCuidTaken } from './device.repository';
 import { ExternalId, isDeviceId, parseCreateDevice } from './device.schema';
 import { DeviceAction, DeviceReason, resolveReason, transitionOf } from './lifecycle/device-lifecycle';
 
@@ -19,6 +19,8 @@ const MAX_CACHED_DEVICES = 50_000;
 
 @Injectable()
 export class DeviceService {
+  /** Concurrent creates share one statement and one commit (group commit). */
+  private readonly creates = new GroupCommit<CreatedDevice>((devices) => this.devices.insertCreated(devices));
   private readonly cache = new Map<string, DeviceRow>();
   /** Counts evictions, so that a read that overlapped one does not store an older row. */
   private generation = 0;
@@ -54,7 +56,7 @@ export class DeviceService {
     const id = randomUUID();
     const now = this.clock.now();
     try {
-      await this.devices.insert({ id, orgId: principal.org, externalIds, now }, { actor: principal.name, sourceAddress });
+      await this.creates.write({ id, orgId: principal.org, externalIds, now, actor: principal.name, sourceAddress });
     } catch (error) {
       if (isCuidTaken(error)) throw await this.cuidConflict(principal.org, externalIds);
       throw error;

@@ -3,3 +3,4 @@ export * from './database';
 export * from './embedded-postgres';
 export * from './persistence.module';
 export * from './change-feed';
+export * from './group-commit';

@@ -92,7 +92,7 @@ const REMEMBER_USER_JTI = prepared(
 export class TokenRepository {
   constructor(private readonly db: Database) {}
 
-  /** Records issued tokens in one statement and one commit (see IssuedTokenWriter). */
+  /** Records issued tokens in one statement and one commit (TokenService batches them with GroupCommit). */
   async recordIssued(tokens: IssuedTokenRecord[]): Promise<void> {
     await this.db.query(RECORD_ISSUED, [
       tokens.map((t) => t.jti),

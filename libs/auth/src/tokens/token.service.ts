@@ -8,7 +8,8 @@ import { RoleCatalog } from '../authorization/role-catalog';
 import { AuthenticatedClient } from '../clients/client-authenticator.service';
 import { AuthenticatedUser } from '../grants/user-authenticator.service';
 import { JwsService } from './jws.service';
-import { IssuedTokenWriter } from './issued-token.writer';
+import { IssuedTokenRecord, TokenRepository } from './token.repository';
+import { GroupCommit } from '@app/persistence';
 
 export interface TokenResponse {
   access_token: string;
@@ -20,9 +21,12 @@ export interface TokenResponse {
 /** Issues the token pair of DECISIONS 3.4: an RFC 9068 access token and an OpenID id_token. */
 @Injectable()
 export class TokenService {
+  /** Concurrent token requests share one statement and one commit for their rows (group commit). */
+  private readonly writes = new GroupCommit<IssuedTokenRecord>((records) => this.tokens.recordIssued(records));
+
   constructor(
     private readonly jws: JwsService,
-    private readonly writer: IssuedTokenWriter,
+    private readonly tokens: TokenRepository,
     private readonly clock: Clock,
     private readonly config: AppConfig,
     private readonly metrics: Metrics,
@@ -77,7 +81,7 @@ export class TokenService {
       }),
       this.jws.sign('JWT', { iss, sub: subject.subject, aud: subject.subject, iat, exp, org: subject.org }),
     ]);
-    await this.writer.record({
+    await this.writes.write({
       jti,
       orgId: subject.org,
       accountId: subject.accountId,

@@ -1,0 +1,51 @@
+import { GroupCommit } from './group-commit';
+
+/** A batch writer whose statements finish only when the test says so, recording each batch. */
+function slowRepository(failing: Set<string> = new Set()) {
+  const batches: string[][] = [];
+  const finishers: (() => void)[] = [];
+  const repository = (items: string[]) => {
+    batches.push([...items]);
+    return new Promise<void>((resolve, reject) => {
+      finishers.push(() => (items.some((item) => failing.has(item)) ? reject(new Error(`bad row in ${items.length}`)) : resolve()));
+    });
+  };
+  const finishAll = async () => {
+    while (finishers.length > 0) {
+      finishers.shift()!();
+      await new Promise((r) => setImmediate(r));
+    }
+  };
+  return { repository, batches, finishAll };
+}
+
+describe('GroupCommit', () => {
+  it('writes a lone item at once, in its own statement', async () => {
+    const { repository, batches, finishAll } = slowRepository();
+    const written = new GroupCommit(repository).write('t1');
+    expect(batches).toEqual([['t1']]);
+    await finishAll();
+    await expect(written).resolves.toBeUndefined();
+  });
+
+  it('queues items while four batches are in flight and writes them together', async () => {
+    const { repository, batches, finishAll } = slowRepository();
+    const writer = new GroupCommit(repository);
+    const all = Array.from({ length: 20 }, (_, i) => writer.write(`t${i}`));
+    // Four single-item batches went out at once; the other sixteen wait for the next statement.
+    expect(batches).toEqual([['t0'], ['t1'], ['t2'], ['t3']]);
+    await finishAll();
+    await Promise.all(all);
+    expect(batches.slice(4)).toEqual([Array.from({ length: 16 }, (_, i) => `t${i + 4}`)]);
+  });
+
+  it('a failing batch is retried item by item: only the bad item fails, with its own error', async () => {
+    const { repository, finishAll } = slowRepository(new Set(['bad']));
+    const writer = new GroupCommit(repository);
+    const first = [0, 1, 2, 3].map((i) => writer.write(`warm${i}`));
+    const queued = ['ok1', 'bad', 'ok2'].map((jti) => writer.write(jti).then(() => 'written', (e: Error) => e.message));
+    await finishAll();
+    await Promise.all(first);
+    expect(await Promise.all(queued)).toEqual(['written', 'bad row in 1', 'written']);
+  });
+});
