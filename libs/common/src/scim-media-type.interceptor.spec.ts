@@ -1,0 +1,46 @@
+import { of } from 'rxjs';
+import { ScimMediaTypeInterceptor } from './scim-media-type.interceptor';
+
+/** DECISIONS 6: what the SCIM families accept and how they answer. */
+function run(headers: Record<string, string>): { contentType?: string; error?: Error } {
+  const sent: Record<string, string> = {};
+  const context = {
+    switchToHttp: () => ({
+      getRequest: () => ({ headers }),
+      getResponse: () => ({ header: (name: string, value: string) => (sent[name] = value) }),
+    }),
+  };
+  try {
+    new ScimMediaTypeInterceptor().intercept(context as never, { handle: () => of(null) });
+    return { contentType: sent['Content-Type'] };
+  } catch (error) {
+    return { error: error as Error };
+  }
+}
+
+describe('ScimMediaTypeInterceptor', () => {
+  it('accepts application/json, application/scim+json and the credential-management 2.x vendor type', () => {
+    for (const type of ['application/json', 'application/scim+json; charset=utf-8', 'application/vnd.vendor.ma.credential-management-2.2+json', 'application/vnd.vendor.ma.credential-management-2.7+json']) {
+      expect(run({ 'content-type': type }).error).toBeUndefined();
+    }
+  });
+
+  it('refuses another vendor major version and other types with 415', () => {
+    for (const type of ['application/vnd.vendor.ma.credential-management-3.0+json', 'text/plain', 'application/xml']) {
+      expect(run({ 'content-type': type }).error).toMatchObject({ code: 'UNSUPPORTED_MEDIA_TYPE' });
+    }
+  });
+
+  it('answers application/scim+json by default and for wildcards, and echoes the type asked for', () => {
+    expect(run({}).contentType).toBe('application/scim+json');
+    expect(run({ accept: '*/*' }).contentType).toBe('application/scim+json');
+    expect(run({ accept: 'application/json' }).contentType).toBe('application/json');
+    expect(run({ accept: 'application/vnd.vendor.ma.credential-management-2.2+json' }).contentType).toBe('application/vnd.vendor.ma.credential-management-2.2+json');
+  });
+
+  it('refuses an Accept it cannot meet, including another vendor major version, with 406', () => {
+    for (const accept of ['text/html', 'application/vnd.vendor.ma.credential-management-3.1+json']) {
+      expect(run({ accept }).error).toMatchObject({ code: 'NOT_ACCEPTABLE' });
+    }
+  });
+});
