@@ -2,7 +2,7 @@ import { of } from 'rxjs';
 import { ScimMediaTypeInterceptor } from './scim-media-type.interceptor';
 
 /** DECISIONS 6: what the SCIM families accept and how they answer. */
-function run(headers: Record<string, string>): { contentType?: string; error?: Error } {
+function run(headers: Record<string, string>, options: { acceptForm?: boolean } = {}): { contentType?: string; error?: Error } {
   const sent: Record<string, string> = {};
   const context = {
     switchToHttp: () => ({
@@ -11,7 +11,7 @@ function run(headers: Record<string, string>): { contentType?: string; error?: E
     }),
   };
   try {
-    new ScimMediaTypeInterceptor().intercept(context as never, { handle: () => of(null) });
+    new ScimMediaTypeInterceptor(options).intercept(context as never, { handle: () => of(null) });
     return { contentType: sent['Content-Type'] };
   } catch (error) {
     return { error: error as Error };
@@ -29,6 +29,12 @@ describe('ScimMediaTypeInterceptor', () => {
     for (const type of ['application/vnd.vendor.ma.credential-management-3.0+json', 'text/plain', 'application/xml']) {
       expect(run({ 'content-type': type }).error).toMatchObject({ code: 'UNSUPPORTED_MEDIA_TYPE' });
     }
+  });
+
+  it('takes a form body only where the route allows it (device actions)', () => {
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    expect(run(form).error).toMatchObject({ code: 'UNSUPPORTED_MEDIA_TYPE' });
+    expect(run(form, { acceptForm: true })).toEqual({ contentType: 'application/scim+json' });
   });
 
   it('answers application/scim+json by default and for wildcards, and echoes the type asked for', () => {

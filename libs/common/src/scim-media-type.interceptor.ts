@@ -1,4 +1,4 @@
-import { CallHandler, ExecutionContext, Injectable, NestInterceptor, UseInterceptors } from '@nestjs/common';
+import { CallHandler, ExecutionContext, NestInterceptor, UseInterceptors } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Observable } from 'rxjs';
 import { DomainError } from './domain-error';
@@ -7,6 +7,7 @@ import { SCIM_MEDIA_TYPE } from './scim';
 /** The credential-management media type of the customer form (interface: credential-management-2.2). */
 const VENDOR = /^application\/vnd\.vendor\.ma\.credential-management-(\d+)\.(\d+)\+json$/;
 const JSON_TYPES = ['application/json', SCIM_MEDIA_TYPE];
+const FORM = 'application/x-www-form-urlencoded';
 
 /**
  * Media types of the SCIM families (DECISIONS 6): bodies in application/json or
@@ -14,14 +15,16 @@ const JSON_TYPES = ['application/json', SCIM_MEDIA_TYPE];
  * another type 415; an Accept that allows none of them 406; answers in application/scim+json unless
  * the caller asked for one of the other types, which is then echoed.
  */
-@Injectable()
 export class ScimMediaTypeInterceptor implements NestInterceptor {
+  /** `acceptForm`: the route also takes a form body (device actions take `reason` as a form field, DECISIONS 8). */
+  constructor(private readonly options: { acceptForm?: boolean } = {}) {}
+
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const http = context.switchToHttp();
     const request = http.getRequest<FastifyRequest>();
     const reply = http.getResponse<FastifyReply>();
     const contentType = mediaType(request.headers['content-type']);
-    if (contentType && !acceptable(contentType)) {
+    if (contentType && !acceptable(contentType) && !(this.options.acceptForm && contentType === FORM)) {
       throw new DomainError('UNSUPPORTED_MEDIA_TYPE', `Content-Type ${contentType} is not accepted here; send ${SCIM_MEDIA_TYPE} or application/json.`);
     }
     reply.header('Content-Type', answerType(request.headers.accept));
@@ -30,7 +33,8 @@ export class ScimMediaTypeInterceptor implements NestInterceptor {
 }
 
 /** Applies the SCIM media-type rules to a controller or route. */
-export const ScimMediaTypes = (): MethodDecorator & ClassDecorator => UseInterceptors(ScimMediaTypeInterceptor);
+export const ScimMediaTypes = (options: { acceptForm?: boolean } = {}): MethodDecorator & ClassDecorator =>
+  UseInterceptors(new ScimMediaTypeInterceptor(options));
 
 function mediaType(header: string | undefined): string | undefined {
   return header?.split(';')[0].trim().toLowerCase() || undefined;

@@ -17,7 +17,6 @@ import { DevicePresenter, DeviceResource } from '../device.presenter';
 import { DEVICE_SEARCH_DEFINITION, parseActionBody } from '../device.schema';
 import { DeviceService } from '../device.service';
 import { DeviceAction } from '../lifecycle/device-lifecycle';
-import { DeviceActionMediaTypes } from './device-action-media-type.interceptor';
 
 /** The canonical path and the `scm` alias the interface's descriptive text writes (DECISIONS 1). */
 export const DEVICE_PATHS = ['aims/rs/scim/v2/Device', 'aims/rs/scm/v2/Device'];
@@ -79,7 +78,7 @@ export class DeviceController {
 
   @Post(':id/activate')
   @HttpCode(200)
-  @DeviceActionMediaTypes()
+  @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.DeviceActivate)
   activate(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('id') id: string, @Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
     return this.move(principal, source, id, 'activate', body, reply);
@@ -87,7 +86,7 @@ export class DeviceController {
 
   @Post(':id/suspend')
   @HttpCode(200)
-  @DeviceActionMediaTypes()
+  @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.DeviceSuspend)
   suspend(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('id') id: string, @Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
     return this.move(principal, source, id, 'suspend', body, reply);
@@ -95,7 +94,7 @@ export class DeviceController {
 
   @Post(':id/resume')
   @HttpCode(200)
-  @DeviceActionMediaTypes()
+  @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.DeviceResume)
   resume(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('id') id: string, @Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
     return this.move(principal, source, id, 'resume', body, reply);
@@ -103,7 +102,7 @@ export class DeviceController {
 
   @Post(':id/revoke')
   @HttpCode(200)
-  @DeviceActionMediaTypes()
+  @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.DeviceRevoke)
   revoke(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('id') id: string, @Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
     return this.move(principal, source, id, 'revoke', body, reply);
@@ -111,7 +110,7 @@ export class DeviceController {
 
   @Post(':id/terminate')
   @HttpCode(200)
-  @DeviceActionMediaTypes()
+  @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.DeviceTerminate)
   terminate(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('id') id: string, @Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
     return this.move(principal, source, id, 'terminate', body, reply);
