@@ -10,6 +10,8 @@ import {
   tokenBySecret,
   tokenRequest,
   expectScimError,
+  HttpMethod,
+  adminCall,
 } from '@app/testing';
 
 /**
@@ -26,7 +28,6 @@ const AUTH_BASE_URL = 'https://auth.example.test';
 const DAY_MS = 86_400_000;
 const DEFAULT_SETTINGS = { automaticDeviceCreation: false, applicationIdPolicy: 'any', passwordGrant: true, accessTokenLifetime: null };
 
-type Method = 'get' | 'post' | 'patch' | 'put';
 
 describe('admin API (DECISIONS 11)', () => {
   let t: TestApp;
@@ -44,11 +45,7 @@ describe('admin API (DECISIONS 11)', () => {
     admin = await platformAdminToken(t.http);
   });
 
-  /** A request to /admin/v1 with the headers every non-token call carries (DECISIONS 6). */
-  function call(method: Method, path: string, token?: string) {
-    const request = t.http[method](`/admin/v1${path}`).set('Application-ID', 'e2e.admin-tests').set('Application-Version', '1.0');
-    return token === undefined ? request : request.auth(token, { type: 'bearer' });
-  }
+  const call = (method: HttpMethod, path: string, token?: string) => adminCall(t.http, method, path, token);
 
 
   function expectJson(response: Response): void {
@@ -307,7 +304,7 @@ describe('admin API (DECISIONS 11)', () => {
         expectScimError(response, 400, 'invalidValue', field);
       });
 
-      it.each<[Method, string]>([
+      it.each<[HttpMethod, string]>([
         ['post', '/organizations'],
         ['patch', '/organizations/ORG'],
         ['put', '/organizations/ORG/settings'],
@@ -324,7 +321,7 @@ describe('admin API (DECISIONS 11)', () => {
   });
 
   describe('who may call (DECISIONS 11, 2)', () => {
-    const routes: [Method, string][] = [
+    const routes: [HttpMethod, string][] = [
       ['post', '/organizations'],
       ['get', '/organizations'],
       ['get', '/organizations/ORG'],
@@ -339,7 +336,7 @@ describe('admin API (DECISIONS 11)', () => {
       ['get', '/organizations/ORG/system-accounts/ORG-admin/certificates'],
     ];
     /** A body that would be valid for the route, so only the caller decides the answer. */
-    const bodyFor = (method: Method, path: string): Record<string, unknown> | undefined => {
+    const bodyFor = (method: HttpMethod, path: string): Record<string, unknown> | undefined => {
       if (method === 'get') return undefined;
       if (path === '/organizations') return { id: newOrgId('denied'), name: 'Denied' };
       if (path.endsWith('/settings')) return { automaticDeviceCreation: false, applicationIdPolicy: 'any' };

@@ -13,6 +13,8 @@ import {
   tokenRequest,
   uploadCertificate,
   expectScimError,
+  HttpMethod,
+  adminCall,
 } from '@app/testing';
 
 /**
@@ -28,7 +30,6 @@ const AUTH_BASE_URL = 'https://auth.example.test';
 const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const PASSWORD = 'lifecycle-passphrase-0123';
 
-type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
 
 describe('admin API: deletions, rotation, disabling (DECISIONS 11, 4)', () => {
   let t: TestApp;
@@ -44,10 +45,7 @@ describe('admin API: deletions, rotation, disabling (DECISIONS 11, 4)', () => {
     admin = await platformAdminToken(t.http);
   });
 
-  function call(method: Method, path: string, token?: string) {
-    const request = t.http[method](`/admin/v1${path}`);
-    return token === undefined ? request : request.auth(token, { type: 'bearer' });
-  }
+  const call = (method: HttpMethod, path: string, token?: string) => adminCall(t.http, method, path, token);
 
 
   function expectNoContent(response: Response): void {

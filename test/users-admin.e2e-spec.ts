@@ -1,7 +1,7 @@
 import { X509Certificate, createHash, randomUUID } from 'node:crypto';
 import type { Response } from 'supertest';
 import { PasswordHasher, UserRepository } from '@app/accounts';
-import { PLATFORM_ADMIN_SECRET, TestApp, TestCertificate, createOrganization, createSystemAccount, createTestApp, makeCertificate, platformAdminToken, tokenBySecret, expectScimError } from '@app/testing';
+import { PLATFORM_ADMIN_SECRET, TestApp, TestCertificate, createOrganization, createSystemAccount, createTestApp, makeCertificate, platformAdminToken, tokenBySecret, expectScimError, HttpMethod, adminCall } from '@app/testing';
 
 /**
  * Users of the credential-management API in the administration API (DECISIONS 11 users rows,
@@ -18,7 +18,6 @@ const PUBLIC_BASE_URL = 'https://api.example.test';
 const DAY_MS = 86_400_000;
 const PASSWORD = 'Tr0ub4dor&3-horse-staple';
 
-type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
 
 /** The user resource as the API answers it (DECISIONS 11). */
 interface UserView {
@@ -43,11 +42,7 @@ describe('admin API: users (DECISIONS 11, 3.5)', () => {
     admin = await platformAdminToken(t.http);
   });
 
-  /** A request to /admin/v1 with the headers every non-token call carries (DECISIONS 6). */
-  function call(method: Method, path: string, token?: string) {
-    const request = t.http[method](`/admin/v1${path}`).set('Application-ID', 'e2e.users-tests').set('Application-Version', '1.0');
-    return token === undefined ? request : request.auth(token, { type: 'bearer' });
-  }
+  const call = (method: HttpMethod, path: string, token?: string) => adminCall(t.http, method, path, token);
 
 
   function expectJson(response: Response): void {
@@ -668,7 +663,7 @@ describe('admin API: users (DECISIONS 11, 3.5)', () => {
   });
 
   describe('who may call (DECISIONS 11, 2)', () => {
-    const routes: [Method, string][] = [
+    const routes: [HttpMethod, string][] = [
       ['post', '/organizations/ORG/users'],
       ['get', '/organizations/ORG/users'],
       ['get', '/organizations/ORG/users/USER'],
@@ -678,14 +673,14 @@ describe('admin API: users (DECISIONS 11, 3.5)', () => {
       ['put', '/organizations/ORG/users/USER/password'],
     ];
     /** A body that would be valid for the route, so only the caller decides the answer. */
-    const bodyFor = async (method: Method, path: string): Promise<Record<string, unknown> | undefined> => {
+    const bodyFor = async (method: HttpMethod, path: string): Promise<Record<string, unknown> | undefined> => {
       if (method === 'get' || method === 'delete') return undefined;
       if (path.endsWith('/users')) return { userName: `denied${++counter}`, role: 'Cardholder' };
       if (path.endsWith('/certificates')) return { pem: (await certificate()).pem };
       if (path.endsWith('/password')) return { password: PASSWORD };
       return { displayName: 'Changed' };
     };
-    const send = async (method: Method, path: string, token?: string) => {
+    const send = async (method: HttpMethod, path: string, token?: string) => {
       const body = await bodyFor(method, path);
       const request = call(method, path, token);
       return body ? request.send(body) : request;

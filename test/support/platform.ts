@@ -53,3 +53,11 @@ export async function signAssertion(
   for (const [key, value] of Object.entries(claims)) if (value === undefined) delete (claims as Record<string, unknown>)[key];
   return new SignJWT(claims).setProtectedHeader({ alg: certificate.alg, ...options.header }).sign(certificate.privateKey);
 }
+
+export type HttpMethod = 'get' | 'post' | 'patch' | 'put' | 'delete';
+
+/** A request to /admin/v1 (the agent already carries Application-ID and Application-Version). */
+export function adminCall(http: TestAgent, method: HttpMethod, path: string, token?: string) {
+  const request = http[method](`/admin/v1${path}`);
+  return token === undefined ? request : request.auth(token, { type: 'bearer' });
+}
