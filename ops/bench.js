@@ -15,7 +15,9 @@
 // latencies in ms as autocannon sees them, with BENCH_CONNECTIONS requests in flight, so they
 // include queueing in the service. Load generator and service share the machine's cores, so the
 // figures are a lower bound of what the service does alone, and other work on the machine (the
-// load average is printed) makes them noisy. Any answer other than the workload's status (200
+// load average is printed) makes them noisy. The CPU columns are steadier: CPU time per request
+// of the service's Node processes, of its embedded PostgreSQL, and of the load generator (this
+// process), over the measured run; compare those when judging a change. Any answer other than the workload's status (200
 // unless it says otherwise) or any connection error/timeout fails the run (exit 1); the status
 // codes and the first unexpected answer are then printed.
 //
@@ -25,6 +27,7 @@
 const os = require('node:os');
 const { ensureDependencies, ensureDebianPackages, build } = require('./setup');
 const { WORKLOADS } = require('./bench/workloads');
+const { startCpuMeasurement } = require('./bench/cpu');
 
 const WARMUP_S = 2;
 
@@ -70,10 +73,11 @@ function captureFirstFailure(options, expected, failure) {
 async function runOnce(autocannon, workload, ctx, seconds, state) {
   const options = await workload.prepare({ ...ctx, seconds });
   const failure = {};
+  const cpu = startCpuMeasurement(state.service.child.pid);
   state.running = autocannon({ ...captureFirstFailure(options, expectedStatus(workload), failure), connections: ctx.connections, duration: seconds });
   const result = await state.running;
   state.running = undefined;
-  return { ...result, firstFailure: failure.sample };
+  return { ...result, firstFailure: failure.sample, cpu: cpu(result.requests.total) };
 }
 
 async function measure(autocannon, workload, ctx, state) {
@@ -93,9 +97,21 @@ function failed(row) {
   return unexpectedAnswers(row) > 0 || row.result.errors > 0 || row.result.timeouts > 0;
 }
 
+const micros = (value) => (value === undefined ? '-' : value.toFixed(0));
+
 function printTable(rows) {
-  const header = ['workload', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors/timeouts'];
-  const lines = rows.map(({ name, result: r }) => [name, r.requests.average.toFixed(0), String(r.latency.p50), String(r.latency.p99), String(r.non2xx), `${r.errors}/${r.timeouts}`]);
+  const header = ['workload', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors/timeouts', 'service us/req', 'pg us/req', 'loadgen us/req'];
+  const lines = rows.map(({ name, result: r }) => [
+    name,
+    r.requests.average.toFixed(0),
+    String(r.latency.p50),
+    String(r.latency.p99),
+    String(r.non2xx),
+    `${r.errors}/${r.timeouts}`,
+    micros(r.cpu.serviceUs),
+    micros(r.cpu.databaseUs),
+    micros(r.cpu.generatorUs),
+  ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
   const format = (cells) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
   process.stdout.write(`\n${format(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n${lines.map(format).join('\n')}\n`);
