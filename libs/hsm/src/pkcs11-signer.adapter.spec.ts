@@ -12,6 +12,7 @@ beforeAll(() => {
   token = createTemporarySoftHsmToken('adapter-spec');
   // Made before the first C_Initialize of this process: SoftHSM reads the token folder only then (rule 8).
   token.generateKey('RSA_KEY', 'RSA');
+  token.generateUncopyableEcKey('UNCOPYABLE_KEY');
   options = { modulePath: token.modulePath, tokenLabel: token.tokenLabel, pin: token.pin };
 });
 
@@ -152,6 +153,49 @@ it('a refused configuration leaves the module free for a corrected one', async (
   const signer = await Pkcs11Signer.connect({ ...options, keyLabel: 'RSA_KEY' });
   expect(verifiesJws(signer.publicJwk, signingInput, await signer.sign(signingInput))).toBe(true);
   await signer.close();
+});
+
+describe('the key a sign uses', () => {
+  function connectLogged(keyLabel: string) {
+    const infos: Array<Record<string, unknown>> = [];
+    const logger = {
+      info: (fields: object | string, message?: string) => infos.push({ ...(typeof fields === 'object' ? fields : {}), message: message ?? fields }),
+      warn: () => undefined,
+      error: () => undefined,
+    };
+    return { infos, connecting: Pkcs11Signer.connect({ ...options, keyLabel }, logger) };
+  }
+
+  it('is a session copy of the token key when the HSM allows one, rebuilt after a reconnect', async () => {
+    const { infos, connecting } = connectLogged('RSA_KEY');
+    const signer = await connecting;
+    try {
+      expect(infos.find((info) => info.message === 'HSM signer connected')).toMatchObject({ keyLabel: 'RSA_KEY', signsWithSessionCopy: true });
+      expect(infos.some((info) => info.message === 'HSM refused a session copy of the signing key; signing with the token object')).toBe(false);
+
+      signer.simulateModuleFailureForTests();
+      await expect(signer.sign(signingInput)).rejects.toBeInstanceOf(SignerUnavailableError);
+      await waitUntil(() => signer.isReady(), 5_000);
+      expect(verifiesJws(signer.publicJwk, signingInput, await signer.sign(signingInput))).toBe(true);
+    } finally {
+      await signer.close();
+    }
+  });
+
+  it('is the token object when the key is not copyable (CKA_COPYABLE false), saying so in the log', async () => {
+    const { infos, connecting } = connectLogged('UNCOPYABLE_KEY');
+    const signer = await connecting;
+    try {
+      expect(infos.find((info) => info.message === 'HSM refused a session copy of the signing key; signing with the token object')).toMatchObject({
+        keyLabel: 'UNCOPYABLE_KEY',
+        reason: expect.stringContaining('CKR_ACTION_PROHIBITED') as unknown,
+      });
+      expect(infos.find((info) => info.message === 'HSM signer connected')).toMatchObject({ algorithm: 'ES256', signsWithSessionCopy: false });
+      expect(verifiesJws(signer.publicJwk, signingInput, await signer.sign(signingInput))).toBe(true);
+    } finally {
+      await signer.close();
+    }
+  });
 });
 
 it('stops reconnecting for good when the HSM rejects the PIN (rule 5), logging an error without the PIN', async () => {

@@ -10,6 +10,11 @@ export interface TemporarySoftHsmToken {
   readonly tokenLabel: string;
   readonly pin: string;
   generateKey(keyLabel: string, keyType: SoftHsmKeyOptions['keyType'], rsaBits?: number): { keyId: string };
+  /**
+   * An EC P-256 key pair whose private key has CKA_COPYABLE false, as an HSM policy may set it
+   * (pkcs11-tool cannot), made by pkcs11js in a child process for the reason `generateSoftHsmKey` gives.
+   */
+  generateUncopyableEcKey(keyLabel: string): void;
   /** Runs OpenSC's pkcs11-tool logged in to this token, in a child process, e.g. to change the PIN or edit objects. */
   pkcs11Tool(...args: string[]): void;
   /** Restores SOFTHSM2_CONF and deletes the folder; call it after the last signer is closed. */
@@ -36,6 +41,12 @@ export function createTemporarySoftHsmToken(tokenLabel: string): TemporarySoftHs
     tokenLabel,
     pin: tokenOptions.pin,
     generateKey: (keyLabel, keyType, rsaBits) => generateSoftHsmKey({ ...tokenOptions, keyLabel, keyType, rsaBits }),
+    generateUncopyableEcKey(keyLabel) {
+      execFileSync(process.execPath, ['-e', GENERATE_UNCOPYABLE_EC_KEY, modulePath, tokenLabel, tokenOptions.pin, keyLabel], {
+        env: { ...process.env, SOFTHSM2_CONF: configPath },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+    },
     pkcs11Tool(...args) {
       execFileSync('pkcs11-tool', ['--module', modulePath, '--token-label', tokenLabel, '--login', '--pin', tokenOptions.pin, ...args], {
         env: { ...process.env, SOFTHSM2_CONF: configPath },
@@ -52,3 +63,32 @@ export function createTemporarySoftHsmToken(tokenLabel: string): TemporarySoftHs
     },
   };
 }
+
+const GENERATE_UNCOPYABLE_EC_KEY = `
+const pkcs11js = require(${JSON.stringify(require.resolve('pkcs11js'))});
+const [modulePath, tokenLabel, pin, keyLabel] = process.argv.slice(1);
+const pkcs11 = new pkcs11js.PKCS11();
+pkcs11.load(modulePath);
+pkcs11.C_Initialize({ flags: pkcs11js.CKF_OS_LOCKING_OK });
+try {
+  const slot = pkcs11.C_GetSlotList(true).find((s) => pkcs11.C_GetTokenInfo(s).label.trim() === tokenLabel);
+  const session = pkcs11.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION | pkcs11js.CKF_RW_SESSION);
+  pkcs11.C_Login(session, pkcs11js.CKU_USER, pin);
+  const id = require('node:crypto').randomBytes(16);
+  const common = [
+    { type: pkcs11js.CKA_TOKEN, value: true },
+    { type: pkcs11js.CKA_LABEL, value: keyLabel },
+    { type: pkcs11js.CKA_ID, value: id },
+  ];
+  pkcs11.C_GenerateKeyPair(
+    session,
+    { mechanism: pkcs11js.CKM_EC_KEY_PAIR_GEN },
+    [...common, { type: pkcs11js.CKA_EC_PARAMS, value: Buffer.from('06082a8648ce3d030107', 'hex') }, { type: pkcs11js.CKA_VERIFY, value: true }],
+    [...common, { type: pkcs11js.CKA_PRIVATE, value: true }, { type: pkcs11js.CKA_SENSITIVE, value: true }, { type: pkcs11js.CKA_SIGN, value: true }, { type: pkcs11js.CKA_COPYABLE, value: false }],
+  );
+  pkcs11.C_Logout(session);
+  pkcs11.C_CloseAllSessions(slot);
+} finally {
+  pkcs11.C_Finalize();
+}
+`;
