@@ -13,6 +13,7 @@ import {
   tokenRequest,
   uploadCertificate,
 } from '@app/testing';
+import { TokenRepository } from '../libs/auth/src/tokens/token.repository';
 
 const ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 const GENERIC = 'Client authentication failed.';
@@ -255,6 +256,35 @@ describe('token endpoint', () => {
       const assertion = await sign();
       const responses = await Promise.all([0, 1, 2, 3].map(() => tokenRequest(t.http, 'acme', assertionForm(assertion))));
       expect(responses.map((r) => r.status).sort()).toEqual([200, 401, 401, 401]);
+    });
+
+    it('ten assertions, each sent twice at once: exactly one success per jti', async () => {
+      const assertions = await Promise.all(Array.from({ length: 10 }, () => sign()));
+      const responses = await Promise.all([...assertions, ...assertions].map((assertion) => tokenRequest(t.http, 'acme', assertionForm(assertion))));
+      assertions.forEach((_, index) => {
+        const pair = [responses[index], responses[index + assertions.length]];
+        expect(pair.map((r) => r.status).sort()).toEqual([200, 401]);
+        expect(pair.find((r) => r.status === 401)?.body.error_description).toMatch(/jti was used before/);
+      });
+    });
+
+    it('the jti store answers each pair new exactly once, within one batched insert and across batches', async () => {
+      const repository = t.app.get(TokenRepository);
+      const { rows } = await t.db.query<{ id: string }>('SELECT id FROM system_accounts WHERE client_id = $1', [acme.clientId]);
+      const prefix = randomUUID();
+      const expiresAt = new Date(t.clock.now().getTime() + 60_000);
+      // Called in one tick: the first four go out one by one, the other twenty queue into one insert
+      // that holds jtis 4 and 5 several times over and jtis 0-3 again.
+      const jtis = Array.from({ length: 24 }, (_, index) => `${prefix}-${index % 6}`);
+      const answers = await Promise.all(jtis.map((jti) => repository.rememberJti(rows[0].id, jti, expiresAt)));
+
+      for (let k = 0; k < 6; k++) {
+        expect(answers.filter((isNew, index) => isNew && index % 6 === k)).toHaveLength(1);
+      }
+      expect(answers.slice(0, 6)).toEqual([true, true, true, true, true, true]);
+      expect(await repository.rememberJti(rows[0].id, `${prefix}-5`, expiresAt)).toBe(false);
+      const stored = await t.db.query<{ n: string }>('SELECT count(*) AS n FROM assertion_jtis WHERE jti LIKE $1', [`${prefix}-%`]);
+      expect(Number(stored.rows[0].n)).toBe(6);
     });
   });
 

@@ -48,4 +48,34 @@ describe('GroupCommit', () => {
     await Promise.all(first);
     expect(await Promise.all(queued)).toEqual(['written', 'bad row in 1', 'written']);
   });
+
+  it('answers each caller its own result, in item order, also after a batch is retried item by item', async () => {
+    // "Was it new?" per item, as INSERT ... ON CONFLICT DO NOTHING RETURNING answers it; a batch
+    // holding "bad" fails as a whole.
+    const seen = new Set<string>();
+    const { repository, finishAll } = slowRepository(new Set(['bad']));
+    const writer = new GroupCommit<string, boolean>(async (items) => {
+      await repository(items);
+      return items.map((item) => !seen.has(item) && Boolean(seen.add(item)));
+    });
+
+    const first = ['a', 'b', 'c', 'd'].map((item) => writer.write(item));
+    const queued = ['e', 'a', 'e', 'f'].map((item) => writer.write(item));
+    await finishAll();
+    expect(await Promise.all(first)).toEqual([true, true, true, true]);
+    expect(await Promise.all(queued)).toEqual([true, false, false, true]);
+
+    const filling = ['w', 'x', 'y', 'z'].map((item) => writer.write(item));
+    const retried = ['g', 'bad', 'g'].map((item) => writer.write(item).catch((error: Error) => error.message));
+    await finishAll();
+    await Promise.all(filling);
+    expect(await Promise.all(retried)).toEqual([true, 'bad row in 1', false]);
+  });
+
+  it('fails every caller of a batch whose writer answers the wrong number of results', async () => {
+    const writer = new GroupCommit<string, boolean>(() => Promise.resolve([true]));
+    await expect(writer.write('only')).resolves.toBe(true);
+    const writerOfTwo = new GroupCommit<string, boolean>((items) => Promise.resolve(items.length === 1 ? [] : [true]));
+    await expect(writerOfTwo.write('x')).rejects.toThrow('answered 0 results for 1 items');
+  });
 });

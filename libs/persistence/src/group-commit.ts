@@ -2,11 +2,17 @@
 const MAX_IN_FLIGHT = 4;
 const MAX_BATCH = 256;
 
-interface Pending<T> {
+interface Pending<T, R> {
   item: T;
-  resolve: () => void;
+  resolve: (result: R) => void;
   reject: (error: unknown) => void;
 }
+
+/**
+ * Writes a batch in one statement and one commit. Answers one result per item, in the items' order
+ * (an insert's "was it new?", say), or nothing when the callers need no answer beyond success.
+ */
+export type BatchWriter<T, R> = (items: T[]) => Promise<[R] extends [void] ? void : R[]>;
 
 /**
  * Group commit for a hot write path: a caller gets its answer only after its row is committed, but
@@ -15,14 +21,14 @@ interface Pending<T> {
  * once (no added latency when idle). A batch that fails is retried item by item, so one bad item
  * (a unique violation, say) fails only its own caller, with its own error.
  */
-export class GroupCommit<T> {
-  private queue: Pending<T>[] = [];
+export class GroupCommit<T, R = void> {
+  private queue: Pending<T, R>[] = [];
   private inFlight = 0;
 
-  constructor(private readonly writeBatch: (items: T[]) => Promise<void>) {}
+  constructor(private readonly writeBatch: BatchWriter<T, R>) {}
 
-  write(item: T): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
+  write(item: T): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
       this.flush();
     });
@@ -39,18 +45,28 @@ export class GroupCommit<T> {
     }
   }
 
-  private async writeAll(batch: Pending<T>[]): Promise<void> {
+  private async writeAll(batch: Pending<T, R>[]): Promise<void> {
     try {
-      await this.writeBatch(batch.map((p) => p.item));
-      for (const pending of batch) pending.resolve();
+      const results = await this.writeStatement(batch.map((p) => p.item));
+      batch.forEach((pending, index) => pending.resolve(results[index] as R));
     } catch (error) {
       if (batch.length === 1) {
         batch[0].reject(error);
         return;
       }
       for (const pending of batch) {
-        await this.writeBatch([pending.item]).then(pending.resolve, pending.reject);
+        await this.writeStatement([pending.item]).then((results) => pending.resolve(results[0] as R), pending.reject);
       }
     }
+  }
+
+  /** One statement; a writer that answers results must answer exactly one per item. */
+  private async writeStatement(items: T[]): Promise<readonly unknown[]> {
+    const results = (await this.writeBatch(items)) as unknown[] | undefined;
+    if (results === undefined) return [];
+    if (results.length !== items.length) {
+      throw new Error(`GroupCommit: the batch writer answered ${results.length} results for ${items.length} items`);
+    }
+    return results;
   }
 }

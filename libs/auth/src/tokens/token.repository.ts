@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Database, prepared } from '@app/persistence';
+import { Database, GroupCommit, prepared, type PreparedStatement } from '@app/persistence';
 
 /**
  * What the bearer guard needs about a token, its live subject (system account or user) and the
@@ -78,18 +78,38 @@ const FIND_STATE = prepared(
         WHERE t.jti = $1`,
 );
 const MARK_FIRST_USE = prepared('token-mark-first-use', 'UPDATE access_tokens SET first_used_at = $2 WHERE jti = $1 AND first_used_at IS NULL');
-const REMEMBER_JTI = prepared(
-  'token-remember-jti',
-  'INSERT INTO assertion_jtis (account_id, jti, expires_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING 1',
+/**
+ * Remembers a batch of assertion jtis (arrays: owner, jti, expiry) and answers the pairs that were
+ * new. The primary key decides: of two inserts of one pair, in one batch or in concurrent ones,
+ * exactly one row is inserted and returned.
+ */
+const REMEMBER_JTIS = prepared(
+  'token-remember-jtis',
+  `INSERT INTO assertion_jtis (account_id, jti, expires_at)
+   SELECT * FROM unnest($1::uuid[], $2::text[], $3::timestamptz[])
+   ON CONFLICT DO NOTHING RETURNING account_id AS owner_id, jti`,
 );
-const REMEMBER_USER_JTI = prepared(
-  'token-remember-user-jti',
-  'INSERT INTO user_assertion_jtis (user_id, jti, expires_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING 1',
+const REMEMBER_USER_JTIS = prepared(
+  'token-remember-user-jtis',
+  `INSERT INTO user_assertion_jtis (user_id, jti, expires_at)
+   SELECT * FROM unnest($1::uuid[], $2::text[], $3::timestamptz[])
+   ON CONFLICT DO NOTHING RETURNING user_id AS owner_id, jti`,
 );
+
+interface AssertionJti {
+  /** The system account's or user's id. */
+  ownerId: string;
+  jti: string;
+  expiresAt: Date;
+}
 
 /** Issued tokens (DECISIONS 3.4) and assertion jtis (3.3). */
 @Injectable()
 export class TokenRepository {
+  /** Concurrent assertion grants share one insert and one commit for their jtis (group commit). */
+  private readonly accountJtis = new GroupCommit<AssertionJti, boolean>((jtis) => this.rememberJtis(REMEMBER_JTIS, jtis));
+  private readonly userJtis = new GroupCommit<AssertionJti, boolean>((jtis) => this.rememberJtis(REMEMBER_USER_JTIS, jtis));
+
   constructor(private readonly db: Database) {}
 
   /** Records issued tokens in one statement and one commit (TokenService batches them with GroupCommit). */
@@ -128,24 +148,29 @@ export class TokenRepository {
   }
 
   /**
-   * Remembers an assertion's jti until the assertion expires. The primary key makes replay refusal
-   * atomic across instances: of two concurrent requests with one jti, exactly one inserts.
+   * Remembers an assertion's jti until the assertion expires; false when it was seen before. The
+   * primary key makes replay refusal atomic across requests and instances: of two concurrent
+   * requests with one jti, exactly one is answered true.
    */
-  async rememberJti(accountId: string, jti: string, expiresAt: Date): Promise<boolean> {
-    const rows = await this.db.query(
-      REMEMBER_JTI,
-      [accountId, jti, expiresAt],
-    );
-    return rows.length > 0;
+  rememberJti(accountId: string, jti: string, expiresAt: Date): Promise<boolean> {
+    return this.accountJtis.write({ ownerId: accountId, jti, expiresAt });
   }
 
   /** As rememberJti, for assertions of operators and cardholders (jwt-bearer grant). */
-  async rememberUserJti(userId: string, jti: string, expiresAt: Date): Promise<boolean> {
-    const rows = await this.db.query(
-      REMEMBER_USER_JTI,
-      [userId, jti, expiresAt],
-    );
-    return rows.length > 0;
+  rememberUserJti(userId: string, jti: string, expiresAt: Date): Promise<boolean> {
+    return this.userJtis.write({ ownerId: userId, jti, expiresAt });
+  }
+
+  /** One statement for a batch; true for each jti it inserted. A pair twice in a batch is new once. */
+  private async rememberJtis(statement: PreparedStatement, jtis: AssertionJti[]): Promise<boolean[]> {
+    const inserted = await this.db.query<{ owner_id: string; jti: string }>(statement, [
+      jtis.map((j) => j.ownerId),
+      jtis.map((j) => j.jti),
+      jtis.map((j) => j.expiresAt),
+    ]);
+    // Text cannot hold NUL in PostgreSQL, so it separates the key's parts unambiguously.
+    const fresh = new Set(inserted.map((row) => `${row.owner_id}\u0000${row.jti}`));
+    return jtis.map((j) => fresh.delete(`${j.ownerId}\u0000${j.jti}`));
   }
 
   /** Deletes expired token rows and jtis; returns how many. */
