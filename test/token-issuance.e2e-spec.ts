@@ -273,15 +273,15 @@ describe('token endpoint', () => {
       const { rows } = await t.db.query<{ id: string }>('SELECT id FROM system_accounts WHERE client_id = $1', [acme.clientId]);
       const prefix = randomUUID();
       const expiresAt = new Date(t.clock.now().getTime() + 60_000);
-      // Called in one tick: the first four go out one by one, the other twenty queue into one insert
-      // that holds jtis 4 and 5 several times over and jtis 0-3 again.
+      // Called in one tick: the first four (jtis 0-3) go out one by one, the other twenty queue into
+      // one insert that holds jtis 4 and 5 four times each and jtis 0-3 again. Which of two racing
+      // inserts of a jti wins is PostgreSQL's to decide; that exactly one does is the rule.
       const jtis = Array.from({ length: 24 }, (_, index) => `${prefix}-${index % 6}`);
       const answers = await Promise.all(jtis.map((jti) => repository.rememberJti(rows[0].id, jti, expiresAt)));
 
       for (let k = 0; k < 6; k++) {
         expect(answers.filter((isNew, index) => isNew && index % 6 === k)).toHaveLength(1);
       }
-      expect(answers.slice(0, 6)).toEqual([true, true, true, true, true, true]);
       expect(await repository.rememberJti(rows[0].id, `${prefix}-5`, expiresAt)).toBe(false);
       const stored = await t.db.query<{ n: string }>('SELECT count(*) AS n FROM assertion_jtis WHERE jti LIKE $1', [`${prefix}-%`]);
       expect(Number(stored.rows[0].n)).toBe(6);
