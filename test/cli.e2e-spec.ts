@@ -133,6 +133,11 @@ describe('command line (apps/cli)', () => {
     const missingOption = await cli(['organization', 'create', 'x_org']);
     expect(missingOption.code).toBe(2);
     expect(missingOption.stderr).toContain("required option '--name <name>' not specified");
+    const dashThumbprint = await cli(['certificate', 'delete', 'platform', 'platform-admin', '-Tlj5bgvYDkOM1tG8xayJVW8yZdLe7-1-f_m3D_Q8A']);
+    expect(dashThumbprint.code).toBe(2);
+    expect(dashThumbprint.stderr).toContain("unknown option '-Tlj5bgvYDkOM1tG8xayJVW8yZdLe7-1-f_m3D_Q8A'");
+    expect(dashThumbprint.stderr).toContain("An argument that begins with '-' (a certificate thumbprint can) goes after --");
+    expectRefused(await cli(['certificate', 'delete', 'platform', 'platform-admin', '--', '-Tlj5bgvYDkOM1tG8xayJVW8yZdLe7-1-f_m3D_Q8A']), /^Refused: .*-Tlj5bgvYDkOM1tG8xayJVW8yZdLe7-1-f_m3D_Q8A/);
     const badBoolean = await cli(['system-account', 'update', 'platform', 'platform-admin', '--disabled', 'maybe']);
     expect(badBoolean.code).toBe(2);
     expect(badBoolean.stderr).toContain('must be true or false');
@@ -195,7 +200,8 @@ describe('command line (apps/cli)', () => {
     expect(uploaded.json()).toMatchObject({ id: certificate.thumbprint, subject: expect.stringContaining('CN=') });
     expect((await api('get', `/organizations/${org}/system-accounts/${org}-ops/certificates`)).body.Resources.map((c: { id: string }) => c.id)).toEqual([certificate.thumbprint]);
     expectRefused(await cli(['certificate', 'upload', org, `${org}-ops`, join(workDir, 'missing.pem')]), 'Cannot read');
-    expectOk(await cli(['certificate', 'delete', org, `${org}-ops`, certificate.thumbprint]));
+    // A thumbprint is base64url and may begin with '-': after `--` it is never read as an option.
+    expectOk(await cli(['certificate', 'delete', org, `${org}-ops`, '--', certificate.thumbprint]));
     const certificates = await cli(['certificate', 'list', org, `${org}-ops`]);
     expectOk(certificates);
     expect(certificates.json()).toMatchObject({ totalResults: 0, Resources: [] });

@@ -33,6 +33,9 @@ Exit codes:
   3  configuration or infrastructure failure (environment, database)
 
 Configure it like the service (DATABASE_URL, SECRET_PEPPER, ...); see the README.`;
+/** Base64url ids (certificate thumbprints) begin with '-' one time in 64, and then read as an option. */
+const DASH_ARGUMENT_HINT =
+  "An argument that begins with '-' (a certificate thumbprint can) goes after --, which ends the options: certificate delete <org> <clientId> -- <thumbprint>\n";
 
 /** Runs `work` with the services on the configured database; `imports` adds feature modules a command needs. */
 async function withServices<T>(work: (app: INestApplicationContext) => Promise<T>, imports: (Type | DynamicModule)[] = []): Promise<T> {
@@ -98,6 +101,7 @@ async function main(argv: string[]): Promise<number> {
       // --help and --version end with exit code 0; help shown because a command is missing is a usage error.
       if (error.exitCode === 0) return 0;
       if (error.code === 'usage') process.stderr.write(`${error.message}\n`);
+      if (error.code === 'commander.unknownOption') process.stderr.write(DASH_ARGUMENT_HINT);
       return EXIT_USAGE;
     }
     if (error instanceof DomainError) {

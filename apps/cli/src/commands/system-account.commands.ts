@@ -121,7 +121,7 @@ export function registerSystemAccountCommands(program: Command, cli: CliRuntime)
   });
   certificate
     .command('delete <org> <clientId> <thumbprint>')
-    .description('Delete a certificate, named by its x5t#S256 thumbprint (its id in the list).')
+    .description("Delete a certificate, named by its x5t#S256 thumbprint (its id in the list). A thumbprint that begins with '-' goes after --: delete <org> <clientId> -- <thumbprint>.")
     .action(async (org: string, clientId: string, thumbprint: string) => {
       await cli.withServices(async (app) => {
         await app.get(SystemAccountService).deleteCertificate(org, clientId, thumbprint, cli.actor);
