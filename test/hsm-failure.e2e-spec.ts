@@ -5,7 +5,8 @@ import { TestApp, createTestApp, tokenRequest, PLATFORM_ADMIN_SECRET } from '@ap
 describe('HSM failure at run time', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await createTestApp();
+    // Probe an idle HSM every second (default 10 s), for the last test.
+    t = await createTestApp({ env: { HSM_HEALTH_CHECK_INTERVAL_S: '1' } });
   });
   afterAll(() => t.close());
 
@@ -32,6 +33,25 @@ describe('HSM failure at run time', () => {
       healed = (await t.http.get('/health/ready')).status === 200;
     }
     expect(healed).toBe(true);
+    expect((await issue()).status).toBe(200);
+  });
+
+  it('an HSM lost while the service is idle: readiness turns red with no request signing, then heals', async () => {
+    expect((await t.http.get('/health/ready')).status).toBe(200);
+    t.app.get(Pkcs11Signer).simulateModuleFailureForTests('sessions-closed');
+
+    // Only readiness is asked: the probe sign after a second without signs is what notices.
+    const statuses: number[] = [];
+    for (let i = 0; i < 100 && statuses.at(-1) !== 503; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      statuses.push((await t.http.get('/health/ready')).status);
+    }
+    expect(statuses.at(-1)).toBe(503);
+    for (let i = 0; i < 100 && statuses.at(-1) !== 200; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      statuses.push((await t.http.get('/health/ready')).status);
+    }
+    expect(statuses.at(-1)).toBe(200);
     expect((await issue()).status).toBe(200);
   });
 });

@@ -14,7 +14,13 @@ import { HealthController } from './health.controller';
 /** The HSM: the configured PKCS#11 module, or the embedded SoftHSM2 token under DATA_DIR. */
 export function hsmOptions(config: AppConfig, logger: Logger): HsmModuleOptions {
   const { hsm } = config;
-  const common = { tokenLabel: hsm.tokenLabel, pin: hsm.pin, keyLabel: hsm.keyLabel, logger: logger.child({ component: 'hsm' }) };
+  const common = {
+    tokenLabel: hsm.tokenLabel,
+    pin: hsm.pin,
+    keyLabel: hsm.keyLabel,
+    healthCheckIntervalMs: hsm.healthCheckIntervalS * 1000,
+    logger: logger.child({ component: 'hsm' }),
+  };
   if (!config.embeddedHsm) return { ...common, modulePath: hsm.modulePath! };
   const { modulePath } = ensureSoftHsmToken({ directory: join(config.dataDir, 'softhsm'), tokenLabel: hsm.tokenLabel, soPin: hsm.soPin!, pin: hsm.pin });
   return { ...common, modulePath, generateKeyIfMissing: true };

@@ -35,6 +35,8 @@ export class AppConfig {
     keyLabel: string;
     /** Only for the embedded token. */
     soPin?: string;
+    /** A probe sign after this long without a sign; 0: none (readiness then changes only when a sign fails). */
+    healthCheckIntervalS: number;
   };
 
   accessTokenLifetimeS!: number;

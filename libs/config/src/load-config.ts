@@ -42,6 +42,7 @@ const schema = z.object({
   PKCS11_PIN: optionalText,
   PKCS11_PIN_FILE: optionalText,
   JWT_KEY_LABEL: z.string().min(1).default('JWT_KEY'),
+  HSM_HEALTH_CHECK_INTERVAL_S: int(10, 0, 3600),
   ACCESS_TOKEN_LIFETIME_S: int(3600, 60, 86400),
   TOKEN_UNUSED_TIMEOUT_S: int(300, 1, 86400),
   ASSERTION_CLOCK_SKEW_S: int(30, 0, 600),
@@ -129,6 +130,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     pin: e.PKCS11_PIN ?? (e.PKCS11_PIN_FILE ? readPinFile(e.PKCS11_PIN_FILE) : generated!.pkcs11Pin),
     keyLabel: e.JWT_KEY_LABEL,
     soPin: e.PKCS11_MODULE ? undefined : generated!.pkcs11SoPin,
+    healthCheckIntervalS: e.HSM_HEALTH_CHECK_INTERVAL_S,
   };
   config.accessTokenLifetimeS = e.ACCESS_TOKEN_LIFETIME_S;
   config.tokenUnusedTimeoutS = e.TOKEN_UNUSED_TIMEOUT_S;

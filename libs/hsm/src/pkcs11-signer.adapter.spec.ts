@@ -13,6 +13,7 @@ beforeAll(() => {
   // Made before the first C_Initialize of this process: SoftHSM reads the token folder only then (rule 8).
   token.generateKey('RSA_KEY', 'RSA');
   token.generateUncopyableEcKey('UNCOPYABLE_KEY');
+  token.generateKey('IDLE_KEY', 'EC');
   options = { modulePath: token.modulePath, tokenLabel: token.tokenLabel, pin: token.pin };
 });
 
@@ -192,6 +193,38 @@ describe('the key a sign uses', () => {
       });
       expect(infos.find((info) => info.message === 'HSM signer connected')).toMatchObject({ algorithm: 'ES256', signsWithSessionCopy: false });
       expect(verifiesJws(signer.publicJwk, signingInput, await signer.sign(signingInput))).toBe(true);
+    } finally {
+      await signer.close();
+    }
+  });
+});
+
+describe('health checks while idle', () => {
+  it('a probe sign notices a lost HSM with no caller signing: readiness red, a warning, then the reconnect', async () => {
+    const warnings: string[] = [];
+    const logger = { info: () => undefined, warn: (_fields: object | string, message?: string) => warnings.push(message ?? ''), error: () => undefined };
+    const signer = await Pkcs11Signer.connect({ ...options, keyLabel: 'IDLE_KEY', healthCheckIntervalMs: 50 }, logger);
+    try {
+      // ES256 signs are synchronous, so no probe is ever in flight while this runs (rule 2).
+      signer.simulateModuleFailureForTests();
+      await waitUntil(() => !signer.isReady(), 2_000);
+      expect(warnings).toContain('HSM sign failed; reconnecting in the background');
+      await waitUntil(() => signer.isReady(), 5_000);
+      expect(verifiesJws(signer.publicJwk, signingInput, await signer.sign(signingInput))).toBe(true);
+    } finally {
+      await signer.close();
+    }
+  });
+
+  it('without health checks (the default), nothing notices until a sign fails', async () => {
+    const signer = await Pkcs11Signer.connect({ ...options, keyLabel: 'IDLE_KEY' });
+    try {
+      signer.simulateModuleFailureForTests();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(signer.isReady()).toBe(true);
+      await expect(signer.sign(signingInput)).rejects.toBeInstanceOf(SignerUnavailableError);
+      expect(signer.isReady()).toBe(false);
+      await waitUntil(() => signer.isReady(), 5_000);
     } finally {
       await signer.close();
     }

@@ -29,6 +29,12 @@ export interface HsmOptions {
    * the label, which the next start refuses (rule 6).
    */
   generateKeyIfMissing?: boolean;
+  /**
+   * When no sign has succeeded for this long, sign a probe input, so that an HSM lost while the
+   * service is idle turns readiness red (and starts the reconnect) before a client's request meets
+   * it. 0 turns it off; default 0 here, the service sets HSM_HEALTH_CHECK_INTERVAL_S.
+   */
+  healthCheckIntervalMs?: number;
 }
 
 /** Pino-style: a message, or structured fields followed by a message. */
@@ -48,6 +54,7 @@ const ES256_SIGNATURE_LENGTH = 64;
 /** PKCS#11 v2.40; pkcs11js 2.1 names it only CKR_VENDOR_DEFINED:27. */
 const CKR_ACTION_PROHIBITED = 0x1b;
 const KEY_PAIR_CHECK_INPUT = Buffer.from('Pkcs11Signer key pair check');
+const HEALTH_CHECK_INPUT = Buffer.from('Pkcs11Signer health check');
 const PIN_REJECTED_CODES = new Set([
   pkcs11js.CKR_PIN_INCORRECT,
   pkcs11js.CKR_PIN_INVALID,
@@ -102,6 +109,9 @@ export class Pkcs11Signer extends Signer {
   private reconnection: Promise<void> = Promise.resolve();
   private nextAttemptAt = 0;
   private closing?: Promise<void>;
+  /** When the last sign succeeded: signs in use prove the HSM alive, so health checks skip then. */
+  private lastSignedAt = Date.now();
+  private healthChecks?: NodeJS.Timeout;
 
   private constructor(
     private readonly pkcs11: pkcs11js.PKCS11,
@@ -145,6 +155,7 @@ export class Pkcs11Signer extends Signer {
         quietly(logger, 'C_CloseAllSessions', () => pkcs11.C_CloseAllSessions(connection.slot));
         throw error;
       });
+      signer.startHealthChecks();
       logger?.info(
         {
           tokenLabel: settings.tokenLabel,
@@ -189,6 +200,22 @@ export class Pkcs11Signer extends Signer {
   }
 
   /**
+   * Every interval without a successful sign, one sign of a probe input through the normal path:
+   * the pool (one operation per session, rule 2), the running set (close() waits for it, rule 4)
+   * and the failure handling (readiness red, background reconnect). A failed probe is logged there.
+   */
+  private startHealthChecks(): void {
+    const intervalMs = this.settings.healthCheckIntervalMs;
+    if (intervalMs <= 0) return;
+    this.healthChecks = setInterval(() => {
+      if (this.state === 'ready' && Date.now() - this.lastSignedAt >= intervalMs) {
+        this.sign(HEALTH_CHECK_INPUT).catch(() => undefined);
+      }
+    }, intervalMs);
+    this.healthChecks.unref();
+  }
+
+  /**
    * Stops accepting signs, lets the accepted ones finish, then C_Logout, C_CloseAllSessions and
    * C_Finalize, in that order (rule 4). Idempotent.
    */
@@ -214,7 +241,9 @@ export class Pkcs11Signer extends Signer {
   private async signOnPool(connection: Connection, input: Buffer): Promise<Buffer> {
     const session = await connection.pool.acquire();
     try {
-      return await this.signWith(connection, session, input);
+      const signature = await this.signWith(connection, session, input);
+      this.lastSignedAt = Date.now();
+      return signature;
     } catch (error) {
       throw this.onModuleFailure(connection, error);
     } finally {
@@ -341,6 +370,7 @@ export class Pkcs11Signer extends Signer {
 
   private async shutdown(): Promise<void> {
     this.state = 'closed';
+    clearInterval(this.healthChecks);
     this.stopReconnecting.abort();
     await this.reconnection;
     // Rule 4: C_Finalize with signs in flight segfaults, so drain the accepted ones first.
@@ -376,6 +406,10 @@ function withDefaults(options: HsmOptions): Settings {
   if (!Number.isInteger(sessionPoolSize) || sessionPoolSize < 1) {
     throw new HsmConfigurationError('HSM_OPTIONS_INVALID', `sessionPoolSize must be a positive integer, got ${sessionPoolSize}`);
   }
+  const healthCheckIntervalMs = options.healthCheckIntervalMs ?? 0;
+  if (!Number.isInteger(healthCheckIntervalMs) || healthCheckIntervalMs < 0) {
+    throw new HsmConfigurationError('HSM_OPTIONS_INVALID', `healthCheckIntervalMs must be a whole number of milliseconds (0 turns checks off), got ${healthCheckIntervalMs}`);
+  }
   return {
     modulePath: options.modulePath,
     tokenLabel: options.tokenLabel,
@@ -383,6 +417,7 @@ function withDefaults(options: HsmOptions): Settings {
     keyLabel: options.keyLabel ?? DEFAULT_KEY_LABEL,
     sessionPoolSize,
     generateKeyIfMissing: options.generateKeyIfMissing ?? false,
+    healthCheckIntervalMs,
   };
 }
 

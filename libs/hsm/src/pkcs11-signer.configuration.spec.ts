@@ -103,6 +103,13 @@ it('refuses a public key that does not verify the private key\'s signatures', as
 it('refuses a session pool size that is not a positive integer', async () => {
   const error = await refusal({ sessionPoolSize: 0 });
   expect(error.code).toBe('HSM_OPTIONS_INVALID');
+  expect(error.message).toBe('sessionPoolSize must be a positive integer, got 0');
+});
+
+it('refuses a health-check interval that is not a whole number of milliseconds', async () => {
+  const error = await refusal({ healthCheckIntervalMs: -1 });
+  expect(error.code).toBe('HSM_OPTIONS_INVALID');
+  expect(error.message).toBe('healthCheckIntervalMs must be a whole number of milliseconds (0 turns checks off), got -1');
 });
 
 it('connects with the corrected configuration in the same process after all those refusals', async () => {
