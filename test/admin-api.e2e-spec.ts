@@ -12,6 +12,7 @@ import {
   expectScimError,
   HttpMethod,
   adminCall,
+  createAdminAndPlainAccounts,
 } from '@app/testing';
 
 /**
@@ -99,19 +100,8 @@ describe('admin API (DECISIONS 11)', () => {
     return id;
   }
 
-  /** An organization with an organization administrator and a plain (non-administrator) account. */
-  async function orgWithAccounts() {
-    const org = await newOrg();
-    const orgAdmin = await createSystemAccount(t.http, admin, org, { suffix: 'admin', role: 'Administration', organizationAdministrator: true });
-    const plain = await createSystemAccount(t.http, admin, org, { suffix: 'plain', role: 'Issuance' });
-    return {
-      org,
-      orgAdmin,
-      plain,
-      orgAdminToken: await tokenBySecret(t.http, org, orgAdmin.clientId, orgAdmin.secret),
-      plainToken: await tokenBySecret(t.http, org, plain.clientId, plain.secret),
-    };
-  }
+  /** A new organization with an organization administrator and a plain account, with tokens. */
+  const orgWithAccounts = async () => createAdminAndPlainAccounts(t.http, admin, await newOrg());
 
   function decodeJwtPayload(jwt: string): Record<string, unknown> {
     return JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url').toString('utf8')) as Record<string, unknown>;

@@ -15,6 +15,7 @@ import {
   expectScimError,
   HttpMethod,
   adminCall,
+  createAdminAndPlainAccounts,
 } from '@app/testing';
 
 /**
@@ -60,19 +61,8 @@ describe('admin API: deletions, rotation, disabling (DECISIONS 11, 4)', () => {
     return id;
   }
 
-  /** An organization with an organization administrator and a plain (non-administrator) account, with tokens. */
-  async function orgWithAccounts() {
-    const org = await newOrg();
-    const orgAdmin = await createSystemAccount(t.http, admin, org, { suffix: 'admin', role: 'Administration', organizationAdministrator: true });
-    const plain = await createSystemAccount(t.http, admin, org, { suffix: 'plain', role: 'Issuance' });
-    return {
-      org,
-      orgAdmin,
-      plain,
-      orgAdminToken: await tokenBySecret(t.http, org, orgAdmin.clientId, orgAdmin.secret),
-      plainToken: await tokenBySecret(t.http, org, plain.clientId, plain.secret),
-    };
-  }
+  /** A new organization with an organization administrator and a plain account, with tokens. */
+  const orgWithAccounts = async () => createAdminAndPlainAccounts(t.http, admin, await newOrg());
 
   const whoami = (org: string, token: string) => t.http.get(`/authentication/customer/${org}/whoami`).auth(token, { type: 'bearer' });
 

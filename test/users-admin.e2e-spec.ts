@@ -1,7 +1,7 @@
 import { X509Certificate, createHash, randomUUID } from 'node:crypto';
 import type { Response } from 'supertest';
 import { PasswordHasher, UserRepository } from '@app/accounts';
-import { PLATFORM_ADMIN_SECRET, TestApp, TestCertificate, createOrganization, createSystemAccount, createTestApp, makeCertificate, platformAdminToken, tokenBySecret, expectScimError, HttpMethod, adminCall } from '@app/testing';
+import { PLATFORM_ADMIN_SECRET, TestApp, TestCertificate, createOrganization, createTestApp, makeCertificate, platformAdminToken, expectScimError, HttpMethod, adminCall, createAdminAndPlainAccounts } from '@app/testing';
 
 /**
  * Users of the credential-management API in the administration API (DECISIONS 11 users rows,
@@ -55,17 +55,8 @@ describe('admin API: users (DECISIONS 11, 3.5)', () => {
     return id;
   }
 
-  /** An organization with an organization administrator and a plain (non-administrator) account. */
-  async function orgWithAccounts() {
-    const org = await newOrg();
-    const orgAdmin = await createSystemAccount(t.http, admin, org, { suffix: 'admin', role: 'Administration', organizationAdministrator: true });
-    const plain = await createSystemAccount(t.http, admin, org, { suffix: 'plain', role: 'Issuance' });
-    return {
-      org,
-      orgAdminToken: await tokenBySecret(t.http, org, orgAdmin.clientId, orgAdmin.secret),
-      plainToken: await tokenBySecret(t.http, org, plain.clientId, plain.secret),
-    };
-  }
+  /** A new organization with an organization administrator and a plain account, with tokens. */
+  const orgWithAccounts = async () => createAdminAndPlainAccounts(t.http, admin, await newOrg());
 
   const usersPath = (org: string) => `/organizations/${org}/users`;
   const userPath = (org: string, id: string) => `/organizations/${org}/users/${id}`;

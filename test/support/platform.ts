@@ -37,6 +37,19 @@ export async function createSystemAccount(http: TestAgent, token: string, org: s
   return { clientId: response.body.clientId, secret: response.body.secret.value, tokenUrl: response.body.tokenUrl };
 }
 
+/** In an existing organization: an organization administrator and a plain (Issuance) account, each with a token. */
+export async function createAdminAndPlainAccounts(http: TestAgent, adminToken: string, org: string) {
+  const orgAdmin = await createSystemAccount(http, adminToken, org, { suffix: 'admin', role: 'Administration', organizationAdministrator: true });
+  const plain = await createSystemAccount(http, adminToken, org, { suffix: 'plain', role: 'Issuance' });
+  return {
+    org,
+    orgAdmin,
+    plain,
+    orgAdminToken: await tokenBySecret(http, org, orgAdmin.clientId, orgAdmin.secret),
+    plainToken: await tokenBySecret(http, org, plain.clientId, plain.secret),
+  };
+}
+
 export async function uploadCertificate(http: TestAgent, token: string, org: string, clientId: string, pem: string) {
   return http.post(`/admin/v1/organizations/${org}/system-accounts/${clientId}/certificates`).auth(token, { type: 'bearer' }).set('Content-Type', 'application/x-pem-file').send(pem);
 }
