@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { AuditService, OrganizationService } from '@app/accounts';
 import { OperatorDependentPolicy } from '@app/auth';
 import { Clock, DomainError, Principal, ScimSearch, forbidden, invalidValue, notFound, uniqueness } from '@app/common';
-import { ChangeFeed, Database, GroupCommit } from '@app/persistence';
+import { ChangeFeed, Database, FeedCache, GroupCommit } from '@app/persistence';
 import { CreatedDevice, DeviceRepository, DeviceRow, isCuidTaken } from './device.repository';
 import { ExternalId, isDeviceId, parseCreateDevice } from './device.schema';
 import { DeviceAction, DeviceReason, resolveReason, transitionOf } from './lifecycle/device-lifecycle';
@@ -21,9 +21,11 @@ const MAX_CACHED_DEVICES = 50_000;
 export class DeviceService {
   /** Concurrent creates share one statement and one commit (group commit). */
   private readonly creates = new GroupCommit<CreatedDevice>((devices) => this.devices.insertCreated(devices));
-  private readonly cache = new Map<string, DeviceRow>();
-  /** Counts evictions, so that a read that overlapped one does not store an older row. */
-  private generation = 0;
+  /**
+   * Device reads, kept per instance: every move and deletion publishes 'device' after commit, and an
+   * owner's groups change arrives as 'subject' (as does any organization change).
+   */
+  private readonly cache: FeedCache<DeviceRow>;
 
   constructor(
     private readonly db: Database,
@@ -34,11 +36,12 @@ export class DeviceService {
     private readonly changes: ChangeFeed,
     private readonly clock: Clock,
   ) {
-    changes.subscribe((change) => {
-      if (change.topic === 'token' || change.topic === 'lockout') return;
-      this.generation++;
-      if (change.topic === 'device') this.cache.delete(change.id);
-      else this.cache.clear();
+    this.cache = new FeedCache(changes, {
+      evicts: (change) => {
+        if (change.topic === 'device') return { key: change.id };
+        return change.topic === 'subject' || change.topic === 'organization' ? 'all' : undefined;
+      },
+      maxEntries: MAX_CACHED_DEVICES,
     });
   }
 
@@ -83,22 +86,8 @@ export class DeviceService {
     return row;
   }
 
-  /**
-   * Device reads are kept per instance: every move and deletion publishes 'device' on the change
-   * feed after commit (and an owner's groups change arrives as 'subject'), which evicts on every
-   * instance; while the feed is down nothing is served from memory.
-   */
-  private async read(org: string, id: string): Promise<DeviceRow | undefined> {
-    const key = `${org}/${id}`;
-    const cached = this.changes.live ? this.cache.get(key) : undefined;
-    if (cached) return cached;
-    const generation = this.generation;
-    const row = await this.devices.findById(org, id);
-    if (row && this.changes.live && generation === this.generation) {
-      if (this.cache.size >= MAX_CACHED_DEVICES) this.cache.delete(this.cache.keys().next().value!);
-      this.cache.set(key, row);
-    }
-    return row;
+  private read(org: string, id: string): Promise<DeviceRow | undefined> {
+    return this.cache.read(`${org}/${id}`, () => this.devices.findById(org, id));
   }
 
   search(principal: Principal, search: ScimSearch): Promise<{ rows: DeviceRow[]; total: number }> {

@@ -4,3 +4,4 @@ export * from './embedded-postgres';
 export * from './persistence.module';
 export * from './change-feed';
 export * from './group-commit';
+export * from './feed-cache';

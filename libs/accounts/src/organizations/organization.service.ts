@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Clock, DomainError, notFound } from '@app/common';
-import { ChangeFeed, Database } from '@app/persistence';
+import { ChangeFeed, Database, FeedCache } from '@app/persistence';
 import { Actor, AuditService } from '../audit/audit.service';
 import { OrganizationHoldings, OrganizationRepository, OrganizationRow } from './organization.repository';
 import { OrganizationSettings, withDefaults } from './organization-settings';
@@ -21,16 +21,16 @@ export function toOrganization(row: OrganizationRow): Organization {
   return { id: row.id, name: row.name, settings: withDefaults(row.settings), created: row.created_at, lastModified: row.updated_at, version: row.version };
 }
 
+/** Bounds memory; settings are a few fields per organization. */
+const MAX_CACHED_SETTINGS = 10_000;
+
 @Injectable()
 export class OrganizationService {
   /**
    * Settings read on hot paths (device creation), kept per instance. Every settings change or
-   * deletion publishes 'organization' on the change feed, which empties this on every instance;
-   * while the feed is down nothing is served from it.
+   * deletion publishes 'organization' with the organization's id, which evicts it on every instance.
    */
-  private readonly settingsCache = new Map<string, OrganizationSettings>();
-  /** Counts evictions, so that a read that overlapped one does not store older settings. */
-  private settingsGeneration = 0;
+  private readonly settingsCache: FeedCache<OrganizationSettings>;
 
   constructor(
     private readonly organizations: OrganizationRepository,
@@ -39,10 +39,9 @@ export class OrganizationService {
     private readonly db: Database,
     private readonly audit: AuditService,
   ) {
-    changes.subscribe((change) => {
-      if (change.topic !== 'organization' && change.topic !== 'reset') return;
-      this.settingsGeneration++;
-      this.settingsCache.clear();
+    this.settingsCache = new FeedCache(changes, {
+      evicts: (change) => (change.topic === 'organization' ? { key: change.id } : undefined),
+      maxEntries: MAX_CACHED_SETTINGS,
     });
   }
 
@@ -59,14 +58,10 @@ export class OrganizationService {
 
   /** Settings as the token service and resources read them; undefined for an unknown org. */
   async findSettings(id: string): Promise<OrganizationSettings | undefined> {
-    const cached = this.changes.live ? this.settingsCache.get(id) : undefined;
-    if (cached) return cached;
-    const generation = this.settingsGeneration;
-    const row = await this.organizations.findById(id);
-    if (!row) return undefined;
-    const settings = withDefaults(row.settings);
-    if (this.changes.live && generation === this.settingsGeneration) this.settingsCache.set(id, settings);
-    return settings;
+    return this.settingsCache.read(id, async () => {
+      const row = await this.organizations.findById(id);
+      return row ? withDefaults(row.settings) : undefined;
+    });
   }
 
   async create(input: { id: string; name: string; settings?: Partial<OrganizationSettings> }, actor: Actor): Promise<Organization> {

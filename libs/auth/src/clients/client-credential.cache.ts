@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { StoredCertificate, StoredSecret } from '@app/accounts';
-import { ChangeFeed } from '@app/persistence';
+import { ChangeFeed, FeedCache } from '@app/persistence';
 import { ClientCredentialRepository, ClientCredentials } from './client-credential.repository';
 
 type Found<C> = NonNullable<ClientCredentials<C>['account']>;
@@ -17,26 +17,26 @@ const MAX_CLEAN_KEYS = 100_000;
  * - the lockout counter keys known to have no failures, each dropped when any instance counts a
  *   failure for it. A key with failures is always read from the database, so the 429 never comes
  *   from memory.
- * All of it arrives through the ChangeFeed after commit; while the feed is down nothing is served
- * from memory. A read stores its result only if no change arrived while it was in flight
- * (`generation`), so a concurrent eviction cannot be undone by an older read.
+ * Both are FeedCaches: filled only by reads that no eviction overlapped, and not served while the
+ * change feed is down.
  */
 @Injectable()
 export class ClientCredentialCache {
-  private readonly accounts = new Map<string, Found<unknown>>();
-  private readonly cleanKeys = new Set<string>();
-  private generation = 0;
+  private readonly accounts: FeedCache<Found<unknown>>;
+  /** A member means "no failures counted for this key"; the value carries nothing. */
+  private readonly cleanKeys: FeedCache<true>;
 
   constructor(
     private readonly repository: ClientCredentialRepository,
-    private readonly changes: ChangeFeed,
+    changes: ChangeFeed,
   ) {
-    changes.subscribe((change) => {
-      if (change.topic === 'token' || change.topic === 'device') return;
-      this.generation++;
-      if (change.topic === 'lockout') this.cleanKeys.delete(change.id);
-      else this.accounts.clear();
-      if (change.topic === 'reset') this.cleanKeys.clear();
+    this.accounts = new FeedCache(changes, {
+      evicts: (change) => (change.topic === 'subject' || change.topic === 'organization' ? 'all' : undefined),
+      maxEntries: MAX_ACCOUNTS,
+    });
+    this.cleanKeys = new FeedCache(changes, {
+      evicts: (change) => (change.topic === 'lockout' ? { key: change.id } : undefined),
+      maxEntries: MAX_CLEAN_KEYS,
     });
   }
 
@@ -49,22 +49,17 @@ export class ClientCredentialCache {
   }
 
   private async find<C>(key: string, failureKeys: string[], read: () => Promise<ClientCredentials<C>>): Promise<ClientCredentials<C>> {
-    if (this.changes.live && failureKeys.every((k) => this.cleanKeys.has(k))) {
+    if (failureKeys.every((k) => this.cleanKeys.get(k))) {
       const account = this.accounts.get(key) as Found<C> | undefined;
       if (account) return { failures: [], account };
     }
-    const generation = this.generation;
+    const accountsMark = this.accounts.mark();
+    const keysMark = this.cleanKeys.mark();
     const result = await read();
-    if (this.changes.live && generation === this.generation) {
-      if (result.failures.length === 0) {
-        if (this.cleanKeys.size >= MAX_CLEAN_KEYS) this.cleanKeys.clear();
-        for (const k of failureKeys) this.cleanKeys.add(k);
-      }
-      if (result.account) {
-        if (this.accounts.size >= MAX_ACCOUNTS) this.accounts.delete(this.accounts.keys().next().value!);
-        this.accounts.set(key, result.account);
-      }
+    if (result.failures.length === 0) {
+      for (const k of failureKeys) this.cleanKeys.set(k, true, keysMark);
     }
+    if (result.account) this.accounts.set(key, result.account, accountsMark);
     return result;
   }
 }
