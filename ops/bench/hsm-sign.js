@@ -6,46 +6,40 @@
 // signs run synchronously on this thread, as the adapter runs ES256 signs. Prints the median of
 // BENCH_ROUNDS (5) rounds of BENCH_SIGNS (20000) signs each.
 const { Buffer } = require('node:buffer');
-const { execFileSync } = require('node:child_process');
-const { createHash, randomBytes } = require('node:crypto');
-const { mkdtempSync, rmSync, writeFileSync } = require('node:fs');
+const { createHash } = require('node:crypto');
+const { mkdtempSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
-const { ensureDebianPackages } = require('../setup');
+const { ROOT, ensureDependencies, ensureDebianPackages, build } = require('../setup');
 
-const MODULE = '/usr/lib/softhsm/libsofthsm2.so';
-const PIN = '87654321';
-const P256 = Buffer.from('06082a8648ce3d030107', 'hex');
 const rounds = Number(process.env.BENCH_ROUNDS || 5);
 const signsPerRound = Number(process.env.BENCH_SIGNS || 20000);
 
-ensureDebianPackages([{ name: 'softhsm2', binary: 'softhsm2-util' }]);
+ensureDependencies();
+ensureDebianPackages([
+  { name: 'softhsm2', binary: 'softhsm2-util' },
+  { name: 'opensc', binary: 'pkcs11-tool' },
+]);
+build();
+// The project's own provisioning, as the embedded default and the tests use it. It sets
+// SOFTHSM2_CONF, which SoftHSM reads at C_Initialize, so it runs before pkcs11js loads the module.
+const { ensureSoftHsmToken, generateSoftHsmKey } = require(join(ROOT, 'dist/libs/hsm/src/softhsm-provisioning'));
 const folder = mkdtempSync(join(tmpdir(), 'hsm-bench-'));
-const config = join(folder, 'softhsm2.conf');
-writeFileSync(config, `directories.tokendir = ${folder}\nobjectstore.backend = file\nlog.level = ERROR\n`);
-// SoftHSM reads SOFTHSM2_CONF at C_Initialize, so it is set before pkcs11js loads the module.
-process.env.SOFTHSM2_CONF = config;
-execFileSync('softhsm2-util', ['--init-token', '--free', '--label', 'bench', '--so-pin', '12345678', '--pin', PIN], { stdio: 'ignore' });
+const token = { directory: folder, tokenLabel: 'bench', soPin: '12345678', pin: '87654321' };
+const { modulePath } = ensureSoftHsmToken(token);
+generateSoftHsmKey({ ...token, keyLabel: 'JWT_KEY', keyType: 'EC' });
 
 const pkcs11js = require('pkcs11js');
 const pkcs11 = new pkcs11js.PKCS11();
-pkcs11.load(MODULE);
+pkcs11.load(modulePath);
 pkcs11.C_Initialize({ flags: pkcs11js.CKF_OS_LOCKING_OK });
 try {
   const [slot] = pkcs11.C_GetSlotList(true);
-  const session = pkcs11.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION | pkcs11js.CKF_RW_SESSION);
-  pkcs11.C_Login(session, pkcs11js.CKU_USER, PIN);
-  const common = [
-    { type: pkcs11js.CKA_TOKEN, value: true },
-    { type: pkcs11js.CKA_LABEL, value: 'JWT_KEY' },
-    { type: pkcs11js.CKA_ID, value: randomBytes(16) },
-  ];
-  const { privateKey } = pkcs11.C_GenerateKeyPair(
-    session,
-    { mechanism: pkcs11js.CKM_EC_KEY_PAIR_GEN },
-    [...common, { type: pkcs11js.CKA_EC_PARAMS, value: P256 }, { type: pkcs11js.CKA_VERIFY, value: true }],
-    [...common, { type: pkcs11js.CKA_PRIVATE, value: true }, { type: pkcs11js.CKA_SENSITIVE, value: true }, { type: pkcs11js.CKA_EXTRACTABLE, value: false }, { type: pkcs11js.CKA_SIGN, value: true }],
-  );
+  const session = pkcs11.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION);
+  pkcs11.C_Login(session, pkcs11js.CKU_USER, token.pin);
+  pkcs11.C_FindObjectsInit(session, [{ type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_PRIVATE_KEY }]);
+  const [privateKey] = pkcs11.C_FindObjects(session, 1);
+  pkcs11.C_FindObjectsFinal(session);
   const sessionCopy = pkcs11.C_CopyObject(session, privateKey, [{ type: pkcs11js.CKA_TOKEN, value: false }]);
 
   const digest = createHash('sha256').update('header.payload').digest();
