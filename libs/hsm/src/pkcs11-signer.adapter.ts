@@ -193,7 +193,10 @@ export class Pkcs11Signer extends Signer {
     const signing = this.signOnPool(this.connection, signingInput);
     this.running.add(signing);
     try {
-      return await signing;
+      const signature = await signing;
+      // A probe's own success does not count, or an idle signer would probe only every other tick.
+      if (signingInput !== HEALTH_CHECK_INPUT) this.lastSignedAt = Date.now();
+      return signature;
     } finally {
       this.running.delete(signing);
     }
@@ -241,9 +244,7 @@ export class Pkcs11Signer extends Signer {
   private async signOnPool(connection: Connection, input: Buffer): Promise<Buffer> {
     const session = await connection.pool.acquire();
     try {
-      const signature = await this.signWith(connection, session, input);
-      this.lastSignedAt = Date.now();
-      return signature;
+      return await this.signWith(connection, session, input);
     } catch (error) {
       throw this.onModuleFailure(connection, error);
     } finally {
