@@ -1,4 +1,4 @@
-import { KeyObject, randomUUID } from 'node:crypto';
+import { KeyObject, X509Certificate, randomUUID } from 'node:crypto';
 import { SignJWT, decodeProtectedHeader } from 'jose';
 import {
   CreatedAccount,
@@ -113,6 +113,21 @@ describe('token endpoint', () => {
         const response = await tokenRequest(t.http, 'acme', assertionForm(await sign({}, header)));
         expect(response.status).toBe(200);
       }
+    });
+
+    it('keys in the header (jwk, jku, x5u, x5c) are never trusted: only uploaded certificates verify', async () => {
+      const intruder = await makeCertificate({ keyType: 'EC-P256' });
+      const intruderCertificate = new X509Certificate(intruder.pem);
+      const embedded = {
+        jwk: intruderCertificate.publicKey.export({ format: 'jwk' }),
+        x5c: [intruderCertificate.raw.toString('base64')],
+        jku: 'https://intruder.example/jwks.json',
+        x5u: 'https://intruder.example/cert.pem',
+      };
+      // Signed by the intruder's key, which the header offers in every form: refused as a bad signature.
+      expectInvalidClient(await tokenRequest(t.http, 'acme', assertionForm(await sign({}, embedded, intruder))), GENERIC);
+      // Signed by the uploaded certificate's key, the same header is ignored, not refused.
+      expect((await tokenRequest(t.http, 'acme', assertionForm(await sign({}, embedded)))).status).toBe(200);
     });
 
     it('RSA and P-384 certificates sign with RS256, PS256 and ES384', async () => {
