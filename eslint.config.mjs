@@ -24,7 +24,10 @@ export default tseslint.config(
   },
   {
     files: ['ops/**/*.js', '*.js'],
-    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable', process: 'readonly', __dirname: 'readonly', console: 'readonly' } },
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: { require: 'readonly', module: 'writable', process: 'readonly', __dirname: 'readonly', console: 'readonly' },
+    },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
 );

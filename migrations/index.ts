@@ -5,4 +5,10 @@ import { CreateDeliveryGateways1763900000100 } from './1763900000100-CreateDeliv
 import { CreateDevices1763900000200 } from './1763900000200-CreateDevices';
 
 /** Every migration, in order. The data source takes classes, not a glob, so source and dist/ behave alike. */
-export const MIGRATIONS = [CreateTokenServiceSchema1763700000000, CreateUsers1763800000000, CreateCertifiedApplications1763800000001, CreateDeliveryGateways1763900000100, CreateDevices1763900000200];
+export const MIGRATIONS = [
+  CreateTokenServiceSchema1763700000000,
+  CreateUsers1763800000000,
+  CreateCertifiedApplications1763800000001,
+  CreateDeliveryGateways1763900000100,
+  CreateDevices1763900000200,
+];

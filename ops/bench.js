@@ -43,7 +43,13 @@ function readSettings() {
   return {
     durationS: positiveInteger('BENCH_DURATION_S', 10),
     connections: positiveInteger('BENCH_CONNECTIONS', 50),
-    workloads: selectWorkloads(WORKLOADS, (process.env.BENCH_WORKLOADS ?? '').split(',').map((s) => s.trim()).filter(Boolean)),
+    workloads: selectWorkloads(
+      WORKLOADS,
+      (process.env.BENCH_WORKLOADS ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
     logLevel: process.env.LOG_LEVEL || 'info',
     databaseUrl: process.env.DATABASE_URL || undefined,
   };
@@ -120,14 +126,19 @@ function printTable(rows) {
 function printNotes(rows, seconds) {
   for (const row of rows) {
     const { name, status, result: r } = row;
-    const statuses = Object.entries(r.statusCodeStats).map(([code, { count }]) => `${code}: ${count}`).join(', ');
+    const statuses = Object.entries(r.statusCodeStats)
+      .map(([code, { count }]) => `${code}: ${count}`)
+      .join(', ');
     if (failed(row)) process.stdout.write(`${name}: expected ${status}; answers by status ${statuses}; first unexpected: ${r.firstFailure ?? '(none)'}\n`);
     if (r.duration < seconds - 0.5) process.stdout.write(`${name}: ended after ${r.duration.toFixed(1)} s of ${seconds} s (request cap reached)\n`);
   }
 }
 
 function machine() {
-  const load = os.loadavg().map((l) => l.toFixed(2)).join(' ');
+  const load = os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
   return `${os.cpus().length} cores (${os.cpus()[0]?.model.trim()}), node ${process.version}, load average ${load}`;
 }
 
@@ -162,7 +173,9 @@ async function main(settings, state, service) {
     rows.push(await measure(autocannon, workload, ctx, state));
   }
   if (state.interrupted) return 130;
-  process.stdout.write(`\nMachine: ${machine()}\nService LOG_LEVEL=${settings.logLevel}, ${settings.connections} connections, ${settings.durationS} s per workload\n`);
+  process.stdout.write(
+    `\nMachine: ${machine()}\nService LOG_LEVEL=${settings.logLevel}, ${settings.connections} connections, ${settings.durationS} s per workload\n`,
+  );
   printTable(rows);
   printNotes(rows, settings.durationS);
   return rows.some(failed) ? 1 : 0;

@@ -29,7 +29,6 @@ const AUTH_BASE_URL = 'https://auth.example.test';
 const DAY_MS = 86_400_000;
 const DEFAULT_SETTINGS = { automaticDeviceCreation: false, applicationIdPolicy: 'any', passwordGrant: true, accessTokenLifetime: null };
 
-
 describe('admin API (DECISIONS 11)', () => {
   let t: TestApp;
   let admin: string;
@@ -47,7 +46,6 @@ describe('admin API (DECISIONS 11)', () => {
   });
 
   const call = (method: HttpMethod, path: string, token?: string) => adminCall(t.http, method, path, token);
-
 
   function expectJson(response: Response): void {
     expect(response.headers['content-type']).toMatch(/^application\/json/);
@@ -68,7 +66,11 @@ describe('admin API (DECISIONS 11)', () => {
     };
   }
 
-  function accountView(org: string, clientId: string, fields: { role: string; organizationAdministrator: boolean; disabled: boolean; description: string | null }) {
+  function accountView(
+    org: string,
+    clientId: string,
+    fields: { role: string; organizationAdministrator: boolean; disabled: boolean; description: string | null },
+  ) {
     return {
       id: clientId,
       clientId,
@@ -127,7 +129,11 @@ describe('admin API (DECISIONS 11)', () => {
 
     it('POST takes partial settings and fills the rest with defaults', async () => {
       const id = newOrgId();
-      const response = await call('post', '/organizations', admin).send({ id, name: 'With settings', settings: { passwordGrant: false, accessTokenLifetime: 900 } });
+      const response = await call('post', '/organizations', admin).send({
+        id,
+        name: 'With settings',
+        settings: { passwordGrant: false, accessTokenLifetime: 900 },
+      });
       expect(response.status).toBe(201);
       expect(response.body).toEqual(orgView(id, 'With settings', { ...DEFAULT_SETTINGS, passwordGrant: false, accessTokenLifetime: 900 }));
     });
@@ -210,7 +216,11 @@ describe('admin API (DECISIONS 11)', () => {
       expect(before.status).toBe(200);
       expect(before.body.expires_in).toBe(3600);
 
-      const put = await call('put', `/organizations/${org}/settings`, admin).send({ automaticDeviceCreation: false, applicationIdPolicy: 'any', accessTokenLifetime: 600 });
+      const put = await call('put', `/organizations/${org}/settings`, admin).send({
+        automaticDeviceCreation: false,
+        applicationIdPolicy: 'any',
+        accessTokenLifetime: 600,
+      });
       expect(put.status).toBe(200);
       expect(put.body.accessTokenLifetime).toBe(600);
 
@@ -278,7 +288,11 @@ describe('admin API (DECISIONS 11)', () => {
       it('PUT settings accepts the bounds 300 and 86400', async () => {
         const id = await newOrg();
         for (const lifetime of [300, 86400]) {
-          const response = await call('put', `/organizations/${id}/settings`, admin).send({ automaticDeviceCreation: false, applicationIdPolicy: 'any', accessTokenLifetime: lifetime });
+          const response = await call('put', `/organizations/${id}/settings`, admin).send({
+            automaticDeviceCreation: false,
+            applicationIdPolicy: 'any',
+            accessTokenLifetime: lifetime,
+          });
           expect(response.status).toBe(200);
           expect(response.body.accessTokenLifetime).toBe(lifetime);
         }
@@ -364,7 +378,9 @@ describe('admin API (DECISIONS 11)', () => {
 
     it('a 403 changes nothing', async () => {
       const { org, plainToken, plain } = await orgWithAccounts();
-      expect((await call('patch', `/organizations/${org}/system-accounts/${plain.clientId}`, plainToken).send({ organizationAdministrator: true })).status).toBe(403);
+      expect(
+        (await call('patch', `/organizations/${org}/system-accounts/${plain.clientId}`, plainToken).send({ organizationAdministrator: true })).status,
+      ).toBe(403);
       const read = await call('get', `/organizations/${org}/system-accounts/${plain.clientId}`, admin);
       expect(read.body.organizationAdministrator).toBe(false);
     });
@@ -388,7 +404,9 @@ describe('admin API (DECISIONS 11)', () => {
         expect(other).toEqual(missing);
         // Nothing of the other organization changed.
         const read = await call('get', `/organizations/${theirs.org}/system-accounts/${theirs.orgAdmin.clientId}`, admin);
-        expect(read.body).toEqual(accountView(theirs.org, theirs.orgAdmin.clientId, { role: 'Administration', organizationAdministrator: true, disabled: false, description: null }));
+        expect(read.body).toEqual(
+          accountView(theirs.org, theirs.orgAdmin.clientId, { role: 'Administration', organizationAdministrator: true, disabled: false, description: null }),
+        );
       },
     );
 
@@ -447,7 +465,11 @@ describe('admin API (DECISIONS 11)', () => {
   describe('system accounts', () => {
     it('POST with a suffix: 201, no-store, Client ID {org}-{suffix}, Token URL, secret shown once', async () => {
       const org = await newOrg();
-      const response = await call('post', `/organizations/${org}/system-accounts`, admin).send({ suffix: 'Billing01', role: 'Issuance', description: 'Billing robot' });
+      const response = await call('post', `/organizations/${org}/system-accounts`, admin).send({
+        suffix: 'Billing01',
+        role: 'Issuance',
+        description: 'Billing robot',
+      });
       expect(response.status).toBe(201);
       expectJson(response);
       expect(response.headers['cache-control']).toBe('no-store');
@@ -491,7 +513,9 @@ describe('admin API (DECISIONS 11)', () => {
       expect(all.body).toEqual({ schemas: [LIST_RESPONSE], totalResults: 4, itemsPerPage: 4, startIndex: 1, Resources: expect.any(Array) });
       expect(all.body.Resources.map((r: { clientId: string }) => r.clientId).sort()).toEqual(created.map((c) => c.clientId).sort());
       for (const resource of all.body.Resources) {
-        expect(resource).toEqual(accountView(org, resource.clientId, { role: 'Issuance', organizationAdministrator: false, disabled: false, description: null }));
+        expect(resource).toEqual(
+          accountView(org, resource.clientId, { role: 'Issuance', organizationAdministrator: false, disabled: false, description: null }),
+        );
       }
       const text = JSON.stringify(all.body);
       for (const c of created) expect(text).not.toContain(c.secret);
@@ -590,7 +614,9 @@ describe('admin API (DECISIONS 11)', () => {
       expectScimError(conflict, 409, 'uniqueness', `${org}-race`);
       const list = await call('get', `/organizations/${org}/system-accounts`, admin);
       expect(list.body.totalResults).toBe(1);
-      const { rows } = await t.db.query('SELECT s.id FROM client_secrets s JOIN system_accounts a ON a.id = s.account_id WHERE a.client_id = $1', [`${org}-race`]);
+      const { rows } = await t.db.query('SELECT s.id FROM client_secrets s JOIN system_accounts a ON a.id = s.account_id WHERE a.client_id = $1', [
+        `${org}-race`,
+      ]);
       expect(rows).toHaveLength(1);
     });
 
@@ -613,7 +639,9 @@ describe('admin API (DECISIONS 11)', () => {
       const patched = await call('patch', path, admin).send({ role: 'Help Desk', description: 'Night shift', disabled: true });
       expect(patched.status).toBe(200);
       expectJson(patched);
-      expect(patched.body).toEqual(accountView(org, account.clientId, { role: 'Help Desk', organizationAdministrator: false, disabled: true, description: 'Night shift' }));
+      expect(patched.body).toEqual(
+        accountView(org, account.clientId, { role: 'Help Desk', organizationAdministrator: false, disabled: true, description: 'Night shift' }),
+      );
       expect(patched.body).not.toHaveProperty('secret');
       expect(patched.body.meta.created).toBe(before.body.meta.created);
       expect(patched.body.meta.lastModified).toBe(t.clock.now().toISOString());
@@ -622,7 +650,9 @@ describe('admin API (DECISIONS 11)', () => {
 
       const cleared = await call('patch', path, admin).send({ description: null, disabled: false });
       expect(cleared.status).toBe(200);
-      expect(cleared.body).toEqual(accountView(org, account.clientId, { role: 'Help Desk', organizationAdministrator: false, disabled: false, description: null }));
+      expect(cleared.body).toEqual(
+        accountView(org, account.clientId, { role: 'Help Desk', organizationAdministrator: false, disabled: false, description: null }),
+      );
       expect(versionNumber(cleared.body.meta.version)).toBeGreaterThan(versionNumber(patched.body.meta.version));
       expect((await call('get', path, admin)).body).toEqual(cleared.body);
     });
@@ -630,9 +660,15 @@ describe('admin API (DECISIONS 11)', () => {
     it('PATCH ignores the read-only attributes id and meta (DECISIONS 7)', async () => {
       const org = await newOrg();
       const account = await createSystemAccount(t.http, admin, org, { suffix: 'ro', role: 'Issuance' });
-      const response = await call('patch', `/organizations/${org}/system-accounts/${account.clientId}`, admin).send({ id: `${org}-other`, meta: { version: '42' }, role: 'Help Desk' });
+      const response = await call('patch', `/organizations/${org}/system-accounts/${account.clientId}`, admin).send({
+        id: `${org}-other`,
+        meta: { version: '42' },
+        role: 'Help Desk',
+      });
       expect(response.status).toBe(200);
-      expect(response.body).toEqual(accountView(org, account.clientId, { role: 'Help Desk', organizationAdministrator: false, disabled: false, description: null }));
+      expect(response.body).toEqual(
+        accountView(org, account.clientId, { role: 'Help Desk', organizationAdministrator: false, disabled: false, description: null }),
+      );
     });
 
     it('a role change applies to the live token at once (DECISIONS 3.4)', async () => {
@@ -730,7 +766,8 @@ describe('admin API (DECISIONS 11)', () => {
       const org = await newOrg();
       const account = await createSystemAccount(t.http, admin, org, { role: 'Issuance' });
       const now = t.clock.now().getTime();
-      const resolved = body.expiresAt === 'PAST' ? new Date(now - 60_000).toISOString() : body.expiresAt === 'NOW' ? new Date(now).toISOString() : body.expiresAt;
+      const resolved =
+        body.expiresAt === 'PAST' ? new Date(now - 60_000).toISOString() : body.expiresAt === 'NOW' ? new Date(now).toISOString() : body.expiresAt;
       const response = await call('post', `/organizations/${org}/system-accounts/${account.clientId}/secrets`, admin).send({ expiresAt: resolved });
       expectScimError(response, 400, 'invalidValue', 'expiresAt');
       const list = await call('get', `/organizations/${org}/system-accounts/${account.clientId}/secrets`, admin);
@@ -840,7 +877,6 @@ describe('admin API (DECISIONS 11)', () => {
     expect(logs.length).toBeGreaterThan(0);
     for (const value of secrets) expect(logs).not.toContain(value);
   });
-
 });
 
 // Its own app, started after the suite's app is closed: one process holds the PKCS#11 module once.

@@ -31,7 +31,6 @@ const AUTH_BASE_URL = 'https://auth.example.test';
 const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const PASSWORD = 'lifecycle-passphrase-0123';
 
-
 describe('admin API: deletions, rotation, disabling (DECISIONS 11, 4)', () => {
   let t: TestApp;
   let admin: string;
@@ -47,7 +46,6 @@ describe('admin API: deletions, rotation, disabling (DECISIONS 11, 4)', () => {
   });
 
   const call = (method: HttpMethod, path: string, token?: string) => adminCall(t.http, method, path, token);
-
 
   function expectNoContent(response: Response): void {
     expect(response.status).toBe(204);
@@ -78,15 +76,22 @@ describe('admin API: deletions, rotation, disabling (DECISIONS 11, 4)', () => {
     const id = randomUUID();
     const now = t.clock.now();
     await t.db.query("INSERT INTO devices (id, org_id, status, reason, created_at, updated_at) VALUES ($1, $2, 'AVAILABLE', 'NONE', $3, $3)", [id, org, now]);
-    await t.db.query("INSERT INTO device_external_ids (device_id, org_id, position, atr, cuid) VALUES ($1, $2, 0, '3B8F8001', $3)", [id, org, String(Date.now())]);
+    await t.db.query("INSERT INTO device_external_ids (device_id, org_id, position, atr, cuid) VALUES ($1, $2, 0, '3B8F8001', $3)", [
+      id,
+      org,
+      String(Date.now()),
+    ]);
     return id;
   }
 
   async function auditRows(org: string, action: string) {
-    const { rows } = await t.db.query<{ actor: string; target: string | null; outcome: string; source_address: string | null; details: Record<string, unknown> }>(
-      'SELECT actor, target, outcome, source_address, details FROM audit_events WHERE org_id = $1 AND action = $2 ORDER BY id',
-      [org, action],
-    );
+    const { rows } = await t.db.query<{
+      actor: string;
+      target: string | null;
+      outcome: string;
+      source_address: string | null;
+      details: Record<string, unknown>;
+    }>('SELECT actor, target, outcome, source_address, details FROM audit_events WHERE org_id = $1 AND action = $2 ORDER BY id', [org, action]);
     return rows;
   }
 
@@ -97,7 +102,13 @@ describe('admin API: deletions, rotation, disabling (DECISIONS 11, 4)', () => {
       expectScimError(await call('get', `/organizations/${org}`, admin), 404, undefined, `Organization "${org}" does not exist`);
       expectScimError(await call('delete', `/organizations/${org}`, admin), 404, undefined, `Organization "${org}" does not exist`);
       expect(await auditRows(org, 'organization.delete')).toEqual([
-        { actor: 'platform-admin', target: org, outcome: 'success', source_address: expect.any(String), details: { force: false, removed: { systemAccounts: 0, users: 0, devices: 0 } } },
+        {
+          actor: 'platform-admin',
+          target: org,
+          outcome: 'success',
+          source_address: expect.any(String),
+          details: { force: false, removed: { systemAccounts: 0, users: 0, devices: 0 } },
+        },
       ]);
       // The id is free again.
       await createOrganization(t.http, admin, org);
@@ -147,7 +158,12 @@ describe('admin API: deletions, rotation, disabling (DECISIONS 11, 4)', () => {
       expectScimError(await call('delete', `/organizations/${org}?force=true`, orgAdminToken), 403, undefined, /Only the platform administrator/);
       expectScimError(await call('delete', `/organizations/${org}?force=true`, other.orgAdminToken), 403, undefined, /Only the platform administrator/);
       // An unknown organization answers the organization administrator the same 403: existence is not revealed.
-      expectScimError(await call('delete', `/organizations/${newOrgId('nowhere')}?force=true`, other.orgAdminToken), 403, undefined, /Only the platform administrator/);
+      expectScimError(
+        await call('delete', `/organizations/${newOrgId('nowhere')}?force=true`, other.orgAdminToken),
+        403,
+        undefined,
+        /Only the platform administrator/,
+      );
       expect((await call('get', `/organizations/${org}/system-accounts`, admin)).body.totalResults).toBe(2);
     });
 
@@ -180,7 +196,10 @@ describe('admin API: deletions, rotation, disabling (DECISIONS 11, 4)', () => {
       expect(operator.status).toBe(201);
       const operatorCertificate = await makeCertificate();
       expect((await call('post', `${base}/users/${operator.body.id}/certificates`, admin).send({ pem: operatorCertificate.pem })).status).toBe(201);
-      const operatorToken = await tokenRequest(t.http, org, { grant_type: JWT_BEARER, assertion: await signAssertion(operatorCertificate, 'op.doomed', tokenUrl, { now: t.clock.now() }) });
+      const operatorToken = await tokenRequest(t.http, org, {
+        grant_type: JWT_BEARER,
+        assertion: await signAssertion(operatorCertificate, 'op.doomed', tokenUrl, { now: t.clock.now() }),
+      });
       expect(operatorToken.status).toBe(200);
       const cardholder = await call('post', `${base}/users`, admin).send({ userName: 'card.doomed', role: 'Cardholder', password: PASSWORD });
       expect(cardholder.status).toBe(201);
@@ -225,7 +244,9 @@ describe('admin API: deletions, rotation, disabling (DECISIONS 11, 4)', () => {
             WHERE c.table_schema = current_schema() AND c.column_name = 'org_id' AND tb.table_type = 'BASE TABLE'`,
         )
       ).rows;
-      expect(ownedTables.map((r) => r.table_name)).toEqual(expect.arrayContaining(['system_accounts', 'users', 'access_tokens', 'certified_applications', 'audit_events']));
+      expect(ownedTables.map((r) => r.table_name)).toEqual(
+        expect.arrayContaining(['system_accounts', 'users', 'access_tokens', 'certified_applications', 'audit_events']),
+      );
       const needles = [org, ...userIds, ...accountIds];
       for (const { table_name: table, has_id: hasId } of ownedTables) {
         if (!hasId || table === 'audit_events') continue;
@@ -239,7 +260,9 @@ describe('admin API: deletions, rotation, disabling (DECISIONS 11, 4)', () => {
       expectNoContent(response);
 
       const tables = (
-        await t.db.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name")
+        await t.db.query<{ table_name: string }>(
+          "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name",
+        )
       ).rows.map((r) => r.table_name);
       expect(tables).toEqual(expect.arrayContaining(['organizations', 'client_secrets', 'user_assertion_jtis', 'auth_failures', 'audit_events']));
       for (const { table_name: table } of ownedTables) {
@@ -260,7 +283,13 @@ describe('admin API: deletions, rotation, disabling (DECISIONS 11, 4)', () => {
       const kept = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM audit_events WHERE org_id = $1', [org]);
       expect(kept.rows[0].n).toBeGreaterThan(10);
       expect(await auditRows(org, 'organization.delete')).toEqual([
-        { actor: 'platform-admin', target: org, outcome: 'success', source_address: expect.any(String), details: { force: true, removed: { systemAccounts: 2, users: 2, devices: 1 } } },
+        {
+          actor: 'platform-admin',
+          target: org,
+          outcome: 'success',
+          source_address: expect.any(String),
+          details: { force: true, removed: { systemAccounts: 2, users: 2, devices: 1 } },
+        },
       ]);
 
       // Tokens of the organization stop at once.
@@ -286,7 +315,12 @@ describe('admin API: deletions, rotation, disabling (DECISIONS 11, 4)', () => {
 
       expectNoContent(await call('delete', `/organizations/${org}/system-accounts/${account.clientId}`, admin));
       await expectTokenRefused(org, token, /not known/);
-      expectScimError(await call('get', `/organizations/${org}/system-accounts/${account.clientId}`, admin), 404, undefined, `"${account.clientId}" does not exist`);
+      expectScimError(
+        await call('get', `/organizations/${org}/system-accounts/${account.clientId}`, admin),
+        404,
+        undefined,
+        `"${account.clientId}" does not exist`,
+      );
       for (const table of ['client_secrets', 'client_certificates', 'access_tokens', 'assertion_jtis']) {
         const left = await t.db.query(`SELECT 1 FROM ${table} WHERE account_id = $1`, [rows[0].id]);
         expect({ table, rows: left.rows }).toEqual({ table, rows: [] });
@@ -316,8 +350,18 @@ describe('admin API: deletions, rotation, disabling (DECISIONS 11, 4)', () => {
       expect(other.status).toBe(404);
       expect(other.body).toEqual({ schemas: [SCIM_ERROR], status: '404', detail: `Organization "${theirs.org}" does not exist.` });
       expect(unknown.status).toBe(404);
-      expectScimError(await call('delete', `/organizations/${mine.org}/system-accounts/${theirs.plain.clientId}`, mine.orgAdminToken), 404, undefined, 'does not exist');
-      expectScimError(await call('delete', `/organizations/${theirs.org}/system-accounts/${theirs.orgAdmin.clientId}`, theirs.plainToken), 403, undefined, /administrator/);
+      expectScimError(
+        await call('delete', `/organizations/${mine.org}/system-accounts/${theirs.plain.clientId}`, mine.orgAdminToken),
+        404,
+        undefined,
+        'does not exist',
+      );
+      expectScimError(
+        await call('delete', `/organizations/${theirs.org}/system-accounts/${theirs.orgAdmin.clientId}`, theirs.plainToken),
+        403,
+        undefined,
+        /administrator/,
+      );
       const anonymous = await call('delete', victim);
       expectScimError(anonymous, 401, undefined, /\S/);
       expect(anonymous.headers['www-authenticate']).toMatch(/^Bearer/);
@@ -354,14 +398,20 @@ describe('admin API: deletions, rotation, disabling (DECISIONS 11, 4)', () => {
 
       const list = await call('get', path, admin);
       expect(list.status).toBe(200);
-      expect(list.body).toEqual({ schemas: [LIST_RESPONSE], totalResults: 1, itemsPerPage: 1, startIndex: 1, Resources: [expect.objectContaining({ id: newSecret.id })] });
+      expect(list.body).toEqual({
+        schemas: [LIST_RESPONSE],
+        totalResults: 1,
+        itemsPerPage: 1,
+        startIndex: 1,
+        Resources: [expect.objectContaining({ id: newSecret.id })],
+      });
       expect(await auditRows(org, 'client_secret.revoke')).toEqual([
         { actor: 'platform-admin', target: account.clientId, outcome: 'success', source_address: expect.any(String), details: { secretId: oldSecret.id } },
       ]);
       expectScimError(await call('delete', `${path}/${oldSecret.id}`, admin), 404, undefined, `has no secret "${oldSecret.id}"`);
     });
 
-    it('404 for an unknown secret id, a malformed one, another account\'s secret, or an unknown account', async () => {
+    it("404 for an unknown secret id, a malformed one, another account's secret, or an unknown account", async () => {
       const org = await newOrg();
       const a = await createSystemAccount(t.http, admin, org, { suffix: 'a', role: 'Issuance' });
       const b = await createSystemAccount(t.http, admin, org, { suffix: 'b', role: 'Issuance' });
@@ -377,12 +427,17 @@ describe('admin API: deletions, rotation, disabling (DECISIONS 11, 4)', () => {
     it('401 without a token, 403 for a non-administrator, 404 for an administrator of another organization', async () => {
       const mine = await orgWithAccounts();
       const theirs = await orgWithAccounts();
-      const [secret] = (await call('get', `/organizations/${theirs.org}/system-accounts/${theirs.plain.clientId}/secrets`, admin)).body.Resources as { id: string }[];
+      const [secret] = (await call('get', `/organizations/${theirs.org}/system-accounts/${theirs.plain.clientId}/secrets`, admin)).body.Resources as {
+        id: string;
+      }[];
       const path = `/organizations/${theirs.org}/system-accounts/${theirs.plain.clientId}/secrets/${secret.id}`;
       expectScimError(await call('delete', path), 401, undefined, /\S/);
       expectScimError(await call('delete', path, theirs.plainToken), 403, undefined, /administrator/);
       expectScimError(await call('delete', path, mine.orgAdminToken), 404, undefined, 'does not exist');
-      expect((await tokenRequest(t.http, theirs.org, { grant_type: 'client_credentials', client_id: theirs.plain.clientId, client_secret: theirs.plain.secret })).status).toBe(200);
+      expect(
+        (await tokenRequest(t.http, theirs.org, { grant_type: 'client_credentials', client_id: theirs.plain.clientId, client_secret: theirs.plain.secret }))
+          .status,
+      ).toBe(200);
     });
   });
 
@@ -399,7 +454,10 @@ describe('admin API: deletions, rotation, disabling (DECISIONS 11, 4)', () => {
       const { clientId, certificate } = await accountWithCertificate(org);
       const tokenUrl = `${AUTH_BASE_URL}/authentication/customer/${org}/token`;
       const byAssertion = async () =>
-        tokenRequest(t.http, org, { grant_type: 'client_credentials', client_assertion: await signAssertion(certificate, clientId, tokenUrl, { now: t.clock.now() }) });
+        tokenRequest(t.http, org, {
+          grant_type: 'client_credentials',
+          client_assertion: await signAssertion(certificate, clientId, tokenUrl, { now: t.clock.now() }),
+        });
       expect((await byAssertion()).status).toBe(200);
       const path = `/organizations/${org}/system-accounts/${clientId}/certificates`;
       expectNoContent(await call('delete', `${path}/${certificate.thumbprint}`, admin));
@@ -408,7 +466,13 @@ describe('admin API: deletions, rotation, disabling (DECISIONS 11, 4)', () => {
       expect(refused.body).toEqual({ error: 'invalid_client', error_description: 'Client authentication failed.' });
       expect((await call('get', path, admin)).body).toEqual({ schemas: [LIST_RESPONSE], totalResults: 0, itemsPerPage: 0, startIndex: 1, Resources: [] });
       expect(await auditRows(org, 'client_certificate.delete')).toEqual([
-        { actor: 'platform-admin', target: clientId, outcome: 'success', source_address: expect.any(String), details: { thumbprint: certificate.thumbprint, subject: expect.stringContaining('CN=') } },
+        {
+          actor: 'platform-admin',
+          target: clientId,
+          outcome: 'success',
+          source_address: expect.any(String),
+          details: { thumbprint: certificate.thumbprint, subject: expect.stringContaining('CN=') },
+        },
       ]);
       expectScimError(await call('delete', `${path}/${certificate.thumbprint}`, admin), 404, undefined, `has no certificate "${certificate.thumbprint}"`);
       // Uploading it again restores it.
@@ -416,7 +480,7 @@ describe('admin API: deletions, rotation, disabling (DECISIONS 11, 4)', () => {
       expect((await byAssertion()).status).toBe(200);
     });
 
-    it('401, 403, 404 for another organization, an unknown account or another account\'s certificate', async () => {
+    it("401, 403, 404 for another organization, an unknown account or another account's certificate", async () => {
       const mine = await orgWithAccounts();
       const theirs = await orgWithAccounts();
       const { clientId, certificate } = await accountWithCertificate(theirs.org);
@@ -425,8 +489,18 @@ describe('admin API: deletions, rotation, disabling (DECISIONS 11, 4)', () => {
       expectScimError(await call('delete', path), 401, undefined, /\S/);
       expectScimError(await call('delete', path, theirs.plainToken), 403, undefined, /administrator/);
       expectScimError(await call('delete', path, mine.orgAdminToken), 404, undefined, 'does not exist');
-      expectScimError(await call('delete', `/organizations/${theirs.org}/system-accounts/${theirs.org}-ghost/certificates/${certificate.thumbprint}`, admin), 404, undefined, 'does not exist');
-      expectScimError(await call('delete', `/organizations/${theirs.org}/system-accounts/${other.clientId}/certificates/${certificate.thumbprint}`, admin), 404, undefined, 'has no certificate');
+      expectScimError(
+        await call('delete', `/organizations/${theirs.org}/system-accounts/${theirs.org}-ghost/certificates/${certificate.thumbprint}`, admin),
+        404,
+        undefined,
+        'does not exist',
+      );
+      expectScimError(
+        await call('delete', `/organizations/${theirs.org}/system-accounts/${other.clientId}/certificates/${certificate.thumbprint}`, admin),
+        404,
+        undefined,
+        'has no certificate',
+      );
       expect((await call('get', `/organizations/${theirs.org}/system-accounts/${clientId}/certificates`, admin)).body.totalResults).toBe(1);
     });
   });
@@ -544,7 +618,13 @@ describe('admin API: deletions, rotation, disabling (DECISIONS 11, 4)', () => {
       const response = await t.http.get('/api-docs-json');
       expect(response.status).toBe(200);
       expect(response.headers['content-type']).toMatch(/^application\/json/);
-      const paths = response.body.paths as Record<string, Record<string, { summary?: string; tags?: string[]; requestBody?: { content: Record<string, { schema: Record<string, unknown> }> }; parameters?: { name: string }[] }>>;
+      const paths = response.body.paths as Record<
+        string,
+        Record<
+          string,
+          { summary?: string; tags?: string[]; requestBody?: { content: Record<string, { schema: Record<string, unknown> }> }; parameters?: { name: string }[] }
+        >
+      >;
       const expected: [string, string][] = [
         ['post', '/admin/v1/organizations'],
         ['get', '/admin/v1/organizations'],
@@ -577,10 +657,19 @@ describe('admin API: deletions, rotation, disabling (DECISIONS 11, 4)', () => {
       ];
       for (const [method, path] of expected) {
         const operation = paths[path]?.[method];
-        expect({ method, path, summary: operation?.summary, tags: operation?.tags }).toEqual({ method, path, summary: expect.stringMatching(/\S/), tags: ['administration'] });
+        expect({ method, path, summary: operation?.summary, tags: operation?.tags }).toEqual({
+          method,
+          path,
+          summary: expect.stringMatching(/\S/),
+          tags: ['administration'],
+        });
       }
       const createAccount = paths['/admin/v1/organizations/{org}/system-accounts'].post.requestBody!.content['application/json'].schema;
-      expect(createAccount).toMatchObject({ type: 'object', required: ['role'], properties: { suffix: { type: 'string' }, role: { type: 'string' }, organizationAdministrator: { type: 'boolean' } } });
+      expect(createAccount).toMatchObject({
+        type: 'object',
+        required: ['role'],
+        properties: { suffix: { type: 'string' }, role: { type: 'string' }, organizationAdministrator: { type: 'boolean' } },
+      });
       expect(createAccount.example).toEqual(expect.objectContaining({ role: 'Issuance' }));
       expect(Object.keys(paths['/admin/v1/organizations/{org}/system-accounts/{clientId}/certificates'].post.requestBody!.content)).toEqual(
         expect.arrayContaining(['application/x-pem-file', 'text/plain', 'application/json']),

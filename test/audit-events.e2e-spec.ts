@@ -62,7 +62,6 @@ describe('audit log (DECISIONS 11)', () => {
     return t.http.get(`/admin/v1/organizations/${org}/audit-events${query}`).auth(token, { type: 'bearer' });
   }
 
-
   async function account(org: string, body: Record<string, unknown>) {
     const created = await createSystemAccount(t.http, admin, org, body);
     secretsUsed.add(created.secret);
@@ -82,21 +81,36 @@ describe('audit log (DECISIONS 11)', () => {
   };
 
   async function stored(org: string | null, action: string) {
-    const { rows } = await t.db.query<{ actor: string; target: string | null; outcome: string; source_address: string | null; details: Record<string, unknown> }>(
-      `SELECT actor, target, outcome, source_address, details FROM audit_events WHERE org_id IS NOT DISTINCT FROM $1 AND action = $2 ORDER BY id`,
-      [org, action],
-    );
+    const { rows } = await t.db.query<{
+      actor: string;
+      target: string | null;
+      outcome: string;
+      source_address: string | null;
+      details: Record<string, unknown>;
+    }>(`SELECT actor, target, outcome, source_address, details FROM audit_events WHERE org_id IS NOT DISTINCT FROM $1 AND action = $2 ORDER BY id`, [
+      org,
+      action,
+    ]);
     return rows;
   }
 
   describe('GET /organizations/{org}/audit-events', () => {
-    it('a ListResponse of the organization\'s events, newest first, each {id, occurred, org, actor, action, target, outcome, sourceAddress, details}', async () => {
+    it("a ListResponse of the organization's events, newest first, each {id, occurred, org, actor, action, target, outcome, sourceAddress, details}", async () => {
       const org = newOrgId();
       const address = newAddress();
-      const created = await t.http.post('/admin/v1/organizations').auth(admin, { type: 'bearer' }).set('X-Forwarded-For', address).send({ id: org, name: 'Audited' });
+      const created = await t.http
+        .post('/admin/v1/organizations')
+        .auth(admin, { type: 'bearer' })
+        .set('X-Forwarded-For', address)
+        .send({ id: org, name: 'Audited' });
       expect(created.status).toBe(201);
       t.clock.advance(1);
-      await t.http.post(`/admin/v1/organizations/${org}/system-accounts`).auth(admin, { type: 'bearer' }).set('X-Forwarded-For', address).send({ suffix: 'one', role: 'Issuance' }).expect(201);
+      await t.http
+        .post(`/admin/v1/organizations/${org}/system-accounts`)
+        .auth(admin, { type: 'bearer' })
+        .set('X-Forwarded-For', address)
+        .send({ suffix: 'one', role: 'Issuance' })
+        .expect(201);
 
       const response = await events(org);
       expect(response.status).toBe(200);
@@ -134,13 +148,19 @@ describe('audit log (DECISIONS 11)', () => {
       const ids: string[] = [];
       for (const suffix of ['a1', 'b2', 'c3']) {
         t.clock.advance(60);
-        const response = await t.http.post(`/admin/v1/organizations/${org}/system-accounts`).auth(orgAdminToken, { type: 'bearer' }).send({ suffix, role: 'Issuance' });
+        const response = await t.http
+          .post(`/admin/v1/organizations/${org}/system-accounts`)
+          .auth(orgAdminToken, { type: 'bearer' })
+          .send({ suffix, role: 'Issuance' });
         expect(response.status).toBe(201);
         secretsUsed.add(response.body.secret.value);
         ids.push(response.body.clientId);
       }
       t.clock.advance(60);
-      expect((await t.http.patch(`/admin/v1/organizations/${org}/system-accounts/${ids[0]}`).auth(orgAdminToken, { type: 'bearer' }).send({ role: 'Help Desk' })).status).toBe(200);
+      expect(
+        (await t.http.patch(`/admin/v1/organizations/${org}/system-accounts/${ids[0]}`).auth(orgAdminToken, { type: 'bearer' }).send({ role: 'Help Desk' }))
+          .status,
+      ).toBe(200);
       expect((await secretGrant(org, ids[1], 'not-the-secret', newAddress())).status).toBe(401);
 
       const list = async (query: string) => {
@@ -157,7 +177,11 @@ describe('audit log (DECISIONS 11)', () => {
       const window = await list(`?from=${at(120)}&to=${at(180)}&action=system_account.create`);
       expect(window.Resources.map((e) => e.target)).toEqual([ids[1]]);
       const fromOnly = await list(`?from=${at(120)}&action=system_account.*`);
-      expect(fromOnly.Resources.map((e) => `${e.action} ${e.target}`)).toEqual([`system_account.update ${ids[0]}`, `system_account.create ${ids[2]}`, `system_account.create ${ids[1]}`]);
+      expect(fromOnly.Resources.map((e) => `${e.action} ${e.target}`)).toEqual([
+        `system_account.update ${ids[0]}`,
+        `system_account.create ${ids[2]}`,
+        `system_account.create ${ids[1]}`,
+      ]);
       // An offset form of the same instant selects the same events.
       const offsetForm = encodeURIComponent(new Date(start.getTime() + 120_000).toISOString().replace('Z', '+00:00'));
       expect((await list(`?from=${offsetForm}&action=system_account.*`)).Resources).toEqual(fromOnly.Resources);
@@ -212,7 +236,9 @@ describe('audit log (DECISIONS 11)', () => {
       const own = await events(mine.org, '', mine.orgAdminToken);
       expect(own.status).toBe(200);
       expect((own.body.Resources as AuditItem[]).every((e) => e.org === mine.org)).toBe(true);
-      expect((own.body.Resources as AuditItem[]).map((e) => e.action)).toEqual(expect.arrayContaining(['organization.create', 'system_account.create', 'token.issue']));
+      expect((own.body.Resources as AuditItem[]).map((e) => e.action)).toEqual(
+        expect.arrayContaining(['organization.create', 'system_account.create', 'token.issue']),
+      );
 
       const unknown = newOrgId('nowhere');
       const answer = async (org: string) => {
@@ -243,21 +269,37 @@ describe('audit log (DECISIONS 11)', () => {
   });
 
   describe('security events', () => {
-    it('admin access denied: a non-administrator (403) and an organization administrator reaching into another organization (404), recorded for the caller\'s organization', async () => {
+    it("admin access denied: a non-administrator (403) and an organization administrator reaching into another organization (404), recorded for the caller's organization", async () => {
       const mine = await orgWithAdmin();
       const theirs = await orgWithAdmin();
       const plain = await account(mine.org, { suffix: 'plain', role: 'Issuance' });
       const plainToken = await tokenBySecret(t.http, mine.org, plain.clientId, plain.secret);
       const address = newAddress();
-      const forbidden = await t.http.get(`/admin/v1/organizations/${mine.org}/system-accounts?count=5`).auth(plainToken, { type: 'bearer' }).set('X-Forwarded-For', address);
+      const forbidden = await t.http
+        .get(`/admin/v1/organizations/${mine.org}/system-accounts?count=5`)
+        .auth(plainToken, { type: 'bearer' })
+        .set('X-Forwarded-For', address);
       expect(forbidden.status).toBe(403);
-      const elsewhere = await t.http.delete(`/admin/v1/organizations/${theirs.org}/system-accounts/${theirs.orgAdmin.clientId}`).auth(mine.orgAdminToken, { type: 'bearer' }).set('X-Forwarded-For', address);
+      const elsewhere = await t.http
+        .delete(`/admin/v1/organizations/${theirs.org}/system-accounts/${theirs.orgAdmin.clientId}`)
+        .auth(mine.orgAdminToken, { type: 'bearer' })
+        .set('X-Forwarded-For', address);
       expect(elsewhere.status).toBe(404);
-      const notPlatform = await t.http.post('/admin/v1/organizations').auth(mine.orgAdminToken, { type: 'bearer' }).set('X-Forwarded-For', address).send({ id: newOrgId(), name: 'x' });
+      const notPlatform = await t.http
+        .post('/admin/v1/organizations')
+        .auth(mine.orgAdminToken, { type: 'bearer' })
+        .set('X-Forwarded-For', address)
+        .send({ id: newOrgId(), name: 'x' });
       expect(notPlatform.status).toBe(403);
 
       expect(await stored(mine.org, 'admin.access_denied')).toEqual([
-        { actor: plain.clientId, target: `/admin/v1/organizations/${mine.org}/system-accounts`, outcome: 'failure', source_address: address, details: { method: 'GET', route: '/admin/v1/organizations/:org/system-accounts', status: 403 } },
+        {
+          actor: plain.clientId,
+          target: `/admin/v1/organizations/${mine.org}/system-accounts`,
+          outcome: 'failure',
+          source_address: address,
+          details: { method: 'GET', route: '/admin/v1/organizations/:org/system-accounts', status: 403 },
+        },
         {
           actor: mine.orgAdmin.clientId,
           target: `/admin/v1/organizations/${theirs.org}/system-accounts/${theirs.orgAdmin.clientId}`,
@@ -265,12 +307,20 @@ describe('audit log (DECISIONS 11)', () => {
           source_address: address,
           details: { method: 'DELETE', route: '/admin/v1/organizations/:org/system-accounts/:clientId', status: 404 },
         },
-        { actor: mine.orgAdmin.clientId, target: '/admin/v1/organizations', outcome: 'failure', source_address: address, details: { method: 'POST', route: '/admin/v1/organizations', status: 403 } },
+        {
+          actor: mine.orgAdmin.clientId,
+          target: '/admin/v1/organizations',
+          outcome: 'failure',
+          source_address: address,
+          details: { method: 'POST', route: '/admin/v1/organizations', status: 403 },
+        },
       ]);
       // The other organization's log learns nothing of the attempt.
       expect(await stored(theirs.org, 'admin.access_denied')).toEqual([]);
       // Refusals that are not about access (a 404 for an unknown account of one's own organization) are not security events.
-      expect((await t.http.get(`/admin/v1/organizations/${mine.org}/system-accounts/${mine.org}-ghost`).auth(mine.orgAdminToken, { type: 'bearer' })).status).toBe(404);
+      expect(
+        (await t.http.get(`/admin/v1/organizations/${mine.org}/system-accounts/${mine.org}-ghost`).auth(mine.orgAdminToken, { type: 'bearer' })).status,
+      ).toBe(404);
       expect((await stored(mine.org, 'admin.access_denied')).length).toBe(3);
     });
 
@@ -281,7 +331,13 @@ describe('audit log (DECISIONS 11)', () => {
       const issued = await secretGrant(org, robot.clientId, robot.secret, address);
       expect(issued.status).toBe(200);
       const jti = JSON.parse(Buffer.from(issued.body.access_token.split('.')[1], 'base64url').toString()).jti as string;
-      expect(await stored(org, 'token.issue')).toContainEqual({ actor: robot.clientId, target: robot.clientId, outcome: 'success', source_address: address, details: expect.objectContaining({ jti }) });
+      expect(await stored(org, 'token.issue')).toContainEqual({
+        actor: robot.clientId,
+        target: robot.clientId,
+        outcome: 'success',
+        source_address: address,
+        details: expect.objectContaining({ jti }),
+      });
 
       const revoked = await t.http
         .post(`/authentication/customer/${org}/revoke`)
@@ -306,9 +362,27 @@ describe('audit log (DECISIONS 11)', () => {
       expect((await secretGrant(org, `${org}-ghost`, 'ghost-secret-value', address)).status).toBe(401);
 
       expect(await stored(org, 'authentication.fail')).toEqual([
-        { actor: robot.clientId, target: robot.clientId, outcome: 'failure', source_address: address, details: { reason: 'wrong_secret', method: 'client_secret_post' } },
-        { actor: robot.clientId, target: robot.clientId, outcome: 'failure', source_address: address, details: { reason: 'wrong_secret', method: 'client_secret_basic' } },
-        { actor: `${org}-ghost`, target: `${org}-ghost`, outcome: 'failure', source_address: address, details: { reason: 'unknown_client', method: 'client_secret_post' } },
+        {
+          actor: robot.clientId,
+          target: robot.clientId,
+          outcome: 'failure',
+          source_address: address,
+          details: { reason: 'wrong_secret', method: 'client_secret_post' },
+        },
+        {
+          actor: robot.clientId,
+          target: robot.clientId,
+          outcome: 'failure',
+          source_address: address,
+          details: { reason: 'wrong_secret', method: 'client_secret_basic' },
+        },
+        {
+          actor: `${org}-ghost`,
+          target: `${org}-ghost`,
+          outcome: 'failure',
+          source_address: address,
+          details: { reason: 'unknown_client', method: 'client_secret_post' },
+        },
       ]);
       // The organization administrator sees them through the API.
       const listed = await events(org, '?action=authentication.fail', orgAdminToken);
@@ -318,21 +392,43 @@ describe('audit log (DECISIONS 11)', () => {
       // A failure at an organization that does not exist is recorded without an organization.
       const nowhere = newOrgId('nowhere');
       expect((await secretGrant(nowhere, `${nowhere}-x`, 'nowhere-secret', address)).status).toBe(401);
-      expect(await stored(null, 'authentication.fail')).toContainEqual({ actor: `${nowhere}-x`, target: `${nowhere}-x`, outcome: 'failure', source_address: address, details: { reason: 'unknown_client', method: 'client_secret_post' } });
+      expect(await stored(null, 'authentication.fail')).toContainEqual({
+        actor: `${nowhere}-x`,
+        target: `${nowhere}-x`,
+        outcome: 'failure',
+        source_address: address,
+        details: { reason: 'unknown_client', method: 'client_secret_post' },
+      });
     });
 
     it('authentication failed for users: a wrong password and an assertion signed by a foreign key', async () => {
       const { org } = await orgWithAdmin();
       const password = 'user-password-for-audit';
       secretsUsed.add(password);
-      const cardholder = await t.http.post(`/admin/v1/organizations/${org}/users`).auth(admin, { type: 'bearer' }).send({ userName: 'card.audit', role: 'Cardholder', password });
+      const cardholder = await t.http
+        .post(`/admin/v1/organizations/${org}/users`)
+        .auth(admin, { type: 'bearer' })
+        .send({ userName: 'card.audit', role: 'Cardholder', password });
       expect(cardholder.status).toBe(201);
-      const operator = await t.http.post(`/admin/v1/organizations/${org}/users`).auth(admin, { type: 'bearer' }).send({ userName: 'op.audit', role: 'Help Desk', userType: 'operator' });
+      const operator = await t.http
+        .post(`/admin/v1/organizations/${org}/users`)
+        .auth(admin, { type: 'bearer' })
+        .send({ userName: 'op.audit', role: 'Help Desk', userType: 'operator' });
       const certificate = await makeCertificate();
-      expect((await t.http.post(`/admin/v1/organizations/${org}/users/${operator.body.id}/certificates`).auth(admin, { type: 'bearer' }).send({ pem: certificate.pem })).status).toBe(201);
+      expect(
+        (
+          await t.http
+            .post(`/admin/v1/organizations/${org}/users/${operator.body.id}/certificates`)
+            .auth(admin, { type: 'bearer' })
+            .send({ pem: certificate.pem })
+        ).status,
+      ).toBe(201);
       const address = newAddress();
       secretsUsed.add('wrong-user-password');
-      const wrong = await tokenRequest(t.http, org, { grant_type: 'password', username: 'card.audit', password: 'wrong-user-password' }).set('X-Forwarded-For', address);
+      const wrong = await tokenRequest(t.http, org, { grant_type: 'password', username: 'card.audit', password: 'wrong-user-password' }).set(
+        'X-Forwarded-For',
+        address,
+      );
       expect(wrong.status).toBe(400);
       const foreign = await signAssertion(await makeCertificate(), 'op.audit', `${AUTH_BASE_URL}/authentication/customer/${org}/token`, { now: t.clock.now() });
       expect((await tokenRequest(t.http, org, { grant_type: JWT_BEARER, assertion: foreign }).set('X-Forwarded-For', address)).status).toBe(400);
@@ -342,7 +438,13 @@ describe('audit log (DECISIONS 11)', () => {
       ]);
       const right = await tokenRequest(t.http, org, { grant_type: 'password', username: 'card.audit', password }).set('X-Forwarded-For', address);
       expect(right.status).toBe(200);
-      expect(await stored(org, 'token.issue')).toContainEqual({ actor: 'card.audit', target: 'card.audit', outcome: 'success', source_address: address, details: expect.objectContaining({ method: 'password' }) });
+      expect(await stored(org, 'token.issue')).toContainEqual({
+        actor: 'card.audit',
+        target: 'card.audit',
+        outcome: 'success',
+        source_address: address,
+        details: expect.objectContaining({ method: 'password' }),
+      });
     });
 
     it('lockout: one event when the failures reach the limit, then 429s (not audited one by one); other addresses are not locked', async () => {
@@ -356,12 +458,20 @@ describe('audit log (DECISIONS 11)', () => {
         expect(locked.headers['retry-after']).toMatch(/^\d+$/);
       }
       expect(await stored(org, 'authentication.lockout')).toEqual([
-        { actor: 'system', target: robot.clientId, outcome: 'failure', source_address: address, details: { scope: 'identity and address', failures: FAILURE_LIMIT, windowSeconds: 300 } },
+        {
+          actor: 'system',
+          target: robot.clientId,
+          outcome: 'failure',
+          source_address: address,
+          details: { scope: 'identity and address', failures: FAILURE_LIMIT, windowSeconds: 300 },
+        },
       ]);
       expect((await stored(org, 'authentication.fail')).length).toBe(FAILURE_LIMIT);
       expect((await secretGrant(org, robot.clientId, robot.secret, newAddress())).status).toBe(200);
       const listed = await events(org, '?action=authentication.lockout', orgAdminToken);
-      expect(listed.body.Resources).toEqual([expect.objectContaining({ actor: 'system', action: 'authentication.lockout', target: robot.clientId, outcome: 'failure', sourceAddress: address })]);
+      expect(listed.body.Resources).toEqual([
+        expect.objectContaining({ actor: 'system', action: 'authentication.lockout', target: robot.clientId, outcome: 'failure', sourceAddress: address }),
+      ]);
     });
 
     it('certificate expired in use: an assertion signed by a certificate past notAfter, for a client and for a user', async () => {
@@ -371,12 +481,25 @@ describe('audit log (DECISIONS 11)', () => {
       const notAfter = new Date(t.clock.now().getTime() + 3600_000);
       const clientCertificate = await makeCertificate({ notAfter });
       expect((await uploadCertificate(t.http, admin, org, robot.clientId, clientCertificate.pem)).status).toBe(201);
-      const operator = await t.http.post(`/admin/v1/organizations/${org}/users`).auth(admin, { type: 'bearer' }).send({ userName: 'op.expiring', role: 'Help Desk', userType: 'operator' });
+      const operator = await t.http
+        .post(`/admin/v1/organizations/${org}/users`)
+        .auth(admin, { type: 'bearer' })
+        .send({ userName: 'op.expiring', role: 'Help Desk', userType: 'operator' });
       const userCertificate = await makeCertificate({ notAfter });
-      expect((await t.http.post(`/admin/v1/organizations/${org}/users/${operator.body.id}/certificates`).auth(admin, { type: 'bearer' }).send({ pem: userCertificate.pem })).status).toBe(201);
+      expect(
+        (
+          await t.http
+            .post(`/admin/v1/organizations/${org}/users/${operator.body.id}/certificates`)
+            .auth(admin, { type: 'bearer' })
+            .send({ pem: userCertificate.pem })
+        ).status,
+      ).toBe(201);
       const address = newAddress();
       const clientAssertion = async () =>
-        tokenRequest(t.http, org, { grant_type: 'client_credentials', client_assertion: await signAssertion(clientCertificate, robot.clientId, tokenUrl, { now: t.clock.now() }) }).set('X-Forwarded-For', address);
+        tokenRequest(t.http, org, {
+          grant_type: 'client_credentials',
+          client_assertion: await signAssertion(clientCertificate, robot.clientId, tokenUrl, { now: t.clock.now() }),
+        }).set('X-Forwarded-For', address);
       expect((await clientAssertion()).status).toBe(200);
       expect(await stored(org, 'certificate.expired_use')).toEqual([]);
 
@@ -384,18 +507,37 @@ describe('audit log (DECISIONS 11)', () => {
       const refused = await clientAssertion();
       expect(refused.status).toBe(401);
       expect(refused.body).toEqual({ error: 'invalid_client', error_description: expect.stringMatching(/expired/) });
-      const userRefused = await tokenRequest(t.http, org, { grant_type: JWT_BEARER, assertion: await signAssertion(userCertificate, 'op.expiring', tokenUrl, { now: t.clock.now() }) }).set('X-Forwarded-For', address);
+      const userRefused = await tokenRequest(t.http, org, {
+        grant_type: JWT_BEARER,
+        assertion: await signAssertion(userCertificate, 'op.expiring', tokenUrl, { now: t.clock.now() }),
+      }).set('X-Forwarded-For', address);
       expect(userRefused.status).toBe(400);
       expect(userRefused.body.error).toBe('invalid_grant');
 
-      const expiredDetails = (thumbprint: string) => ({ thumbprint, notAfter: expect.stringMatching(ISO_MS_UTC), expiresAt: expect.stringMatching(ISO_MS_UTC) });
+      const expiredDetails = (thumbprint: string) => ({
+        thumbprint,
+        notAfter: expect.stringMatching(ISO_MS_UTC),
+        expiresAt: expect.stringMatching(ISO_MS_UTC),
+      });
       expect(await stored(org, 'certificate.expired_use')).toEqual([
         { actor: robot.clientId, target: robot.clientId, outcome: 'failure', source_address: address, details: expiredDetails(clientCertificate.thumbprint) },
         { actor: 'op.expiring', target: 'op.expiring', outcome: 'failure', source_address: address, details: expiredDetails(userCertificate.thumbprint) },
       ]);
       expect(await stored(org, 'authentication.fail')).toEqual([
-        { actor: robot.clientId, target: robot.clientId, outcome: 'failure', source_address: address, details: { reason: 'certificate_expired', method: 'private_key_jwt' } },
-        { actor: 'op.expiring', target: 'op.expiring', outcome: 'failure', source_address: address, details: { reason: 'certificate_expired', method: 'jwt_bearer' } },
+        {
+          actor: robot.clientId,
+          target: robot.clientId,
+          outcome: 'failure',
+          source_address: address,
+          details: { reason: 'certificate_expired', method: 'private_key_jwt' },
+        },
+        {
+          actor: 'op.expiring',
+          target: 'op.expiring',
+          outcome: 'failure',
+          source_address: address,
+          details: { reason: 'certificate_expired', method: 'jwt_bearer' },
+        },
       ]);
     });
   });

@@ -129,7 +129,11 @@ describe('custom roles, and a restart with a changed file', () => {
 
   it('custom roles reach exactly their scopes, a role with no scopes reaches nothing, and a restart with a changed file changes live tokens', async () => {
     const clock = new FakeClock();
-    const first = await createTestApp({ imports: [PermissionProbeModule], clock, env: { SCOPE_ASSIGNMENT_FILE: propertiesFile('custom-a.properties', custom, ['Desk']) } });
+    const first = await createTestApp({
+      imports: [PermissionProbeModule],
+      clock,
+      env: { SCOPE_ASSIGNMENT_FILE: propertiesFile('custom-a.properties', custom, ['Desk']) },
+    });
     let tokens: Record<string, string>;
     try {
       tokens = await tokensByRole(first, 'custom', Object.keys(custom));

@@ -72,7 +72,6 @@ describe('certificate upload (DECISIONS 4)', () => {
     return request.set('Content-Type', form === 'pem-file' ? 'application/x-pem-file' : 'text/plain').send(pem);
   }
 
-
   /** A 400 refusal with a detail that says why; invalidValue, or invalidSyntax for what is not readable at all. */
   function expectRefusal(response: Response, why: RegExp): void {
     expect({ status: response.status, body: response.body }).toEqual({
@@ -164,7 +163,10 @@ describe('certificate upload (DECISIONS 4)', () => {
   describe('refusals: 400 saying why, never a 500', () => {
     async function pkcs8Pem(cert: TestCertificate): Promise<string> {
       const der = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', cert.privateKey));
-      return `-----BEGIN PRIVATE KEY-----\n${der.toString('base64').match(/.{1,64}/g)!.join('\n')}\n-----END PRIVATE KEY-----\n`;
+      return `-----BEGIN PRIVATE KEY-----\n${der
+        .toString('base64')
+        .match(/.{1,64}/g)!
+        .join('\n')}\n-----END PRIVATE KEY-----\n`;
     }
 
     it('an empty body: no certificate', async () => {
@@ -198,7 +200,10 @@ describe('certificate upload (DECISIONS 4)', () => {
 
     it('unparsable: PEM armour around garbage', async () => {
       const { org, clientId } = await newAccount();
-      const garbage = `-----BEGIN CERTIFICATE-----\n${randomBytes(300).toString('base64').match(/.{1,64}/g)!.join('\n')}\n-----END CERTIFICATE-----\n`;
+      const garbage = `-----BEGIN CERTIFICATE-----\n${randomBytes(300)
+        .toString('base64')
+        .match(/.{1,64}/g)!
+        .join('\n')}\n-----END CERTIFICATE-----\n`;
       expectRefusal(await upload(org, clientId, garbage), /pars/i);
       expectRefusal(await upload(org, clientId, '-----BEGIN CERTIFICATE-----\nTm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n'), /pars/i);
     });
@@ -245,7 +250,12 @@ describe('certificate upload (DECISIONS 4)', () => {
       for (let i = 0; i < 5; i++) expect((await upload(org, clientId, (await certificate()).pem)).status).toBe(201);
       const sixth = await upload(org, clientId, (await certificate()).pem);
       expect(sixth.status).toBe(409);
-      expect(sixth.body).toEqual({ schemas: [SCIM_ERROR], status: '409', ...(sixth.body.scimType ? { scimType: sixth.body.scimType } : {}), detail: expect.stringMatching(/5/) });
+      expect(sixth.body).toEqual({
+        schemas: [SCIM_ERROR],
+        status: '409',
+        ...(sixth.body.scimType ? { scimType: sixth.body.scimType } : {}),
+        detail: expect.stringMatching(/5/),
+      });
       const list = await t.http.get(path(org, clientId)).auth(admin, { type: 'bearer' });
       expect(list.body.totalResults).toBe(5);
     });
@@ -277,12 +287,15 @@ describe('certificate upload (DECISIONS 4)', () => {
       expect(anonymous.headers['www-authenticate']).toMatch(/^Bearer/);
 
       const plain = await createSystemAccount(t.http, admin, org, { role: 'Issuance' });
-      const plainToken = (await tokenRequest(t.http, org, { grant_type: 'client_credentials', client_id: plain.clientId, client_secret: plain.secret })).body.access_token;
+      const plainToken = (await tokenRequest(t.http, org, { grant_type: 'client_credentials', client_id: plain.clientId, client_secret: plain.secret })).body
+        .access_token;
       expectScimError(await uploadCertificate(t.http, plainToken, org, clientId, cert.pem), 403, undefined, /administrator/i);
 
       const other = await newAccount();
       const otherAdmin = await createSystemAccount(t.http, admin, other.org, { role: 'Administration', organizationAdministrator: true });
-      const otherToken = (await tokenRequest(t.http, other.org, { grant_type: 'client_credentials', client_id: otherAdmin.clientId, client_secret: otherAdmin.secret })).body.access_token;
+      const otherToken = (
+        await tokenRequest(t.http, other.org, { grant_type: 'client_credentials', client_id: otherAdmin.clientId, client_secret: otherAdmin.secret })
+      ).body.access_token;
       expectScimError(await uploadCertificate(t.http, otherToken, org, clientId, cert.pem), 404, undefined, /\S/);
       expectScimError(await t.http.get(path(org, clientId)).auth(otherToken, { type: 'bearer' }), 404, undefined, /\S/);
 

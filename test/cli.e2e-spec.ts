@@ -109,13 +109,34 @@ describe('command line (apps/cli)', () => {
     const commands = walk(program, []).slice(1);
     expect(commands.map((c) => c.join(' '))).toEqual(
       expect.arrayContaining([
-        'organization create', 'organization list', 'organization get', 'organization settings', 'organization delete',
-        'system-account create', 'system-account list', 'system-account get', 'system-account update', 'system-account delete',
-        'secret create', 'secret list', 'secret revoke',
-        'certificate upload', 'certificate list', 'certificate delete',
-        'user create', 'user list', 'user get', 'user update', 'user delete', 'user enroll-certificate', 'user set-password',
-        'application add', 'application list', 'application remove',
-        'audit query', 'db migrate',
+        'organization create',
+        'organization list',
+        'organization get',
+        'organization settings',
+        'organization delete',
+        'system-account create',
+        'system-account list',
+        'system-account get',
+        'system-account update',
+        'system-account delete',
+        'secret create',
+        'secret list',
+        'secret revoke',
+        'certificate upload',
+        'certificate list',
+        'certificate delete',
+        'user create',
+        'user list',
+        'user get',
+        'user update',
+        'user delete',
+        'user enroll-certificate',
+        'user set-password',
+        'application add',
+        'application list',
+        'application remove',
+        'audit query',
+        'db migrate',
       ]),
     );
     for (const path of commands) {
@@ -137,7 +158,10 @@ describe('command line (apps/cli)', () => {
     expect(dashThumbprint.code).toBe(2);
     expect(dashThumbprint.stderr).toContain("unknown option '-Tlj5bgvYDkOM1tG8xayJVW8yZdLe7-1-f_m3D_Q8A'");
     expect(dashThumbprint.stderr).toContain("An argument that begins with '-' (a certificate thumbprint can) goes after --");
-    expectRefused(await cli(['certificate', 'delete', 'platform', 'platform-admin', '--', '-Tlj5bgvYDkOM1tG8xayJVW8yZdLe7-1-f_m3D_Q8A']), /^Refused: .*-Tlj5bgvYDkOM1tG8xayJVW8yZdLe7-1-f_m3D_Q8A/);
+    expectRefused(
+      await cli(['certificate', 'delete', 'platform', 'platform-admin', '--', '-Tlj5bgvYDkOM1tG8xayJVW8yZdLe7-1-f_m3D_Q8A']),
+      /^Refused: .*-Tlj5bgvYDkOM1tG8xayJVW8yZdLe7-1-f_m3D_Q8A/,
+    );
     const badBoolean = await cli(['system-account', 'update', 'platform', 'platform-admin', '--disabled', 'maybe']);
     expect(badBoolean.code).toBe(2);
     expect(badBoolean.stderr).toContain('must be true or false');
@@ -159,7 +183,12 @@ describe('command line (apps/cli)', () => {
   it('organizations, system accounts, secrets and certificates: JSON on stdout, visible through the API at once', async () => {
     const created = await cli(['organization', 'create', org, '--name', 'CLI Org']);
     expectOk(created);
-    expect(created.json()).toEqual({ id: org, name: 'CLI Org', settings: expect.objectContaining({ applicationIdPolicy: 'any' }), meta: expect.objectContaining({ location: `https://api.example.test/admin/v1/organizations/${org}` }) });
+    expect(created.json()).toEqual({
+      id: org,
+      name: 'CLI Org',
+      settings: expect.objectContaining({ applicationIdPolicy: 'any' }),
+      meta: expect.objectContaining({ location: `https://api.example.test/admin/v1/organizations/${org}` }),
+    });
     expect((await api('get', `/organizations/${org}`)).body).toEqual(created.json());
 
     const settings = await cli(['organization', 'settings', org, '--password-grant', 'false', '--access-token-lifetime', '900']);
@@ -174,7 +203,15 @@ describe('command line (apps/cli)', () => {
     expectOk(account);
     const accountView = account.json();
     secrets.push(accountView.secret.value);
-    expect(accountView).toMatchObject({ id: `${org}-ops`, clientId: `${org}-ops`, tokenUrl: `https://auth.example.test/authentication/customer/${org}/token`, role: 'Administration', organizationAdministrator: true, disabled: false, description: 'break-glass' });
+    expect(accountView).toMatchObject({
+      id: `${org}-ops`,
+      clientId: `${org}-ops`,
+      tokenUrl: `https://auth.example.test/authentication/customer/${org}/token`,
+      role: 'Administration',
+      organizationAdministrator: true,
+      disabled: false,
+      description: 'break-glass',
+    });
     // The secret works at the token endpoint, and the account administers its organization over HTTP.
     const token = await tokenBySecret(t.http, org, accountView.clientId, accountView.secret.value);
     expect((await api('get', `/organizations/${org}/system-accounts`, token)).body.totalResults).toBe(1);
@@ -198,7 +235,9 @@ describe('command line (apps/cli)', () => {
     const uploaded = await cli(['certificate', 'upload', org, `${org}-ops`, pemFile]);
     expectOk(uploaded);
     expect(uploaded.json()).toMatchObject({ id: certificate.thumbprint, subject: expect.stringContaining('CN=') });
-    expect((await api('get', `/organizations/${org}/system-accounts/${org}-ops/certificates`)).body.Resources.map((c: { id: string }) => c.id)).toEqual([certificate.thumbprint]);
+    expect((await api('get', `/organizations/${org}/system-accounts/${org}-ops/certificates`)).body.Resources.map((c: { id: string }) => c.id)).toEqual([
+      certificate.thumbprint,
+    ]);
     expectRefused(await cli(['certificate', 'upload', org, `${org}-ops`, join(workDir, 'missing.pem')]), 'Cannot read');
     // A thumbprint is base64url and may begin with '-': after `--` it is never read as an option.
     expectOk(await cli(['certificate', 'delete', org, `${org}-ops`, '--', certificate.thumbprint]));
@@ -220,10 +259,21 @@ describe('command line (apps/cli)', () => {
   }, 90_000);
 
   it('users (password from standard input only), certified applications, audit query, and organization delete with --force', async () => {
-    const created = await cli(['user', 'create', org, '--user-name', 'card.cli', '--role', 'Cardholder', '--group', 'east', '--email', 'card@example.com', '--password-stdin'], { input: `${PASSWORD}\n` });
+    const created = await cli(
+      ['user', 'create', org, '--user-name', 'card.cli', '--role', 'Cardholder', '--group', 'east', '--email', 'card@example.com', '--password-stdin'],
+      { input: `${PASSWORD}\n` },
+    );
     expectOk(created);
     const user = created.json();
-    expect(user).toMatchObject({ userName: 'card.cli', userType: 'cardholder', role: 'Cardholder', groups: ['east'], emails: [{ value: 'card@example.com', primary: true }], hasPassword: true, active: true });
+    expect(user).toMatchObject({
+      userName: 'card.cli',
+      userType: 'cardholder',
+      role: 'Cardholder',
+      groups: ['east'],
+      emails: [{ value: 'card@example.com', primary: true }],
+      hasPassword: true,
+      active: true,
+    });
     expect(created.stdout).not.toContain(PASSWORD);
     // The organization switched the password grant off above; switch it on to use the password.
     expectOk(await cli(['organization', 'settings', org, '--password-grant', 'true']));
@@ -265,9 +315,21 @@ describe('command line (apps/cli)', () => {
     const actions = trail.json().Resources.map((e: { action: string }) => e.action);
     expect(actions).toEqual(
       expect.arrayContaining([
-        'organization.create', 'organization.settings.update', 'system_account.create', 'system_account.update', 'client_secret.create', 'client_secret.revoke',
-        'client_certificate.upload', 'client_certificate.delete', 'user.create', 'user.password.set', 'user.update', 'user.certificate.enroll', 'user.delete',
-        'application.certify', 'application.uncertify',
+        'organization.create',
+        'organization.settings.update',
+        'system_account.create',
+        'system_account.update',
+        'client_secret.create',
+        'client_secret.revoke',
+        'client_certificate.upload',
+        'client_certificate.delete',
+        'user.create',
+        'user.password.set',
+        'user.update',
+        'user.certificate.enroll',
+        'user.delete',
+        'application.certify',
+        'application.uncertify',
       ]),
     );
     expect(new Set(trail.json().Resources.map((e: { actor: string; org: string }) => `${e.actor} ${e.org}`))).toEqual(new Set([`cli ${org}`]));
@@ -282,7 +344,15 @@ describe('command line (apps/cli)', () => {
     // The audit events of a deleted organization stay readable from the command line.
     const kept = await cli(['audit', 'query', '--org', org, '--action', 'organization.delete']);
     expectOk(kept);
-    expect(kept.json().Resources).toEqual([expect.objectContaining({ actor: 'cli', action: 'organization.delete', target: org, outcome: 'success', details: { force: true, removed: { systemAccounts: 1, users: 1, devices: 0 } } })]);
+    expect(kept.json().Resources).toEqual([
+      expect.objectContaining({
+        actor: 'cli',
+        action: 'organization.delete',
+        target: org,
+        outcome: 'success',
+        details: { force: true, removed: { systemAccounts: 1, users: 1, devices: 0 } },
+      }),
+    ]);
 
     // No secret the command line handled reached the audit log, its own output on stderr, or the service's logs.
     const logs = t.logs.join('');

@@ -37,7 +37,10 @@ describe('connection strings across a key rotation', () => {
   type Caller = (method: 'get' | 'post' | 'put', path: string) => ReturnType<TestApp['http']['get']>;
 
   async function keyIdOf(t: TestApp, id: string): Promise<string> {
-    const { rows } = await t.db.query<{ key_id: string }>('SELECT connection_string_key_id AS key_id FROM push_delivery_gateways WHERE org_id = $1 AND id = $2', [ORG, id]);
+    const { rows } = await t.db.query<{ key_id: string }>(
+      'SELECT connection_string_key_id AS key_id FROM push_delivery_gateways WHERE org_id = $1 AND id = $2',
+      [ORG, id],
+    );
     return rows[0].key_id;
   }
 
@@ -50,7 +53,12 @@ describe('connection strings across a key rotation', () => {
     const ids: Record<string, string> = {};
     const databaseUrl = await withApp(undefined, OLD, async (t, call) => {
       for (const name of ['first', 'second']) {
-        const created = await call('post', '').send({ schemas: [GATEWAY_SCHEMA], type: 'CLOUD_GCM_PUSH', name, connectionString: connection(`${name}KeyValue=`) });
+        const created = await call('post', '').send({
+          schemas: [GATEWAY_SCHEMA],
+          type: 'CLOUD_GCM_PUSH',
+          name,
+          connectionString: connection(`${name}KeyValue=`),
+        });
         expect(created.status).toBe(201);
         expect(created.body.connectionString).toBe(connection(`${name}KeyValue=`));
         ids[name] = created.body.id;
@@ -92,7 +100,12 @@ describe('connection strings across a key rotation', () => {
       expect(replaced.status).toBe(200);
       expect(replaced.headers['cache-control']).toBe('no-store');
       expect(replaced.body).toMatchObject({ id: ids.first, hub: 'rotated', connectionString: connection('firstKeyValue='), meta: { version: '2' } });
-      const created = await call('post', '').send({ schemas: [GATEWAY_SCHEMA], type: 'CLOUD_WNS_PUSH', name: 'third', connectionString: connection('thirdKeyValue=') });
+      const created = await call('post', '').send({
+        schemas: [GATEWAY_SCHEMA],
+        type: 'CLOUD_WNS_PUSH',
+        name: 'third',
+        connectionString: connection('thirdKeyValue='),
+      });
       expect(created.status).toBe(201);
       expect(created.body.connectionString).toBe(connection('thirdKeyValue='));
       ids.third = created.body.id;
@@ -101,9 +114,17 @@ describe('connection strings across a key rotation', () => {
 
     // The old key is gone for good: everything still opens.
     await withApp(databaseUrl, NEW, async (t, call) => {
-      for (const [name, value] of [['first', 'firstKeyValue='], ['second', 'secondNewKey='], ['third', 'thirdKeyValue=']]) {
+      for (const [name, value] of [
+        ['first', 'firstKeyValue='],
+        ['second', 'secondNewKey='],
+        ['third', 'thirdKeyValue='],
+      ]) {
         const replaced = await call('put', `/${ids[name]}`).send({ schemas: [GATEWAY_SCHEMA] });
-        expect({ name, status: replaced.status, connectionString: replaced.body.connectionString }).toEqual({ name, status: 200, connectionString: connection(value) });
+        expect({ name, status: replaced.status, connectionString: replaced.body.connectionString }).toEqual({
+          name,
+          status: 200,
+          connectionString: connection(value),
+        });
       }
       const { rows } = await t.db.query<{ row: string }>('SELECT row_to_json(g)::text AS row FROM push_delivery_gateways g WHERE org_id = $1', [ORG]);
       for (const { row } of rows) expect(row).not.toMatch(/KeyValue|NewKey/);

@@ -44,7 +44,9 @@ describe('migration CreateDeliveryGateways', () => {
     expect(await defaultsByOrg()).toEqual({ before_down: ALL_TYPES, without_gateways_1: ALL_TYPES, without_gateways_2: ALL_TYPES });
     await insertOrganization('after_up');
     expect((await defaultsByOrg()).after_up).toEqual(ALL_TYPES);
-    const { rows } = await db.query(`SELECT name, supported_operating_systems, connection_string_sealed, version FROM push_delivery_gateways WHERE org_id = 'after_up' ORDER BY id`);
+    const { rows } = await db.query(
+      `SELECT name, supported_operating_systems, connection_string_sealed, version FROM push_delivery_gateways WHERE org_id = 'after_up' ORDER BY id`,
+    );
     expect(rows).toEqual([
       { name: 'Default WNS gateway', supported_operating_systems: ['WINDOWS', 'WINDOWS10', 'WINDOWS11'], connection_string_sealed: null, version: 1 },
       { name: 'Default GCM gateway', supported_operating_systems: ['Android'], connection_string_sealed: null, version: 1 },

@@ -22,7 +22,10 @@ let secretCounter = 0;
 /** A well-formed connection string with a key no other test uses, so leaks are attributable. */
 function connectionString(): { value: string; key: string } {
   const key = `SeCrEtKeY${++secretCounter}${'x'.repeat(20)}AbC=`;
-  return { key, value: `Endpoint=sb://ns${secretCounter}.servicebus.windows.net/;SharedAccessKeyName=DefaultFullSharedAccessSignature;SharedAccessKey=${key};` };
+  return {
+    key,
+    value: `Endpoint=sb://ns${secretCounter}.servicebus.windows.net/;SharedAccessKeyName=DefaultFullSharedAccessSignature;SharedAccessKey=${key};`,
+  };
 }
 
 describe('push delivery gateways (DECISIONS 10)', () => {
@@ -54,7 +57,6 @@ describe('push delivery gateways (DECISIONS 10)', () => {
   function call(method: Method, path: string, token: string = tokens.Administration) {
     return t.http[method](path).auth(token, { type: 'bearer' });
   }
-
 
   function meta(id: string, version: string, org = ORG) {
     return {
@@ -268,9 +270,33 @@ describe('push delivery gateways (DECISIONS 10)', () => {
         schemas: [LIST_RESPONSE],
         totalResults: 3,
         resources: [
-          { schemas: [GATEWAY_SCHEMA], id: expect.any(String), type: 'CLOUD_WNS_PUSH', name: 'Default WNS gateway', notificationTimeToLive: '86400', supportedOperatingSystems: ['WINDOWS', 'WINDOWS10', 'WINDOWS11'], meta: expect.objectContaining({ version: '1' }) },
-          { schemas: [GATEWAY_SCHEMA], id: expect.any(String), type: 'CLOUD_GCM_PUSH', name: 'Default GCM gateway', notificationTimeToLive: '86400', supportedOperatingSystems: ['Android'], meta: expect.objectContaining({ version: '1' }) },
-          { schemas: [GATEWAY_SCHEMA], id: expect.any(String), type: 'CLOUD_APNS_PUSH', name: 'Default APNS gateway', notificationTimeToLive: '86400', supportedOperatingSystems: ['iOS12', 'iOS13'], meta: expect.objectContaining({ version: '1' }) },
+          {
+            schemas: [GATEWAY_SCHEMA],
+            id: expect.any(String),
+            type: 'CLOUD_WNS_PUSH',
+            name: 'Default WNS gateway',
+            notificationTimeToLive: '86400',
+            supportedOperatingSystems: ['WINDOWS', 'WINDOWS10', 'WINDOWS11'],
+            meta: expect.objectContaining({ version: '1' }),
+          },
+          {
+            schemas: [GATEWAY_SCHEMA],
+            id: expect.any(String),
+            type: 'CLOUD_GCM_PUSH',
+            name: 'Default GCM gateway',
+            notificationTimeToLive: '86400',
+            supportedOperatingSystems: ['Android'],
+            meta: expect.objectContaining({ version: '1' }),
+          },
+          {
+            schemas: [GATEWAY_SCHEMA],
+            id: expect.any(String),
+            type: 'CLOUD_APNS_PUSH',
+            name: 'Default APNS gateway',
+            notificationTimeToLive: '86400',
+            supportedOperatingSystems: ['iOS12', 'iOS13'],
+            meta: expect.objectContaining({ version: '1' }),
+          },
         ],
       });
       for (const resource of list.body.resources) expect(resource.meta).toEqual(meta(resource.id, '1', OTHER));
@@ -282,7 +308,12 @@ describe('push delivery gateways (DECISIONS 10)', () => {
     it('a default gateway cannot be deleted (409), nor change type or name (400 mutability); the rest is configurable', async () => {
       const defaults = await defaultsOf(ORG, tokens.Administration);
       const wns = defaults.CLOUD_WNS_PUSH;
-      expectScimError(await call('delete', gateway(wns.id)), 409, undefined, `Push delivery gateway ${wns.id} ("Default WNS gateway") is a default gateway of tenant "${ORG}" and cannot be deleted`);
+      expectScimError(
+        await call('delete', gateway(wns.id)),
+        409,
+        undefined,
+        `Push delivery gateway ${wns.id} ("Default WNS gateway") is a default gateway of tenant "${ORG}" and cannot be deleted`,
+      );
       expectScimError(
         await call('put', gateway(wns.id)).send({ schemas: [GATEWAY_SCHEMA], type: 'CLOUD_GCM_PUSH' }),
         400,
@@ -328,44 +359,112 @@ describe('push delivery gateways (DECISIONS 10)', () => {
 
     it.each<[string, () => Record<string, unknown>, string]>([
       ['schemas missing', () => ({ type: 'CLOUD_GCM_PUSH', name: 'x' }), `schemas: is required and must hold "${GATEWAY_SCHEMA}"`],
-      ['schemas without the gateway URN', () => ({ ...gcm(), schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'] }), `schemas: must hold "${GATEWAY_SCHEMA}"`],
+      [
+        'schemas without the gateway URN',
+        () => ({ ...gcm(), schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'] }),
+        `schemas: must hold "${GATEWAY_SCHEMA}"`,
+      ],
       ['type missing', () => ({ schemas: [GATEWAY_SCHEMA], name: 'x' }), 'type: is required, one of CLOUD_WNS_PUSH, CLOUD_GCM_PUSH, CLOUD_APNS_PUSH'],
-      ['type unknown', () => ({ ...gcm(), type: 'CLOUD_FCM_PUSH' }), 'type: "CLOUD_FCM_PUSH" is not a gateway type; allowed: CLOUD_WNS_PUSH, CLOUD_GCM_PUSH, CLOUD_APNS_PUSH'],
+      [
+        'type unknown',
+        () => ({ ...gcm(), type: 'CLOUD_FCM_PUSH' }),
+        'type: "CLOUD_FCM_PUSH" is not a gateway type; allowed: CLOUD_WNS_PUSH, CLOUD_GCM_PUSH, CLOUD_APNS_PUSH',
+      ],
       ['name missing', () => ({ schemas: [GATEWAY_SCHEMA], type: 'CLOUD_GCM_PUSH' }), 'name: is required (a name of 1-128 characters)'],
       ['name blank', () => ({ ...gcm(), name: '   ' }), 'name: must be a name of 1-128 characters'],
       ['name too long', () => ({ ...gcm(), name: 'n'.repeat(129) }), 'name: must be a name of 1-128 characters'],
       ['name not a string', () => ({ ...gcm(), name: 42 }), 'name: must be a name of 1-128 characters'],
       ['hub too long', () => ({ ...gcm(), hub: 'h'.repeat(261) }), 'hub: must be a notification hub name or path of 1-260 characters'],
       ['hub empty', () => ({ ...gcm(), hub: '' }), 'hub: must be a notification hub name or path of 1-260 characters'],
-      ['connectionString not pairs', () => ({ ...gcm(), connectionString: 'secret-without-structure' }), 'connectionString: part 1 is not a Key=Value pair; the format is Endpoint=sb://'],
-      ['connectionString without SharedAccessKey', () => ({ ...gcm(), connectionString: 'Endpoint=sb://ns.example.net/;SharedAccessKeyName=Full;' }), 'connectionString: lacks SharedAccessKey'],
+      [
+        'connectionString not pairs',
+        () => ({ ...gcm(), connectionString: 'secret-without-structure' }),
+        'connectionString: part 1 is not a Key=Value pair; the format is Endpoint=sb://',
+      ],
+      [
+        'connectionString without SharedAccessKey',
+        () => ({ ...gcm(), connectionString: 'Endpoint=sb://ns.example.net/;SharedAccessKeyName=Full;' }),
+        'connectionString: lacks SharedAccessKey',
+      ],
       [
         'connectionString with an https endpoint',
         () => ({ ...gcm(), connectionString: 'Endpoint=https://ns.example.net/;SharedAccessKeyName=Full;SharedAccessKey=abc=;' }),
         'connectionString: Endpoint must be an sb:// URL',
       ],
-      ['connectionString not a string', () => ({ ...gcm(), connectionString: { Endpoint: 'sb://x' } }), 'connectionString: must be a string of Key=Value; pairs'],
-      ['notificationTimeToLive a number', () => ({ ...gcm(), notificationTimeToLive: 3600 }), 'notificationTimeToLive: must be a string holding a whole number of seconds from 0 to 2419200'],
-      ['notificationTimeToLive negative', () => ({ ...gcm(), notificationTimeToLive: '-5' }), 'notificationTimeToLive: must be a string holding a whole number of seconds'],
-      ['notificationTimeToLive a duration', () => ({ ...gcm(), notificationTimeToLive: '1h' }), 'notificationTimeToLive: must be a string holding a whole number of seconds'],
-      ['notificationTimeToLive too long', () => ({ ...gcm(), notificationTimeToLive: '2419201' }), 'notificationTimeToLive: must be a string holding a whole number of seconds from 0 to 2419200'],
+      [
+        'connectionString not a string',
+        () => ({ ...gcm(), connectionString: { Endpoint: 'sb://x' } }),
+        'connectionString: must be a string of Key=Value; pairs',
+      ],
+      [
+        'notificationTimeToLive a number',
+        () => ({ ...gcm(), notificationTimeToLive: 3600 }),
+        'notificationTimeToLive: must be a string holding a whole number of seconds from 0 to 2419200',
+      ],
+      [
+        'notificationTimeToLive negative',
+        () => ({ ...gcm(), notificationTimeToLive: '-5' }),
+        'notificationTimeToLive: must be a string holding a whole number of seconds',
+      ],
+      [
+        'notificationTimeToLive a duration',
+        () => ({ ...gcm(), notificationTimeToLive: '1h' }),
+        'notificationTimeToLive: must be a string holding a whole number of seconds',
+      ],
+      [
+        'notificationTimeToLive too long',
+        () => ({ ...gcm(), notificationTimeToLive: '2419201' }),
+        'notificationTimeToLive: must be a string holding a whole number of seconds from 0 to 2419200',
+      ],
       [
         'supportedOperatingSystems unknown',
         () => ({ ...gcm(), supportedOperatingSystems: ['Android', 'Linux'] }),
         'supportedOperatingSystems.1: "Linux" is not a supported operating system; allowed: WINDOWS, WINDOWS10, WINDOWS11, Android, iOS12, iOS13',
       ],
-      ['supportedOperatingSystems wrong case', () => ({ ...gcm(), supportedOperatingSystems: ['android'] }), 'supportedOperatingSystems.0: "android" is not a supported operating system'],
-      ['supportedOperatingSystems twice', () => ({ ...gcm(), supportedOperatingSystems: ['iOS13', 'iOS13'] }), 'supportedOperatingSystems: lists an operating system twice'],
-      ['supportedOperatingSystems not an array', () => ({ ...gcm(), supportedOperatingSystems: 'Android' }), 'supportedOperatingSystems: must be an array of operating systems from WINDOWS'],
+      [
+        'supportedOperatingSystems wrong case',
+        () => ({ ...gcm(), supportedOperatingSystems: ['android'] }),
+        'supportedOperatingSystems.0: "android" is not a supported operating system',
+      ],
+      [
+        'supportedOperatingSystems twice',
+        () => ({ ...gcm(), supportedOperatingSystems: ['iOS13', 'iOS13'] }),
+        'supportedOperatingSystems: lists an operating system twice',
+      ],
+      [
+        'supportedOperatingSystems not an array',
+        () => ({ ...gcm(), supportedOperatingSystems: 'Android' }),
+        'supportedOperatingSystems: must be an array of operating systems from WINDOWS',
+      ],
       ['appId empty', () => ({ ...gcm(), appId: '' }), 'appId: must be an application id of 1-256 characters'],
       ['appId too long', () => ({ ...gcm(), appId: 'a'.repeat(257) }), 'appId: must be an application id of 1-256 characters'],
       ['notes too long', () => ({ ...gcm(), notes: 'n'.repeat(4001) }), 'notes: must be free text of at most 4000 characters'],
-      ['template without msg', () => ({ ...gcm(), messageTemplates: { credential: { title: 'Only a title' } } }), 'messageTemplates.credential.msg: is required (the message text, 1-2048 characters)'],
-      ['template msg empty', () => ({ ...gcm(), messageTemplates: { challenge: { msg: '' } } }), 'messageTemplates.challenge.msg: must be the message text, 1-2048 characters'],
-      ['template msg too long', () => ({ ...gcm(), messageTemplates: { credential: { msg: 'm'.repeat(2049) } } }), 'messageTemplates.credential.msg: must be the message text, 1-2048 characters'],
-      ['template title too long', () => ({ ...gcm(), messageTemplates: { credential: { msg: 'm', title: 't'.repeat(257) } } }), 'messageTemplates.credential.title: must be a title of 1-256 characters'],
+      [
+        'template without msg',
+        () => ({ ...gcm(), messageTemplates: { credential: { title: 'Only a title' } } }),
+        'messageTemplates.credential.msg: is required (the message text, 1-2048 characters)',
+      ],
+      [
+        'template msg empty',
+        () => ({ ...gcm(), messageTemplates: { challenge: { msg: '' } } }),
+        'messageTemplates.challenge.msg: must be the message text, 1-2048 characters',
+      ],
+      [
+        'template msg too long',
+        () => ({ ...gcm(), messageTemplates: { credential: { msg: 'm'.repeat(2049) } } }),
+        'messageTemplates.credential.msg: must be the message text, 1-2048 characters',
+      ],
+      [
+        'template title too long',
+        () => ({ ...gcm(), messageTemplates: { credential: { msg: 'm', title: 't'.repeat(257) } } }),
+        'messageTemplates.credential.title: must be a title of 1-256 characters',
+      ],
       ['template of an unknown kind', () => ({ ...gcm(), messageTemplates: { reminder: { msg: 'm' } } }), 'attribute "reminder" is not part of this resource'],
-      ['template attribute unknown', () => ({ ...gcm(), messageTemplates: { credential: { msg: 'm', body: 'b' } } }), 'attribute "body" is not part of this resource'],
+      [
+        'template attribute unknown',
+        () => ({ ...gcm(), messageTemplates: { credential: { msg: 'm', body: 'b' } } }),
+        'attribute "body" is not part of this resource',
+      ],
       ['attribute unknown', () => ({ ...gcm(), colour: 'blue' }), 'attribute "colour" is not part of this resource'],
     ])('POST: %s', async (_case, body, detail) => {
       const response = await call('post', gateways(ORG, '?api-version=3')).send(body());
@@ -423,7 +522,12 @@ describe('push delivery gateways (DECISIONS 10)', () => {
         'invalidValue',
         'supportedOperatingSystems.0: "Tizen" is not a supported operating system',
       );
-      expectScimError(await call('put', gateway(id)).send({ schemas: [GATEWAY_SCHEMA], connectionString: 'Endpoint=sb://x/' }), 400, 'invalidValue', 'connectionString: lacks SharedAccessKeyName, SharedAccessKey');
+      expectScimError(
+        await call('put', gateway(id)).send({ schemas: [GATEWAY_SCHEMA], connectionString: 'Endpoint=sb://x/' }),
+        400,
+        'invalidValue',
+        'connectionString: lacks SharedAccessKeyName, SharedAccessKey',
+      );
       const unchanged = await call('get', gateway(id));
       expect(unchanged.body.meta.version).toBe('1');
       const same = await call('put', gateway(id)).send({ schemas: [GATEWAY_SCHEMA], type: 'CLOUD_GCM_PUSH', name: created.body.name });
@@ -459,7 +563,12 @@ describe('push delivery gateways (DECISIONS 10)', () => {
         'invalidValue',
         'Attribute "supportedOperatingSystems" (api-version=2) is not part of api-version=1; send the request with ?api-version=2',
       );
-      expectScimError(await call('post', gateways(ORG, '?api-version=1')).send({ ...base, appId: 'a' }), 400, 'invalidValue', '"appId" (api-version=2) is not part of api-version=1');
+      expectScimError(
+        await call('post', gateways(ORG, '?api-version=1')).send({ ...base, appId: 'a' }),
+        400,
+        'invalidValue',
+        '"appId" (api-version=2) is not part of api-version=1',
+      );
       expectScimError(
         await call('post', gateways(ORG, '?api-version=2')).send({ ...base, appId: 'a', messageTemplates: { credential: { msg: 'm' } } }),
         400,
@@ -473,7 +582,12 @@ describe('push delivery gateways (DECISIONS 10)', () => {
         'Attributes "notes" (api-version=3), "appId" (api-version=2) are not part of api-version=1; send the request with ?api-version=3',
       );
       const created = await createGateway();
-      expectScimError(await call('put', gateway(created.body.id, ORG, '?api-version=2')).send({ schemas: [GATEWAY_SCHEMA], notes: 'n' }), 400, 'invalidValue', '"notes" (api-version=3)');
+      expectScimError(
+        await call('put', gateway(created.body.id, ORG, '?api-version=2')).send({ schemas: [GATEWAY_SCHEMA], notes: 'n' }),
+        400,
+        'invalidValue',
+        '"notes" (api-version=3)',
+      );
       const v2 = await call('post', gateways(ORG, '?api-version=2')).send({ ...base, supportedOperatingSystems: ['Android'], appId: 'com.example' });
       expect(v2.status).toBe(201);
     });
@@ -485,7 +599,15 @@ describe('push delivery gateways (DECISIONS 10)', () => {
       const v1Explicit = await call('get', gateway(id, ORG, '?api-version=1'));
       const v2 = await call('get', gateway(id, ORG, '?api-version=2'));
       const v3 = await call('get', gateway(id, ORG, '?api-version=3'));
-      const common = { schemas: [GATEWAY_SCHEMA], id, type: 'CLOUD_GCM_PUSH', name: created.body.name, hub: 'android-hub', notificationTimeToLive: '3600', meta: created.body.meta };
+      const common = {
+        schemas: [GATEWAY_SCHEMA],
+        id,
+        type: 'CLOUD_GCM_PUSH',
+        name: created.body.name,
+        hub: 'android-hub',
+        notificationTimeToLive: '3600',
+        meta: created.body.meta,
+      };
       expect(v1.body).toEqual(common);
       expect(v1Explicit.body).toEqual(common);
       expect(v2.body).toEqual({ ...common, supportedOperatingSystems: ['Android'], appId: 'com.example.wallet' });
@@ -495,7 +617,12 @@ describe('push delivery gateways (DECISIONS 10)', () => {
 
       const put = await call('put', gateway(id)).send({ ...v1.body, hub: 'v1-hub' });
       expect(put.status).toBe(200);
-      expect(put.body).toEqual({ ...common, hub: 'v1-hub', connectionString: created.body.connectionString, meta: { ...common.meta, version: '2', lastModified: expect.any(String) } });
+      expect(put.body).toEqual({
+        ...common,
+        hub: 'v1-hub',
+        connectionString: created.body.connectionString,
+        meta: { ...common.meta, version: '2', lastModified: expect.any(String) },
+      });
       const after = await call('get', gateway(id, ORG, '?api-version=3'));
       expect(after.body).toEqual({ ...v3.body, hub: 'v1-hub', meta: put.body.meta });
     });
@@ -505,19 +632,48 @@ describe('push delivery gateways (DECISIONS 10)', () => {
     it('a stale If-Match is a 412; a current one (weak or strong) or * proceeds; a malformed one is a 400', async () => {
       const created = await createGateway();
       const id = created.body.id;
-      const first = await call('put', gateway(id)).set('If-Match', 'W/"1"').send({ schemas: [GATEWAY_SCHEMA], hub: 'one' });
+      const first = await call('put', gateway(id))
+        .set('If-Match', 'W/"1"')
+        .send({ schemas: [GATEWAY_SCHEMA], hub: 'one' });
       expect(first.status).toBe(200);
       expect(first.headers.etag).toBe('W/"2"');
       expectScimError(
-        await call('put', gateway(id)).set('If-Match', 'W/"1"').send({ schemas: [GATEWAY_SCHEMA], hub: 'stale' }),
+        await call('put', gateway(id))
+          .set('If-Match', 'W/"1"')
+          .send({ schemas: [GATEWAY_SCHEMA], hub: 'stale' }),
         412,
         undefined,
         `Push delivery gateway ${id} has changed: its current version is 2 (ETag W/"2")`,
       );
-      expect((await call('put', gateway(id)).set('If-Match', '"2"').send({ schemas: [GATEWAY_SCHEMA], hub: 'two' })).headers.etag).toBe('W/"3"');
-      expect((await call('put', gateway(id)).set('If-Match', 'W/"1", W/"3"').send({ schemas: [GATEWAY_SCHEMA], hub: 'three' })).headers.etag).toBe('W/"4"');
-      expect((await call('put', gateway(id)).set('If-Match', '*').send({ schemas: [GATEWAY_SCHEMA], hub: 'any' })).headers.etag).toBe('W/"5"');
-      expectScimError(await call('put', gateway(id)).set('If-Match', '5').send({ schemas: [GATEWAY_SCHEMA] }), 400, 'invalidValue', 'The header If-Match must be "*" or a list of entity tags');
+      expect(
+        (
+          await call('put', gateway(id))
+            .set('If-Match', '"2"')
+            .send({ schemas: [GATEWAY_SCHEMA], hub: 'two' })
+        ).headers.etag,
+      ).toBe('W/"3"');
+      expect(
+        (
+          await call('put', gateway(id))
+            .set('If-Match', 'W/"1", W/"3"')
+            .send({ schemas: [GATEWAY_SCHEMA], hub: 'three' })
+        ).headers.etag,
+      ).toBe('W/"4"');
+      expect(
+        (
+          await call('put', gateway(id))
+            .set('If-Match', '*')
+            .send({ schemas: [GATEWAY_SCHEMA], hub: 'any' })
+        ).headers.etag,
+      ).toBe('W/"5"');
+      expectScimError(
+        await call('put', gateway(id))
+          .set('If-Match', '5')
+          .send({ schemas: [GATEWAY_SCHEMA] }),
+        400,
+        'invalidValue',
+        'The header If-Match must be "*" or a list of entity tags',
+      );
       const read = await call('get', gateway(id));
       expect(read.headers.etag).toBe('W/"5"');
       expect(read.body.hub).toBe('any');
@@ -526,9 +682,28 @@ describe('push delivery gateways (DECISIONS 10)', () => {
     it('If-Match is checked after authorization and before the body', async () => {
       const created = await createGateway();
       const id = created.body.id;
-      expectScimError(await call('put', gateway(id)).set('If-Match', 'W/"7"').send({ type: 'nonsense', colour: 'blue' }), 412, undefined, 'its current version is 1');
-      expectScimError(await call('put', gateway(id), tokens['Help Desk']).set('If-Match', 'W/"7"').send({ schemas: [GATEWAY_SCHEMA] }), 403, undefined, 'oobAdapterConfiguration.manage');
-      expectScimError(await call('put', gateway(id, OTHER), tokens.Administration).set('If-Match', 'W/"7"').send({ schemas: [GATEWAY_SCHEMA] }), 403, undefined, `Tenant "${OTHER}"`);
+      expectScimError(
+        await call('put', gateway(id)).set('If-Match', 'W/"7"').send({ type: 'nonsense', colour: 'blue' }),
+        412,
+        undefined,
+        'its current version is 1',
+      );
+      expectScimError(
+        await call('put', gateway(id), tokens['Help Desk'])
+          .set('If-Match', 'W/"7"')
+          .send({ schemas: [GATEWAY_SCHEMA] }),
+        403,
+        undefined,
+        'oobAdapterConfiguration.manage',
+      );
+      expectScimError(
+        await call('put', gateway(id, OTHER), tokens.Administration)
+          .set('If-Match', 'W/"7"')
+          .send({ schemas: [GATEWAY_SCHEMA] }),
+        403,
+        undefined,
+        `Tenant "${OTHER}"`,
+      );
       expectScimError(await call('delete', gateway(id)).set('If-Match', 'W/"7"'), 412, undefined, 'its current version is 1');
       expect((await call('delete', gateway(id)).set('If-Match', 'W/"1"')).status).toBe(204);
     });
@@ -537,7 +712,11 @@ describe('push delivery gateways (DECISIONS 10)', () => {
       const created = await createGateway();
       const id = created.body.id;
       const responses = await Promise.all(
-        ['left', 'right'].map((hub) => call('put', gateway(id)).set('If-Match', created.headers.etag).send({ schemas: [GATEWAY_SCHEMA], hub })),
+        ['left', 'right'].map((hub) =>
+          call('put', gateway(id))
+            .set('If-Match', created.headers.etag)
+            .send({ schemas: [GATEWAY_SCHEMA], hub }),
+        ),
       );
       expect(responses.map((r) => r.status).sort()).toEqual([200, 412]);
       const winner = responses.find((r) => r.status === 200)!;
@@ -691,7 +870,13 @@ describe('push delivery gateways (DECISIONS 10)', () => {
       expect(read.body).toEqual(created.body);
       const list = await call('get', policies());
       expect(list.status).toBe(200);
-      expect(list.body).toEqual({ schemas: [LIST_RESPONSE], totalResults: expect.any(Number), itemsPerPage: expect.any(Number), startIndex: 1, Resources: expect.arrayContaining([created.body]) });
+      expect(list.body).toEqual({
+        schemas: [LIST_RESPONSE],
+        totalResults: expect.any(Number),
+        itemsPerPage: expect.any(Number),
+        startIndex: 1,
+        Resources: expect.arrayContaining([created.body]),
+      });
 
       expectScimError(
         await call('delete', gateway(mine.body.id)),
@@ -701,12 +886,24 @@ describe('push delivery gateways (DECISIONS 10)', () => {
       );
 
       // GET-then-PUT with the order reversed, then without the gateway.
-      const reordered = await call('put', policy(id)).set('If-Match', read.headers.etag).send({ ...read.body, deliveryGateways: [...read.body.deliveryGateways].reverse() });
+      const reordered = await call('put', policy(id))
+        .set('If-Match', read.headers.etag)
+        .send({ ...read.body, deliveryGateways: [...read.body.deliveryGateways].reverse() });
       expect(reordered.status).toBe(200);
       expect(reordered.headers.etag).toBe('W/"2"');
-      expect(reordered.body).toEqual({ ...created.body, deliveryGateways: [...created.body.deliveryGateways].reverse(), meta: { ...policyMeta(id, '2'), created: created.body.meta.created } });
+      expect(reordered.body).toEqual({
+        ...created.body,
+        deliveryGateways: [...created.body.deliveryGateways].reverse(),
+        meta: { ...policyMeta(id, '2'), created: created.body.meta.created },
+      });
       const kept = await call('put', policy(id)).send({ schemas: [POLICY_SCHEMA], description: null });
-      expect(kept.body).toEqual({ schemas: [POLICY_SCHEMA], id, name, deliveryGateways: reordered.body.deliveryGateways, meta: expect.objectContaining({ version: '3' }) });
+      expect(kept.body).toEqual({
+        schemas: [POLICY_SCHEMA],
+        id,
+        name,
+        deliveryGateways: reordered.body.deliveryGateways,
+        meta: expect.objectContaining({ version: '3' }),
+      });
       const unbound = await call('put', policy(id)).send({ schemas: [POLICY_SCHEMA], deliveryGateways: [{ value: defaults.CLOUD_WNS_PUSH.id }] });
       expect(unbound.status).toBe(200);
       expect(unbound.body.deliveryGateways).toEqual([{ value: defaults.CLOUD_WNS_PUSH.id, display: 'Default WNS gateway' }]);
@@ -716,7 +913,10 @@ describe('push delivery gateways (DECISIONS 10)', () => {
       expect(deleted.status).toBe(204);
       expect(deleted.text).toBe('');
       expectScimError(await call('get', policy(id)), 404, undefined, `Tenant "${ORG}" has no authenticator policy "${id}"`);
-      const audit = await t.db.query<{ action: string }>(`SELECT action FROM audit_events WHERE org_id = $1 AND target = $2 AND action LIKE 'authenticatorPolicy.%' ORDER BY id`, [ORG, id]);
+      const audit = await t.db.query<{ action: string }>(
+        `SELECT action FROM audit_events WHERE org_id = $1 AND target = $2 AND action LIKE 'authenticatorPolicy.%' ORDER BY id`,
+        [ORG, id],
+      );
       expect(audit.rows.map((r) => r.action)).toEqual([
         'authenticatorPolicy.create',
         'authenticatorPolicy.replace',
@@ -760,13 +960,35 @@ describe('push delivery gateways (DECISIONS 10)', () => {
     it('validates the policy: schemas, name (required, unique per tenant), If-Match, ids', async () => {
       expectScimError(await call('post', policies()).send({ name: 'x' }), 400, 'invalidValue', `schemas: is required and must hold "${POLICY_SCHEMA}"`);
       expectScimError(await call('post', policies()).send({ schemas: [POLICY_SCHEMA] }), 400, 'invalidValue', 'name: is required');
-      expectScimError(await call('post', policies()).send({ schemas: [POLICY_SCHEMA], name: 'x', priority: 1 }), 400, 'invalidValue', 'attribute "priority" is not part of this resource');
+      expectScimError(
+        await call('post', policies()).send({ schemas: [POLICY_SCHEMA], name: 'x', priority: 1 }),
+        400,
+        'invalidValue',
+        'attribute "priority" is not part of this resource',
+      );
       const name = uniqueName('Policy');
       const created = await call('post', policies()).send({ schemas: [POLICY_SCHEMA], name });
       expect(created.status).toBe(201);
-      expectScimError(await call('post', policies()).send({ schemas: [POLICY_SCHEMA], name: name.toLowerCase() }), 409, 'uniqueness', `already has an authenticator policy named "${name.toLowerCase()}"`);
-      expectScimError(await call('put', policy(created.body.id)).set('If-Match', 'W/"9"').send({ schemas: [POLICY_SCHEMA] }), 412, undefined, 'its current version is 1');
-      expectScimError(await call('put', policy(created.body.id)).send({ schemas: [POLICY_SCHEMA], name: null }), 400, 'invalidValue', 'name: cannot be cleared');
+      expectScimError(
+        await call('post', policies()).send({ schemas: [POLICY_SCHEMA], name: name.toLowerCase() }),
+        409,
+        'uniqueness',
+        `already has an authenticator policy named "${name.toLowerCase()}"`,
+      );
+      expectScimError(
+        await call('put', policy(created.body.id))
+          .set('If-Match', 'W/"9"')
+          .send({ schemas: [POLICY_SCHEMA] }),
+        412,
+        undefined,
+        'its current version is 1',
+      );
+      expectScimError(
+        await call('put', policy(created.body.id)).send({ schemas: [POLICY_SCHEMA], name: null }),
+        400,
+        'invalidValue',
+        'name: cannot be cleared',
+      );
       expectScimError(await call('delete', policy(created.body.id)).set('If-Match', 'W/"9"'), 412, undefined, 'its current version is 1');
       expectScimError(await call('get', policy('abc')), 404, undefined, 'has no authenticator policy "abc"');
       const theirs = await call('post', policies(OTHER), tokens.other).send({ schemas: [POLICY_SCHEMA], name });
@@ -780,7 +1002,11 @@ describe('push delivery gateways (DECISIONS 10)', () => {
       const account = await createSystemAccount(t.http, admin, 'gw_gone', { role: 'Administration' });
       const token = await tokenBySecret(t.http, 'gw_gone', account.clientId, account.secret);
       const bound = await createGateway(fullBody(), 'gw_gone', token);
-      const created = await call('post', policies('gw_gone'), token).send({ schemas: [POLICY_SCHEMA], name: 'Doomed', deliveryGateways: [{ value: bound.body.id }] });
+      const created = await call('post', policies('gw_gone'), token).send({
+        schemas: [POLICY_SCHEMA],
+        name: 'Doomed',
+        deliveryGateways: [{ value: bound.body.id }],
+      });
       expect(created.status).toBe(201);
       await t.db.query(`DELETE FROM organizations WHERE id = 'gw_gone'`);
       for (const table of ['push_delivery_gateways', 'authenticator_policies', 'authenticator_policy_gateways']) {

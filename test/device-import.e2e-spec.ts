@@ -34,11 +34,20 @@ describe('device import', () => {
   });
   afterAll(() => t.close());
 
-  const importJson = (org: string, body: unknown, token = admin) => t.http.post(`/admin/v1/organizations/${org}/devices/import`).auth(token, { type: 'bearer' }).send(body as object);
+  const importJson = (org: string, body: unknown, token = admin) =>
+    t.http
+      .post(`/admin/v1/organizations/${org}/devices/import`)
+      .auth(token, { type: 'bearer' })
+      .send(body as object);
   const importCsv = (org: string, csv: string, token = admin) =>
     t.http.post(`/admin/v1/organizations/${org}/devices/import`).auth(token, { type: 'bearer' }).set('Content-Type', 'text/csv').send(csv);
   const devicesOf = async (org: string) =>
-    (await t.db.query('SELECT e.atr, e.cuid, d.status, d.reason FROM devices d JOIN device_external_ids e ON e.device_id = d.id WHERE d.org_id = $1 ORDER BY e.cuid', [org])).rows;
+    (
+      await t.db.query(
+        'SELECT e.atr, e.cuid, d.status, d.reason FROM devices d JOIN device_external_ids e ON e.device_id = d.id WHERE d.org_id = $1 ORDER BY e.cuid',
+        [org],
+      )
+    ).rows;
 
   it('a JSON array: valid lines are created AVAILABLE in one go, bad lines are reported, and a re-run changes nothing', async () => {
     const body = [
@@ -94,7 +103,7 @@ describe('device import', () => {
     expect(await devicesOf('imp')).toHaveLength(2);
   });
 
-  it('CSV: header in either order, CRLF, blank lines, quotes and semicolons; line numbers are the file\'s', async () => {
+  it("CSV: header in either order, CRLF, blank lines, quotes and semicolons; line numbers are the file's", async () => {
     const csv = ['CUID;ATR', '6001;3B0011', '', '"6002","3b0022"', '6003,3B00,extra', '6004', 'abc,3B0055', '5001,3B0099', '6001,3B0011', ''].join('\r\n');
     const response = await importCsv('imp', csv);
     expect(response.status).toBe(200);
@@ -110,7 +119,14 @@ describe('device import', () => {
         { line: 6, outcome: 'failed', detail: 'has 1 field; a line is ATR,CUID' },
         { line: 7, ATR: '3B0055', outcome: 'failed', detail: 'CUID must be 1 to 64 decimal digits' },
         // 5001 is stored with ATR 3B00AA (previous test)
-        { line: 8, ATR: '3B0099', CUID: '5001', outcome: 'failed', id: expect.stringMatching(UUID), detail: expect.stringMatching(/^CUID 5001 is already registered with ATR 3B00AA \(device [0-9a-f-]{36}\)$/) },
+        {
+          line: 8,
+          ATR: '3B0099',
+          CUID: '5001',
+          outcome: 'failed',
+          id: expect.stringMatching(UUID),
+          detail: expect.stringMatching(/^CUID 5001 is already registered with ATR 3B00AA \(device [0-9a-f-]{36}\)$/),
+        },
         { line: 9, ATR: '3B0011', CUID: '6001', outcome: 'failed', detail: 'CUID 6001 repeats line 2' },
       ],
     });
@@ -125,7 +141,10 @@ describe('device import', () => {
       [2, '3B0078', '7002'],
     ]);
     const foreign = await importCsv('imp', '3B0079,7003\n', otherOrgAdmin);
-    expect({ status: foreign.status, body: foreign.body }).toEqual({ status: 404, body: { schemas: [SCIM_ERROR], status: '404', detail: 'Organization "imp" does not exist.' } });
+    expect({ status: foreign.status, body: foreign.body }).toEqual({
+      status: 404,
+      body: { schemas: [SCIM_ERROR], status: '404', detail: 'Organization "imp" does not exist.' },
+    });
   });
 
   it('automatic creation stays off for the organization: POST /Device is still 403 while imported devices are searchable', async () => {
@@ -135,7 +154,10 @@ describe('device import', () => {
       .send({ schemas: ['urn:vendor:scim:api:cms:1.0:Device'], externalIds: [{ ATR: '3B00', CUID: '8001' }] });
     expect(create.status).toBe(403);
     expect(create.body.detail).toMatch(/devices come in through the bulk import/);
-    const found = await t.http.post('/aims/rs/scim/v2/Device/.search').auth(issuance, { type: 'bearer' }).send({ schemas: [SEARCH], filter: 'externalIds.CUID sw "700"' });
+    const found = await t.http
+      .post('/aims/rs/scim/v2/Device/.search')
+      .auth(issuance, { type: 'bearer' })
+      .send({ schemas: [SEARCH], filter: 'externalIds.CUID sw "700"' });
     expect(found.body.totalResults).toBe(2);
   });
 
@@ -145,21 +167,29 @@ describe('device import', () => {
     ['an empty CSV', (org: string) => importCsv(org, 'ATR,CUID\n\n'), 400, 'invalidValue', 'The import holds no devices.'],
     [
       'more than 10000 devices',
-      (org: string) => importJson(org, Array.from({ length: 10_001 }, (_, i) => ({ ATR: '3B00', CUID: String(i) }))),
+      (org: string) =>
+        importJson(
+          org,
+          Array.from({ length: 10_001 }, (_, i) => ({ ATR: '3B00', CUID: String(i) })),
+        ),
       400,
       'invalidValue',
       'The import holds 10001 devices; at most 10000 per request, so split it.',
     ],
     [
       'another media type',
-      (org: string) => t.http.post(`/admin/v1/organizations/${org}/devices/import`).auth(admin, { type: 'bearer' }).set('Content-Type', 'application/xml').send('<devices/>'),
+      (org: string) =>
+        t.http.post(`/admin/v1/organizations/${org}/devices/import`).auth(admin, { type: 'bearer' }).set('Content-Type', 'application/xml').send('<devices/>'),
       415,
       undefined,
       'Send the devices as a JSON array of {ATR, CUID} (application/json) or as CSV lines ATR,CUID (text/csv).',
     ],
   ])('refuses %s', async (_case, send, status, scimType, detail) => {
     const response = await send('imp2');
-    expect({ status: response.status, body: response.body }).toEqual({ status, body: { schemas: [SCIM_ERROR], status: String(status), ...(scimType ? { scimType } : {}), detail } });
+    expect({ status: response.status, body: response.body }).toEqual({
+      status,
+      body: { schemas: [SCIM_ERROR], status: String(status), ...(scimType ? { scimType } : {}), detail },
+    });
     expect(await devicesOf('imp2')).toEqual([]);
   });
 
@@ -223,7 +253,16 @@ describe('device import', () => {
       const file = join(dir, 'devices.csv');
       writeFileSync(file, 'ATR,CUID\n3B00A1,1101\n3B00A2,1102\n');
       await run('cli', file);
-      expect(report()).toMatchObject({ total: 2, created: 2, present: 0, failed: 0, lines: [{ line: 2, outcome: 'created' }, { line: 3, outcome: 'created' }] });
+      expect(report()).toMatchObject({
+        total: 2,
+        created: 2,
+        present: 0,
+        failed: 0,
+        lines: [
+          { line: 2, outcome: 'created' },
+          { line: 3, outcome: 'created' },
+        ],
+      });
       output = [];
       await run('cli', file);
       expect(report()).toMatchObject({ total: 2, created: 0, present: 2, failed: 0 });
@@ -240,11 +279,25 @@ describe('device import', () => {
 
     it('imports a JSON file; a refused line prints the report and fails the command (exit 1), the other lines are imported', async () => {
       const file = join(dir, 'devices.json');
-      writeFileSync(file, JSON.stringify([{ ATR: '3B00B1', CUID: '1201' }, { ATR: 'XYZ', CUID: '1202' }]));
+      writeFileSync(
+        file,
+        JSON.stringify([
+          { ATR: '3B00B1', CUID: '1201' },
+          { ATR: 'XYZ', CUID: '1202' },
+        ]),
+      );
       const failure = await run('cli', file).catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(DomainError);
       expect((failure as DomainError).detail).toBe('1 of 2 lines were refused (see the report); the other lines were imported.');
-      expect(report()).toMatchObject({ total: 2, created: 1, failed: 1, lines: [{ line: 1, outcome: 'created' }, { line: 2, outcome: 'failed' }] });
+      expect(report()).toMatchObject({
+        total: 2,
+        created: 1,
+        failed: 1,
+        lines: [
+          { line: 1, outcome: 'created' },
+          { line: 2, outcome: 'failed' },
+        ],
+      });
       expect((await devicesOf('cli')).map((d) => d.cuid)).toContain('1201');
     });
 

@@ -14,7 +14,14 @@ const ISO_MS_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const ATR = '3B8F8001804F0CA000000306030001000000006A';
 
 /** A reason each action accepts (suspend requires one). */
-const REASON: Record<DeviceAction, string | undefined> = { activate: undefined, suspend: 'LOST', resume: undefined, revoke: 'STOLEN', terminate: undefined, delete: undefined };
+const REASON: Record<DeviceAction, string | undefined> = {
+  activate: undefined,
+  suspend: 'LOST',
+  resume: undefined,
+  revoke: 'STOLEN',
+  terminate: undefined,
+  delete: undefined,
+};
 
 describe('device lifecycle (DECISIONS 8)', () => {
   let t: TestApp;
@@ -29,7 +36,10 @@ describe('device lifecycle (DECISIONS 8)', () => {
     await createOrganization(t.http, admin, 'life');
     const account = await createSystemAccount(t.http, admin, 'life', { role: 'Administration' });
     token = await tokenBySecret(t.http, 'life', account.clientId, account.secret);
-    const owner = await t.http.post('/admin/v1/organizations/life/users').auth(admin, { type: 'bearer' }).send({ userName: 'carla.holder', role: 'Cardholder', groups: ['g1'] });
+    const owner = await t.http
+      .post('/admin/v1/organizations/life/users')
+      .auth(admin, { type: 'bearer' })
+      .send({ userName: 'carla.holder', role: 'Cardholder', groups: ['g1'] });
     expect(owner.status).toBe(201);
     ownerId = owner.body.id;
   });
@@ -39,14 +49,10 @@ describe('device lifecycle (DECISIONS 8)', () => {
   async function seed(status: DeviceStatus, reason = 'NONE', created = new Date(t.clock.now().getTime() - 60_000)): Promise<string> {
     const id = randomUUID();
     const owner = status === 'AVAILABLE' || status === 'TERMINATED' ? null : ownerId;
-    await t.db.query('INSERT INTO devices (id, org_id, status, reason, owner_user_id, created_at, updated_at, version) VALUES ($1, $2, $3, $4, $5, $6, $6, 1)', [
-      id,
-      'life',
-      status,
-      reason,
-      owner,
-      created,
-    ]);
+    await t.db.query(
+      'INSERT INTO devices (id, org_id, status, reason, owner_user_id, created_at, updated_at, version) VALUES ($1, $2, $3, $4, $5, $6, $6, 1)',
+      [id, 'life', status, reason, owner, created],
+    );
     await t.db.query('INSERT INTO device_external_ids (device_id, org_id, position, atr, cuid) VALUES ($1, $2, 1, $3, $4)', [id, 'life', ATR, String(++cuid)]);
     return id;
   }
@@ -83,7 +89,14 @@ describe('device lifecycle (DECISIONS 8)', () => {
     const response = await act(id, action, REASON[action]);
     if (next === null) {
       expect(response.status).toBe(204);
-      expect(await auditOf(id)).toEqual([{ actor: expect.stringMatching(/^life-/), action: 'device.delete', outcome: 'success', details: { from: status, externalIds: [{ ATR, CUID: expect.any(String) }] } }]);
+      expect(await auditOf(id)).toEqual([
+        {
+          actor: expect.stringMatching(/^life-/),
+          action: 'device.delete',
+          outcome: 'success',
+          details: { from: status, externalIds: [{ ATR, CUID: expect.any(String) }] },
+        },
+      ]);
       expect((await t.db.query('SELECT count(*)::int AS n FROM devices WHERE id = $1', [id])).rows).toEqual([{ n: 0 }]);
       return;
     }
@@ -103,7 +116,14 @@ describe('device lifecycle (DECISIONS 8)', () => {
     // a read shows the same, and the audit log has the move
     const read = await t.http.get(`/aims/rs/scim/v2/Device/${id}`).auth(token, { type: 'bearer' });
     expect(read.body).toEqual(response.body);
-    expect(await auditOf(id)).toEqual([{ actor: expect.stringMatching(/^life-/), action: `device.${action}`, outcome: 'success', details: { from: status, to: next, reason, ...(transition.clearsOwner ? { previousOwner: ownerId } : {}) } }]);
+    expect(await auditOf(id)).toEqual([
+      {
+        actor: expect.stringMatching(/^life-/),
+        action: `device.${action}`,
+        outcome: 'success',
+        details: { from: status, to: next, reason, ...(transition.clearsOwner ? { previousOwner: ownerId } : {}) },
+      },
+    ]);
   });
 
   it.each(cases.filter(([, , next]) => next === undefined))('%s --%s--> 409', async (status, action) => {
@@ -135,7 +155,13 @@ describe('device lifecycle (DECISIONS 8)', () => {
       for (const [reason, send] of [
         ['LOST', (r: ReturnType<typeof act>) => r.type('form').send({ reason: 'LOST' })],
         ['STOLEN', (r: ReturnType<typeof act>) => r.send({ reason: 'STOLEN' })],
-        ['DAMAGED', (r: ReturnType<typeof act>) => r.set('Content-Type', 'application/scim+json').send(JSON.stringify({ schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], reason: 'DAMAGED' }))],
+        [
+          'DAMAGED',
+          (r: ReturnType<typeof act>) =>
+            r
+              .set('Content-Type', 'application/scim+json')
+              .send(JSON.stringify({ schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], reason: 'DAMAGED' })),
+        ],
         ['FORGOTTEN', (r: ReturnType<typeof act>) => r.set('Content-Type', 'application/x-www-form-urlencoded; charset=utf-8').send('reason=FORGOTTEN')],
       ] as const) {
         const id = await seed('ISSUED');
@@ -186,7 +212,13 @@ describe('device lifecycle (DECISIONS 8)', () => {
       t.clock.advance(2);
       const response = await act(id, action, reason);
       version += 1;
-      expect({ action, status: response.status, device: response.body.status, version: response.body.meta.version, lastModified: response.body.meta.lastModified }).toEqual({
+      expect({
+        action,
+        status: response.status,
+        device: response.body.status,
+        version: response.body.meta.version,
+        lastModified: response.body.meta.lastModified,
+      }).toEqual({
         action,
         status: 200,
         device: { status, reason: resulting },
@@ -212,8 +244,11 @@ describe('device lifecycle (DECISIONS 8)', () => {
       expect(responses.filter((r) => r.status === 200)).toHaveLength(1);
       const conflicts = responses.filter((r) => r.status === 409);
       expect(conflicts).toHaveLength(9);
-      for (const conflict of conflicts) expect(conflict.body.detail).toBe(`Device ${id} is ON_HOLD; suspend applies only to a device that is ISSUED (DECISIONS 8).`);
-      expect((await t.db.query('SELECT status, reason, version FROM devices WHERE id = $1', [id])).rows).toEqual([{ status: 'ON_HOLD', reason: 'LOST', version: 2 }]);
+      for (const conflict of conflicts)
+        expect(conflict.body.detail).toBe(`Device ${id} is ON_HOLD; suspend applies only to a device that is ISSUED (DECISIONS 8).`);
+      expect((await t.db.query('SELECT status, reason, version FROM devices WHERE id = $1', [id])).rows).toEqual([
+        { status: 'ON_HOLD', reason: 'LOST', version: 2 },
+      ]);
       expect(await auditOf(id)).toHaveLength(1);
     });
 

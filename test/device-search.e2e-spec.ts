@@ -31,7 +31,16 @@ const DATA: Record<Name, Seed> = {
   d1: { status: 'AVAILABLE', reason: 'NONE', ids: [['3B00AA', '1001']], created: 1 },
   d2: { status: 'ISSUED', reason: 'NONE', ids: [['3B00BB', '1002']], owner: 'alice', created: 2, issued: 2 },
   d3: { status: 'ON_HOLD', reason: 'LOST', ids: [['3BFF00', '2001']], owner: 'bob_x', created: 3, modified: 10 },
-  d4: { status: 'REVOKED', reason: 'STOLEN', ids: [['3BFF01', '2002'], ['3C0000', '9999']], owner: 'bobax', created: 4 },
+  d4: {
+    status: 'REVOKED',
+    reason: 'STOLEN',
+    ids: [
+      ['3BFF01', '2002'],
+      ['3C0000', '9999'],
+    ],
+    owner: 'bobax',
+    created: 4,
+  },
   d5: { status: 'TERMINATED', reason: 'UNASSIGNED', ids: [['3B00AA', '3001']], created: 5 },
   d6: { status: 'PRODUCED', reason: 'NONE', ids: [['AB12', '4001']], owner: 'alice', created: 6 },
 };
@@ -60,26 +69,54 @@ describe('POST /Device/.search', () => {
       ids[name] = randomUUID();
       await t.db.query(
         'INSERT INTO devices (id, org_id, status, reason, owner_user_id, issued_at, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
-        [ids[name], 'srch', seed.status, seed.reason, seed.owner ? users[seed.owner] : null, seed.issued ? at(seed.issued) : null, at(seed.created), at(seed.modified ?? seed.created)],
+        [
+          ids[name],
+          'srch',
+          seed.status,
+          seed.reason,
+          seed.owner ? users[seed.owner] : null,
+          seed.issued ? at(seed.issued) : null,
+          at(seed.created),
+          at(seed.modified ?? seed.created),
+        ],
       );
       for (const [position, [atr, cuid]] of seed.ids.entries()) {
-        await t.db.query('INSERT INTO device_external_ids (device_id, org_id, position, atr, cuid) VALUES ($1, $2, $3, $4, $5)', [ids[name], 'srch', position + 1, atr, cuid]);
+        await t.db.query('INSERT INTO device_external_ids (device_id, org_id, position, atr, cuid) VALUES ($1, $2, $3, $4, $5)', [
+          ids[name],
+          'srch',
+          position + 1,
+          atr,
+          cuid,
+        ]);
       }
     }
     // Another organization's device with a CUID and ATR of this one's: never in these answers.
     const theirs = randomUUID();
-    await t.db.query("INSERT INTO devices (id, org_id, status, reason, created_at, updated_at) VALUES ($1, 'srch2', 'AVAILABLE', 'NONE', $2, $2)", [theirs, at(0)]);
+    await t.db.query("INSERT INTO devices (id, org_id, status, reason, created_at, updated_at) VALUES ($1, 'srch2', 'AVAILABLE', 'NONE', $2, $2)", [
+      theirs,
+      at(0),
+    ]);
     await t.db.query("INSERT INTO device_external_ids (device_id, org_id, position, atr, cuid) VALUES ($1, 'srch2', 1, '3B00AA', '1001')", [theirs]);
   });
   afterAll(() => t.close());
 
-  const search = (body: Record<string, unknown>) => t.http.post('/aims/rs/scim/v2/Device/.search').auth(token, { type: 'bearer' }).send({ schemas: [SEARCH], ...body });
+  const search = (body: Record<string, unknown>) =>
+    t.http
+      .post('/aims/rs/scim/v2/Device/.search')
+      .auth(token, { type: 'bearer' })
+      .send({ schemas: [SEARCH], ...body });
   const found = (response: Response) => response.body.Resources.map((r: { id: string }) => nameOf(r.id));
 
   function expectList(response: Response, total: number, startIndex: number, names: Name[]): void {
     expect(response.status).toBe(200);
     expect(response.headers['content-type']).toMatch(/^application\/scim\+json/);
-    expect({ ...response.body, Resources: found(response) }).toEqual({ schemas: [LIST], totalResults: total, itemsPerPage: names.length, startIndex, Resources: names });
+    expect({ ...response.body, Resources: found(response) }).toEqual({
+      schemas: [LIST],
+      totalResults: total,
+      itemsPerPage: names.length,
+      startIndex,
+      Resources: names,
+    });
   }
 
   it('without a filter: every device of the organization, oldest first, in the full Device shape', async () => {
@@ -92,7 +129,13 @@ describe('POST /Device/.search', () => {
       status: { status: 'ISSUED', reason: 'NONE' },
       owner: { value: users.alice, display: 'alice', $ref: `https://api.example.test/aims/rs/scim/v2/Users/${users.alice}`, type: 'User' },
       issuanceDate: iso(2),
-      meta: { resourceType: 'Device', created: iso(2), lastModified: iso(2), location: `https://api.example.test/aims/rs/scim/v2/Device/${ids.d2}`, version: '1' },
+      meta: {
+        resourceType: 'Device',
+        created: iso(2),
+        lastModified: iso(2),
+        location: `https://api.example.test/aims/rs/scim/v2/Device/${ids.d2}`,
+        version: '1',
+      },
     });
   });
 
@@ -163,7 +206,10 @@ describe('POST /Device/.search', () => {
 
   it.each([
     ['status.status eq', /expected a value after "status.status eq"/],
-    ['colour eq "red"', /"colour" is not an attribute of this resource that can be filtered; use one of id, externalIds.ATR, externalIds.CUID, status.status, status.reason, owner.value, owner.display, issuanceDate, meta.created, meta.lastModified/],
+    [
+      'colour eq "red"',
+      /"colour" is not an attribute of this resource that can be filtered; use one of id, externalIds.ATR, externalIds.CUID, status.status, status.reason, owner.value, owner.display, issuanceDate, meta.created, meta.lastModified/,
+    ],
     ['meta.created gt "yesterday"', /"meta.created" is a date-time/],
     ['externalIds eq "1001"', /"externalIds" is a complex attribute; compare one of its sub-attributes/],
     ['status.status eq 5', /"status.status" is a string; put the value in double quotes/],
@@ -225,7 +271,10 @@ describe('POST /Device/.search', () => {
   });
 
   it.each([
-    [{ sortBy: 'externalIds.CUID' }, /sortBy "externalIds.CUID" is not an attribute this resource can be sorted by; use one of id, status.status, status.reason, owner.value, owner.display, issuanceDate, meta.created, meta.lastModified/],
+    [
+      { sortBy: 'externalIds.CUID' },
+      /sortBy "externalIds.CUID" is not an attribute this resource can be sorted by; use one of id, status.status, status.reason, owner.value, owner.display, issuanceDate, meta.created, meta.lastModified/,
+    ],
     [{ sortBy: 'colour' }, /sortBy "colour"/],
     [{ sortBy: 'meta.created', sortOrder: 'sideways' }, /sortOrder must be "ascending" or "descending"/],
     [{ count: 'ten' }, /count: /],
@@ -248,13 +297,20 @@ describe('POST /Device/.search', () => {
 
   it('attributes and excludedAttributes shape each resource', async () => {
     const only = await search({ filter: 'externalIds.CUID eq "9999"', attributes: ['externalIds.CUID', 'status.status'] });
-    expect(only.body.Resources).toEqual([{ id: ids.d4, schemas: ['urn:vendor:scim:api:cms:1.0:Device'], externalIds: [{ CUID: '2002' }, { CUID: '9999' }], status: { status: 'REVOKED' } }]);
+    expect(only.body.Resources).toEqual([
+      { id: ids.d4, schemas: ['urn:vendor:scim:api:cms:1.0:Device'], externalIds: [{ CUID: '2002' }, { CUID: '9999' }], status: { status: 'REVOKED' } },
+    ]);
     const without = await search({ filter: 'externalIds.CUID eq "1001"', excludedAttributes: ['meta', 'externalIds.ATR'] });
-    expect(without.body.Resources).toEqual([{ id: ids.d1, schemas: ['urn:vendor:scim:api:cms:1.0:Device'], externalIds: [{ CUID: '1001' }], status: { status: 'AVAILABLE', reason: 'NONE' } }]);
+    expect(without.body.Resources).toEqual([
+      { id: ids.d1, schemas: ['urn:vendor:scim:api:cms:1.0:Device'], externalIds: [{ CUID: '1001' }], status: { status: 'AVAILABLE', reason: 'NONE' } },
+    ]);
   });
 
   it('answers on the /aims/rs/scm/v2 alias, and 401 without a token', async () => {
-    const alias = await t.http.post('/aims/rs/scm/v2/Device/.search').auth(token, { type: 'bearer' }).send({ schemas: [SEARCH], count: 1 });
+    const alias = await t.http
+      .post('/aims/rs/scm/v2/Device/.search')
+      .auth(token, { type: 'bearer' })
+      .send({ schemas: [SEARCH], count: 1 });
     expectList(alias, 6, 1, ['d1']);
     const anonymous = await t.http.post('/aims/rs/scim/v2/Device/.search').send({ schemas: [SEARCH] });
     expect(anonymous.status).toBe(401);

@@ -37,7 +37,6 @@ let cuidCounter = 0;
 /** A CUID no other test uses. */
 const newCuid = () => `40812345${String(++cuidCounter).padStart(8, '0')}`;
 
-
 describe('Device resource', () => {
   let t: TestApp;
   let admin: string;
@@ -85,7 +84,9 @@ describe('Device resource', () => {
       const stored = await t.db.query('SELECT org_id, status, reason, version FROM devices WHERE id = $1', [response.body.id]);
       expect(stored.rows).toEqual([{ org_id: 'dev', status: 'AVAILABLE', reason: 'NONE', version: 1 }]);
       const audit = await t.db.query('SELECT org_id, action, target, outcome, details FROM audit_events WHERE target = $1', [response.body.id]);
-      expect(audit.rows).toEqual([{ org_id: 'dev', action: 'device.create', target: response.body.id, outcome: 'success', details: { externalIds: [{ ATR, CUID: cuid }] } }]);
+      expect(audit.rows).toEqual([
+        { org_id: 'dev', action: 'device.create', target: response.body.id, outcome: 'success', details: { externalIds: [{ ATR, CUID: cuid }] } },
+      ]);
     });
 
     it('keeps milliseconds in UTC in meta timestamps', async () => {
@@ -113,25 +114,53 @@ describe('Device resource', () => {
       const response = await t.http
         .post('/aims/rs/scim/v2/Device')
         .auth(tokens.Administration, { type: 'bearer' })
-        .send({ Schemas: [DEVICE_SCHEMA], externalids: [{ atr: '3b00', cuid: a }, { ATR: 'ABCDEF', CUID: b }], id: 'mine', meta: { version: '9' }, status: { status: 'ISSUED' } });
+        .send({
+          Schemas: [DEVICE_SCHEMA],
+          externalids: [
+            { atr: '3b00', cuid: a },
+            { ATR: 'ABCDEF', CUID: b },
+          ],
+          id: 'mine',
+          meta: { version: '9' },
+          status: { status: 'ISSUED' },
+        });
       expect(response.status).toBe(201);
       expect(response.headers['content-type']).toMatch(SCIM_ANSWER);
-      expect(response.body).toMatchObject({ externalIds: [{ ATR: '3B00', CUID: a }, { ATR: 'ABCDEF', CUID: b }], status: { status: 'AVAILABLE', reason: 'NONE' }, meta: { version: '1' } });
+      expect(response.body).toMatchObject({
+        externalIds: [
+          { ATR: '3B00', CUID: a },
+          { ATR: 'ABCDEF', CUID: b },
+        ],
+        status: { status: 'AVAILABLE', reason: 'NONE' },
+        meta: { version: '1' },
+      });
       expect(response.body.id).not.toBe('mine');
     });
 
     it.each([
       ['no schemas', { externalIds: [{ ATR, CUID: '1' }] }, /schemas: is required and must contain "urn:vendor:scim:api:cms:1.0:Device"/],
-      ['schemas without the Device URN', { schemas: ['urn:other'], externalIds: [{ ATR, CUID: '1' }] }, /schemas: must contain "urn:vendor:scim:api:cms:1.0:Device"/],
+      [
+        'schemas without the Device URN',
+        { schemas: ['urn:other'], externalIds: [{ ATR, CUID: '1' }] },
+        /schemas: must contain "urn:vendor:scim:api:cms:1.0:Device"/,
+      ],
       ['an extension schema', { schemas: [DEVICE_SCHEMA, 'urn:x'], externalIds: [{ ATR, CUID: '1' }] }, /schemas: may name only/],
       ['schemas not an array', { schemas: DEVICE_SCHEMA, externalIds: [{ ATR, CUID: '1' }] }, /schemas: must be an array of strings/],
       ['no externalIds', { schemas: [DEVICE_SCHEMA] }, /externalIds: is required: a non-empty array of \{ATR, CUID\}/],
       ['empty externalIds', { schemas: [DEVICE_SCHEMA], externalIds: [] }, /externalIds: must hold at least one \{ATR, CUID\}/],
       ['externalIds not an array', { schemas: [DEVICE_SCHEMA], externalIds: { ATR, CUID: '1' } }, /externalIds: must be an array of \{ATR, CUID\}/],
-      ['too many externalIds', { schemas: [DEVICE_SCHEMA], externalIds: Array.from({ length: 17 }, (_, i) => ({ ATR, CUID: String(i) })) }, /externalIds: must hold at most 16/],
+      [
+        'too many externalIds',
+        { schemas: [DEVICE_SCHEMA], externalIds: Array.from({ length: 17 }, (_, i) => ({ ATR, CUID: String(i) })) },
+        /externalIds: must hold at most 16/,
+      ],
       ['no ATR', { schemas: [DEVICE_SCHEMA], externalIds: [{ CUID: '1' }] }, /externalIds\.0\.ATR: is required/],
       ['no CUID', { schemas: [DEVICE_SCHEMA], externalIds: [{ ATR }] }, /externalIds\.0\.CUID: is required/],
-      ['ATR not hexadecimal', { schemas: [DEVICE_SCHEMA], externalIds: [{ ATR: '3BZZ', CUID: '1' }] }, /externalIds\.0\.ATR: must be hexadecimal text of even length, 2 to 33 bytes/],
+      [
+        'ATR not hexadecimal',
+        { schemas: [DEVICE_SCHEMA], externalIds: [{ ATR: '3BZZ', CUID: '1' }] },
+        /externalIds\.0\.ATR: must be hexadecimal text of even length, 2 to 33 bytes/,
+      ],
       ['ATR of odd length', { schemas: [DEVICE_SCHEMA], externalIds: [{ ATR: '3B0', CUID: '1' }] }, /externalIds\.0\.ATR: must be hexadecimal/],
       ['ATR of one byte', { schemas: [DEVICE_SCHEMA], externalIds: [{ ATR: '3B', CUID: '1' }] }, /externalIds\.0\.ATR: must be hexadecimal/],
       ['ATR of 34 bytes', { schemas: [DEVICE_SCHEMA], externalIds: [{ ATR: '3B'.repeat(34), CUID: '1' }] }, /externalIds\.0\.ATR: must be hexadecimal/],
@@ -140,9 +169,27 @@ describe('Device resource', () => {
       ['CUID empty', { schemas: [DEVICE_SCHEMA], externalIds: [{ ATR, CUID: '' }] }, /externalIds\.0\.CUID: must be 1 to 64 decimal digits/],
       ['CUID of 65 digits', { schemas: [DEVICE_SCHEMA], externalIds: [{ ATR, CUID: '1'.repeat(65) }] }, /externalIds\.0\.CUID: must be 1 to 64 decimal digits/],
       ['CUID a number', { schemas: [DEVICE_SCHEMA], externalIds: [{ ATR, CUID: 12 }] }, /externalIds\.0\.CUID: must be a string/],
-      ['a CUID twice', { schemas: [DEVICE_SCHEMA], externalIds: [{ ATR, CUID: '7' }, { ATR: '3B00', CUID: '7' }] }, /externalIds\.1\.CUID: repeats CUID 7/],
-      ['an unknown attribute', { schemas: [DEVICE_SCHEMA], externalIds: [{ ATR, CUID: '1' }], owner: 'x', colour: 'red' }, /attributes "owner", "colour" are not part of this resource/],
-      ['an unknown attribute in an externalId', { schemas: [DEVICE_SCHEMA], externalIds: [{ ATR, CUID: '1', type: 'card' }] }, /attribute "type" is not part of this resource/],
+      [
+        'a CUID twice',
+        {
+          schemas: [DEVICE_SCHEMA],
+          externalIds: [
+            { ATR, CUID: '7' },
+            { ATR: '3B00', CUID: '7' },
+          ],
+        },
+        /externalIds\.1\.CUID: repeats CUID 7/,
+      ],
+      [
+        'an unknown attribute',
+        { schemas: [DEVICE_SCHEMA], externalIds: [{ ATR, CUID: '1' }], owner: 'x', colour: 'red' },
+        /attributes "owner", "colour" are not part of this resource/,
+      ],
+      [
+        'an unknown attribute in an externalId',
+        { schemas: [DEVICE_SCHEMA], externalIds: [{ ATR, CUID: '1', type: 'card' }] },
+        /attribute "type" is not part of this resource/,
+      ],
     ])('refuses %s with 400 naming the field', async (_case, body, detail) => {
       expectScimError(await create(body), 400, 'invalidValue', detail);
     });
@@ -163,7 +210,10 @@ describe('Device resource', () => {
     });
 
     it('refuses without a token (401), and with an expired one (401)', async () => {
-      const none = await t.http.post('/aims/rs/scim/v2/Device').set('Content-Type', SCIM).send(JSON.stringify(exampleRequest(newCuid())));
+      const none = await t.http
+        .post('/aims/rs/scim/v2/Device')
+        .set('Content-Type', SCIM)
+        .send(JSON.stringify(exampleRequest(newCuid())));
       expectScimError(none, 401, undefined, /Authorization: Bearer/);
       expect(none.headers['www-authenticate']).toBe('Bearer realm="credential-platform"');
       const bogus = await create(exampleRequest(newCuid()), 'not.a.token');
@@ -172,19 +222,35 @@ describe('Device resource', () => {
     });
 
     it('refuses a role without device.create with 403 naming the permission', async () => {
-      expectScimError(await create(exampleRequest(newCuid()), tokens['Help Desk']), 403, undefined, 'This entry point needs the permission device.create, which the role "Help Desk" does not grant.');
+      expectScimError(
+        await create(exampleRequest(newCuid()), tokens['Help Desk']),
+        403,
+        undefined,
+        'This entry point needs the permission device.create, which the role "Help Desk" does not grant.',
+      );
       expectScimError(await create(exampleRequest(newCuid()), tokens.Cardholder), 403, undefined, /needs the permission device.create/);
     });
 
     it('refuses with a different 403 when the organization keeps automatic device creation off, pointing to the bulk import', async () => {
       const response = await create(exampleRequest(newCuid()), tokens.manual);
-      expectScimError(response, 403, undefined, /^Automatic device creation is disabled for organization manual: devices come in through the bulk import \(POST \/admin\/v1\/organizations\/manual\/devices\/import/);
+      expectScimError(
+        response,
+        403,
+        undefined,
+        /^Automatic device creation is disabled for organization manual: devices come in through the bulk import \(POST \/admin\/v1\/organizations\/manual\/devices\/import/,
+      );
       expect(response.body.detail).not.toMatch(/permission/);
       // turned on, the same request succeeds
-      const settings = await t.http.put('/admin/v1/organizations/manual/settings').auth(admin, { type: 'bearer' }).send({ automaticDeviceCreation: true, applicationIdPolicy: 'any' });
+      const settings = await t.http
+        .put('/admin/v1/organizations/manual/settings')
+        .auth(admin, { type: 'bearer' })
+        .send({ automaticDeviceCreation: true, applicationIdPolicy: 'any' });
       expect(settings.status).toBe(200);
       expect((await create(exampleRequest(newCuid()), tokens.manual)).status).toBe(201);
-      await t.http.put('/admin/v1/organizations/manual/settings').auth(admin, { type: 'bearer' }).send({ automaticDeviceCreation: false, applicationIdPolicy: 'any' });
+      await t.http
+        .put('/admin/v1/organizations/manual/settings')
+        .auth(admin, { type: 'bearer' })
+        .send({ automaticDeviceCreation: false, applicationIdPolicy: 'any' });
       expect((await create(exampleRequest(newCuid()), tokens.manual)).status).toBe(403);
     });
 
@@ -192,7 +258,13 @@ describe('Device resource', () => {
       const cuid = newCuid();
       const first = await create(exampleRequest(cuid));
       expect(first.status).toBe(201);
-      const again = await create({ schemas: [DEVICE_SCHEMA], externalIds: [{ ATR: '3B00', CUID: newCuid() }, { ATR: '3B01', CUID: cuid }] });
+      const again = await create({
+        schemas: [DEVICE_SCHEMA],
+        externalIds: [
+          { ATR: '3B00', CUID: newCuid() },
+          { ATR: '3B01', CUID: cuid },
+        ],
+      });
       expectScimError(again, 409, 'uniqueness', `CUID ${cuid} is already registered in this organization (device ${first.body.id})`);
       // nothing of the refused device was kept
       expect((await t.db.query('SELECT count(*)::int AS n FROM device_external_ids WHERE cuid = $1', [cuid])).rows).toEqual([{ n: 1 }]);
@@ -225,19 +297,26 @@ describe('Device resource', () => {
       expect(response.body).toEqual(created.body);
       const only = await t.http.get(`/aims/rs/scim/v2/Device/${created.body.id}?attributes=status,meta.version`).auth(tokens['Help Desk'], { type: 'bearer' });
       expect(only.body).toEqual({ id: created.body.id, schemas: [DEVICE_SCHEMA], status: { status: 'AVAILABLE', reason: 'NONE' }, meta: { version: '1' } });
-      const without = await t.http.get(`/aims/rs/scim/v2/Device/${created.body.id}?excludedAttributes=externalIds,meta`).auth(tokens['Help Desk'], { type: 'bearer' });
+      const without = await t.http
+        .get(`/aims/rs/scim/v2/Device/${created.body.id}?excludedAttributes=externalIds,meta`)
+        .auth(tokens['Help Desk'], { type: 'bearer' });
       expect(without.body).toEqual({ id: created.body.id, schemas: [DEVICE_SCHEMA], status: { status: 'AVAILABLE', reason: 'NONE' } });
       const unknown = await t.http.get(`/aims/rs/scim/v2/Device/${created.body.id}?attributes=colour`).auth(tokens['Help Desk'], { type: 'bearer' });
       expectScimError(unknown, 400, 'invalidValue', 'attributes: "colour" is not an attribute of this resource.');
     });
 
-    it('an unknown id, a malformed id and another organization\'s device all answer 404 (DECISIONS 2)', async () => {
+    it("an unknown id, a malformed id and another organization's device all answer 404 (DECISIONS 2)", async () => {
       const theirs = await create(exampleRequest(newCuid()), tokens.other);
       expect(theirs.status).toBe(201);
       for (const id of [randomUUID(), 'not-a-uuid', theirs.body.id]) {
         const response = await t.http.get(`/aims/rs/scim/v2/Device/${id}`).auth(tokens.Administration, { type: 'bearer' });
         expectScimError(response, 404, undefined, `Device ${id} does not exist.`);
-        expectScimError(await t.http.delete(`/aims/rs/scim/v2/Device/${id}`).auth(tokens.Administration, { type: 'bearer' }), 404, undefined, `Device ${id} does not exist.`);
+        expectScimError(
+          await t.http.delete(`/aims/rs/scim/v2/Device/${id}`).auth(tokens.Administration, { type: 'bearer' }),
+          404,
+          undefined,
+          `Device ${id} does not exist.`,
+        );
         expectScimError(
           await t.http.post(`/aims/rs/scim/v2/Device/${id}/terminate`).auth(tokens.Administration, { type: 'bearer' }),
           404,
@@ -256,7 +335,7 @@ describe('Device resource', () => {
       expect(response.text).toBe('');
       expect((await t.http.get(`/aims/rs/scim/v2/Device/${created.body.id}`).auth(tokens['Help Desk'], { type: 'bearer' })).status).toBe(404);
       expect((await t.db.query('SELECT count(*)::int AS n FROM device_external_ids WHERE device_id = $1', [created.body.id])).rows).toEqual([{ n: 0 }]);
-      const audit = await t.db.query("SELECT action, outcome FROM audit_events WHERE target = $1 ORDER BY id", [created.body.id]);
+      const audit = await t.db.query('SELECT action, outcome FROM audit_events WHERE target = $1 ORDER BY id', [created.body.id]);
       expect(audit.rows).toEqual([
         { action: 'device.create', outcome: 'success' },
         { action: 'device.delete', outcome: 'success' },
@@ -266,26 +345,60 @@ describe('Device resource', () => {
 
   /** DECISIONS 5.2, Device rows, transcribed: which default roles reach each entry point. */
   describe('permissions of the Device entry points per default role', () => {
-    type Route = { name: string; permission: string; roles: string[]; passed?: number; call: (token: string, id: string) => ReturnType<TestApp['http']['get']> };
+    type Route = {
+      name: string;
+      permission: string;
+      roles: string[];
+      passed?: number;
+      call: (token: string, id: string) => ReturnType<TestApp['http']['get']>;
+    };
     const ROUTES: Route[] = [
       { name: 'POST /Device', permission: 'device.create', roles: ['Administration', 'Issuance'], passed: 400, call: (token) => create({}, token) },
-      { name: 'GET /Device/{id}', permission: 'device.read', roles: ['Administration', 'Issuance', 'Help Desk'], call: (token, id) => t.http.get(`/aims/rs/scim/v2/Device/${id}`).auth(token, { type: 'bearer' }) },
+      {
+        name: 'GET /Device/{id}',
+        permission: 'device.read',
+        roles: ['Administration', 'Issuance', 'Help Desk'],
+        call: (token, id) => t.http.get(`/aims/rs/scim/v2/Device/${id}`).auth(token, { type: 'bearer' }),
+      },
       {
         name: 'POST /Device/.search',
         permission: 'device.search',
         roles: ['Administration', 'Issuance', 'Help Desk'],
         passed: 200,
-        call: (token) => t.http.post('/aims/rs/scim/v2/Device/.search').auth(token, { type: 'bearer' }).send({ schemas: ['urn:ietf:params:scim:api:messages:2.0:SearchRequest'], count: 0 }),
+        call: (token) =>
+          t.http
+            .post('/aims/rs/scim/v2/Device/.search')
+            .auth(token, { type: 'bearer' })
+            .send({ schemas: ['urn:ietf:params:scim:api:messages:2.0:SearchRequest'], count: 0 }),
       },
-      { name: 'DELETE /Device/{id}', permission: 'device.delete', roles: ['Administration', 'Issuance', 'Help Desk'], call: (token, id) => t.http.delete(`/aims/rs/scim/v2/Device/${id}`).auth(token, { type: 'bearer' }) },
+      {
+        name: 'DELETE /Device/{id}',
+        permission: 'device.delete',
+        roles: ['Administration', 'Issuance', 'Help Desk'],
+        call: (token, id) => t.http.delete(`/aims/rs/scim/v2/Device/${id}`).auth(token, { type: 'bearer' }),
+      },
       ...(['suspend', 'resume', 'revoke'] as const).map((action) => ({
         name: `POST /Device/{id}/${action}`,
         permission: `device.${action}`,
         roles: ['Administration', 'Issuance', 'Help Desk'],
-        call: (token: string, id: string) => t.http.post(`/aims/rs/scim/v2/Device/${id}/${action}`).auth(token, { type: 'bearer' }).send(action === 'suspend' ? { reason: 'LOST' } : {}),
+        call: (token: string, id: string) =>
+          t.http
+            .post(`/aims/rs/scim/v2/Device/${id}/${action}`)
+            .auth(token, { type: 'bearer' })
+            .send(action === 'suspend' ? { reason: 'LOST' } : {}),
       })),
-      { name: 'POST /Device/{id}/terminate', permission: 'device.terminate', roles: ['Administration', 'Help Desk'], call: (token, id) => t.http.post(`/aims/rs/scim/v2/Device/${id}/terminate`).auth(token, { type: 'bearer' }) },
-      { name: 'POST /Device/{id}/activate', permission: 'device.activate', roles: ['Administration', 'Issuance'], call: (token, id) => t.http.post(`/aims/rs/scim/v2/Device/${id}/activate`).auth(token, { type: 'bearer' }) },
+      {
+        name: 'POST /Device/{id}/terminate',
+        permission: 'device.terminate',
+        roles: ['Administration', 'Help Desk'],
+        call: (token, id) => t.http.post(`/aims/rs/scim/v2/Device/${id}/terminate`).auth(token, { type: 'bearer' }),
+      },
+      {
+        name: 'POST /Device/{id}/activate',
+        permission: 'device.activate',
+        roles: ['Administration', 'Issuance'],
+        call: (token, id) => t.http.post(`/aims/rs/scim/v2/Device/${id}/activate`).auth(token, { type: 'bearer' }),
+      },
     ];
 
     it.each(ROUTES.map((r) => [r.name, r]))('%s', async (_name, route) => {
@@ -339,12 +452,22 @@ describe('Device resource and Operator Dependent roles', () => {
     t = await createTestApp({ env: { SCOPE_ASSIGNMENT_FILE: file } });
     admin = await platformAdminToken(t.http);
     await createOrganization(t.http, admin, 'od', { automaticDeviceCreation: true });
-    const user = await t.http.post('/admin/v1/organizations/od/users').auth(admin, { type: 'bearer' }).send({ userName: 'olga.op', role: 'Desk East', userType: 'operator', groups: ['east'] });
+    const user = await t.http
+      .post('/admin/v1/organizations/od/users')
+      .auth(admin, { type: 'bearer' })
+      .send({ userName: 'olga.op', role: 'Desk East', userType: 'operator', groups: ['east'] });
     expect(user.status).toBe(201);
     const certificate: TestCertificate = await makeCertificate();
-    const enrolled = await t.http.post(`/admin/v1/organizations/od/users/${user.body.id}/certificates`).auth(admin, { type: 'bearer' }).set('Content-Type', 'application/x-pem-file').send(certificate.pem);
+    const enrolled = await t.http
+      .post(`/admin/v1/organizations/od/users/${user.body.id}/certificates`)
+      .auth(admin, { type: 'bearer' })
+      .set('Content-Type', 'application/x-pem-file')
+      .send(certificate.pem);
     expect(enrolled.status).toBe(201);
-    const grant = await tokenRequest(t.http, 'od', { grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion: await signAssertion(certificate, 'olga.op', tokenUrl, { now: t.clock.now() }) });
+    const grant = await tokenRequest(t.http, 'od', {
+      grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer',
+      assertion: await signAssertion(certificate, 'olga.op', tokenUrl, { now: t.clock.now() }),
+    });
     expect(grant.status).toBe(200);
     operator = grant.body.access_token;
   });
@@ -359,12 +482,19 @@ describe('Device resource and Operator Dependent roles', () => {
   async function seed(status: string, owner: string | null, cuid: string): Promise<string> {
     const id = randomUUID();
     const now = t.clock.now();
-    await t.db.query('INSERT INTO devices (id, org_id, status, reason, owner_user_id, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6)', [id, 'od', status, 'NONE', owner, now]);
+    await t.db.query('INSERT INTO devices (id, org_id, status, reason, owner_user_id, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6)', [
+      id,
+      'od',
+      status,
+      'NONE',
+      owner,
+      now,
+    ]);
     await t.db.query('INSERT INTO device_external_ids (device_id, org_id, position, atr, cuid) VALUES ($1, $2, 1, $3, $4)', [id, 'od', ATR, cuid]);
     return id;
   }
 
-  it('reaches devices of its groups and stock devices; another group\'s device is 404 on every entry point and absent from search', async () => {
+  it("reaches devices of its groups and stock devices; another group's device is 404 on every entry point and absent from search", async () => {
     const east = await seed('ISSUED', await cardholder('eve.east', ['east', 'north']), '9001');
     const west = await seed('ISSUED', await cardholder('walt.west', ['west']), '9002');
     const stock = await seed('AVAILABLE', null, '9003');
@@ -372,16 +502,37 @@ describe('Device resource and Operator Dependent roles', () => {
 
     const mine = await get(east);
     expect(mine.status).toBe(200);
-    expect(mine.body.owner).toEqual({ value: expect.stringMatching(UUID), display: 'eve.east', $ref: `${BASE}/aims/rs/scim/v2/Users/${mine.body.owner.value}`, type: 'User' });
+    expect(mine.body.owner).toEqual({
+      value: expect.stringMatching(UUID),
+      display: 'eve.east',
+      $ref: `${BASE}/aims/rs/scim/v2/Users/${mine.body.owner.value}`,
+      type: 'User',
+    });
     expect((await get(stock)).status).toBe(200);
     expectScimError(await get(west), 404, undefined, `Device ${west} does not exist.`);
-    expectScimError(await t.http.post(`/aims/rs/scim/v2/Device/${west}/suspend`).auth(operator, { type: 'bearer' }).send({ reason: 'LOST' }), 404, undefined, `Device ${west} does not exist.`);
-    expectScimError(await t.http.post(`/aims/rs/scim/v2/Device/${west}/terminate`).auth(operator, { type: 'bearer' }), 404, undefined, `Device ${west} does not exist.`);
+    expectScimError(
+      await t.http.post(`/aims/rs/scim/v2/Device/${west}/suspend`).auth(operator, { type: 'bearer' }).send({ reason: 'LOST' }),
+      404,
+      undefined,
+      `Device ${west} does not exist.`,
+    );
+    expectScimError(
+      await t.http.post(`/aims/rs/scim/v2/Device/${west}/terminate`).auth(operator, { type: 'bearer' }),
+      404,
+      undefined,
+      `Device ${west} does not exist.`,
+    );
     expect((await t.db.query('SELECT status FROM devices WHERE id = $1', [west])).rows).toEqual([{ status: 'ISSUED' }]);
 
-    const search = await t.http.post('/aims/rs/scim/v2/Device/.search').auth(operator, { type: 'bearer' }).send({ schemas: ['urn:ietf:params:scim:api:messages:2.0:SearchRequest'], sortBy: 'externalIds.CUID' });
+    const search = await t.http
+      .post('/aims/rs/scim/v2/Device/.search')
+      .auth(operator, { type: 'bearer' })
+      .send({ schemas: ['urn:ietf:params:scim:api:messages:2.0:SearchRequest'], sortBy: 'externalIds.CUID' });
     expect(search.status).toBe(400);
-    const all = await t.http.post('/aims/rs/scim/v2/Device/.search').auth(operator, { type: 'bearer' }).send({ schemas: ['urn:ietf:params:scim:api:messages:2.0:SearchRequest'] });
+    const all = await t.http
+      .post('/aims/rs/scim/v2/Device/.search')
+      .auth(operator, { type: 'bearer' })
+      .send({ schemas: ['urn:ietf:params:scim:api:messages:2.0:SearchRequest'] });
     expect(all.status).toBe(200);
     expect(all.body.totalResults).toBe(2);
     expect(all.body.Resources.map((d: { id: string }) => d.id).sort()).toEqual([east, stock].sort());

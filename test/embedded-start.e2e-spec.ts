@@ -144,12 +144,19 @@ describe('start on the embedded defaults', () => {
   }, 90_000);
 
   it('WORKERS=2: one primary owns PostgreSQL and the HSM token, two workers share the port, metrics are summed', async () => {
-    const clusterEnv: Record<string, string> = { ...env, DATA_DIR: join(dataDir, 'cluster-data'), WORKERS: '2', PLATFORM_ADMIN_SECRET: 'cluster-admin-secret-0123456789abcdef' };
+    const clusterEnv: Record<string, string> = {
+      ...env,
+      DATA_DIR: join(dataDir, 'cluster-data'),
+      WORKERS: '2',
+      PLATFORM_ADMIN_SECRET: 'cluster-admin-secret-0123456789abcdef',
+    };
     const service = start(clusterEnv);
     try {
       await waitReady(base, service);
       // The primary's children: the embedded PostgreSQL's postmaster and the two service workers.
-      const children = execFileSync('ps', ['-o', 'args=', '--ppid', String(service.process.pid)], { encoding: 'utf8' }).trim().split('\n');
+      const children = execFileSync('ps', ['-o', 'args=', '--ppid', String(service.process.pid)], { encoding: 'utf8' })
+        .trim()
+        .split('\n');
       expect(children.filter((command) => command.includes('dist/apps/api/src/main.js'))).toHaveLength(2);
       const issued = [];
       for (let i = 0; i < 6; i++) {
@@ -182,7 +189,13 @@ describe('start on the embedded defaults', () => {
   }, 30_000);
 
   it('refuses to start with a wrong PIN, without retrying the login', async () => {
-    const service = start({ ...env, PKCS11_MODULE: process.env.TEST_PKCS11_MODULE!, PKCS11_TOKEN_LABEL: process.env.TEST_PKCS11_TOKEN_LABEL!, PKCS11_PIN: 'wrong-pin', SOFTHSM2_CONF: process.env.SOFTHSM2_CONF! });
+    const service = start({
+      ...env,
+      PKCS11_MODULE: process.env.TEST_PKCS11_MODULE!,
+      PKCS11_TOKEN_LABEL: process.env.TEST_PKCS11_TOKEN_LABEL!,
+      PKCS11_PIN: 'wrong-pin',
+      SOFTHSM2_CONF: process.env.SOFTHSM2_CONF!,
+    });
     expect(await service.exited).toBe(1);
     expect(service.output()).toMatch(/Start-up failed: .*PIN/);
   }, 30_000);
@@ -198,7 +211,11 @@ describe('start on the embedded defaults', () => {
   it('serves HTTPS itself with TLS_CERT_FILE and TLS_KEY_FILE: TLS 1.2 or above, HSTS on every answer', async () => {
     const key = join(dataDir, 'tls.key');
     const cert = join(dataDir, 'tls.pem');
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', key, '-out', cert, '-days', '2', '-subj', '/CN=127.0.0.1'], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', key, '-out', cert, '-days', '2', '-subj', '/CN=127.0.0.1'],
+      { stdio: 'ignore' },
+    );
     const port = Number(env.PORT);
     const service = start({ ...env, TLS_CERT_FILE: cert, TLS_KEY_FILE: key, PUBLIC_BASE_URL: `https://127.0.0.1:${port}` });
     try {
@@ -206,7 +223,11 @@ describe('start on the embedded defaults', () => {
         new Promise<{ status: number; hsts: string | undefined; protocol: string | null }>((done, fail) => {
           const request = httpsRequest({ host: '127.0.0.1', port, path: '/health/live', rejectUnauthorized: false, ...tls }, (response) => {
             response.resume();
-            done({ status: response.statusCode!, hsts: response.headers['strict-transport-security'] as string | undefined, protocol: (response.socket as TLSSocket).getProtocol() });
+            done({
+              status: response.statusCode!,
+              hsts: response.headers['strict-transport-security'] as string | undefined,
+              protocol: (response.socket as TLSSocket).getProtocol(),
+            });
           });
           request.once('error', fail).end();
         });

@@ -12,29 +12,32 @@ describe('HSM failure at run time', () => {
 
   const issue = () => tokenRequest(t.http, 'platform', { grant_type: 'client_credentials', client_id: 'platform-admin', client_secret: PLATFORM_ADMIN_SECRET });
 
-  it.each(['sessions-closed', 'module-finalized'] as const)('after %s: 503 temporarily_unavailable with Retry-After, ready 503, then recovers by itself', async (failure) => {
-    expect((await issue()).status).toBe(200);
-    t.app.get(Pkcs11Signer).simulateModuleFailureForTests(failure);
+  it.each(['sessions-closed', 'module-finalized'] as const)(
+    'after %s: 503 temporarily_unavailable with Retry-After, ready 503, then recovers by itself',
+    async (failure) => {
+      expect((await issue()).status).toBe(200);
+      t.app.get(Pkcs11Signer).simulateModuleFailureForTests(failure);
 
-    const refused = await issue();
-    expect(refused.status).toBe(503);
-    expect(refused.body).toEqual({ error: 'temporarily_unavailable', error_description: expect.stringMatching(/temporarily unavailable/) });
-    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
-    expect(refused.headers['cache-control']).toBe('no-store');
+      const refused = await issue();
+      expect(refused.status).toBe(503);
+      expect(refused.body).toEqual({ error: 'temporarily_unavailable', error_description: expect.stringMatching(/temporarily unavailable/) });
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      expect(refused.headers['cache-control']).toBe('no-store');
 
-    const ready = await t.http.get('/health/ready');
-    expect(ready.status).toBe(503);
-    expect(ready.body).toEqual({ status: 'unavailable', checks: { database: 'ok', hsm: 'down' } });
+      const ready = await t.http.get('/health/ready');
+      expect(ready.status).toBe(503);
+      expect(ready.body).toEqual({ status: 'unavailable', checks: { database: 'ok', hsm: 'down' } });
 
-    // The signer reconnects in the background with backoff; poll the public endpoint.
-    let healed = false;
-    for (let i = 0; i < 60 && !healed; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      healed = (await t.http.get('/health/ready')).status === 200;
-    }
-    expect(healed).toBe(true);
-    expect((await issue()).status).toBe(200);
-  });
+      // The signer reconnects in the background with backoff; poll the public endpoint.
+      let healed = false;
+      for (let i = 0; i < 60 && !healed; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        healed = (await t.http.get('/health/ready')).status === 200;
+      }
+      expect(healed).toBe(true);
+      expect((await issue()).status).toBe(200);
+    },
+  );
 
   it('an HSM lost while the service is idle: readiness turns red with no request signing, then heals', async () => {
     expect((await t.http.get('/health/ready')).status).toBe(200);

@@ -114,7 +114,9 @@ describe('discovery, introspection and the public surface', () => {
         id_token_signing_alg_values_supported: ['ES256'],
       });
       expect(response.body.grant_types_supported).toEqual(expect.arrayContaining(['client_credentials']));
-      expect(response.body.token_endpoint_auth_methods_supported).toEqual(expect.arrayContaining(['client_secret_post', 'client_secret_basic', 'private_key_jwt']));
+      expect(response.body.token_endpoint_auth_methods_supported).toEqual(
+        expect.arrayContaining(['client_secret_post', 'client_secret_basic', 'private_key_jwt']),
+      );
       // The token URL is the one the admin API reports for the account.
       expect(response.body.token_endpoint).toBe(client.tokenUrl);
 
@@ -154,7 +156,17 @@ describe('discovery, introspection and the public surface', () => {
       expect(response.status).toBe(200);
       expect(response.headers['content-type']).toMatch(/^application\/json/);
       expect(response.body).toEqual({
-        keys: [{ kty: 'EC', crv: 'P-256', x: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), y: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), kid: expect.any(String), alg: 'ES256', use: 'sig' }],
+        keys: [
+          {
+            kty: 'EC',
+            crv: 'P-256',
+            x: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+            y: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+            kid: expect.any(String),
+            alg: 'ES256',
+            use: 'sig',
+          },
+        ],
       });
       const [key] = response.body.keys;
       expect(key).not.toHaveProperty('d');
@@ -250,14 +262,18 @@ describe('discovery, introspection and the public surface', () => {
       const accessToken = await token(t, client);
       t.clock.advance(10);
       expect((await introspectAs(t, client, accessToken)).body).toMatchObject({ active: true });
-      const { rows } = await t.db.query<{ first_used_at: Date | null }>('SELECT first_used_at FROM access_tokens WHERE jti = $1', [decodeClaims(accessToken).jti]);
+      const { rows } = await t.db.query<{ first_used_at: Date | null }>('SELECT first_used_at FROM access_tokens WHERE jti = $1', [
+        decodeClaims(accessToken).jti,
+      ]);
       expect(rows).toHaveLength(1);
       expect(rows[0].first_used_at).toBeNull();
 
       t.clock.advance(291); // +301 s
       const whoami = await t.http.get(`/authentication/customer/${client.org}/whoami`).set('Authorization', `Bearer ${accessToken}`);
       expect(whoami.status).toBe(401);
-      expect(whoami.headers['www-authenticate']).toMatch(/^Bearer realm="credential-platform", error="invalid_token", error_description="[^"]*not used within 300 seconds[^"]*"$/);
+      expect(whoami.headers['www-authenticate']).toMatch(
+        /^Bearer realm="credential-platform", error="invalid_token", error_description="[^"]*not used within 300 seconds[^"]*"$/,
+      );
       // And introspection agrees.
       expectInactive(await introspectAs(t, client, accessToken));
     });
@@ -267,7 +283,11 @@ describe('discovery, introspection and the public surface', () => {
       const accessToken = await token(t, client);
 
       expectOAuthError(await introspect(t, client.org, { token: accessToken }), 401, 'invalid_client');
-      expectOAuthError(await introspect(t, client.org, { token: accessToken, client_id: client.clientId, client_secret: `${client.secret}x` }), 401, 'invalid_client');
+      expectOAuthError(
+        await introspect(t, client.org, { token: accessToken, client_id: client.clientId, client_secret: `${client.secret}x` }),
+        401,
+        'invalid_client',
+      );
 
       const wrongBasic = await introspect(t, client.org, { token: accessToken }, basic(client.clientId, `${client.secret}x`));
       expectOAuthError(wrongBasic, 401, 'invalid_client');
@@ -361,7 +381,11 @@ describe('discovery, introspection and the public surface', () => {
       expect(response.status).toBe(413);
       expect(response.body).toEqual({ schemas: [SCIM_ERROR_SCHEMA], status: '413', detail: expect.any(String) });
 
-      const form = await tokenRequest(t.http, 'platform', { grant_type: 'client_credentials', client_id: 'platform-admin', client_secret: 'x'.repeat(2 * 1024 * 1024) });
+      const form = await tokenRequest(t.http, 'platform', {
+        grant_type: 'client_credentials',
+        client_id: 'platform-admin',
+        client_secret: 'x'.repeat(2 * 1024 * 1024),
+      });
       expect(form.status).toBe(413);
     });
   });

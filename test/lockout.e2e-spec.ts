@@ -56,11 +56,15 @@ describe('token endpoint lockout', () => {
   it('failed assertions count too', async () => {
     const { org, account } = await freshAccount();
     for (let i = 0; i < 3; i++) {
-      const response = await tokenRequest(t.http, org, { grant_type: 'client_credentials', client_assertion: 'not-a-jwt' }).set('X-Forwarded-For', '203.0.113.20');
+      const response = await tokenRequest(t.http, org, { grant_type: 'client_credentials', client_assertion: 'not-a-jwt' }).set(
+        'X-Forwarded-For',
+        '203.0.113.20',
+      );
       expect(response.status).toBe(401);
     }
     // Malformed assertions name no known account, so they count per address (limit 10 x 3).
-    for (let i = 0; i < 27; i++) await tokenRequest(t.http, org, { grant_type: 'client_credentials', client_assertion: 'x' }).set('X-Forwarded-For', '203.0.113.20');
+    for (let i = 0; i < 27; i++)
+      await tokenRequest(t.http, org, { grant_type: 'client_credentials', client_assertion: 'x' }).set('X-Forwarded-For', '203.0.113.20');
     expect((await attempt(t, org, account.clientId, account.secret, '203.0.113.20')).status).toBe(429);
   });
 
@@ -79,7 +83,12 @@ describe('token endpoint lockout', () => {
   });
 
   it('X-Forwarded-For is ignored unless the peer is a trusted proxy', async () => {
-    const untrusting = await createTestApp({ env: { AUTH_FAILURE_LIMIT: '3', AUTH_FAILURE_WINDOW_S: '60' }, databaseUrl: t.databaseUrl, clock: t.clock, shareHsmWith: t });
+    const untrusting = await createTestApp({
+      env: { AUTH_FAILURE_LIMIT: '3', AUTH_FAILURE_WINDOW_S: '60' },
+      databaseUrl: t.databaseUrl,
+      clock: t.clock,
+      shareHsmWith: t,
+    });
     try {
       const { org, account } = await freshAccount();
       for (const from of ['192.0.2.1', '192.0.2.2', '192.0.2.3']) expect((await attempt(untrusting, org, account.clientId, 'wrong', from)).status).toBe(401);

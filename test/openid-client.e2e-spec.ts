@@ -107,7 +107,11 @@ describe('openid-client 6 against the token service', () => {
     expect(await issueMethods(account.clientId)).toEqual(['private_key_jwt']);
     // The assertion's jti, as openid-client makes it (43 base64url characters), was accepted and remembered.
     const jtis = async () =>
-      (await t.db.query<{ jti: string }>('SELECT j.jti FROM assertion_jtis j JOIN system_accounts a ON a.id = j.account_id WHERE a.client_id = $1', [account.clientId])).rows.map((r) => r.jti);
+      (
+        await t.db.query<{ jti: string }>('SELECT j.jti FROM assertion_jtis j JOIN system_accounts a ON a.id = j.account_id WHERE a.client_id = $1', [
+          account.clientId,
+        ])
+      ).rows.map((r) => r.jti);
     expect(await jtis()).toEqual([expect.stringMatching(/^[A-Za-z0-9_-]{43}$/)]);
     const answer = await whoami(account.org, tokens.access_token);
     expect(answer.status).toBe(200);

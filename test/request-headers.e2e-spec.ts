@@ -51,7 +51,10 @@ describe('request headers', () => {
     await createOrganization(t.http, admin, 'certified', { applicationIdPolicy: 'certified' });
     const orgAdmin = await createSystemAccount(t.http, admin, 'certified', { role: 'Administration', organizationAdministrator: true });
     const token = await tokenBySecret(t.http, 'certified', orgAdmin.clientId, orgAdmin.secret);
-    const registered = await t.http.post('/admin/v1/organizations/certified/applications').auth(admin, { type: 'bearer' }).send({ applicationId: 'com.partner.certified', name: 'Partner app' });
+    const registered = await t.http
+      .post('/admin/v1/organizations/certified/applications')
+      .auth(admin, { type: 'bearer' })
+      .send({ applicationId: 'com.partner.certified', name: 'Partner app' });
     expect(registered.status).toBe(201);
     expect(registered.body).toEqual({ applicationId: 'com.partner.certified', name: 'Partner app', created: expect.any(String) });
 
@@ -60,14 +63,23 @@ describe('request headers', () => {
     expect(refused.status).toBe(403);
     expect(refused.body.detail).toContain('Application-ID "com.partner.other" is not certified for organization "certified"');
 
-    const listed = await t.http.get('/admin/v1/organizations/certified/applications').auth(token, { type: 'bearer' }).set('Application-ID', 'com.partner.certified');
+    const listed = await t.http
+      .get('/admin/v1/organizations/certified/applications')
+      .auth(token, { type: 'bearer' })
+      .set('Application-ID', 'com.partner.certified');
     expect(listed.status).toBe(200);
     expect(listed.body.Resources.map((a: { applicationId: string }) => a.applicationId)).toEqual(['com.partner.certified']);
-    const duplicate = await t.http.post('/admin/v1/organizations/certified/applications').auth(admin, { type: 'bearer' }).send({ applicationId: 'com.partner.certified' });
+    const duplicate = await t.http
+      .post('/admin/v1/organizations/certified/applications')
+      .auth(admin, { type: 'bearer' })
+      .send({ applicationId: 'com.partner.certified' });
     expect(duplicate.status).toBe(409);
 
     // Switching the organization back to `any` lets any well-formed Application-ID through at once.
-    const settings = await t.http.put('/admin/v1/organizations/certified/settings').auth(admin, { type: 'bearer' }).send({ automaticDeviceCreation: false, applicationIdPolicy: 'any' });
+    const settings = await t.http
+      .put('/admin/v1/organizations/certified/settings')
+      .auth(admin, { type: 'bearer' })
+      .send({ automaticDeviceCreation: false, applicationIdPolicy: 'any' });
     expect(settings.status).toBe(200);
     expect((await call({ 'Application-ID': 'com.partner.other', 'Application-Version': '1.0' }, token)).status).toBe(200);
 
@@ -77,7 +89,10 @@ describe('request headers', () => {
   });
 
   it('a bad Application-ID in the register body is a 400 naming the field', async () => {
-    const response = await t.http.post('/admin/v1/organizations/platform/applications').auth(admin, { type: 'bearer' }).send({ applicationId: 'no spaces allowed' });
+    const response = await t.http
+      .post('/admin/v1/organizations/platform/applications')
+      .auth(admin, { type: 'bearer' })
+      .send({ applicationId: 'no spaces allowed' });
     expect(response.status).toBe(400);
     expect(response.body.detail).toContain('applicationId');
   });

@@ -60,7 +60,10 @@ describe('route permissions', () => {
       if (rule?.kind !== 'permission') return `${route} -> ${rule?.kind === 'policy' ? `policy: ${rule.policy}` : 'public'}`;
       for (const permission of rule.permissions) expect(Object.keys(PERMISSION_TABLE)).toContain(permission);
       const scopes = rule.permissions.map((p) => PERMISSION_TABLE[p as Permission].join('+')).join(' and ');
-      const grantedTo = roles.roles().filter((role) => rule.permissions.every((p) => role.permissions.has(p as Permission))).map((role) => role.name);
+      const grantedTo = roles
+        .roles()
+        .filter((role) => rule.permissions.every((p) => role.permissions.has(p as Permission)))
+        .map((role) => role.name);
       return `${route} -> ${rule.permissions.join(' + ')} -> ${scopes} (default roles: ${grantedTo.join(', ')})`;
     });
     expect(table).toMatchSnapshot();

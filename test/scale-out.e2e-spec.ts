@@ -62,7 +62,10 @@ describe('scale-out: two instances, one database', () => {
     const { org, account, token } = await accountWithToken();
     expect((await whoami(a, org, token)).status).toBe(200);
     expect((await whoami(a, org, token)).status).toBe(200);
-    const patched = await b.http.patch(`/admin/v1/organizations/${org}/system-accounts/${account.clientId}`).auth(admin, { type: 'bearer' }).send({ disabled: true });
+    const patched = await b.http
+      .patch(`/admin/v1/organizations/${org}/system-accounts/${account.clientId}`)
+      .auth(admin, { type: 'bearer' })
+      .send({ disabled: true });
     expect(patched.status).toBe(200);
     expect((await whoami(b, org, token)).status).toBe(401);
     expect(await eventually(async () => (await whoami(a, org, token)).status === 401)).toBe(true);
@@ -71,7 +74,10 @@ describe('scale-out: two instances, one database', () => {
   it('revoking on one instance stops the token on the other', async () => {
     const { org, account, token } = await accountWithToken();
     expect((await whoami(a, org, token)).status).toBe(200);
-    const revoked = await b.http.post(`/authentication/customer/${org}/revoke`).type('form').send({ token, client_id: account.clientId, client_secret: account.secret });
+    const revoked = await b.http
+      .post(`/authentication/customer/${org}/revoke`)
+      .type('form')
+      .send({ token, client_id: account.clientId, client_secret: account.secret });
     expect(revoked.status).toBe(200);
     expect(await eventually(async () => (await whoami(a, org, token)).status === 401)).toBe(true);
     expect((await whoami(a, org, token)).headers['www-authenticate']).toContain('revoked');
@@ -114,7 +120,10 @@ describe('scale-out: two instances, one database', () => {
         .set('Content-Type', 'application/scim+json')
         .send({ schemas: ['urn:vendor:scim:api:cms:1.0:Device'], externalIds: [{ ATR: '3B8F8001', CUID: cuid }] });
     expect((await create('1001')).status).toBe(201);
-    const off = await b.http.put(`/admin/v1/organizations/${org}/settings`).auth(admin, { type: 'bearer' }).send({ automaticDeviceCreation: false, applicationIdPolicy: 'any' });
+    const off = await b.http
+      .put(`/admin/v1/organizations/${org}/settings`)
+      .auth(admin, { type: 'bearer' })
+      .send({ automaticDeviceCreation: false, applicationIdPolicy: 'any' });
     expect(off.status).toBe(200);
     let n = 1001;
     expect(await eventually(async () => (await create(String(++n))).status === 403)).toBe(true);
@@ -125,7 +134,9 @@ describe('scale-out: two instances, one database', () => {
     const form = { grant_type: 'client_credentials', client_id: account.clientId, client_secret: account.secret };
     expect((await tokenRequest(a.http, org, form)).status).toBe(200);
     const secrets = await b.http.get(`/admin/v1/organizations/${org}/system-accounts/${account.clientId}/secrets`).auth(admin, { type: 'bearer' });
-    const revoked = await b.http.delete(`/admin/v1/organizations/${org}/system-accounts/${account.clientId}/secrets/${secrets.body.Resources[0].id}`).auth(admin, { type: 'bearer' });
+    const revoked = await b.http
+      .delete(`/admin/v1/organizations/${org}/system-accounts/${account.clientId}/secrets/${secrets.body.Resources[0].id}`)
+      .auth(admin, { type: 'bearer' });
     expect(revoked.status).toBe(204);
     expect(await eventually(async () => (await tokenRequest(a.http, org, form)).status === 401)).toBe(true);
   });
@@ -134,9 +145,14 @@ describe('scale-out: two instances, one database', () => {
     const { org, account } = await accountWithToken();
     const certificate = await makeCertificate();
     expect((await uploadCertificate(a.http, admin, org, account.clientId, certificate.pem)).status).toBe(201);
-    const assertionForm = async () => ({ grant_type: 'client_credentials', client_assertion: await signAssertion(certificate, account.clientId, account.tokenUrl, { now: a.clock.now() }) });
+    const assertionForm = async () => ({
+      grant_type: 'client_credentials',
+      client_assertion: await signAssertion(certificate, account.clientId, account.tokenUrl, { now: a.clock.now() }),
+    });
     expect((await tokenRequest(a.http, org, await assertionForm())).status).toBe(200);
-    const deleted = await b.http.delete(`/admin/v1/organizations/${org}/system-accounts/${account.clientId}/certificates/${certificate.thumbprint}`).auth(admin, { type: 'bearer' });
+    const deleted = await b.http
+      .delete(`/admin/v1/organizations/${org}/system-accounts/${account.clientId}/certificates/${certificate.thumbprint}`)
+      .auth(admin, { type: 'bearer' });
     expect(deleted.status).toBe(204);
     expect(await eventually(async () => (await tokenRequest(a.http, org, await assertionForm())).status === 401)).toBe(true);
   });

@@ -75,7 +75,12 @@ describe('token endpoint', () => {
     });
 
     it('the scope parameter is ignored', async () => {
-      const response = await tokenRequest(t.http, 'acme', { grant_type: 'client_credentials', client_id: acme.clientId, client_secret: acme.secret, scope: 'anything at all' });
+      const response = await tokenRequest(t.http, 'acme', {
+        grant_type: 'client_credentials',
+        client_id: acme.clientId,
+        client_secret: acme.secret,
+        scope: 'anything at all',
+      });
       expect(response.status).toBe(200);
     });
 
@@ -90,7 +95,11 @@ describe('token endpoint', () => {
     });
 
     it('HTTP Basic with a wrong secret: 401 with a Basic challenge', async () => {
-      const response = await t.http.post('/authentication/customer/acme/token').auth(acme.clientId, 'wrong').type('form').send({ grant_type: 'client_credentials' });
+      const response = await t.http
+        .post('/authentication/customer/acme/token')
+        .auth(acme.clientId, 'wrong')
+        .type('form')
+        .send({ grant_type: 'client_credentials' });
       expectInvalidClient(response, GENERIC);
       expect(response.headers['www-authenticate']).toMatch(/^Basic /);
     });
@@ -136,7 +145,11 @@ describe('token endpoint', () => {
       const account = await createSystemAccount(t.http, admin, 'acme', { role: 'Issuance' });
       expect((await uploadCertificate(t.http, admin, 'acme', account.clientId, rsa.pem)).status).toBe(201);
       expect((await uploadCertificate(t.http, admin, 'acme', account.clientId, p384.pem)).status).toBe(201);
-      for (const [cert, alg] of [[rsa, 'RS256'], [rsa, 'PS256'], [p384, 'ES384']] as const) {
+      for (const [cert, alg] of [
+        [rsa, 'RS256'],
+        [rsa, 'PS256'],
+        [p384, 'ES384'],
+      ] as const) {
         // A WebCrypto key is bound to one algorithm; the same key as a KeyObject signs RS256 and PS256.
         const privateKey = KeyObject.from(cert.privateKey);
         const assertion = await new SignJWT({ iss: account.clientId, sub: account.clientId, aud: account.tokenUrl, jti: randomUUID() })
@@ -179,7 +192,10 @@ describe('token endpoint', () => {
 
     it('disabled account', async () => {
       const account = await createSystemAccount(t.http, admin, 'acme', { role: 'Issuance' });
-      const patched = await t.http.patch(`/admin/v1/organizations/acme/system-accounts/${account.clientId}`).auth(admin, { type: 'bearer' }).send({ disabled: true });
+      const patched = await t.http
+        .patch(`/admin/v1/organizations/acme/system-accounts/${account.clientId}`)
+        .auth(admin, { type: 'bearer' })
+        .send({ disabled: true });
       expect(patched.status).toBe(200);
       const response = await tokenRequest(t.http, 'acme', { grant_type: 'client_credentials', client_id: account.clientId, client_secret: account.secret });
       expectInvalidClient(response, /disabled/);
@@ -230,7 +246,14 @@ describe('token endpoint', () => {
     it('alg none, HMAC, an alg that does not fit the key, and a crit header are refused', async () => {
       const unsigned = (header: Record<string, unknown>) =>
         `${Buffer.from(JSON.stringify(header)).toString('base64url')}.${Buffer.from(
-          JSON.stringify({ iss: acme.clientId, sub: acme.clientId, aud: acme.tokenUrl, iat: t.clock.nowSeconds(), exp: t.clock.nowSeconds() + 60, jti: randomUUID() }),
+          JSON.stringify({
+            iss: acme.clientId,
+            sub: acme.clientId,
+            aud: acme.tokenUrl,
+            iat: t.clock.nowSeconds(),
+            exp: t.clock.nowSeconds() + 60,
+            jti: randomUUID(),
+          }),
         ).toString('base64url')}.`;
       expectInvalidClient(await tokenRequest(t.http, 'acme', assertionForm(unsigned({ alg: 'none' }))), /alg "none" is not accepted/);
       const hmac = await new SignJWT({ iss: acme.clientId, sub: acme.clientId, aud: acme.tokenUrl, jti: randomUUID() })
@@ -241,7 +264,14 @@ describe('token endpoint', () => {
       expectInvalidClient(await tokenRequest(t.http, 'acme', assertionForm(hmac)), /alg "HS256" is not accepted/);
       const wrongAlg = { ...acmeCert, alg: 'RS256' as const };
       await expect(signAssertion(wrongAlg, acme.clientId, acme.tokenUrl)).rejects.toThrow();
-      const crit = await new SignJWT({ iss: acme.clientId, sub: acme.clientId, aud: acme.tokenUrl, jti: randomUUID(), iat: t.clock.nowSeconds(), exp: t.clock.nowSeconds() + 60 })
+      const crit = await new SignJWT({
+        iss: acme.clientId,
+        sub: acme.clientId,
+        aud: acme.tokenUrl,
+        jti: randomUUID(),
+        iat: t.clock.nowSeconds(),
+        exp: t.clock.nowSeconds() + 60,
+      })
         .setProtectedHeader({ alg: 'ES256', crit: ['b64'], b64: true })
         .sign(acmeCert.privateKey);
       expectInvalidClient(await tokenRequest(t.http, 'acme', assertionForm(crit)), /crit/);
@@ -327,9 +357,14 @@ describe('token endpoint', () => {
     });
 
     it('wrong content types: JSON, text, broken JSON, no body', async () => {
-      const json = await t.http.post('/authentication/customer/acme/token').send({ grant_type: 'client_credentials', client_id: acme.clientId, client_secret: acme.secret });
+      const json = await t.http
+        .post('/authentication/customer/acme/token')
+        .send({ grant_type: 'client_credentials', client_id: acme.clientId, client_secret: acme.secret });
       expect(json.status).toBe(400);
-      expect(json.body).toEqual({ error: 'invalid_request', error_description: expect.stringMatching(/application\/x-www-form-urlencoded, not application\/json/) });
+      expect(json.body).toEqual({
+        error: 'invalid_request',
+        error_description: expect.stringMatching(/application\/x-www-form-urlencoded, not application\/json/),
+      });
       const broken = await t.http.post('/authentication/customer/acme/token').set('Content-Type', 'application/json').send('{"grant_type":');
       expect(broken.status).toBe(400);
       expect(broken.body.error).toBe('invalid_request');
@@ -364,7 +399,12 @@ describe('token endpoint', () => {
     });
 
     it('on an OIP_AUTH_HOSTS host name: 200', async () => {
-      const response = await t.http.post('/authentication/customer/acme/token').set('Host', 'oip.example.test').set('X-Request-ID', 'acme').type('form').send(form());
+      const response = await t.http
+        .post('/authentication/customer/acme/token')
+        .set('Host', 'oip.example.test')
+        .set('X-Request-ID', 'acme')
+        .type('form')
+        .send(form());
       expect(response.status).toBe(200);
     });
 
@@ -372,7 +412,12 @@ describe('token endpoint', () => {
       const missing = await t.http.post('/oip/authentication/customer/acme/token').type('form').send(form());
       expect(missing.status).toBe(400);
       expect(missing.body).toEqual({ error: 'invalid_request', error_description: expect.stringMatching(/X-Request-ID/) });
-      const wrong = await t.http.post('/authentication/customer/acme/token').set('Host', 'oip.example.test').set('X-Request-ID', 'globex').type('form').send(form());
+      const wrong = await t.http
+        .post('/authentication/customer/acme/token')
+        .set('Host', 'oip.example.test')
+        .set('X-Request-ID', 'globex')
+        .type('form')
+        .send(form());
       expect(wrong.status).toBe(400);
       expect(wrong.body.error_description).toMatch(/X-Request-ID must equal/);
     });

@@ -357,15 +357,23 @@ describe('access tokens in use (DECISIONS 3.4)', () => {
       expect(upload.status).toBe(201);
       const byAssertion = async () => {
         const assertion = await signAssertion(certificate, client.clientId, client.tokenUrl, { now: t.clock.now() });
-        const response = await tokenRequest(t.http, client.org, { grant_type: 'client_credentials', client_assertion: assertion, client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer' });
+        const response = await tokenRequest(t.http, client.org, {
+          grant_type: 'client_credentials',
+          client_assertion: assertion,
+          client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+        });
         expect(response.status).toBe(200);
         return response.body.access_token as string;
       };
-      const countTokens = async () => Number((await t.db.query<{ n: string }>('SELECT count(*) AS n FROM access_tokens WHERE org_id = $1', [client.org])).rows[0].n);
+      const countTokens = async () =>
+        Number((await t.db.query<{ n: string }>('SELECT count(*) AS n FROM access_tokens WHERE org_id = $1', [client.org])).rows[0].n);
       const countJtis = async () =>
         Number(
-          (await t.db.query<{ n: string }>('SELECT count(*) AS n FROM assertion_jtis j JOIN system_accounts a ON a.id = j.account_id WHERE a.client_id = $1', [client.clientId])).rows[0]
-            .n,
+          (
+            await t.db.query<{ n: string }>('SELECT count(*) AS n FROM assertion_jtis j JOIN system_accounts a ON a.id = j.account_id WHERE a.client_id = $1', [
+              client.clientId,
+            ])
+          ).rows[0].n,
         );
 
       const oldBySecret = await token(t, client);

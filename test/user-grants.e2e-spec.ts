@@ -31,7 +31,11 @@ describe('user grants', () => {
   async function operatorWithCertificate(userName: string, role = 'Issuance'): Promise<{ id: string; certificate: TestCertificate }> {
     const id = await createUser({ userName, role, userType: 'operator', groups: ['east'] });
     const certificate = await makeCertificate({ keyType: 'EC-P256' });
-    const enrolled = await t.http.post(`/admin/v1/organizations/users/users/${id}/certificates`).auth(admin, { type: 'bearer' }).set('Content-Type', 'application/x-pem-file').send(certificate.pem);
+    const enrolled = await t.http
+      .post(`/admin/v1/organizations/users/users/${id}/certificates`)
+      .auth(admin, { type: 'bearer' })
+      .set('Content-Type', 'application/x-pem-file')
+      .send(certificate.pem);
     expect(enrolled.status).toBe(201);
     return { id, certificate };
   }
@@ -56,7 +60,7 @@ describe('user grants', () => {
       expect(claims.client_id).toBeUndefined();
     });
 
-    it('a key that is not the enrolled certificate\'s, and an unknown user, get one identical invalid_grant', async () => {
+    it("a key that is not the enrolled certificate's, and an unknown user, get one identical invalid_grant", async () => {
       await operatorWithCertificate('bob.op');
       const stranger = await makeCertificate();
       const address = from();
@@ -85,7 +89,10 @@ describe('user grants', () => {
       expect((await assertionGrant(assertion, from())).status).toBe(200);
       const replay = await assertionGrant(assertion, from());
       expect(replay.body).toEqual({ error: 'invalid_grant', error_description: expect.stringMatching(/jti was used before/) });
-      const tooLong = await assertionGrant(await signAssertion(certificate, 'dave.op', tokenUrl, { now: t.clock.now(), claims: { exp: t.clock.nowSeconds() + 7200 } }), from());
+      const tooLong = await assertionGrant(
+        await signAssertion(certificate, 'dave.op', tokenUrl, { now: t.clock.now(), claims: { exp: t.clock.nowSeconds() + 7200 } }),
+        from(),
+      );
       expect(tooLong.body.error_description).toMatch(/lifetime|more than 3600/);
     });
 
@@ -122,7 +129,11 @@ describe('user grants', () => {
     it('a wrong password, an unknown user and an operator get one identical invalid_grant', async () => {
       await createUser({ userName: 'grace', role: 'Cardholder', password: PASSWORD });
       await createUser({ userName: 'heidi.op', role: 'Issuance', userType: 'operator' });
-      for (const [username, password] of [['grace', 'wrong password here'], ['nobody', PASSWORD], ['heidi.op', PASSWORD]]) {
+      for (const [username, password] of [
+        ['grace', 'wrong password here'],
+        ['nobody', PASSWORD],
+        ['heidi.op', PASSWORD],
+      ]) {
         const response = await passwordGrant(username, password, from());
         expect({ username, status: response.status, body: response.body }).toEqual({
           username,

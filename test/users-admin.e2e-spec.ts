@@ -1,7 +1,19 @@
 import { X509Certificate, createHash, randomUUID } from 'node:crypto';
 import type { Response } from 'supertest';
 import { PasswordHasher, UserRepository } from '@app/accounts';
-import { PLATFORM_ADMIN_SECRET, TestApp, TestCertificate, createOrganization, createTestApp, makeCertificate, platformAdminToken, expectScimError, HttpMethod, adminCall, createAdminAndPlainAccounts } from '@app/testing';
+import {
+  PLATFORM_ADMIN_SECRET,
+  TestApp,
+  TestCertificate,
+  createOrganization,
+  createTestApp,
+  makeCertificate,
+  platformAdminToken,
+  expectScimError,
+  HttpMethod,
+  adminCall,
+  createAdminAndPlainAccounts,
+} from '@app/testing';
 
 /**
  * Users of the credential-management API in the administration API (DECISIONS 11 users rows,
@@ -17,7 +29,6 @@ const SCRYPT_HASH = /^scrypt\$32768\$8\$1\$[A-Za-z0-9+/]+={0,2}\$[A-Za-z0-9+/]+=
 const PUBLIC_BASE_URL = 'https://api.example.test';
 const DAY_MS = 86_400_000;
 const PASSWORD = 'Tr0ub4dor&3-horse-staple';
-
 
 /** The user resource as the API answers it (DECISIONS 11). */
 interface UserView {
@@ -43,7 +54,6 @@ describe('admin API: users (DECISIONS 11, 3.5)', () => {
   });
 
   const call = (method: HttpMethod, path: string, token?: string) => adminCall(t.http, method, path, token);
-
 
   function expectJson(response: Response): void {
     expect(response.headers['content-type']).toMatch(/^application\/json/);
@@ -84,7 +94,9 @@ describe('admin API: users (DECISIONS 11, 3.5)', () => {
         resourceType: 'User',
         created: expect.stringMatching(ISO_MS_UTC),
         lastModified: expect.stringMatching(ISO_MS_UTC),
-        location: fields.id ? `${PUBLIC_BASE_URL}/admin/v1${userPath(org, fields.id)}` : expect.stringMatching(new RegExp(`^${PUBLIC_BASE_URL}/admin/v1/organizations/${org}/users/[0-9a-f-]{36}$`)),
+        location: fields.id
+          ? `${PUBLIC_BASE_URL}/admin/v1${userPath(org, fields.id)}`
+          : expect.stringMatching(new RegExp(`^${PUBLIC_BASE_URL}/admin/v1/organizations/${org}/users/[0-9a-f-]{36}$`)),
         version: expect.stringMatching(/^\d+$/),
       },
     };
@@ -182,7 +194,14 @@ describe('admin API: users (DECISIONS 11, 3.5)', () => {
 
     it('null for an optional attribute reads as absent', async () => {
       const org = await newOrg();
-      const response = await call('post', usersPath(org), admin).send({ userName: 'nulls', role: 'Cardholder', groups: null, name: null, displayName: null, emails: null });
+      const response = await call('post', usersPath(org), admin).send({
+        userName: 'nulls',
+        role: 'Cardholder',
+        groups: null,
+        name: null,
+        displayName: null,
+        emails: null,
+      });
       expect(response.status).toBe(201);
       expect(response.body).toEqual(userView(org, { userName: 'nulls', role: 'Cardholder' }));
     });
@@ -221,13 +240,28 @@ describe('admin API: users (DECISIONS 11, 3.5)', () => {
         ['name not an object', { userName: 'n1', role: 'Cardholder', name: 'Jane Doe' }, 'name'],
         ['name without familyName', { userName: 'n2', role: 'Cardholder', name: { givenName: 'Jane' } }, 'name.familyName'],
         ['name with an empty givenName', { userName: 'n3', role: 'Cardholder', name: { givenName: '', familyName: 'Doe' } }, 'name.givenName'],
-        ['name with an unknown attribute', { userName: 'n4', role: 'Cardholder', name: { givenName: 'J', familyName: 'D', honorificPrefix: 'Dr' } }, 'honorificPrefix'],
+        [
+          'name with an unknown attribute',
+          { userName: 'n4', role: 'Cardholder', name: { givenName: 'J', familyName: 'D', honorificPrefix: 'Dr' } },
+          'honorificPrefix',
+        ],
         ['empty displayName', { userName: 'd1', role: 'Cardholder', displayName: '' }, 'displayName'],
         ['displayName not a string', { userName: 'd2', role: 'Cardholder', displayName: ['Jane'] }, 'displayName'],
         ['emails not an array', { userName: 'e1', role: 'Cardholder', emails: 'jane@example.com' }, 'emails'],
         ['an e-mail value that is not an address', { userName: 'e2', role: 'Cardholder', emails: [{ value: 'not-an-address' }] }, 'emails.0.value'],
         ['an e-mail without value', { userName: 'e3', role: 'Cardholder', emails: [{ type: 'work' }] }, 'emails.0.value'],
-        ['two primary e-mails', { userName: 'e4', role: 'Cardholder', emails: [{ value: 'a@example.com', primary: true }, { value: 'b@example.com', primary: true }] }, 'emails'],
+        [
+          'two primary e-mails',
+          {
+            userName: 'e4',
+            role: 'Cardholder',
+            emails: [
+              { value: 'a@example.com', primary: true },
+              { value: 'b@example.com', primary: true },
+            ],
+          },
+          'emails',
+        ],
         ['an e-mail with an unknown attribute', { userName: 'e5', role: 'Cardholder', emails: [{ value: 'a@example.com', verified: true }] }, 'verified'],
         ['primary not a boolean', { userName: 'e6', role: 'Cardholder', emails: [{ value: 'a@example.com', primary: 'yes' }] }, 'emails.0.primary'],
         ['an unknown attribute', { userName: 'u1', role: 'Cardholder', title: 'Boss' }, 'title'],
@@ -266,9 +300,16 @@ describe('admin API: users (DECISIONS 11, 3.5)', () => {
 
     it('two concurrent creates of one userName: exactly one 201 and one 409', async () => {
       const org = await newOrg();
-      const responses = await Promise.all([0, 1].map(() => call('post', usersPath(org), admin).send({ userName: 'race', role: 'Cardholder', password: PASSWORD })));
+      const responses = await Promise.all(
+        [0, 1].map(() => call('post', usersPath(org), admin).send({ userName: 'race', role: 'Cardholder', password: PASSWORD })),
+      );
       expect(responses.map((r) => r.status).sort()).toEqual([201, 409]);
-      expectScimError(responses.find((r) => r.status === 409)!, 409, 'uniqueness', 'race');
+      expectScimError(
+        responses.find((r) => r.status === 409)!,
+        409,
+        'uniqueness',
+        'race',
+      );
       const { rows } = await t.db.query('SELECT id FROM users WHERE org_id = $1', [org]);
       expect(rows).toHaveLength(1);
     });
@@ -352,7 +393,12 @@ describe('admin API: users (DECISIONS 11, 3.5)', () => {
 
     it('leaves out attributes it does not name, and null clears (DECISIONS 7)', async () => {
       const org = await newOrg();
-      const user = await createUser(org, { groups: ['A'], displayName: 'Shown', name: { givenName: 'A', familyName: 'B' }, emails: [{ value: 'a@example.com' }] });
+      const user = await createUser(org, {
+        groups: ['A'],
+        displayName: 'Shown',
+        name: { givenName: 'A', familyName: 'B' },
+        emails: [{ value: 'a@example.com' }],
+      });
       const onlyRole = await call('patch', userPath(org, user.id), admin).send({ role: 'Issuance' });
       expect(onlyRole.status).toBe(200);
       expect(onlyRole.body).toEqual({ ...user, role: 'Issuance', meta: { ...user.meta, lastModified: expect.any(String), version: '2' } });
@@ -373,7 +419,13 @@ describe('admin API: users (DECISIONS 11, 3.5)', () => {
     it('ignores id and meta; userName and userType sent back unchanged are accepted', async () => {
       const org = await newOrg();
       const user = await createUser(org);
-      const response = await call('patch', userPath(org, user.id), admin).send({ id: randomUUID(), meta: { version: '42' }, userName: user.userName, userType: 'cardholder', displayName: 'Same' });
+      const response = await call('patch', userPath(org, user.id), admin).send({
+        id: randomUUID(),
+        meta: { version: '42' },
+        userName: user.userName,
+        userType: 'cardholder',
+        displayName: 'Same',
+      });
       expect(response.status).toBe(200);
       expect(response.body.id).toBe(user.id);
       expect(response.body.displayName).toBe('Same');
@@ -426,7 +478,12 @@ describe('admin API: users (DECISIONS 11, 3.5)', () => {
       expect((await enroll(org, user.id, (await certificate()).pem)).status).toBe(201);
       // A token row and an assertion jti of the user, as the token service would store them.
       const now = t.clock.now();
-      await t.db.query('INSERT INTO access_tokens (jti, org_id, user_id, issued_at, expires_at) VALUES ($1, $2, $3, $4, $4)', [randomUUID(), org, user.id, now]);
+      await t.db.query('INSERT INTO access_tokens (jti, org_id, user_id, issued_at, expires_at) VALUES ($1, $2, $3, $4, $4)', [
+        randomUUID(),
+        org,
+        user.id,
+        now,
+      ]);
       await t.db.query('INSERT INTO user_assertion_jtis (user_id, jti, expires_at) VALUES ($1, $2, $3)', [user.id, randomUUID(), now]);
       const response = await call('delete', userPath(org, user.id), admin);
       expect(response.status).toBe(204);
@@ -602,7 +659,16 @@ describe('admin API: users (DECISIONS 11, 3.5)', () => {
 
       const found = await users.findWithPasswordHash(org, 'card.holder');
       expect(found).toEqual({
-        user: expect.objectContaining({ id: created.id, org_id: org, user_name: 'card.holder', user_type: 'cardholder', role: 'Cardholder', groups: ['G'], disabled: false, has_password: true }),
+        user: expect.objectContaining({
+          id: created.id,
+          org_id: org,
+          user_name: 'card.holder',
+          user_type: 'cardholder',
+          role: 'Cardholder',
+          groups: ['G'],
+          disabled: false,
+          has_password: true,
+        }),
         orgSettings: { automaticDeviceCreation: false, applicationIdPolicy: 'any', passwordGrant: true, accessTokenLifetime: null },
         passwordHash: expect.stringMatching(SCRYPT_HASH),
       });
@@ -634,7 +700,13 @@ describe('admin API: users (DECISIONS 11, 3.5)', () => {
 
       const found = await users.findWithCertificates(org, 'op.cert');
       expect(found).toEqual({
-        user: expect.objectContaining({ id: operator.id, user_name: 'op.cert', user_type: 'operator', has_password: false, certificate_thumbprints: [first.thumbprint, second.thumbprint] }),
+        user: expect.objectContaining({
+          id: operator.id,
+          user_name: 'op.cert',
+          user_type: 'operator',
+          has_password: false,
+          certificate_thumbprints: [first.thumbprint, second.thumbprint],
+        }),
         orgSettings: expect.objectContaining({ passwordGrant: false }),
         certificates: enrolled.map((view, i) => ({
           thumbprint: [first, second][i].thumbprint,
@@ -744,7 +816,12 @@ describe('admin API: users (DECISIONS 11, 3.5)', () => {
 
   it('every change is audited (actor, org, action, target, outcome); no password or hash reaches the audit log or the logs', async () => {
     const { org, orgAdminToken } = await orgWithAccounts();
-    const created = await call('post', usersPath(org), orgAdminToken).send({ userName: 'audited', role: 'Cardholder', password: PASSWORD, emails: [{ value: 'private@example.com' }] });
+    const created = await call('post', usersPath(org), orgAdminToken).send({
+      userName: 'audited',
+      role: 'Cardholder',
+      password: PASSWORD,
+      emails: [{ value: 'private@example.com' }],
+    });
     expect(created.status).toBe(201);
     const id = created.body.id as string;
     const firstHash = (await storedPasswordHash(id))!;
@@ -764,8 +841,20 @@ describe('admin API: users (DECISIONS 11, 3.5)', () => {
     );
     const actor = `${org}-admin`;
     expect(rows).toEqual([
-      { action: 'user.create', actor, target: id, outcome: 'success', details: expect.objectContaining({ userName: 'audited', userType: 'cardholder', role: 'Cardholder', hasPassword: true }) },
-      { action: 'user.update', actor, target: id, outcome: 'success', details: expect.objectContaining({ userName: 'audited', role: 'Issuance', changed: ['role', 'displayName'] }) },
+      {
+        action: 'user.create',
+        actor,
+        target: id,
+        outcome: 'success',
+        details: expect.objectContaining({ userName: 'audited', userType: 'cardholder', role: 'Cardholder', hasPassword: true }),
+      },
+      {
+        action: 'user.update',
+        actor,
+        target: id,
+        outcome: 'success',
+        details: expect.objectContaining({ userName: 'audited', role: 'Issuance', changed: ['role', 'displayName'] }),
+      },
       { action: 'user.password.set', actor, target: id, outcome: 'success', details: expect.objectContaining({ userName: 'audited' }) },
       { action: 'user.certificate.enroll', actor, target: id, outcome: 'success', details: expect.objectContaining({ thumbprint: cert.thumbprint }) },
       { action: 'user.delete', actor, target: id, outcome: 'success', details: expect.objectContaining({ userName: 'audited' }) },

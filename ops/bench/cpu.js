@@ -37,7 +37,7 @@ function processTreeCpu(rootPid) {
   const root = stats.find((stat) => stat.pid === rootPid);
   if (!root) return undefined;
   const totals = { node: 0, postgres: 0 };
-  for (const queue = [root]; queue.length > 0; ) {
+  for (const queue = [root]; queue.length > 0;) {
     const stat = queue.pop();
     totals[stat.comm.startsWith('postgres') ? 'postgres' : 'node'] += stat.ticks / TICKS_PER_SECOND;
     queue.push(...(children.get(stat.pid) ?? []));

@@ -63,7 +63,11 @@ try {
   console.log(`ES256 signs through pkcs11js + SoftHSM2, median of ${rounds} rounds of ${signsPerRound}:`);
   for (const [key, values] of Object.entries(results)) {
     const us = median(values);
-    console.log(`  ${key.padEnd(13)} ${us.toFixed(1).padStart(6)} us/sign  ${Math.round(1e6 / us).toLocaleString('en-US').padStart(7)} signs/s`);
+    console.log(
+      `  ${key.padEnd(13)} ${us.toFixed(1).padStart(6)} us/sign  ${Math.round(1e6 / us)
+        .toLocaleString('en-US')
+        .padStart(7)} signs/s`,
+    );
   }
   pkcs11.C_Logout(session);
   pkcs11.C_CloseAllSessions(slot);

@@ -73,10 +73,18 @@ async function setUpPlatform(service) {
   const { baseUrl } = service;
   const admin = await tokenBySecret(baseUrl, 'platform', 'platform-admin', bootstrapSecret(service.dataDir));
   await expectStatus('create organization', 201, call(baseUrl, 'POST', '/admin/v1/organizations', { token: admin, json: { id: ORG, name: 'Benchmark' } }));
-  const created = await expectStatus('create system account', 201, call(baseUrl, 'POST', `/admin/v1/organizations/${ORG}/system-accounts`, { token: admin, json: { role: 'Administration' } }));
+  const created = await expectStatus(
+    'create system account',
+    201,
+    call(baseUrl, 'POST', `/admin/v1/organizations/${ORG}/system-accounts`, { token: admin, json: { role: 'Administration' } }),
+  );
   const account = { clientId: created.clientId, secret: created.secret.value, tokenUrl: created.tokenUrl };
   const certificate = await makeCertificate();
-  await expectStatus('certificate upload', 201, call(baseUrl, 'POST', `/admin/v1/organizations/${ORG}/system-accounts/${account.clientId}/certificates`, { token: admin, pem: certificate.pem }));
+  await expectStatus(
+    'certificate upload',
+    201,
+    call(baseUrl, 'POST', `/admin/v1/organizations/${ORG}/system-accounts/${account.clientId}/certificates`, { token: admin, pem: certificate.pem }),
+  );
   // POST /Device creates devices only where automatic device creation is on (DECISIONS 8).
   const settings = { automaticDeviceCreation: true, applicationIdPolicy: 'any' };
   await expectStatus('device creation setting', 200, call(baseUrl, 'PUT', `/admin/v1/organizations/${ORG}/settings`, { token: admin, json: settings }));

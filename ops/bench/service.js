@@ -108,7 +108,10 @@ function logTail(service, count = 8) {
     return '(no service output)';
   }
   const notable = lines.filter((line) => !/^\{.*"level":(10|20|30)\b/.test(line));
-  return (notable.length > 0 ? notable : lines).slice(-count).map((line) => (line.length > 400 ? `${line.slice(0, 400)}...` : line)).join('\n');
+  return (notable.length > 0 ? notable : lines)
+    .slice(-count)
+    .map((line) => (line.length > 400 ? `${line.slice(0, 400)}...` : line))
+    .join('\n');
 }
 
 module.exports = { startService, waitReady, stopService, removeWorkDir, logTail };

@@ -40,7 +40,12 @@ function assertionBodies(ctx) {
   const count = Math.max(MIN_ASSERTIONS, Math.ceil(expected));
   const iat = Math.floor(Date.now() / 1000);
   return Array.from({ length: count }, () =>
-    form({ grant_type: 'client_credentials', client_id: ctx.account.clientId, client_assertion_type: ASSERTION_TYPE, client_assertion: signAssertion(ctx, iat) }),
+    form({
+      grant_type: 'client_credentials',
+      client_id: ctx.account.clientId,
+      client_assertion_type: ASSERTION_TYPE,
+      client_assertion: signAssertion(ctx, iat),
+    }),
   );
 }
 

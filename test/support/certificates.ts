@@ -20,11 +20,22 @@ export interface TestCertificate {
   thumbprint: string;
 }
 
-const ALGORITHMS: Record<TestKeyType, { generate: EcKeyGenParams | RsaHashedKeyGenParams | { name: string }; sign: Algorithm | EcdsaParams; alg: TestCertificate['alg'] }> = {
+const ALGORITHMS: Record<
+  TestKeyType,
+  { generate: EcKeyGenParams | RsaHashedKeyGenParams | { name: string }; sign: Algorithm | EcdsaParams; alg: TestCertificate['alg'] }
+> = {
   'EC-P256': { generate: { name: 'ECDSA', namedCurve: 'P-256' }, sign: { name: 'ECDSA', hash: 'SHA-256' } as EcdsaParams, alg: 'ES256' },
   'EC-P384': { generate: { name: 'ECDSA', namedCurve: 'P-384' }, sign: { name: 'ECDSA', hash: 'SHA-384' } as EcdsaParams, alg: 'ES384' },
-  'RSA-2048': { generate: { name: 'RSASSA-PKCS1-v1_5', modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' }, sign: { name: 'RSASSA-PKCS1-v1_5' }, alg: 'RS256' },
-  'RSA-1024': { generate: { name: 'RSASSA-PKCS1-v1_5', modulusLength: 1024, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' }, sign: { name: 'RSASSA-PKCS1-v1_5' }, alg: 'RS256' },
+  'RSA-2048': {
+    generate: { name: 'RSASSA-PKCS1-v1_5', modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' },
+    sign: { name: 'RSASSA-PKCS1-v1_5' },
+    alg: 'RS256',
+  },
+  'RSA-1024': {
+    generate: { name: 'RSASSA-PKCS1-v1_5', modulusLength: 1024, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' },
+    sign: { name: 'RSASSA-PKCS1-v1_5' },
+    alg: 'RS256',
+  },
   Ed25519: { generate: { name: 'Ed25519' }, sign: { name: 'Ed25519' }, alg: 'EdDSA' },
 };
 

@@ -21,7 +21,10 @@ export function platformAdminToken(http: TestAgent): Promise<string> {
 }
 
 export async function createOrganization(http: TestAgent, adminToken: string, id: string, settings: Record<string, unknown> = {}): Promise<void> {
-  const response = await http.post('/admin/v1/organizations').auth(adminToken, { type: 'bearer' }).send({ id, name: `Organization ${id}`, settings });
+  const response = await http
+    .post('/admin/v1/organizations')
+    .auth(adminToken, { type: 'bearer' })
+    .send({ id, name: `Organization ${id}`, settings });
   if (response.status !== 201) throw new Error(`create organization failed: ${response.status} ${JSON.stringify(response.body)}`);
 }
 
@@ -31,7 +34,12 @@ export interface CreatedAccount {
   tokenUrl: string;
 }
 
-export async function createSystemAccount(http: TestAgent, token: string, org: string, body: Record<string, unknown> = { role: 'Administration' }): Promise<CreatedAccount> {
+export async function createSystemAccount(
+  http: TestAgent,
+  token: string,
+  org: string,
+  body: Record<string, unknown> = { role: 'Administration' },
+): Promise<CreatedAccount> {
   const response = await http.post(`/admin/v1/organizations/${org}/system-accounts`).auth(token, { type: 'bearer' }).send(body);
   if (response.status !== 201) throw new Error(`create system account failed: ${response.status} ${JSON.stringify(response.body)}`);
   return { clientId: response.body.clientId, secret: response.body.secret.value, tokenUrl: response.body.tokenUrl };
@@ -51,7 +59,11 @@ export async function createAdminAndPlainAccounts(http: TestAgent, adminToken: s
 }
 
 export async function uploadCertificate(http: TestAgent, token: string, org: string, clientId: string, pem: string) {
-  return http.post(`/admin/v1/organizations/${org}/system-accounts/${clientId}/certificates`).auth(token, { type: 'bearer' }).set('Content-Type', 'application/x-pem-file').send(pem);
+  return http
+    .post(`/admin/v1/organizations/${org}/system-accounts/${clientId}/certificates`)
+    .auth(token, { type: 'bearer' })
+    .set('Content-Type', 'application/x-pem-file')
+    .send(pem);
 }
 
 /** A client assertion (RFC 7523) signed with the certificate's key; `claims` override the defaults. */

@@ -18,7 +18,10 @@ export function sendError(error: unknown, request: FastifyRequest, reply: Fastif
   const response = toErrorResponse(error, request.url, String(request.id));
   if (response.unexpected) logger.error({ err: error, reqId: request.id, url: request.routeOptions?.url }, 'unexpected error');
   const contentType = response.headers['Content-Type'] ?? (SCIM_FAMILY.test(request.url) ? 'application/scim+json' : 'application/json; charset=utf-8');
-  reply.status(response.status).headers({ ...response.headers, 'Content-Type': contentType }).send(response.body);
+  reply
+    .status(response.status)
+    .headers({ ...response.headers, 'Content-Type': contentType })
+    .send(response.body);
 }
 
 /** DECISIONS 6: the SCIM families answer application/scim+json, everything else application/json. */

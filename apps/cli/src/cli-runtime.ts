@@ -52,7 +52,9 @@ export async function readSecretFromStdin(what: string): Promise<string> {
   if (process.stdin.isTTY) process.stderr.write(`Type the ${what}, then press Enter and Ctrl-D:\n`);
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
-  const text = Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  const text = Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
   if (text === '') throw invalidValue(`No ${what} on standard input.`);
   return text;
 }

@@ -41,7 +41,9 @@ const DASH_ARGUMENT_HINT =
 async function withServices<T>(work: (app: INestApplicationContext) => Promise<T>, imports: (Type | DynamicModule)[] = []): Promise<T> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
-  @Module({ imports: [ConfigModule.forRoot(config), ObservabilityModule.forRoot(logger, new Metrics()), ClockModule, PersistenceModule, AccountsModule, ...imports] })
+  @Module({
+    imports: [ConfigModule.forRoot(config), ObservabilityModule.forRoot(logger, new Metrics()), ClockModule, PersistenceModule, AccountsModule, ...imports],
+  })
   class CliModule {}
   // abortOnError false: a failure at start (no database) must reach main() and its exit code 3.
   const app = await NestFactory.createApplicationContext(CliModule, { logger: false, abortOnError: false });

@@ -39,27 +39,53 @@ export class BootstrapService implements OnApplicationBootstrap {
       await this.organizations.create({ id: PLATFORM_ORG, name: 'Platform administration' }, { name: 'system' });
       const { account, secret } = await this.accounts.create(
         PLATFORM_ORG,
-        { suffix: 'admin', role: ADMINISTRATION_ROLE, platformAdministrator: true, organizationAdministrator: true, description: 'Platform administrator (bootstrap)', secretValue: this.config.platformAdminSecret },
+        {
+          suffix: 'admin',
+          role: ADMINISTRATION_ROLE,
+          platformAdministrator: true,
+          organizationAdministrator: true,
+          description: 'Platform administrator (bootstrap)',
+          secretValue: this.config.platformAdminSecret,
+        },
         { name: 'system' },
       );
-      created.push({ clientId: account.client_id, secret: secret.value, generated: !this.config.platformAdminSecret, tokenUrl: this.accounts.tokenUrl(PLATFORM_ORG) });
+      created.push({
+        clientId: account.client_id,
+        secret: secret.value,
+        generated: !this.config.platformAdminSecret,
+        tokenUrl: this.accounts.tokenUrl(PLATFORM_ORG),
+      });
     }
     const orgId = this.config.bootstrapOrgId;
     if (orgId && !(await this.organizationRows.findById(orgId))) {
       await this.organizations.create({ id: orgId, name: orgId }, { name: 'system' });
       const { account, secret } = await this.accounts.create(
         orgId,
-        { suffix: 'admin', role: ADMINISTRATION_ROLE, organizationAdministrator: true, description: 'Organization administrator (bootstrap)', secretValue: this.config.bootstrapClientSecret },
+        {
+          suffix: 'admin',
+          role: ADMINISTRATION_ROLE,
+          organizationAdministrator: true,
+          description: 'Organization administrator (bootstrap)',
+          secretValue: this.config.bootstrapClientSecret,
+        },
         { name: 'system' },
       );
-      created.push({ clientId: account.client_id, secret: secret.value, generated: !this.config.bootstrapClientSecret, tokenUrl: this.accounts.tokenUrl(orgId) });
+      created.push({
+        clientId: account.client_id,
+        secret: secret.value,
+        generated: !this.config.bootstrapClientSecret,
+        tokenUrl: this.accounts.tokenUrl(orgId),
+      });
     }
     const generated = created.filter((c) => c.generated);
     if (generated.length === 0) return;
     const file = join(this.config.dataDir, 'bootstrap-credentials');
     appendFileSync(file, generated.map((c) => `client_id=${c.clientId}\nclient_secret=${c.secret}\ntoken_url=${c.tokenUrl}\n\n`).join(''), { mode: 0o600 });
     chmodSync(file, 0o600);
-    this.logger.warn({ file, clientIds: generated.map((c) => c.clientId) }, 'bootstrap administrators created; their generated secrets are in this owner-only file');
+    this.logger.warn(
+      { file, clientIds: generated.map((c) => c.clientId) },
+      'bootstrap administrators created; their generated secrets are in this owner-only file',
+    );
     // Shown once to the person at the terminal, outside the log stream (which must never hold secrets).
     if (process.stderr.isTTY) {
       process.stderr.write(

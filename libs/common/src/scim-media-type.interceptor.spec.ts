@@ -20,7 +20,12 @@ function run(headers: Record<string, string>, options: { acceptForm?: boolean } 
 
 describe('ScimMediaTypeInterceptor', () => {
   it('accepts application/json, application/scim+json and the credential-management 2.x vendor type', () => {
-    for (const type of ['application/json', 'application/scim+json; charset=utf-8', 'application/vnd.vendor.ma.credential-management-2.2+json', 'application/vnd.vendor.ma.credential-management-2.7+json']) {
+    for (const type of [
+      'application/json',
+      'application/scim+json; charset=utf-8',
+      'application/vnd.vendor.ma.credential-management-2.2+json',
+      'application/vnd.vendor.ma.credential-management-2.7+json',
+    ]) {
       expect(run({ 'content-type': type }).error).toBeUndefined();
     }
   });
@@ -41,7 +46,9 @@ describe('ScimMediaTypeInterceptor', () => {
     expect(run({}).contentType).toBe('application/scim+json');
     expect(run({ accept: '*/*' }).contentType).toBe('application/scim+json');
     expect(run({ accept: 'application/json' }).contentType).toBe('application/json');
-    expect(run({ accept: 'application/vnd.vendor.ma.credential-management-2.2+json' }).contentType).toBe('application/vnd.vendor.ma.credential-management-2.2+json');
+    expect(run({ accept: 'application/vnd.vendor.ma.credential-management-2.2+json' }).contentType).toBe(
+      'application/vnd.vendor.ma.credential-management-2.2+json',
+    );
   });
 
   it('refuses an Accept it cannot meet, including another vendor major version, with 406', () => {

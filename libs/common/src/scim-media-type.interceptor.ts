@@ -47,7 +47,10 @@ function acceptable(type: string): boolean {
 
 function answerType(accept: string | undefined): string {
   if (!accept) return SCIM_MEDIA_TYPE;
-  const asked = accept.split(',').map((part) => mediaType(part)!).filter(Boolean);
+  const asked = accept
+    .split(',')
+    .map((part) => mediaType(part)!)
+    .filter(Boolean);
   if (asked.includes(SCIM_MEDIA_TYPE) || asked.includes('*/*') || asked.includes('application/*')) return SCIM_MEDIA_TYPE;
   const echoed = asked.find(acceptable);
   if (echoed) return echoed;

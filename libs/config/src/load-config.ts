@@ -16,7 +16,12 @@ const optionalText = z.string().trim().min(1).optional().catch(undefined);
 const list = z
   .string()
   .default('')
-  .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean));
+  .transform((v) =>
+    v
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
 const url = z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, ''));
 
 /** The environment schema: every variable the service reads, with its default. */
@@ -27,14 +32,20 @@ const schema = z.object({
   HOST: z.string().default('0.0.0.0'),
   DATA_DIR: z.string().default('./.data'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL').optional(),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+    .optional(),
   EMBEDDED_PG_PORT: int(54329, 1, 65535),
   PUBLIC_BASE_URL: url.optional(),
   AUTH_BASE_URL: url.optional(),
   OIP_AUTH_BASE_URL: url.optional(),
   OIP_AUTH_HOSTS: list,
   PLATFORM_ADMIN_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
-  BOOTSTRAP_ORG_ID: z.string().regex(/^[A-Za-z0-9_]{1,64}$/, 'must be 1-64 characters of A-Z, a-z, 0-9 and _').optional(),
+  BOOTSTRAP_ORG_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9_]{1,64}$/, 'must be 1-64 characters of A-Z, a-z, 0-9 and _')
+    .optional(),
   BOOTSTRAP_CLIENT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   SCOPE_ASSIGNMENT_FILE: z.string().optional(),
   PKCS11_MODULE: optionalText,
@@ -55,7 +66,10 @@ const schema = z.object({
   SECRET_PEPPER: optionalText,
   DATA_ENCRYPTION_KEYS: optionalText,
   METRICS_PORT: int(9464, 0, 65535),
-  API_DOCS: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+  API_DOCS: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((v) => v === 'true'),
   TLS_CERT_FILE: optionalText,
   TLS_KEY_FILE: optionalText,
 });
@@ -121,9 +135,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   config.platformAdminSecret = e.PLATFORM_ADMIN_SECRET;
   config.bootstrapOrgId = e.BOOTSTRAP_ORG_ID;
   config.bootstrapClientSecret = e.BOOTSTRAP_CLIENT_SECRET;
-  config.scopeAssignmentFile = e.SCOPE_ASSIGNMENT_FILE
-    ? resolve(cwd, e.SCOPE_ASSIGNMENT_FILE)
-    : shippedFile('ops/scopeAssignment.properties');
+  config.scopeAssignmentFile = e.SCOPE_ASSIGNMENT_FILE ? resolve(cwd, e.SCOPE_ASSIGNMENT_FILE) : shippedFile('ops/scopeAssignment.properties');
   config.hsm = {
     modulePath: e.PKCS11_MODULE,
     tokenLabel: e.PKCS11_TOKEN_LABEL,
@@ -169,9 +181,7 @@ export function parseKeyring(value: string): { id: string; key: Buffer }[] {
     const match = /^([A-Za-z0-9_-]{1,32}):([A-Za-z0-9+/=_-]+)$/.exec(entry.trim());
     const key = match ? Buffer.from(match[2], 'base64') : Buffer.alloc(0);
     if (!match || key.length !== 32) {
-      throw new ConfigurationError(
-        `DATA_ENCRYPTION_KEYS entry ${index + 1} must be "keyId:<base64 of 32 random bytes>" (e.g. k2:$(openssl rand -base64 32)).`,
-      );
+      throw new ConfigurationError(`DATA_ENCRYPTION_KEYS entry ${index + 1} must be "keyId:<base64 of 32 random bytes>" (e.g. k2:$(openssl rand -base64 32)).`);
     }
     return { id: match[1], key };
   });

@@ -24,10 +24,7 @@ export class DeviceStoreModule {}
 @Module({
   imports: [DeviceStoreModule, AccountsModule, AuthModule],
   controllers: [DeviceController, DeviceImportController],
-  providers: [
-    DeviceService,
-    { provide: DevicePresenter, inject: [AppConfig], useFactory: (config: AppConfig) => new DevicePresenter(config.publicBaseUrl) },
-  ],
+  providers: [DeviceService, { provide: DevicePresenter, inject: [AppConfig], useFactory: (config: AppConfig) => new DevicePresenter(config.publicBaseUrl) }],
   exports: [DeviceService],
 })
 export class DeviceModule {}

@@ -30,7 +30,14 @@ export class DevicePresenter {
       externalIds: row.external_ids,
       status: { status: row.status, reason: row.reason },
       ...(row.owner_user_id
-        ? { owner: { value: row.owner_user_id, display: row.owner_user_name, $ref: `${this.baseUrl}/aims/rs/scim/v2/Users/${row.owner_user_id}`, type: 'User' as const } }
+        ? {
+            owner: {
+              value: row.owner_user_id,
+              display: row.owner_user_name,
+              $ref: `${this.baseUrl}/aims/rs/scim/v2/Users/${row.owner_user_id}`,
+              type: 'User' as const,
+            },
+          }
         : {}),
       ...(row.issued_at ? { issuanceDate: isoTimestamp(row.issued_at) } : {}),
       meta: {

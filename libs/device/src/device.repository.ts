@@ -116,7 +116,11 @@ export class DeviceRepository {
 
   async findExternalIds(orgId: string, cuids: string[], tx?: Transaction): Promise<StoredExternalId[]> {
     if (cuids.length === 0) return [];
-    return this.db.query<StoredExternalId>('SELECT device_id, atr, cuid FROM device_external_ids WHERE org_id = $1 AND cuid = ANY($2::text[])', [orgId, cuids], tx);
+    return this.db.query<StoredExternalId>(
+      'SELECT device_id, atr, cuid FROM device_external_ids WHERE org_id = $1 AND cuid = ANY($2::text[])',
+      [orgId, cuids],
+      tx,
+    );
   }
 
   async findById(orgId: string, id: string): Promise<DeviceRow | undefined> {
@@ -171,7 +175,9 @@ export class DeviceRepository {
     const countValues = params.values.slice(0, -2);
     const [count, rows] = await Promise.all([
       this.db.query<{ n: number }>(`SELECT count(*)::int AS n ${from}`, countValues),
-      search.page.count === 0 ? Promise.resolve([]) : this.db.query<DeviceRow>(`SELECT ${DEVICE_COLUMNS} ${from} ORDER BY ${sql.orderBy} LIMIT ${sql.limit} OFFSET ${sql.offset}`, params.values),
+      search.page.count === 0
+        ? Promise.resolve([])
+        : this.db.query<DeviceRow>(`SELECT ${DEVICE_COLUMNS} ${from} ORDER BY ${sql.orderBy} LIMIT ${sql.limit} OFFSET ${sql.offset}`, params.values),
     ]);
     return { rows, total: count[0].n };
   }

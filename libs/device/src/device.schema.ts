@@ -32,9 +32,13 @@ const createDeviceSchema = z
     schemas: z
       .array(z.string(), { error: (issue) => (issue.input === undefined ? `is required and must contain "${DEVICE_SCHEMA}"` : 'must be an array of strings') })
       .refine((schemas) => schemas.includes(DEVICE_SCHEMA), { message: `must contain "${DEVICE_SCHEMA}"` })
-      .refine((schemas) => schemas.every((s) => s === DEVICE_SCHEMA), { message: `may name only "${DEVICE_SCHEMA}" (the Device resource has no extension schema)` }),
+      .refine((schemas) => schemas.every((s) => s === DEVICE_SCHEMA), {
+        message: `may name only "${DEVICE_SCHEMA}" (the Device resource has no extension schema)`,
+      }),
     externalIds: z
-      .array(externalIdSchema, { error: (issue) => (issue.input === undefined ? 'is required: a non-empty array of {ATR, CUID}' : 'must be an array of {ATR, CUID}') })
+      .array(externalIdSchema, {
+        error: (issue) => (issue.input === undefined ? 'is required: a non-empty array of {ATR, CUID}' : 'must be an array of {ATR, CUID}'),
+      })
       .min(1, 'must hold at least one {ATR, CUID}')
       .max(MAX_EXTERNAL_IDS, `must hold at most ${MAX_EXTERNAL_IDS} {ATR, CUID}`)
       .superRefine((ids, ctx) => {

@@ -108,7 +108,10 @@ export class DeviceService {
       const row = await this.devices.findForUpdate(principal.org, id, tx);
       if (!row || !this.reachable(principal, row)) throw deviceNotFound(id);
       if (!transition.from.includes(row.status)) {
-        throw new DomainError('CONFLICT', `Device ${id} is ${row.status}; ${action} applies only to a device that is ${transition.from.join(' or ')} (DECISIONS 8).`);
+        throw new DomainError(
+          'CONFLICT',
+          `Device ${id} is ${row.status}; ${action} applies only to a device that is ${transition.from.join(' or ')} (DECISIONS 8).`,
+        );
       }
       const event = { org: principal.org, actor: principal.name, action: `device.${action}`, target: id, outcome: 'success' as const, sourceAddress };
       if (transition.to === null) {

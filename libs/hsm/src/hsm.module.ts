@@ -7,9 +7,7 @@ export interface HsmModuleOptions extends HsmOptions {
   logger?: HsmLogger;
 }
 
-export interface HsmModuleAsyncOptions
-  extends Pick<ModuleMetadata, 'imports'>,
-    Pick<FactoryProvider<HsmModuleOptions>, 'inject' | 'useFactory'> {}
+export interface HsmModuleAsyncOptions extends Pick<ModuleMetadata, 'imports'>, Pick<FactoryProvider<HsmModuleOptions>, 'inject' | 'useFactory'> {}
 
 const HSM_MODULE_OPTIONS = Symbol('HSM_MODULE_OPTIONS');
 

@@ -2,9 +2,7 @@ import { createHash } from 'node:crypto';
 import { HsmConfigurationError } from './hsm.errors';
 
 /** The key members of a public JWK, before `kid`, `alg` and `use` are added. */
-export type PublicKeyMembers =
-  | { kty: 'EC'; crv: 'P-256'; x: string; y: string }
-  | { kty: 'RSA'; n: string; e: string };
+export type PublicKeyMembers = { kty: 'EC'; crv: 'P-256'; x: string; y: string } | { kty: 'RSA'; n: string; e: string };
 
 /** DER encoding of OID 1.2.840.10045.3.1.7 (P-256), the CKA_EC_PARAMS value of a P-256 key. */
 export const P256_EC_PARAMS = Buffer.from('06082a8648ce3d030107', 'hex');
@@ -23,7 +21,10 @@ export function ecPublicKeyMembers(ecParams: Buffer, ecPoint: Buffer, keyName: s
   const wrapped = ecPoint.length === 67 && ecPoint[0] === 0x04 && ecPoint[1] === 0x41;
   const point = wrapped ? ecPoint.subarray(2) : ecPoint;
   if (point.length !== 65 || point[0] !== 0x04) {
-    throw new HsmConfigurationError('HSM_KEY_UNSUPPORTED', `${keyName} has a CKA_EC_POINT that is not an uncompressed P-256 point (${ecPoint.toString('hex')})`);
+    throw new HsmConfigurationError(
+      'HSM_KEY_UNSUPPORTED',
+      `${keyName} has a CKA_EC_POINT that is not an uncompressed P-256 point (${ecPoint.toString('hex')})`,
+    );
   }
   return { kty: 'EC', crv: 'P-256', x: point.subarray(1, 33).toString('base64url'), y: point.subarray(33).toString('base64url') };
 }

@@ -392,8 +392,7 @@ export class Pkcs11Signer extends Signer {
       'pin-rejected': 'the HSM rejected the PIN while reconnecting; fix it and restart',
       closed: 'the signer is shut down',
     };
-    const retryAfterSeconds =
-      this.state === 'reconnecting' ? Math.max(1, Math.ceil((this.nextAttemptAt - Date.now()) / 1000)) : RECONNECT_MAX_DELAY_MS / 1000;
+    const retryAfterSeconds = this.state === 'reconnecting' ? Math.max(1, Math.ceil((this.nextAttemptAt - Date.now()) / 1000)) : RECONNECT_MAX_DELAY_MS / 1000;
     return new SignerUnavailableError(
       `HSM signer for token "${this.settings.tokenLabel}" unavailable: ${reasons[this.state]}`,
       retryAfterSeconds,
@@ -409,7 +408,10 @@ function withDefaults(options: HsmOptions): Settings {
   }
   const healthCheckIntervalMs = options.healthCheckIntervalMs ?? 0;
   if (!Number.isInteger(healthCheckIntervalMs) || healthCheckIntervalMs < 0) {
-    throw new HsmConfigurationError('HSM_OPTIONS_INVALID', `healthCheckIntervalMs must be a whole number of milliseconds (0 turns checks off), got ${healthCheckIntervalMs}`);
+    throw new HsmConfigurationError(
+      'HSM_OPTIONS_INVALID',
+      `healthCheckIntervalMs must be a whole number of milliseconds (0 turns checks off), got ${healthCheckIntervalMs}`,
+    );
   }
   return {
     modulePath: options.modulePath,
@@ -551,8 +553,12 @@ function sessionCopyOf(pkcs11: pkcs11js.PKCS11, session: Handle, privateKey: Han
       { type: pkcs11js.CKA_LABEL, value: `${settings.keyLabel} (session copy)` },
     ]);
   } catch (error) {
-    const reason = pkcs11ErrorCode(error) === CKR_ACTION_PROHIBITED ? 'CKR_ACTION_PROHIBITED: the key is not copyable (CKA_COPYABLE false)' : describeError(error);
-    logger?.info({ tokenLabel: settings.tokenLabel, keyLabel: settings.keyLabel, reason }, 'HSM refused a session copy of the signing key; signing with the token object');
+    const reason =
+      pkcs11ErrorCode(error) === CKR_ACTION_PROHIBITED ? 'CKR_ACTION_PROHIBITED: the key is not copyable (CKA_COPYABLE false)' : describeError(error);
+    logger?.info(
+      { tokenLabel: settings.tokenLabel, keyLabel: settings.keyLabel, reason },
+      'HSM refused a session copy of the signing key; signing with the token object',
+    );
     return undefined;
   }
 }
@@ -572,7 +578,12 @@ function generateEcKey(pkcs11: pkcs11js.PKCS11, slot: Handle, settings: Settings
     const { privateKey } = pkcs11.C_GenerateKeyPair(
       session,
       { mechanism: pkcs11js.CKM_EC_KEY_PAIR_GEN },
-      [...common, { type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_PUBLIC_KEY }, { type: pkcs11js.CKA_EC_PARAMS, value: P256_EC_PARAMS }, { type: pkcs11js.CKA_VERIFY, value: true }],
+      [
+        ...common,
+        { type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_PUBLIC_KEY },
+        { type: pkcs11js.CKA_EC_PARAMS, value: P256_EC_PARAMS },
+        { type: pkcs11js.CKA_VERIFY, value: true },
+      ],
       [
         ...common,
         { type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_PRIVATE_KEY },
@@ -605,8 +616,14 @@ function readSigningKey(pkcs11: pkcs11js.PKCS11, session: Handle, privateKey: Ha
   const idHex = id.toString('hex') || '(empty)';
   if (publicKeys.length !== 1) {
     throw publicKeys.length === 0
-      ? new HsmConfigurationError('HSM_PUBLIC_KEY_NOT_FOUND', `no public key with the private key's CKA_ID ${idHex} on token "${settings.tokenLabel}" (${name}); the JWKS is built from it`)
-      : new HsmConfigurationError('HSM_PUBLIC_KEY_AMBIGUOUS', `${publicKeys.length} public keys have the private key's CKA_ID ${idHex} on token "${settings.tokenLabel}" (${name})`);
+      ? new HsmConfigurationError(
+          'HSM_PUBLIC_KEY_NOT_FOUND',
+          `no public key with the private key's CKA_ID ${idHex} on token "${settings.tokenLabel}" (${name}); the JWKS is built from it`,
+        )
+      : new HsmConfigurationError(
+          'HSM_PUBLIC_KEY_AMBIGUOUS',
+          `${publicKeys.length} public keys have the private key's CKA_ID ${idHex} on token "${settings.tokenLabel}" (${name})`,
+        );
   }
   const [publicKey] = publicKeys;
   let members: PublicKeyMembers;
@@ -640,7 +657,13 @@ function findObjects(pkcs11: pkcs11js.PKCS11, session: Handle, template: pkcs11j
 }
 
 function readAttributes(pkcs11: pkcs11js.PKCS11, session: Handle, object: Handle, types: number[]): Buffer[] {
-  return pkcs11.C_GetAttributeValue(session, object, types.map((type) => ({ type }))).map((attribute) => attribute.value);
+  return pkcs11
+    .C_GetAttributeValue(
+      session,
+      object,
+      types.map((type) => ({ type })),
+    )
+    .map((attribute) => attribute.value);
 }
 
 /** CK_ULONG attribute values come back in the platform's byte order and width. */

@@ -83,9 +83,7 @@ it('gives the CKA_IDs when more than one private key has the label (rule 6)', as
 it('refuses an RSA key shorter than 2048 bits', async () => {
   const error = await refusal({ keyLabel: 'SMALL_RSA' });
   expect(error.code).toBe('HSM_KEY_UNSUPPORTED');
-  expect(error.message).toBe(
-    'key "SMALL_RSA" on token "config-spec" is a 1024-bit RSA key: key type not supported (EC P-256 or RSA >= 2048 only)',
-  );
+  expect(error.message).toBe('key "SMALL_RSA" on token "config-spec" is a 1024-bit RSA key: key type not supported (EC P-256 or RSA >= 2048 only)');
 });
 
 it('names the CKA_ID when the private key has no public key beside it', async () => {
@@ -94,7 +92,7 @@ it('names the CKA_ID when the private key has no public key beside it', async ()
   expect(error.message).toMatch(new RegExp(`^no public key with the private key's CKA_ID ${orphanId} on token "config-spec"`));
 });
 
-it('refuses a public key that does not verify the private key\'s signatures', async () => {
+it("refuses a public key that does not verify the private key's signatures", async () => {
   const error = await refusal({ keyLabel: 'MISMATCHED' });
   expect(error.code).toBe('HSM_PUBLIC_KEY_MISMATCH');
   expect(error.message).toMatch(/^the public key with the CKA_ID of key "MISMATCHED" on token "config-spec" does not verify/);

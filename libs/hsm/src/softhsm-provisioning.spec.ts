@@ -60,7 +60,7 @@ it('says how to install SoftHSM2 when softhsm2-util is missing', () => {
   }
 });
 
-it('keeps the PINs out of a failing tool\'s error', () => {
+it("keeps the PINs out of a failing tool's error", () => {
   const error: unknown = (() => {
     try {
       return ensureSoftHsmToken({ directory, tokenLabel: 'a'.repeat(40), soPin: 'so-secret-1', pin: 'user-secret-1' });

@@ -55,16 +55,7 @@ export function ensureSoftHsmToken(options: SoftHsmTokenOptions): SoftHsmToken {
   process.env.SOFTHSM2_CONF = configPath;
 
   if (!tokenLabels(configPath).includes(options.tokenLabel)) {
-    runTool('softhsm2-util', configPath, [
-      '--init-token',
-      '--free',
-      '--label',
-      options.tokenLabel,
-      '--so-pin',
-      options.soPin,
-      '--pin',
-      options.pin,
-    ]);
+    runTool('softhsm2-util', configPath, ['--init-token', '--free', '--label', options.tokenLabel, '--so-pin', options.soPin, '--pin', options.pin]);
   }
   return { modulePath, configPath };
 }

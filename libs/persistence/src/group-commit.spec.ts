@@ -43,7 +43,12 @@ describe('GroupCommit', () => {
     const { repository, finishAll } = slowRepository(new Set(['bad']));
     const writer = new GroupCommit(repository);
     const first = [0, 1, 2, 3].map((i) => writer.write(`warm${i}`));
-    const queued = ['ok1', 'bad', 'ok2'].map((jti) => writer.write(jti).then(() => 'written', (e: Error) => e.message));
+    const queued = ['ok1', 'bad', 'ok2'].map((jti) =>
+      writer.write(jti).then(
+        () => 'written',
+        (e: Error) => e.message,
+      ),
+    );
     await finishAll();
     await Promise.all(first);
     expect(await Promise.all(queued)).toEqual(['written', 'bad row in 1', 'written']);

@@ -17,14 +17,32 @@ export function registerAuditCommands(program: Command, cli: CliRuntime): void {
     .option('--target <target>', 'the target, e.g. a Client ID or a user id')
     .addOption(new Option('--outcome <outcome>', 'success or failure').choices(['success', 'failure']));
   for (const [flags, text] of PAGE_OPTIONS) query.option(flags, text);
-  query.action(async (options: { org?: string; startIndex?: string; count?: string; from?: string; to?: string; actor?: string; action?: string; target?: string; outcome?: string }) => {
-    const { org, startIndex, count, ...filters } = options;
-    const page = pageOf({ startIndex, count });
-    const filter = parseAuditFilter(filters);
-    await cli.withServices(async (app) => {
-      const { rows, total } = await app.get(AuditService).query(org, filter, page.startIndex - 1, page.count);
-      const presenter = app.get(AdminPresenter);
-      cli.print(listResponse(rows.map((row) => presenter.auditEvent(row)), total, page));
-    });
-  });
+  query.action(
+    async (options: {
+      org?: string;
+      startIndex?: string;
+      count?: string;
+      from?: string;
+      to?: string;
+      actor?: string;
+      action?: string;
+      target?: string;
+      outcome?: string;
+    }) => {
+      const { org, startIndex, count, ...filters } = options;
+      const page = pageOf({ startIndex, count });
+      const filter = parseAuditFilter(filters);
+      await cli.withServices(async (app) => {
+        const { rows, total } = await app.get(AuditService).query(org, filter, page.startIndex - 1, page.count);
+        const presenter = app.get(AdminPresenter);
+        cli.print(
+          listResponse(
+            rows.map((row) => presenter.auditEvent(row)),
+            total,
+            page,
+          ),
+        );
+      });
+    },
+  );
 }

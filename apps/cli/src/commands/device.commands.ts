@@ -24,10 +24,13 @@ export function registerDeviceCommands(program: Command, cli: CliRuntime): void 
         }
       }
       const entries = parseImport(body, json ? 'json' : 'csv');
-      await cli.withServices(async (app) => {
-        const report = await app.get(DeviceImportService).import(org, entries, cli.actor);
-        cli.print(report);
-        if (report.failed > 0) throw invalidValue(`${report.failed} of ${report.total} lines were refused (see the report); the other lines were imported.`);
-      }, [DeviceStoreModule]);
+      await cli.withServices(
+        async (app) => {
+          const report = await app.get(DeviceImportService).import(org, entries, cli.actor);
+          cli.print(report);
+          if (report.failed > 0) throw invalidValue(`${report.failed} of ${report.total} lines were refused (see the report); the other lines were imported.`);
+        },
+        [DeviceStoreModule],
+      );
     });
 }

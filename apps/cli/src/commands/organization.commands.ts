@@ -5,7 +5,7 @@ import { CliRuntime, PAGE_OPTIONS, booleanArgument, pageOf } from '../cli-runtim
 
 /** `organization create|list|get|settings|delete` (DECISIONS 11 organizations rows). */
 export function registerOrganizationCommands(program: Command, cli: CliRuntime): void {
-  const organization = program.command('organization').description('Organizations (the platform administrator\'s part of the admin API).');
+  const organization = program.command('organization').description("Organizations (the platform administrator's part of the admin API).");
 
   organization
     .command('create <id>')
@@ -23,7 +23,13 @@ export function registerOrganizationCommands(program: Command, cli: CliRuntime):
     await cli.withServices(async (app) => {
       const { rows, total } = await app.get(OrganizationService).list(page.startIndex - 1, page.count);
       const presenter = app.get(AdminPresenter);
-      cli.print(listResponse(rows.map((org) => presenter.organization(org)), total, page));
+      cli.print(
+        listResponse(
+          rows.map((org) => presenter.organization(org)),
+          total,
+          page,
+        ),
+      );
     });
   });
 
@@ -54,7 +60,10 @@ export function registerOrganizationCommands(program: Command, cli: CliRuntime):
         const settings = parseBody(organizationSettingsSchema.partial(), changes, 'settings');
         await cli.withServices(async (app) => {
           const organizations = app.get(OrganizationService);
-          const org = Object.keys(settings).length === 0 ? await organizations.get(id) : await organizations.update(id, { settings }, cli.actor, 'organization.settings.update');
+          const org =
+            Object.keys(settings).length === 0
+              ? await organizations.get(id)
+              : await organizations.update(id, { settings }, cli.actor, 'organization.settings.update');
           cli.print(org.settings);
         });
       },
@@ -62,7 +71,9 @@ export function registerOrganizationCommands(program: Command, cli: CliRuntime):
 
   organization
     .command('delete <id>')
-    .description('Delete an organization. Refused while it has system accounts, users or devices, unless --force, which deletes all of them (its audit events are kept).')
+    .description(
+      'Delete an organization. Refused while it has system accounts, users or devices, unless --force, which deletes all of them (its audit events are kept).',
+    )
     .option('--force', 'delete the organization with everything it holds', false)
     .action(async (id: string, options: { force: boolean }) => {
       await cli.withServices(async (app) => {
@@ -74,6 +85,7 @@ export function registerOrganizationCommands(program: Command, cli: CliRuntime):
 
 function lifetime(value: string): number | null {
   if (value === 'default') return null;
-  if (!/^\d{1,9}$/.test(value)) throw invalidValue(`--access-token-lifetime must be a number of seconds (300-86400) or "default", got "${value.slice(0, 40)}".`);
+  if (!/^\d{1,9}$/.test(value))
+    throw invalidValue(`--access-token-lifetime must be a number of seconds (300-86400) or "default", got "${value.slice(0, 40)}".`);
   return Number(value);
 }

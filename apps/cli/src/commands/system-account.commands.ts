@@ -18,7 +18,12 @@ export function registerSystemAccountCommands(program: Command, cli: CliRuntime)
     .option('--org-admin', 'make it an organization administrator', false)
     .option('--description <text>', 'free text')
     .action(async (org: string, options: { role: string; suffix?: string; orgAdmin: boolean; description?: string }) => {
-      const input = parseBody(createAccountSchema, { role: options.role, suffix: options.suffix, organizationAdministrator: options.orgAdmin, description: options.description });
+      const input = parseBody(createAccountSchema, {
+        role: options.role,
+        suffix: options.suffix,
+        organizationAdministrator: options.orgAdmin,
+        description: options.description,
+      });
       await cli.withServices(async (app) => {
         const { account: row, secret } = await app.get(SystemAccountService).create(org, input, cli.actor);
         const presenter = app.get(AdminPresenter);
@@ -33,7 +38,13 @@ export function registerSystemAccountCommands(program: Command, cli: CliRuntime)
     await cli.withServices(async (app) => {
       const { rows, total } = await app.get(SystemAccountService).list(org, page.startIndex - 1, page.count);
       const presenter = app.get(AdminPresenter);
-      cli.print(listResponse(rows.map((row) => presenter.systemAccount(row)), total, page));
+      cli.print(
+        listResponse(
+          rows.map((row) => presenter.systemAccount(row)),
+          total,
+          page,
+        ),
+      );
     });
   });
 
@@ -58,7 +69,9 @@ export function registerSystemAccountCommands(program: Command, cli: CliRuntime)
         disabled: options.disabled,
         organizationAdministrator: options.orgAdmin,
       });
-      await cli.withServices(async (app) => cli.print(app.get(AdminPresenter).systemAccount(await app.get(SystemAccountService).update(org, clientId, changes, cli.actor))));
+      await cli.withServices(async (app) =>
+        cli.print(app.get(AdminPresenter).systemAccount(await app.get(SystemAccountService).update(org, clientId, changes, cli.actor))),
+      );
     });
 
   account
@@ -89,7 +102,12 @@ export function registerSystemAccountCommands(program: Command, cli: CliRuntime)
     const page = pageOf(options);
     await cli.withServices(async (app) => {
       const presenter = app.get(AdminPresenter);
-      cli.print(inMemoryPage((await app.get(SystemAccountService).listSecrets(org, clientId)).map((row) => presenter.secretMetadata(row)), page));
+      cli.print(
+        inMemoryPage(
+          (await app.get(SystemAccountService).listSecrets(org, clientId)).map((row) => presenter.secretMetadata(row)),
+          page,
+        ),
+      );
     });
   });
   secret
@@ -108,7 +126,9 @@ export function registerSystemAccountCommands(program: Command, cli: CliRuntime)
     .description('Upload one X.509 certificate from a PEM file (RSA 2048+ or EC P-256/P-384; at most 5 per account).')
     .action(async (org: string, clientId: string, pemFile: string) => {
       const pem = readTextFile(pemFile);
-      await cli.withServices(async (app) => cli.print(app.get(AdminPresenter).certificate(await app.get(SystemAccountService).uploadCertificate(org, clientId, pem, cli.actor))));
+      await cli.withServices(async (app) =>
+        cli.print(app.get(AdminPresenter).certificate(await app.get(SystemAccountService).uploadCertificate(org, clientId, pem, cli.actor))),
+      );
     });
   const certificates = certificate.command('list <org> <clientId>').description('List the certificates of a system account.');
   for (const [flags, text] of PAGE_OPTIONS) certificates.option(flags, text);
@@ -116,12 +136,19 @@ export function registerSystemAccountCommands(program: Command, cli: CliRuntime)
     const page = pageOf(options);
     await cli.withServices(async (app) => {
       const presenter = app.get(AdminPresenter);
-      cli.print(inMemoryPage((await app.get(SystemAccountService).listCertificates(org, clientId)).map((row) => presenter.certificate(row)), page));
+      cli.print(
+        inMemoryPage(
+          (await app.get(SystemAccountService).listCertificates(org, clientId)).map((row) => presenter.certificate(row)),
+          page,
+        ),
+      );
     });
   });
   certificate
     .command('delete <org> <clientId> <thumbprint>')
-    .description("Delete a certificate, named by its x5t#S256 thumbprint (its id in the list). A thumbprint that begins with '-' goes after --: delete <org> <clientId> -- <thumbprint>.")
+    .description(
+      "Delete a certificate, named by its x5t#S256 thumbprint (its id in the list). A thumbprint that begins with '-' goes after --: delete <org> <clientId> -- <thumbprint>.",
+    )
     .action(async (org: string, clientId: string, thumbprint: string) => {
       await cli.withServices(async (app) => {
         await app.get(SystemAccountService).deleteCertificate(org, clientId, thumbprint, cli.actor);

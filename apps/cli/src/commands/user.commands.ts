@@ -30,7 +30,15 @@ export function registerUserCommands(program: Command, cli: CliRuntime): void {
     .action(
       async (
         org: string,
-        options: NameOptions & { userName: string; role: string; type: 'operator' | 'cardholder'; group?: string[]; displayName?: string; email?: string[]; passwordStdin: boolean },
+        options: NameOptions & {
+          userName: string;
+          role: string;
+          type: 'operator' | 'cardholder';
+          group?: string[];
+          displayName?: string;
+          email?: string[];
+          passwordStdin: boolean;
+        },
       ) => {
         const password = options.passwordStdin ? await readSecretFromStdin('password') : undefined;
         const input = parseBody(createUserSchema, {
@@ -54,7 +62,13 @@ export function registerUserCommands(program: Command, cli: CliRuntime): void {
     await cli.withServices(async (app) => {
       const { rows, total } = await app.get(UserService).list(org, page.startIndex - 1, page.count);
       const presenter = app.get(AdminPresenter);
-      cli.print(listResponse(rows.map((row) => presenter.user(row)), total, page));
+      cli.print(
+        listResponse(
+          rows.map((row) => presenter.user(row)),
+          total,
+          page,
+        ),
+      );
     });
   });
 
@@ -98,12 +112,16 @@ export function registerUserCommands(program: Command, cli: CliRuntime): void {
     .description("Enroll a certificate from a PEM file for the user's jwt-bearer sign-in.")
     .action(async (org: string, id: string, pemFile: string) => {
       const pem = readTextFile(pemFile);
-      await cli.withServices(async (app) => cli.print(app.get(AdminPresenter).certificate(await app.get(UserService).enrollCertificate(org, id, pem, cli.actor))));
+      await cli.withServices(async (app) =>
+        cli.print(app.get(AdminPresenter).certificate(await app.get(UserService).enrollCertificate(org, id, pem, cli.actor))),
+      );
     });
 
   user
     .command('set-password <org> <id>')
-    .description("Set a cardholder's password, read from standard input (at least 12 characters), e.g. printf %s \"$PW\" | platform user set-password acme <id>.")
+    .description(
+      'Set a cardholder\'s password, read from standard input (at least 12 characters), e.g. printf %s "$PW" | platform user set-password acme <id>.',
+    )
     .action(async (org: string, id: string) => {
       const { password } = parseBody(setPasswordSchema, { password: await readSecretFromStdin('password') });
       await cli.withServices(async (app) => {

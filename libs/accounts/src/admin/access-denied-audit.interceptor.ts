@@ -24,7 +24,9 @@ export class AccessDeniedAuditInterceptor implements NestInterceptor {
 
   private async recordDenied(context: ExecutionContext, error: unknown): Promise<void> {
     if (!(error instanceof AccessDeniedError)) return;
-    const request = context.switchToHttp().getRequest<{ method: string; url: string; ip?: string; routeOptions?: { url?: string } } & Record<string, unknown>>();
+    const request = context
+      .switchToHttp()
+      .getRequest<{ method: string; url: string; ip?: string; routeOptions?: { url?: string } } & Record<string, unknown>>();
     const principal = request[PRINCIPAL_KEY] as Principal | undefined;
     if (!principal) return;
     await this.audit.record({

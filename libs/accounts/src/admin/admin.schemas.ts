@@ -28,7 +28,10 @@ const description = z.string().max(500, 'must be at most 500 characters').nullab
 
 export const createAccountSchema = z
   .object({
-    suffix: z.string().regex(/^[A-Za-z0-9]{1,64}$/, 'must be 1-64 letters or digits (A-Z, a-z, 0-9)').optional(),
+    suffix: z
+      .string()
+      .regex(/^[A-Za-z0-9]{1,64}$/, 'must be 1-64 letters or digits (A-Z, a-z, 0-9)')
+      .optional(),
     role: accountRole,
     organizationAdministrator: z.boolean().optional(),
     description: description.optional(),
@@ -36,23 +39,37 @@ export const createAccountSchema = z
   .strict();
 
 export const patchAccountSchema = z
-  .object({ role: accountRole.optional(), description: description.optional(), disabled: z.boolean().optional(), organizationAdministrator: z.boolean().optional() })
+  .object({
+    role: accountRole.optional(),
+    description: description.optional(),
+    disabled: z.boolean().optional(),
+    organizationAdministrator: z.boolean().optional(),
+  })
   .strict();
 
-export const createSecretSchema = z.object({ expiresAt: z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time, e.g. 2030-01-31T00:00:00Z' }).optional() }).strict();
+export const createSecretSchema = z
+  .object({ expiresAt: z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time, e.g. 2030-01-31T00:00:00Z' }).optional() })
+  .strict();
 
 // Users
-const userName = z.string({ message: 'must be a string' }).regex(/^[A-Za-z0-9._@-]{1,128}$/, 'must be 1-128 characters of A-Z, a-z, 0-9, ".", "_", "@" and "-"');
+const userName = z
+  .string({ message: 'must be a string' })
+  .regex(/^[A-Za-z0-9._@-]{1,128}$/, 'must be 1-128 characters of A-Z, a-z, 0-9, ".", "_", "@" and "-"');
 const userType = z.enum(['operator', 'cardholder'], { message: 'must be "operator" or "cardholder"' });
 const role = z.string({ message: 'must be a string' }).trim().min(1, 'must name a role of scopeAssignment.properties').max(64, 'must be at most 64 characters');
 const groups = z
-  .array(z.string({ message: 'must be a string' }).trim().min(1, 'must not be empty').max(128, 'must be at most 128 characters'), { message: 'must be an array of group names' })
+  .array(z.string({ message: 'must be a string' }).trim().min(1, 'must not be empty').max(128, 'must be at most 128 characters'), {
+    message: 'must be an array of group names',
+  })
   .max(100, 'must list at most 100 groups')
   .refine((list) => new Set(list).size === list.length, 'must not list a group twice');
 const text = (max: number) => z.string({ message: 'must be a string' }).trim().min(1, 'must not be empty').max(max, `must be at most ${max} characters`);
 /** The SCIM complex attribute `name` (RFC 7643 4.1.1). */
 const name = z
-  .object({ givenName: text(256), familyName: text(256), middleName: text(256).optional(), formatted: text(512).optional() }, { message: 'must be an object {givenName, familyName, middleName?, formatted?}' })
+  .object(
+    { givenName: text(256), familyName: text(256), middleName: text(256).optional(), formatted: text(512).optional() },
+    { message: 'must be an object {givenName, familyName, middleName?, formatted?}' },
+  )
   .strict();
 const displayName = text(256);
 const emails = z

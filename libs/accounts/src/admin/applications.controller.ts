@@ -20,7 +20,10 @@ export class ApplicationsController {
   ) {}
 
   @Post()
-  @ApiOperation({ summary: 'Certify an Application-ID', description: 'Under applicationIdPolicy "certified" only certified Application-IDs may call the API (DECISIONS 6).' })
+  @ApiOperation({
+    summary: 'Certify an Application-ID',
+    description: 'Under applicationIdPolicy "certified" only certified Application-IDs may call the API (DECISIONS 6).',
+  })
   @ApiJsonBody(addApplicationSchema, { applicationId: 'com.partner.app', name: 'Partner app' })
   async add(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('org') orgId: string, @Body() body: unknown) {
     await this.access.requireOrganizationAccess(principal, orgId);
@@ -41,7 +44,12 @@ export class ApplicationsController {
   @Delete(':applicationId')
   @HttpCode(204)
   @ApiOperation({ summary: 'Remove a certified Application-ID' })
-  async remove(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('org') orgId: string, @Param('applicationId') applicationId: string) {
+  async remove(
+    @CurrentPrincipal() principal: Principal,
+    @SourceAddress() source: string,
+    @Param('org') orgId: string,
+    @Param('applicationId') applicationId: string,
+  ) {
     await this.access.requireOrganizationAccess(principal, orgId);
     await this.applications.remove(orgId, applicationId, { name: principal.name, sourceAddress: source });
   }

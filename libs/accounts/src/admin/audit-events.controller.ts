@@ -42,6 +42,10 @@ export class AuditEventsController {
     const page = parsePage(query);
     const filter = parseAuditFilter(query);
     const { rows, total } = await this.audit.query(orgId, filter, page.startIndex - 1, page.count);
-    return listResponse(rows.map((row) => this.presenter.auditEvent(row)), total, page);
+    return listResponse(
+      rows.map((row) => this.presenter.auditEvent(row)),
+      total,
+      page,
+    );
   }
 }

@@ -33,7 +33,12 @@ export class OrganizationsController {
   @Post()
   @ApiOperation({ summary: 'Create an organization (platform administrator)' })
   @ApiJsonBody(createOrganizationSchema, { id: 'acme', name: 'Acme Corp', settings: { applicationIdPolicy: 'any' } })
-  async create(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
+  async create(
+    @CurrentPrincipal() principal: Principal,
+    @SourceAddress() source: string,
+    @Body() body: unknown,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
     this.access.requirePlatformAdministrator(principal);
     const input = parseBody(createOrganizationSchema, body);
     const org = await this.organizations.create(input, { name: principal.name, sourceAddress: source });
@@ -49,7 +54,11 @@ export class OrganizationsController {
     this.access.requirePlatformAdministrator(principal);
     const page = parsePage(query);
     const { rows, total } = await this.organizations.list(page.startIndex - 1, page.count);
-    return listResponse(rows.map((org) => this.presenter.organization(org)), total, page);
+    return listResponse(
+      rows.map((org) => this.presenter.organization(org)),
+      total,
+      page,
+    );
   }
 
   @Get(':org')
@@ -77,7 +86,12 @@ export class OrganizationsController {
       'Refused with 409 while the organization has system accounts, users or devices, unless force=true, which deletes everything of the organization in one transaction except its audit events. The organization "platform" cannot be deleted.',
   })
   @ApiQuery({ name: 'force', required: false, schema: { type: 'boolean', default: false } })
-  async delete(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('org') orgId: string, @Query('force') force: unknown): Promise<void> {
+  async delete(
+    @CurrentPrincipal() principal: Principal,
+    @SourceAddress() source: string,
+    @Param('org') orgId: string,
+    @Query('force') force: unknown,
+  ): Promise<void> {
     this.access.requirePlatformAdministrator(principal);
     await this.organizations.delete(orgId, { force: readForce(force) }, { name: principal.name, sourceAddress: source });
   }

@@ -25,7 +25,10 @@ export class SystemAccountsController {
 
   @Post()
   @Header('Cache-Control', 'no-store')
-  @ApiOperation({ summary: 'Create a system account', description: 'Answers its Client ID, Token URL and first secret; the secret value is shown only in this answer.' })
+  @ApiOperation({
+    summary: 'Create a system account',
+    description: 'Answers its Client ID, Token URL and first secret; the secret value is shown only in this answer.',
+  })
   @ApiJsonBody(createAccountSchema, { suffix: 'billing', role: 'Issuance', organizationAdministrator: false, description: 'Billing robot' })
   async create(
     @CurrentPrincipal() principal: Principal,
@@ -49,7 +52,11 @@ export class SystemAccountsController {
     await this.access.requireOrganizationAccess(principal, orgId);
     const page = parsePage(query);
     const { rows, total } = await this.accounts.list(orgId, page.startIndex - 1, page.count);
-    return listResponse(rows.map((r) => this.presenter.systemAccount(r)), total, page);
+    return listResponse(
+      rows.map((r) => this.presenter.systemAccount(r)),
+      total,
+      page,
+    );
   }
 
   @Get(':clientId')
@@ -65,7 +72,13 @@ export class SystemAccountsController {
     description: "Applies to the account's live tokens at once. Disabling stops them; re-enabling revokes them, so they never come back.",
   })
   @ApiJsonBody(patchAccountSchema, { role: 'Help Desk', disabled: true })
-  async patch(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('org') orgId: string, @Param('clientId') clientId: string, @Body() body: unknown) {
+  async patch(
+    @CurrentPrincipal() principal: Principal,
+    @SourceAddress() source: string,
+    @Param('org') orgId: string,
+    @Param('clientId') clientId: string,
+    @Body() body: unknown,
+  ) {
     await this.access.requireOrganizationAccess(principal, orgId);
     const changes = parseBody(patchAccountSchema, body);
     const account = await this.accounts.update(orgId, clientId, changes, { name: principal.name, sourceAddress: source });
@@ -75,30 +88,55 @@ export class SystemAccountsController {
   @Delete(':clientId')
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete a system account', description: 'Its secrets, certificates and tokens go with it; its tokens stop working at once.' })
-  async delete(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('org') orgId: string, @Param('clientId') clientId: string): Promise<void> {
+  async delete(
+    @CurrentPrincipal() principal: Principal,
+    @SourceAddress() source: string,
+    @Param('org') orgId: string,
+    @Param('clientId') clientId: string,
+  ): Promise<void> {
     await this.access.requireOrganizationAccess(principal, orgId);
     await this.accounts.delete(orgId, clientId, { name: principal.name, sourceAddress: source });
   }
 
   @Post(':clientId/secrets')
   @Header('Cache-Control', 'no-store')
-  @ApiOperation({ summary: 'Add a secret (rotation with overlap)', description: 'The value is shown only in this answer; the other secrets keep working until revoked. Default expiry 5 years.' })
+  @ApiOperation({
+    summary: 'Add a secret (rotation with overlap)',
+    description: 'The value is shown only in this answer; the other secrets keep working until revoked. Default expiry 5 years.',
+  })
   @ApiJsonBody(createSecretSchema, { expiresAt: '2030-01-31T00:00:00Z' })
-  async createSecret(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('org') orgId: string, @Param('clientId') clientId: string, @Body() body: unknown) {
+  async createSecret(
+    @CurrentPrincipal() principal: Principal,
+    @SourceAddress() source: string,
+    @Param('org') orgId: string,
+    @Param('clientId') clientId: string,
+    @Body() body: unknown,
+  ) {
     await this.access.requireOrganizationAccess(principal, orgId);
     const input = parseBody(createSecretSchema, body ?? {});
-    const secret = await this.accounts.createSecret(orgId, clientId, input.expiresAt ? new Date(input.expiresAt) : undefined, { name: principal.name, sourceAddress: source });
+    const secret = await this.accounts.createSecret(orgId, clientId, input.expiresAt ? new Date(input.expiresAt) : undefined, {
+      name: principal.name,
+      sourceAddress: source,
+    });
     return this.presenter.issuedSecret(secret);
   }
 
   @Get(':clientId/secrets')
   @ApiOperation({ summary: 'List the secrets of a system account: metadata only (id, created, expiresAt, lastUsed)' })
   @ApiPaging()
-  async listSecrets(@CurrentPrincipal() principal: Principal, @Param('org') orgId: string, @Param('clientId') clientId: string, @Query() query: Record<string, unknown>) {
+  async listSecrets(
+    @CurrentPrincipal() principal: Principal,
+    @Param('org') orgId: string,
+    @Param('clientId') clientId: string,
+    @Query() query: Record<string, unknown>,
+  ) {
     await this.access.requireOrganizationAccess(principal, orgId);
     const page = parsePage(query);
     const rows = await this.accounts.listSecrets(orgId, clientId);
-    return pageOf(rows.map((r) => this.presenter.secretMetadata(r)), page);
+    return pageOf(
+      rows.map((r) => this.presenter.secretMetadata(r)),
+      page,
+    );
   }
 
   @Delete(':clientId/secrets/:secretId')
@@ -116,9 +154,18 @@ export class SystemAccountsController {
   }
 
   @Post(':clientId/certificates')
-  @ApiOperation({ summary: 'Upload a certificate for signed-JWT client authentication (RFC 7523)', description: 'Exactly one X.509 certificate, RSA 2048+ or EC P-256/P-384; at most 5 per account.' })
+  @ApiOperation({
+    summary: 'Upload a certificate for signed-JWT client authentication (RFC 7523)',
+    description: 'Exactly one X.509 certificate, RSA 2048+ or EC P-256/P-384; at most 5 per account.',
+  })
   @ApiPemBody()
-  async uploadCertificate(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('org') orgId: string, @Param('clientId') clientId: string, @Body() body: unknown) {
+  async uploadCertificate(
+    @CurrentPrincipal() principal: Principal,
+    @SourceAddress() source: string,
+    @Param('org') orgId: string,
+    @Param('clientId') clientId: string,
+    @Body() body: unknown,
+  ) {
     await this.access.requireOrganizationAccess(principal, orgId);
     const pem = readPem(body);
     const row = await this.accounts.uploadCertificate(orgId, clientId, pem, { name: principal.name, sourceAddress: source });
@@ -128,16 +175,27 @@ export class SystemAccountsController {
   @Get(':clientId/certificates')
   @ApiOperation({ summary: 'List the certificates of a system account' })
   @ApiPaging()
-  async listCertificates(@CurrentPrincipal() principal: Principal, @Param('org') orgId: string, @Param('clientId') clientId: string, @Query() query: Record<string, unknown>) {
+  async listCertificates(
+    @CurrentPrincipal() principal: Principal,
+    @Param('org') orgId: string,
+    @Param('clientId') clientId: string,
+    @Query() query: Record<string, unknown>,
+  ) {
     await this.access.requireOrganizationAccess(principal, orgId);
     const page = parsePage(query);
     const rows = await this.accounts.listCertificates(orgId, clientId);
-    return pageOf(rows.map((r) => this.presenter.certificate(r)), page);
+    return pageOf(
+      rows.map((r) => this.presenter.certificate(r)),
+      page,
+    );
   }
 
   @Delete(':clientId/certificates/:thumbprint')
   @HttpCode(204)
-  @ApiOperation({ summary: 'Delete a certificate (by its x5t#S256 thumbprint, the certificate id)', description: 'Assertions signed with its key stop working at once.' })
+  @ApiOperation({
+    summary: 'Delete a certificate (by its x5t#S256 thumbprint, the certificate id)',
+    description: 'Assertions signed with its key stop working at once.',
+  })
   async deleteCertificate(
     @CurrentPrincipal() principal: Principal,
     @SourceAddress() source: string,

@@ -24,8 +24,18 @@ export class UsersController {
   ) {}
 
   @Post()
-  @ApiOperation({ summary: 'Create an operator or a cardholder', description: 'A cardholder may get a password (12+ characters); the answer never contains it.' })
-  @ApiJsonBody(createUserSchema, { userName: 'jane.doe', role: 'Cardholder', userType: 'cardholder', groups: ['Berlin'], name: { givenName: 'Jane', familyName: 'Doe' }, emails: [{ value: 'jane@example.com', primary: true }] })
+  @ApiOperation({
+    summary: 'Create an operator or a cardholder',
+    description: 'A cardholder may get a password (12+ characters); the answer never contains it.',
+  })
+  @ApiJsonBody(createUserSchema, {
+    userName: 'jane.doe',
+    role: 'Cardholder',
+    userType: 'cardholder',
+    groups: ['Berlin'],
+    name: { givenName: 'Jane', familyName: 'Doe' },
+    emails: [{ value: 'jane@example.com', primary: true }],
+  })
   async create(
     @CurrentPrincipal() principal: Principal,
     @SourceAddress() source: string,
@@ -48,7 +58,11 @@ export class UsersController {
     await this.access.requireOrganizationAccess(principal, orgId);
     const page = parsePage(query);
     const { rows, total } = await this.users.list(orgId, page.startIndex - 1, page.count);
-    return listResponse(rows.map((r) => this.presenter.user(r)), total, page);
+    return listResponse(
+      rows.map((r) => this.presenter.user(r)),
+      total,
+      page,
+    );
   }
 
   @Get(':id')
@@ -59,9 +73,18 @@ export class UsersController {
   }
 
   @Patch(':id')
-  @ApiOperation({ summary: 'Change role, groups, disabled, name, displayName or emails of a user', description: 'null clears; disabling stops live tokens at once, re-enabling revokes them.' })
+  @ApiOperation({
+    summary: 'Change role, groups, disabled, name, displayName or emails of a user',
+    description: 'null clears; disabling stops live tokens at once, re-enabling revokes them.',
+  })
   @ApiJsonBody(patchUserSchema, { role: 'Help Desk', groups: ['Berlin', 'Munich'], disabled: false })
-  async patch(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('org') orgId: string, @Param('id') id: string, @Body() body: unknown) {
+  async patch(
+    @CurrentPrincipal() principal: Principal,
+    @SourceAddress() source: string,
+    @Param('org') orgId: string,
+    @Param('id') id: string,
+    @Body() body: unknown,
+  ) {
     await this.access.requireOrganizationAccess(principal, orgId);
     const changes = parseBody(patchUserSchema, body);
     const user = await this.users.update(orgId, id, changes, { name: principal.name, sourceAddress: source });
@@ -80,7 +103,13 @@ export class UsersController {
   @Post(':id/certificates')
   @ApiOperation({ summary: "Enroll a certificate for the user's jwt-bearer sign-in (RFC 7523)" })
   @ApiPemBody()
-  async enrollCertificate(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('org') orgId: string, @Param('id') id: string, @Body() body: unknown) {
+  async enrollCertificate(
+    @CurrentPrincipal() principal: Principal,
+    @SourceAddress() source: string,
+    @Param('org') orgId: string,
+    @Param('id') id: string,
+    @Body() body: unknown,
+  ) {
     await this.access.requireOrganizationAccess(principal, orgId);
     const pem = readPem(body);
     const row = await this.users.enrollCertificate(orgId, id, pem, { name: principal.name, sourceAddress: source });
@@ -92,7 +121,13 @@ export class UsersController {
   @HttpCode(204)
   @ApiOperation({ summary: "Set a cardholder's password (at least 12 characters)" })
   @ApiJsonBody(setPasswordSchema, { password: 'correct horse battery staple' })
-  async setPassword(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('org') orgId: string, @Param('id') id: string, @Body() body: unknown): Promise<void> {
+  async setPassword(
+    @CurrentPrincipal() principal: Principal,
+    @SourceAddress() source: string,
+    @Param('org') orgId: string,
+    @Param('id') id: string,
+    @Body() body: unknown,
+  ): Promise<void> {
     await this.access.requireOrganizationAccess(principal, orgId);
     const input = parseBody(setPasswordSchema, body);
     await this.users.setPassword(orgId, id, input.password, { name: principal.name, sourceAddress: source });

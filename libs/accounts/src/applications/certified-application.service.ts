@@ -40,7 +40,10 @@ export class CertifiedApplicationService {
           [orgId, applicationId, name ?? null, this.clock.now()],
           tx,
         );
-        await this.audit.record({ org: orgId, actor: actor.name, action: 'application.certify', target: applicationId, outcome: 'success', sourceAddress: actor.sourceAddress }, tx);
+        await this.audit.record(
+          { org: orgId, actor: actor.name, action: 'application.certify', target: applicationId, outcome: 'success', sourceAddress: actor.sourceAddress },
+          tx,
+        );
         return present(row);
       });
     } catch (error) {
@@ -67,7 +70,10 @@ export class CertifiedApplicationService {
     await this.db.transaction(async (tx) => {
       const rows = await this.db.query('DELETE FROM certified_applications WHERE org_id = $1 AND application_id = $2 RETURNING 1', [orgId, applicationId], tx);
       if (rows.length === 0) throw notFound(`Application-ID "${applicationId.slice(0, 128)}" is not certified for organization "${orgId}".`);
-      await this.audit.record({ org: orgId, actor: actor.name, action: 'application.uncertify', target: applicationId, outcome: 'success', sourceAddress: actor.sourceAddress }, tx);
+      await this.audit.record(
+        { org: orgId, actor: actor.name, action: 'application.uncertify', target: applicationId, outcome: 'success', sourceAddress: actor.sourceAddress },
+        tx,
+      );
     });
   }
 }

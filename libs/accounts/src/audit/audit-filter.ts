@@ -50,7 +50,9 @@ export function parseAuditFilter(query: Record<string, unknown>): AuditFilter {
     else if (value !== undefined) filters[name] = value;
   }
   if (unknown.length > 0) {
-    throw invalidValue(`Unknown query parameter${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `"${n.slice(0, 40)}"`).join(', ')}; the filters are ${AUDIT_FILTER_NAMES.join(', ')}, with startIndex and count.`);
+    throw invalidValue(
+      `Unknown query parameter${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `"${n.slice(0, 40)}"`).join(', ')}; the filters are ${AUDIT_FILTER_NAMES.join(', ')}, with startIndex and count.`,
+    );
   }
   const result = schema.safeParse(filters);
   if (!result.success) {

@@ -47,7 +47,16 @@ export class AuditService {
     await this.db.query(
       `INSERT INTO audit_events (occurred_at, org_id, actor, action, target, outcome, source_address, details)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [this.clock.now(), event.org, event.actor, event.action, event.target ?? null, event.outcome, event.sourceAddress ?? null, JSON.stringify(event.details ?? {})],
+      [
+        this.clock.now(),
+        event.org,
+        event.actor,
+        event.action,
+        event.target ?? null,
+        event.outcome,
+        event.sourceAddress ?? null,
+        JSON.stringify(event.details ?? {}),
+      ],
       tx,
     );
   }

@@ -33,14 +33,23 @@ export async function addCertificate(
   return db.transaction(async (tx) => {
     const [owner] = await db.query(`SELECT 1 FROM ${ownerTable} WHERE id = $1 FOR UPDATE`, [ownerId], tx);
     if (!owner) throw notFound(`The ${ownerLabel} no longer exists.`);
-    const [existing] = await db.query<{ expires_at: Date }>(`SELECT expires_at FROM ${table} WHERE ${ownerColumn} = $1 AND thumbprint = $2`, [ownerId, certificate.thumbprint], tx);
+    const [existing] = await db.query<{ expires_at: Date }>(
+      `SELECT expires_at FROM ${table} WHERE ${ownerColumn} = $1 AND thumbprint = $2`,
+      [ownerId, certificate.thumbprint],
+      tx,
+    );
     if (existing && existing.expires_at > now) {
-      throw uniqueness(`This certificate (x5t#S256 ${certificate.thumbprint}) is already on the ${ownerLabel} and active until ${existing.expires_at.toISOString()}.`);
+      throw uniqueness(
+        `This certificate (x5t#S256 ${certificate.thumbprint}) is already on the ${ownerLabel} and active until ${existing.expires_at.toISOString()}.`,
+      );
     }
     if (!existing) {
       const [count] = await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${table} WHERE ${ownerColumn} = $1`, [ownerId], tx);
       if (Number(count.n) >= MAX_CERTIFICATES) {
-        throw new DomainError('CONFLICT', `The ${ownerLabel} already has ${MAX_CERTIFICATES} certificates, the most it may hold. Delete one before adding another.`);
+        throw new DomainError(
+          'CONFLICT',
+          `The ${ownerLabel} already has ${MAX_CERTIFICATES} certificates, the most it may hold. Delete one before adding another.`,
+        );
       }
     }
     const [row] = await db.query<CertificateRow>(
@@ -48,7 +57,18 @@ export async function addCertificate(
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
        ON CONFLICT (${ownerColumn}, thumbprint) DO UPDATE SET expires_at = EXCLUDED.expires_at, created_at = EXCLUDED.created_at
        RETURNING thumbprint, subject, issuer, serial_number, not_before, not_after, expires_at, created_at`,
-      [ownerId, certificate.thumbprint, certificate.pem, certificate.subject, certificate.issuer, certificate.serialNumber, certificate.notBefore, certificate.notAfter, expiresAt, now],
+      [
+        ownerId,
+        certificate.thumbprint,
+        certificate.pem,
+        certificate.subject,
+        certificate.issuer,
+        certificate.serialNumber,
+        certificate.notBefore,
+        certificate.notAfter,
+        expiresAt,
+        now,
+      ],
       tx,
     );
     return row;

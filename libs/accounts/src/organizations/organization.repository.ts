@@ -55,7 +55,12 @@ export class OrganizationRepository {
   }
 
   /** Settings are merged in SQL (jsonb ||), so two concurrent changes of different settings both land. */
-  async update(id: string, changes: { name?: string; settings?: Partial<OrganizationSettings> }, now: Date, tx?: Transaction): Promise<OrganizationRow | undefined> {
+  async update(
+    id: string,
+    changes: { name?: string; settings?: Partial<OrganizationSettings> },
+    now: Date,
+    tx?: Transaction,
+  ): Promise<OrganizationRow | undefined> {
     const [row] = await this.db.query<OrganizationRow>(
       `UPDATE organizations
           SET name = COALESCE($2, name), settings = settings || COALESCE($3::jsonb, '{}'::jsonb), updated_at = $4, version = version + 1

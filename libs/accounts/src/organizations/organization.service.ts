@@ -67,7 +67,10 @@ export class OrganizationService {
   async create(input: { id: string; name: string; settings?: Partial<OrganizationSettings> }, actor: Actor): Promise<Organization> {
     return this.db.transaction(async (tx) => {
       const row = await this.organizations.create({ id: input.id, name: input.name, settings: withDefaults(input.settings), now: this.clock.now() }, tx);
-      await this.audit.record({ org: row.id, actor: actor.name, action: 'organization.create', target: row.id, outcome: 'success', sourceAddress: actor.sourceAddress }, tx);
+      await this.audit.record(
+        { org: row.id, actor: actor.name, action: 'organization.create', target: row.id, outcome: 'success', sourceAddress: actor.sourceAddress },
+        tx,
+      );
       return toOrganization(row);
     });
   }
@@ -82,7 +85,10 @@ export class OrganizationService {
     const row = await this.db.transaction(async (tx) => {
       const updated = await this.organizations.update(id, changes, this.clock.now(), tx);
       if (!updated) throw notFound(`Organization "${id}" does not exist.`);
-      await this.audit.record({ org: id, actor: actor.name, action, target: id, outcome: 'success', sourceAddress: actor.sourceAddress, details: { changes } }, tx);
+      await this.audit.record(
+        { org: id, actor: actor.name, action, target: id, outcome: 'success', sourceAddress: actor.sourceAddress, details: { changes } },
+        tx,
+      );
       return updated;
     });
     // The Application-ID policy is read with each token's state.
@@ -113,7 +119,15 @@ export class OrganizationService {
       }
       await this.organizations.deleteWithEverything(id, tx);
       await this.audit.record(
-        { org: id, actor: actor.name, action: 'organization.delete', target: id, outcome: 'success', sourceAddress: actor.sourceAddress, details: { force: options.force, removed: holdings } },
+        {
+          org: id,
+          actor: actor.name,
+          action: 'organization.delete',
+          target: id,
+          outcome: 'success',
+          sourceAddress: actor.sourceAddress,
+          details: { force: options.force, removed: holdings },
+        },
         tx,
       );
       return holdings;
@@ -125,5 +139,9 @@ export class OrganizationService {
 
 function describe(holdings: OrganizationHoldings): string {
   const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
-  return [count(holdings.systemAccounts, 'system account', 'system accounts'), count(holdings.users, 'user', 'users'), count(holdings.devices, 'device', 'devices')].join(', ');
+  return [
+    count(holdings.systemAccounts, 'system account', 'system accounts'),
+    count(holdings.users, 'user', 'users'),
+    count(holdings.devices, 'device', 'devices'),
+  ].join(', ');
 }

@@ -53,7 +53,6 @@ export interface CertificateRow {
   created_at: Date;
 }
 
-
 /**
  * System accounts and their credentials, for administration. What client authentication reads
  * (secret hashes, certificates) is in libs/auth ClientCredentialRepository, in one statement.
@@ -63,7 +62,16 @@ export class SystemAccountRepository {
   constructor(private readonly db: Database) {}
 
   async create(
-    row: { id: string; orgId: string; clientId: string; role: string; description: string | null; organizationAdministrator: boolean; platformAdministrator: boolean; now: Date },
+    row: {
+      id: string;
+      orgId: string;
+      clientId: string;
+      role: string;
+      description: string | null;
+      organizationAdministrator: boolean;
+      platformAdministrator: boolean;
+      now: Date;
+    },
     tx?: Transaction,
   ): Promise<SystemAccountRow> {
     try {
@@ -133,7 +141,16 @@ export class SystemAccountRepository {
        SELECT id, org_id, client_id, role, description, organization_administrator, platform_administrator, disabled, created_at, updated_at, version,
               (SELECT count(*) FROM revoked) AS revoked_tokens
          FROM changed`,
-      [orgId, clientId, changes.role ?? null, changes.description !== undefined, changes.description ?? null, changes.disabled ?? null, changes.organizationAdministrator ?? null, now],
+      [
+        orgId,
+        clientId,
+        changes.role ?? null,
+        changes.description !== undefined,
+        changes.description ?? null,
+        changes.disabled ?? null,
+        changes.organizationAdministrator ?? null,
+        now,
+      ],
       tx,
     );
     return row ? { ...row, revoked_tokens: Number(row.revoked_tokens) } : undefined;
@@ -166,10 +183,9 @@ export class SystemAccountRepository {
   }
 
   async listSecrets(accountId: string): Promise<SecretMetadataRow[]> {
-    return this.db.query<SecretMetadataRow>(
-      'SELECT id, created_at, expires_at, last_used_at FROM client_secrets WHERE account_id = $1 ORDER BY created_at',
-      [accountId],
-    );
+    return this.db.query<SecretMetadataRow>('SELECT id, created_at, expires_at, last_used_at FROM client_secrets WHERE account_id = $1 ORDER BY created_at', [
+      accountId,
+    ]);
   }
 
   /** Adds a certificate to the account; the rules are those of addCertificate (one place for both owners). */
@@ -196,4 +212,3 @@ export class SystemAccountRepository {
     );
   }
 }
-

@@ -41,7 +41,14 @@ export class SystemAccountService {
    */
   async create(
     orgId: string,
-    input: { suffix?: string; role: string; organizationAdministrator?: boolean; platformAdministrator?: boolean; description?: string | null; secretValue?: string },
+    input: {
+      suffix?: string;
+      role: string;
+      organizationAdministrator?: boolean;
+      platformAdministrator?: boolean;
+      description?: string | null;
+      secretValue?: string;
+    },
     actor: Actor,
   ): Promise<{ account: SystemAccountRow; secret: IssuedSecret }> {
     if (input.suffix !== undefined && !SUFFIX_PATTERN.test(input.suffix)) {
@@ -67,7 +74,15 @@ export class SystemAccountService {
           );
           const secret = await this.insertSecret(account.id, input.secretValue, undefined, tx);
           await this.audit.record(
-            { org: orgId, actor: actor.name, action: 'system_account.create', target: account.client_id, outcome: 'success', sourceAddress: actor.sourceAddress, details: { role: account.role, organizationAdministrator: account.organization_administrator } },
+            {
+              org: orgId,
+              actor: actor.name,
+              action: 'system_account.create',
+              target: account.client_id,
+              outcome: 'success',
+              sourceAddress: actor.sourceAddress,
+              details: { role: account.role, organizationAdministrator: account.organization_administrator },
+            },
             tx,
           );
           return { account, secret };
@@ -105,7 +120,10 @@ export class SystemAccountService {
       if (!updated) throw notFound(`System account "${clientId}" does not exist in organization "${orgId}".`);
       const details: Record<string, unknown> = { changes };
       if (updated.revoked_tokens > 0) details.revokedTokens = updated.revoked_tokens;
-      await this.audit.record({ org: orgId, actor: actor.name, action: 'system_account.update', target: clientId, outcome: 'success', sourceAddress: actor.sourceAddress, details }, tx);
+      await this.audit.record(
+        { org: orgId, actor: actor.name, action: 'system_account.update', target: clientId, outcome: 'success', sourceAddress: actor.sourceAddress, details },
+        tx,
+      );
       const { revoked_tokens: _revoked, ...account } = updated;
       return account;
     });
@@ -121,13 +139,24 @@ export class SystemAccountService {
   async delete(orgId: string, clientId: string, actor: Actor): Promise<void> {
     const account = await this.get(orgId, clientId);
     if (account.platform_administrator) {
-      throw new DomainError('CONFLICT', `"${clientId}" is the platform administrator and cannot be deleted; create a new secret and revoke the old one instead.`);
+      throw new DomainError(
+        'CONFLICT',
+        `"${clientId}" is the platform administrator and cannot be deleted; create a new secret and revoke the old one instead.`,
+      );
     }
     await this.db.transaction(async (tx) => {
       const deleted = await this.accounts.delete(orgId, clientId, tx);
       if (!deleted) throw notFound(`System account "${clientId}" does not exist in organization "${orgId}".`);
       await this.audit.record(
-        { org: orgId, actor: actor.name, action: 'system_account.delete', target: clientId, outcome: 'success', sourceAddress: actor.sourceAddress, details: { role: deleted.role } },
+        {
+          org: orgId,
+          actor: actor.name,
+          action: 'system_account.delete',
+          target: clientId,
+          outcome: 'success',
+          sourceAddress: actor.sourceAddress,
+          details: { role: deleted.role },
+        },
         tx,
       );
     });
@@ -142,7 +171,15 @@ export class SystemAccountService {
     const created = await this.db.transaction(async (tx) => {
       const secret = await this.insertSecret(account.id, undefined, expiresAt, tx);
       await this.audit.record(
-        { org: orgId, actor: actor.name, action: 'client_secret.create', target: clientId, outcome: 'success', sourceAddress: actor.sourceAddress, details: { secretId: secret.id, expiresAt: secret.expiresAt } },
+        {
+          org: orgId,
+          actor: actor.name,
+          action: 'client_secret.create',
+          target: clientId,
+          outcome: 'success',
+          sourceAddress: actor.sourceAddress,
+          details: { secretId: secret.id, expiresAt: secret.expiresAt },
+        },
         tx,
       );
       return secret;
@@ -164,7 +201,15 @@ export class SystemAccountService {
         throw notFound(`System account "${clientId}" has no secret "${secretId.slice(0, 64)}".`);
       }
       await this.audit.record(
-        { org: orgId, actor: actor.name, action: 'client_secret.revoke', target: clientId, outcome: 'success', sourceAddress: actor.sourceAddress, details: { secretId } },
+        {
+          org: orgId,
+          actor: actor.name,
+          action: 'client_secret.revoke',
+          target: clientId,
+          outcome: 'success',
+          sourceAddress: actor.sourceAddress,
+          details: { secretId },
+        },
         tx,
       );
     });
@@ -182,7 +227,15 @@ export class SystemAccountService {
     const parsed = parseCertificateUpload(pem, now);
     const expiresAt = new Date(now.getTime() + this.config.certificateLifetimeDays * DAY_MS);
     const row = await this.accounts.addCertificate(account.id, parsed, now, expiresAt);
-    await this.audit.record({ org: orgId, actor: actor.name, action: 'client_certificate.upload', target: clientId, outcome: 'success', sourceAddress: actor.sourceAddress, details: { thumbprint: row.thumbprint, subject: row.subject } });
+    await this.audit.record({
+      org: orgId,
+      actor: actor.name,
+      action: 'client_certificate.upload',
+      target: clientId,
+      outcome: 'success',
+      sourceAddress: actor.sourceAddress,
+      details: { thumbprint: row.thumbprint, subject: row.subject },
+    });
     await this.changes.publish('subject', account.id);
     return row;
   }

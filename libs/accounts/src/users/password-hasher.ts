@@ -89,7 +89,9 @@ function isAcceptableLength(password: string): boolean {
 
 function derive(password: string, params: ParsedHash): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    scrypt(password, params.salt, params.hash.length, { N: params.N, r: params.r, p: params.p, maxmem: MAX_MEMORY }, (error, key) => (error ? reject(error) : resolve(key)));
+    scrypt(password, params.salt, params.hash.length, { N: params.N, r: params.r, p: params.p, maxmem: MAX_MEMORY }, (error, key) =>
+      error ? reject(error) : resolve(key),
+    );
   });
 }
 

@@ -212,7 +212,10 @@ export class UserRepository {
 
   /** The user and its certificates (public material), for jwt-bearer assertion verification (DECISIONS 3.5). */
   async findWithCertificates(orgId: string, userName: string): Promise<(UserWithSettings & { certificates: StoredCertificate[] }) | undefined> {
-    const rows = await this.db.query<UserRow & OrgSettingsColumn & { thumbprint: string | null; pem: string | null; not_before: Date | null; not_after: Date | null; cert_expires_at: Date | null }>(
+    const rows = await this.db.query<
+      UserRow &
+        OrgSettingsColumn & { thumbprint: string | null; pem: string | null; not_before: Date | null; not_after: Date | null; cert_expires_at: Date | null }
+    >(
       `SELECT ${USER_COLUMNS}, o.settings AS org_settings, c.thumbprint, c.pem, c.not_before, c.not_after, c.expires_at AS cert_expires_at
          FROM users u JOIN organizations o ON o.id = u.org_id LEFT JOIN user_certificates c ON c.user_id = u.id
         WHERE u.org_id = $1 AND u.user_name = $2

@@ -121,7 +121,10 @@ export class UserService {
       if (changes.groups !== undefined) details.groups = user.groups;
       if (changes.disabled !== undefined) details.disabled = user.disabled;
       if (revokedTokens > 0) details.revokedTokens = revokedTokens;
-      await this.audit.record({ org: orgId, actor: actor.name, action: 'user.update', target: id, outcome: 'success', sourceAddress: actor.sourceAddress, details }, tx);
+      await this.audit.record(
+        { org: orgId, actor: actor.name, action: 'user.update', target: id, outcome: 'success', sourceAddress: actor.sourceAddress, details },
+        tx,
+      );
       return user;
     });
     // Role, groups and the disabled flag apply to the user's live tokens at once, on every instance;
@@ -137,7 +140,15 @@ export class UserService {
       const user = await this.users.delete(orgId, id, tx);
       if (!user) throw userNotFound(orgId, id);
       await this.audit.record(
-        { org: orgId, actor: actor.name, action: 'user.delete', target: id, outcome: 'success', sourceAddress: actor.sourceAddress, details: { userName: user.user_name } },
+        {
+          org: orgId,
+          actor: actor.name,
+          action: 'user.delete',
+          target: id,
+          outcome: 'success',
+          sourceAddress: actor.sourceAddress,
+          details: { userName: user.user_name },
+        },
         tx,
       );
     });
@@ -174,7 +185,15 @@ export class UserService {
       const updated = await this.users.setPasswordHash(orgId, id, passwordHash, this.clock.now(), tx);
       if (!updated) throw userNotFound(orgId, id);
       await this.audit.record(
-        { org: orgId, actor: actor.name, action: 'user.password.set', target: id, outcome: 'success', sourceAddress: actor.sourceAddress, details: { userName: updated.user_name } },
+        {
+          org: orgId,
+          actor: actor.name,
+          action: 'user.password.set',
+          target: id,
+          outcome: 'success',
+          sourceAddress: actor.sourceAddress,
+          details: { userName: updated.user_name },
+        },
         tx,
       );
       return updated;

@@ -25,11 +25,23 @@ export class ApplicationHeadersGuard implements CanActivate {
     const rule = this.reflector.getAllAndOverride<AccessRule | undefined>(ACCESS_RULE, [context.getHandler(), context.getClass()]);
     const request = context.switchToHttp().getRequest<{ url: string; headers: Record<string, string | string[] | undefined> } & Record<string, unknown>>();
     if (rule?.kind === 'public' || EXEMPT_PATH.test(request.url)) return true;
-    const applicationId = readHeader(request.headers, 'Application-ID', APPLICATION_ID, 'the identifier of your application: 1-128 characters of A-Z, a-z, 0-9, ".", "_" and "-"');
-    readHeader(request.headers, 'Application-Version', APPLICATION_VERSION, 'your application\'s version as two or three dot-separated numbers, e.g. 2.2 or 1.4.2');
+    const applicationId = readHeader(
+      request.headers,
+      'Application-ID',
+      APPLICATION_ID,
+      'the identifier of your application: 1-128 characters of A-Z, a-z, 0-9, ".", "_" and "-"',
+    );
+    readHeader(
+      request.headers,
+      'Application-Version',
+      APPLICATION_VERSION,
+      "your application's version as two or three dot-separated numbers, e.g. 2.2 or 1.4.2",
+    );
     const principal = request[PRINCIPAL_KEY] as Principal | undefined;
     if (principal?.applicationIdPolicy === 'certified' && !(await this.applications.isCertified(principal.org, applicationId))) {
-      throw forbidden(`Application-ID "${applicationId}" is not certified for organization "${principal.org}"; an administrator registers certified Application-IDs at /admin/v1/organizations/${principal.org}/applications.`);
+      throw forbidden(
+        `Application-ID "${applicationId}" is not certified for organization "${principal.org}"; an administrator registers certified Application-IDs at /admin/v1/organizations/${principal.org}/applications.`,
+      );
     }
     return true;
   }

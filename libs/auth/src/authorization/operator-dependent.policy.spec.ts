@@ -3,12 +3,27 @@ import { OperatorDependentPolicy } from './operator-dependent.policy';
 import { parseScopeAssignment } from './scope-assignment.loader';
 
 const catalog = parseScopeAssignment(
-  ['roleWithScope.name.1=Desk', 'roleWithScope.scopes.1=Scope.helpdesk', 'roleWithScope.name.2=Desk East', 'roleWithScope.scopes.2=Scope.helpdesk', 'roleWithScope.operatorDependent.2=true'].join('\n'),
+  [
+    'roleWithScope.name.1=Desk',
+    'roleWithScope.scopes.1=Scope.helpdesk',
+    'roleWithScope.name.2=Desk East',
+    'roleWithScope.scopes.2=Scope.helpdesk',
+    'roleWithScope.operatorDependent.2=true',
+  ].join('\n'),
   'test.properties',
 );
 const policy = new OperatorDependentPolicy(catalog);
 const caller = (role: string, groups: string[]): Principal => ({
-  kind: 'user', subjectId: 'u1', name: 'op', org: 'acme', role, groups, organizationAdministrator: false, platformAdministrator: false, tokenId: 't', applicationIdPolicy: 'any',
+  kind: 'user',
+  subjectId: 'u1',
+  name: 'op',
+  org: 'acme',
+  role,
+  groups,
+  organizationAdministrator: false,
+  platformAdministrator: false,
+  tokenId: 't',
+  applicationIdPolicy: 'any',
 });
 
 describe('OperatorDependentPolicy', () => {

@@ -27,7 +27,11 @@ export function loadScopeAssignment(file: string): RoleCatalog {
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    throw new ScopeAssignmentError(file, undefined, `cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); set SCOPE_ASSIGNMENT_FILE to the role-to-scope mapping.`);
+    throw new ScopeAssignmentError(
+      file,
+      undefined,
+      `cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); set SCOPE_ASSIGNMENT_FILE to the role-to-scope mapping.`,
+    );
   }
   return parseScopeAssignment(text, file);
 }
@@ -48,7 +52,11 @@ export function parseScopeAssignment(text: string, file: string): RoleCatalog {
     const value = content.slice(separator + 1).trim();
     const match = KEY.exec(key);
     if (!match) {
-      throw new ScopeAssignmentError(file, line, `unknown key "${key}": expected roleWithScope.name.{id}, roleWithScope.scopes.{id} or roleWithScope.operatorDependent.{id}.`);
+      throw new ScopeAssignmentError(
+        file,
+        line,
+        `unknown key "${key}": expected roleWithScope.name.{id}, roleWithScope.scopes.{id} or roleWithScope.operatorDependent.{id}.`,
+      );
     }
     const [, kind, id] = match;
     const seen = { name: names, scopes, operatorDependent: dependent }[kind] as Map<string, Entry<unknown>>;
@@ -72,7 +80,12 @@ export function parseScopeAssignment(text: string, file: string): RoleCatalog {
   });
 
   for (const [id, entry] of names) {
-    if (!scopes.has(id)) throw new ScopeAssignmentError(file, entry.line, `role "${entry.value}" (id ${id}) has no roleWithScope.scopes.${id} line; give it one (it may be empty).`);
+    if (!scopes.has(id))
+      throw new ScopeAssignmentError(
+        file,
+        entry.line,
+        `role "${entry.value}" (id ${id}) has no roleWithScope.scopes.${id} line; give it one (it may be empty).`,
+      );
   }
   for (const [id, entry] of scopes) {
     if (!names.has(id)) throw new ScopeAssignmentError(file, entry.line, `roleWithScope.scopes.${id} has no roleWithScope.name.${id} line.`);

@@ -68,10 +68,17 @@ export class AssertionVerifier {
       throw refuse('The assertion must carry iss and sub, both equal to the Client ID (or userName).');
     }
     if (typeof claims.jti !== 'string' || !JTI_PATTERN.test(claims.jti)) {
-      throw refuse('The assertion\'s jti must be a random value of at least 128 bits: a UUID, 32+ hex digits, or 22-256 characters of A-Z a-z 0-9 _ -.');
+      throw refuse("The assertion's jti must be a random value of at least 128 bits: a UUID, 32+ hex digits, or 22-256 characters of A-Z a-z 0-9 _ -.");
     }
     const x5t = header['x5t#S256'];
-    return { jwt, alg, kid: typeof header.kid === 'string' ? header.kid : undefined, x5tS256: typeof x5t === 'string' ? x5t : undefined, claims, subject: claims.sub };
+    return {
+      jwt,
+      alg,
+      kid: typeof header.kid === 'string' ? header.kid : undefined,
+      x5tS256: typeof x5t === 'string' ? x5t : undefined,
+      claims,
+      subject: claims.sub,
+    };
   }
 
   /**
@@ -103,7 +110,9 @@ export class AssertionVerifier {
     if (now < certificate.not_before) throw refuse(`The signing certificate is not valid before ${certificate.not_before.toISOString()}.`);
     if (now >= certificate.not_after) throw refuse(`The signing certificate expired on ${certificate.not_after.toISOString()}; upload a new certificate.`);
     if (now >= certificate.expires_at) {
-      throw refuse(`The signing certificate's credential expiry passed on ${certificate.expires_at.toISOString()}; re-upload the certificate to restore access.`);
+      throw refuse(
+        `The signing certificate's credential expiry passed on ${certificate.expires_at.toISOString()}; re-upload the certificate to restore access.`,
+      );
     }
     const { aud, exp, iat, nbf } = assertion.claims;
     const audience = Array.isArray(aud) ? (aud.length === 1 ? aud[0] : undefined) : aud;
@@ -111,10 +120,11 @@ export class AssertionVerifier {
       throw refuse(`The assertion's aud must be a single value, the Token URL ${audiences[0]} (or the issuer).`);
     }
     if (typeof exp !== 'number' || typeof iat !== 'number') throw refuse('The assertion must carry numeric exp and iat claims.');
-    if (exp - iat > MAX_ASSERTION_LIFETIME_S) throw refuse(`The assertion's lifetime (exp - iat) is ${exp - iat} s; at most ${MAX_ASSERTION_LIFETIME_S} s is accepted.`);
+    if (exp - iat > MAX_ASSERTION_LIFETIME_S)
+      throw refuse(`The assertion's lifetime (exp - iat) is ${exp - iat} s; at most ${MAX_ASSERTION_LIFETIME_S} s is accepted.`);
     if (exp <= nowS - skew) throw refuse('The assertion has expired (exp is in the past).');
     if (exp > nowS + MAX_ASSERTION_LIFETIME_S + skew) throw refuse(`The assertion's exp is more than ${MAX_ASSERTION_LIFETIME_S} s in the future.`);
-    if (iat > nowS + skew) throw refuse('The assertion\'s iat is in the future.');
+    if (iat > nowS + skew) throw refuse("The assertion's iat is in the future.");
     if (nbf !== undefined && (typeof nbf !== 'number' || nbf > nowS + skew)) throw refuse('The assertion is not valid yet (nbf is in the future).');
     return { expiresAt: new Date((exp + skew) * 1000) };
   }

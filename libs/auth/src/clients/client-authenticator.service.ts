@@ -65,7 +65,11 @@ export class ClientAuthenticator {
   private async withSecret(request: ClientAuthRequest, clientId: string, secret: string, method: ClientAuthMethod): Promise<AuthenticatedClient> {
     const basic = method === 'client_secret_basic';
     const fail = (reason: string, known: boolean, description = GENERIC_CLIENT_FAILURE) =>
-      this.failed(reason, known ? clientId : undefined, request.sourceAddress, OAuthError.invalidClient(description, basic), { org: request.org, claimed: clientId, method });
+      this.failed(reason, known ? clientId : undefined, request.sourceAddress, OAuthError.invalidClient(description, basic), {
+        org: request.org,
+        claimed: clientId,
+        method,
+      });
     // Hash first, whether or not the account exists, so timing does not tell which case it was.
     const presented = this.hasher.hash(secret);
     const { failures, account: found } = await this.credentials.findWithSecretHashes(
@@ -100,7 +104,13 @@ export class ClientAuthenticator {
     }
     const clientId = assertion.subject;
     if (params.client_id !== undefined && params.client_id !== clientId) {
-      throw await this.failed('client_id_mismatch', undefined, request.sourceAddress, refuse('client_id must equal the assertion\'s iss and sub.'), audit(clientId));
+      throw await this.failed(
+        'client_id_mismatch',
+        undefined,
+        request.sourceAddress,
+        refuse("client_id must equal the assertion's iss and sub."),
+        audit(clientId),
+      );
     }
     const { failures, account: found } = await this.credentials.findWithCertificates(
       belongsTo(clientId, request.org) ? clientId : '',
@@ -115,12 +125,15 @@ export class ClientAuthenticator {
       const { expiresAt } = this.assertions.checkAfterPossession(assertion, certificate, request.audiences, refuse);
       if (found.account.disabled) throw refuse('The system account is disabled.');
       if (!(await this.tokens.rememberJti(found.account.id, assertion.claims.jti as string, expiresAt))) {
-        throw refuse('The assertion\'s jti was used before; every assertion needs a new jti.');
+        throw refuse("The assertion's jti was used before; every assertion needs a new jti.");
       }
     } catch (error) {
       // An expired certificate still in use is a security event of its own (DECISIONS 11).
       const expired = expiredCertificate(certificate, this.clock.now());
-      throw await this.failed(expired ? 'certificate_expired' : 'assertion_rejected', clientId, request.sourceAddress, error as OAuthError, { ...audit(clientId), expiredCertificate: expired });
+      throw await this.failed(expired ? 'certificate_expired' : 'assertion_rejected', clientId, request.sourceAddress, error as OAuthError, {
+        ...audit(clientId),
+        expiredCertificate: expired,
+      });
     }
     return { account: found.account, orgSettings: found.orgSettings, method: 'private_key_jwt' };
   }

@@ -119,7 +119,12 @@ export class LockoutService {
     ];
     if (audit.expiredCertificate) {
       const { thumbprint, notAfter, expiresAt } = audit.expiredCertificate;
-      events.push({ actor: claimed, action: 'certificate.expired_use', target: claimed, details: { thumbprint, notAfter: notAfter.toISOString(), expiresAt: expiresAt.toISOString() } });
+      events.push({
+        actor: claimed,
+        action: 'certificate.expired_use',
+        target: claimed,
+        details: { thumbprint, notAfter: notAfter.toISOString(), expiresAt: expiresAt.toISOString() },
+      });
     }
     const counterKeys = keys(knownSubject, address);
     await this.db.query(RECORD_FAILURE, [

@@ -66,12 +66,15 @@ export class UserAuthenticator {
       const { expiresAt } = this.assertions.checkAfterPossession(assertion, certificate, audiences, refuse);
       if (found.user.disabled) throw refuse('The user is disabled.');
       if (!(await this.tokens.rememberUserJti(found.user.id, assertion.claims.jti as string, expiresAt))) {
-        throw refuse('The assertion\'s jti was used before; every assertion needs a new jti.');
+        throw refuse("The assertion's jti was used before; every assertion needs a new jti.");
       }
     } catch (error) {
       // An expired certificate still in use is a security event of its own (DECISIONS 11).
       const expired = expiredCertificate(certificate, this.clock.now());
-      throw await this.failed(expired ? 'certificate_expired' : 'assertion_rejected', subject, sourceAddress, error as OAuthError, { ...audit(assertion.subject), expiredCertificate: expired });
+      throw await this.failed(expired ? 'certificate_expired' : 'assertion_rejected', subject, sourceAddress, error as OAuthError, {
+        ...audit(assertion.subject),
+        expiredCertificate: expired,
+      });
     }
     return { user: found.user, orgSettings: found.orgSettings, method: 'jwt_bearer' };
   }
@@ -87,10 +90,18 @@ export class UserAuthenticator {
     // Unknown users and users without a password cost the same scrypt run as a wrong password.
     const matches = found?.passwordHash ? await this.passwords.verify(password, found.passwordHash) : await this.passwords.verifyDummy(password);
     if (!found || !matches) {
-      throw await this.failed('wrong_password', found ? subject : undefined, sourceAddress, OAuthError.invalidGrant(GENERIC_PASSWORD_FAILURE), { org, claimed: userName, method: 'password' });
+      throw await this.failed('wrong_password', found ? subject : undefined, sourceAddress, OAuthError.invalidGrant(GENERIC_PASSWORD_FAILURE), {
+        org,
+        claimed: userName,
+        method: 'password',
+      });
     }
     if (found.user.disabled) {
-      throw await this.failed('disabled', subject, sourceAddress, OAuthError.invalidGrant('The user is disabled.'), { org, claimed: userName, method: 'password' });
+      throw await this.failed('disabled', subject, sourceAddress, OAuthError.invalidGrant('The user is disabled.'), {
+        org,
+        claimed: userName,
+        method: 'password',
+      });
     }
     return { user: found.user, orgSettings: found.orgSettings, method: 'password' };
   }

@@ -24,7 +24,9 @@ export class BearerGuard implements CanActivate {
     const match = header ? /^Bearer +([A-Za-z0-9_.~+/-]+=*) *$/i.exec(header) : null;
     if (!match) {
       throw new DomainError('UNAUTHENTICATED', 'This request needs the header Authorization: Bearer <access token>.', {
-        'WWW-Authenticate': header ? `Bearer realm="${REALM}", error="invalid_request", error_description="The Authorization header is not a Bearer token."` : `Bearer realm="${REALM}"`,
+        'WWW-Authenticate': header
+          ? `Bearer realm="${REALM}", error="invalid_request", error_description="The Authorization header is not a Bearer token."`
+          : `Bearer realm="${REALM}"`,
       });
     }
     const result = await this.validator.validate(match[1], true);

@@ -30,7 +30,13 @@ export class TokenController {
 
   @Post('authentication/customer/:org/token')
   @HttpCode(200)
-  token(@Param('org') org: string, @Headers() headers: Record<string, string | undefined>, @Body() body: unknown, @SourceAddress() address: string, @Res({ passthrough: true }) reply: FastifyReply) {
+  token(
+    @Param('org') org: string,
+    @Headers() headers: Record<string, string | undefined>,
+    @Body() body: unknown,
+    @SourceAddress() address: string,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
     return this.issue(org, headers, body, address, reply, this.tokenUrl(this.config.authBaseUrl, org));
   }
 
@@ -41,7 +47,13 @@ export class TokenController {
   @Post('oip/authentication/customer/:org/token')
   @HttpCode(200)
   @ApiExcludeEndpoint()
-  positioningToken(@Param('org') org: string, @Headers() headers: Record<string, string | undefined>, @Body() body: unknown, @SourceAddress() address: string, @Res({ passthrough: true }) reply: FastifyReply) {
+  positioningToken(
+    @Param('org') org: string,
+    @Headers() headers: Record<string, string | undefined>,
+    @Body() body: unknown,
+    @SourceAddress() address: string,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
     const requestId = headers['x-request-id'];
     if (requestId === undefined) throw OAuthError.invalidRequest('The positioning token endpoint needs the header X-Request-ID set to the organization id.');
     if (requestId !== org) throw OAuthError.invalidRequest('The header X-Request-ID must equal the organization id in the path.');
@@ -50,7 +62,13 @@ export class TokenController {
 
   @Post('authentication/customer/:org/introspect')
   @HttpCode(200)
-  async introspect(@Param('org') org: string, @Headers() headers: Record<string, string | undefined>, @Body() body: unknown, @SourceAddress() address: string, @Res({ passthrough: true }) reply: FastifyReply) {
+  async introspect(
+    @Param('org') org: string,
+    @Headers() headers: Record<string, string | undefined>,
+    @Body() body: unknown,
+    @SourceAddress() address: string,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
     const params = readForm(headers['content-type'], body);
     if (!params.token) throw OAuthError.invalidRequest('The token parameter is required.');
     const client = await this.clients.authenticate(this.authRequest(org, params, headers, address, this.tokenUrl(this.config.authBaseUrl, org)));
@@ -60,7 +78,13 @@ export class TokenController {
 
   @Post('authentication/customer/:org/revoke')
   @HttpCode(200)
-  async revoke(@Param('org') org: string, @Headers() headers: Record<string, string | undefined>, @Body() body: unknown, @SourceAddress() address: string, @Res({ passthrough: true }) reply: FastifyReply) {
+  async revoke(
+    @Param('org') org: string,
+    @Headers() headers: Record<string, string | undefined>,
+    @Body() body: unknown,
+    @SourceAddress() address: string,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
     const params = readForm(headers['content-type'], body);
     if (!params.token) throw OAuthError.invalidRequest('The token parameter is required.');
     const client = await this.clients.authenticate(this.authRequest(org, params, headers, address, this.tokenUrl(this.config.authBaseUrl, org)));
@@ -94,7 +118,13 @@ export class TokenController {
     return response;
   }
 
-  private authRequest(org: string, params: Record<string, string>, headers: Record<string, string | undefined>, address: string, tokenUrl: string): ClientAuthRequest {
+  private authRequest(
+    org: string,
+    params: Record<string, string>,
+    headers: Record<string, string | undefined>,
+    address: string,
+    tokenUrl: string,
+  ): ClientAuthRequest {
     const audiences = [tokenUrl, this.tokenUrl(this.config.authBaseUrl, org), this.tokens.issuer(org)];
     return { org, params, authorization: headers.authorization, sourceAddress: address, audiences: [...new Set(audiences)] };
   }

@@ -18,9 +18,7 @@ export interface AccessTokenClaims {
   exp: number;
 }
 
-export type ValidationResult =
-  | { ok: true; claims: AccessTokenClaims; state: TokenState }
-  | { ok: false; description: string };
+export type ValidationResult = { ok: true; claims: AccessTokenClaims; state: TokenState } | { ok: false; description: string };
 
 /**
  * The rules an access token must pass on each use (DECISIONS 3.4), in one place for the bearer
@@ -56,7 +54,10 @@ export class AccessTokenValidator {
     if (state.disabled) return { ok: false, description: `The ${state.subject_kind === 'user' ? 'user' : 'system account'} of this token is disabled.` };
     if (!state.first_used_at) {
       if (now.getTime() - state.issued_at.getTime() > this.config.tokenUnusedTimeoutS * 1000) {
-        return { ok: false, description: `The access token was not used within ${this.config.tokenUnusedTimeoutS} seconds of issue and has expired; request a new token.` };
+        return {
+          ok: false,
+          description: `The access token was not used within ${this.config.tokenUnusedTimeoutS} seconds of issue and has expired; request a new token.`,
+        };
       }
       if (recordUse) {
         await this.tokens.markFirstUse(claims.jti, now);

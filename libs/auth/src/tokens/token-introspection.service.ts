@@ -45,7 +45,14 @@ export class TokenIntrospection {
     if (!verified.ok || verified.claims.client_id !== caller.client_id || typeof verified.claims.jti !== 'string') return;
     if (await this.tokens.revoke(verified.claims.jti, caller.id, this.clock.now())) {
       await this.changes.publish('token', verified.claims.jti);
-      await this.audit.record({ org: caller.org_id, actor: caller.client_id, action: 'token.revoke', target: verified.claims.jti, outcome: 'success', sourceAddress });
+      await this.audit.record({
+        org: caller.org_id,
+        actor: caller.client_id,
+        action: 'token.revoke',
+        target: verified.claims.jti,
+        outcome: 'success',
+        sourceAddress,
+      });
     }
   }
 }

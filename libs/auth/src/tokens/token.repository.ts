@@ -129,10 +129,7 @@ export class TokenRepository {
   }
 
   async findState(jti: string): Promise<TokenState | undefined> {
-    const [row] = await this.db.query<TokenState>(
-      FIND_STATE,
-      [jti],
-    );
+    const [row] = await this.db.query<TokenState>(FIND_STATE, [jti]);
     return row;
   }
 
@@ -143,7 +140,11 @@ export class TokenRepository {
 
   /** Revokes a token only if it was issued to `accountId` (RFC 7009 2.1); returns whether it did. */
   async revoke(jti: string, accountId: string, at: Date): Promise<boolean> {
-    const rows = await this.db.query('UPDATE access_tokens SET revoked_at = $3 WHERE jti = $1 AND account_id = $2 AND revoked_at IS NULL RETURNING 1', [jti, accountId, at]);
+    const rows = await this.db.query('UPDATE access_tokens SET revoked_at = $3 WHERE jti = $1 AND account_id = $2 AND revoked_at IS NULL RETURNING 1', [
+      jti,
+      accountId,
+      at,
+    ]);
     return rows.length > 0;
   }
 

@@ -48,7 +48,10 @@ export class TokenService {
 
   issueForUser(authenticated: AuthenticatedUser, sourceAddress: string): Promise<TokenResponse> {
     const { user } = authenticated;
-    return this.issue({ org: user.org_id, subject: user.user_name, role: user.role, userId: user.id }, authenticated.orgSettings, { sourceAddress, method: authenticated.method });
+    return this.issue({ org: user.org_id, subject: user.user_name, role: user.role, userId: user.id }, authenticated.orgSettings, {
+      sourceAddress,
+      method: authenticated.method,
+    });
   }
 
   /**

@@ -56,7 +56,10 @@ const ACCEPTED: [string, unknown][] = [
   ['not (not (a eq "x"))', not(not(cmp('a', 'eq', 'x')))],
   // value paths (multi-valued complex attributes)
   ['emails[type eq "work" and value co "@example.com"]', valuePath('emails', and(cmp('type', 'eq', 'work'), cmp('value', 'co', '@example.com')))],
-  ['externalIds[CUID eq "1"] or externalIds[ATR sw "3B"]', or(valuePath('externalIds', cmp('CUID', 'eq', '1')), valuePath('externalIds', cmp('ATR', 'sw', '3B')))],
+  [
+    'externalIds[CUID eq "1"] or externalIds[ATR sw "3B"]',
+    or(valuePath('externalIds', cmp('CUID', 'eq', '1')), valuePath('externalIds', cmp('ATR', 'sw', '3B'))),
+  ],
   ['emails[not (type eq "work")]', valuePath('emails', not(cmp('type', 'eq', 'work')))],
   ['emails[type pr]', valuePath('emails', pr('type'))],
   // schema URN prefixes and sub-attributes

@@ -157,7 +157,8 @@ class Parser {
     const path = token.text;
     const following = this.next();
     if (following.type === '[') {
-      if (inValuePath) throw invalidFilter(`Invalid filter: "[" at position ${following.at + 1} opens a value filter inside another one, which SCIM does not allow.`);
+      if (inValuePath)
+        throw invalidFilter(`Invalid filter: "[" at position ${following.at + 1} opens a value filter inside another one, which SCIM does not allow.`);
       if (path.includes('.')) throw invalidFilter(`Invalid filter: a value filter applies to a multi-valued attribute, not to the sub-attribute "${path}".`);
       const filter = this.orExpr(true);
       this.expect(']', '"]" closing the value filter');

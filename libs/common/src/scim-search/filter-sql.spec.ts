@@ -103,7 +103,10 @@ describe('SCIM filter to SQL', () => {
   });
 
   it.each([
-    ['colour eq "red"', /"colour" is not an attribute of this resource that can be filtered; use one of id, label, code, size, active, meta.created, tags.name, tags.weight/],
+    [
+      'colour eq "red"',
+      /"colour" is not an attribute of this resource that can be filtered; use one of id, label, code, size, active, meta.created, tags.name, tags.weight/,
+    ],
     ['meta.updated gt "2026-01-01T00:00:00Z"', /"meta.updated" is not an attribute/],
     ['urn:other:Thing:label eq "x"', /"urn:other:Thing:label" is not an attribute/],
     ['notes eq "x"', /"notes" is returned but cannot be filtered on/],

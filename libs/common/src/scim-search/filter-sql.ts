@@ -76,7 +76,9 @@ class FilterCompiler {
       const known = parent
         ? Object.keys(parent.attribute.subAttributes).filter((sub) => parent.attribute.subAttributes[sub].column)
         : filterablePaths(this.definition);
-      throw invalidFilter(`Invalid filter: "${path}" is not an attribute of this resource${parent ? ` inside ${parent.name}[...]` : ''} that can be filtered; use one of ${known.join(', ')}.`);
+      throw invalidFilter(
+        `Invalid filter: "${path}" is not an attribute of this resource${parent ? ` inside ${parent.name}[...]` : ''} that can be filtered; use one of ${known.join(', ')}.`,
+      );
     }
     return resolved;
   }
@@ -95,7 +97,11 @@ class FilterCompiler {
 
   private compare(resolved: ResolvedPath, op: CompareOperator, value: FilterValue, insideValuePath: boolean): string {
     if (resolved.kind === 'complex') {
-      throw invalidFilter(`Invalid filter: "${resolved.name}" is a complex attribute; compare one of its sub-attributes (${Object.keys(resolved.attribute.subAttributes).map((s) => `${resolved.name}.${s}`).join(', ')}).`);
+      throw invalidFilter(
+        `Invalid filter: "${resolved.name}" is a complex attribute; compare one of its sub-attributes (${Object.keys(resolved.attribute.subAttributes)
+          .map((s) => `${resolved.name}.${s}`)
+          .join(', ')}).`,
+      );
     }
     const column = this.column(resolved);
     return this.scoped(resolved, this.condition(resolved.name, resolved.attribute, column, op, value), insideValuePath);

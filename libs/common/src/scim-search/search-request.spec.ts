@@ -36,7 +36,14 @@ function refused(run: () => unknown): DomainError {
 describe('SCIM search request', () => {
   it('defaults: no filter, startIndex 1, count 100, the default order', () => {
     const search = searchFromBody(body(), THING);
-    expect(search).toEqual({ filter: undefined, page: { startIndex: 1, count: 100 }, sort: undefined, descending: false, attributes: undefined, excludedAttributes: undefined });
+    expect(search).toEqual({
+      filter: undefined,
+      page: { startIndex: 1, count: 100 },
+      sort: undefined,
+      descending: false,
+      attributes: undefined,
+      excludedAttributes: undefined,
+    });
     const params = new SqlParameters(['org']);
     expect(searchSql(search, THING, params)).toEqual({ where: 'TRUE', orderBy: 't.created_at, t.id', limit: '$2', offset: '$3' });
     expect(params.values).toEqual(['org', 100, 0]);
@@ -45,7 +52,10 @@ describe('SCIM search request', () => {
   it.each([
     [{ startIndex: 0 }, { startIndex: 1, count: 100 }],
     [{ startIndex: -5 }, { startIndex: 1, count: 100 }],
-    [{ startIndex: 3, count: 2 }, { startIndex: 3, count: 2 }],
+    [
+      { startIndex: 3, count: 2 },
+      { startIndex: 3, count: 2 },
+    ],
     [{ count: 0 }, { startIndex: 1, count: 0 }],
     [{ count: -1 }, { startIndex: 1, count: 0 }],
     [{ count: 1000 }, { startIndex: 1, count: 1000 }],
@@ -70,7 +80,11 @@ describe('SCIM search request', () => {
   });
 
   it.each([
-    [body({ sortBy: 'colour' }), 'INVALID_VALUE', /sortBy "colour" is not an attribute this resource can be sorted by; use one of id, label, code, size, meta.created/],
+    [
+      body({ sortBy: 'colour' }),
+      'INVALID_VALUE',
+      /sortBy "colour" is not an attribute this resource can be sorted by; use one of id, label, code, size, meta.created/,
+    ],
     [body({ sortBy: 'tags.name' }), 'INVALID_VALUE', /sortBy "tags.name" is not an attribute/],
     [body({ sortBy: 'meta.location' }), 'INVALID_VALUE', /sortBy "meta.location"/],
     [body({ sortBy: 'label', sortOrder: 'up' }), 'INVALID_VALUE', /sortOrder must be "ascending" or "descending", not "up"/],
@@ -105,7 +119,10 @@ describe('SCIM search request', () => {
   });
 
   it('query parameters: the same rules, numbers as text, attributes comma-separated', () => {
-    const search = searchFromQuery({ filter: 'size ge 1', startIndex: '0', count: '5000', sortBy: 'size', sortOrder: 'descending', attributes: 'label, meta.created' }, THING);
+    const search = searchFromQuery(
+      { filter: 'size ge 1', startIndex: '0', count: '5000', sortBy: 'size', sortOrder: 'descending', attributes: 'label, meta.created' },
+      THING,
+    );
     expect(search.page).toEqual({ startIndex: 1, count: 1000 });
     expect(search.descending).toBe(true);
     expect(search.attributes).toEqual(['label', 'meta.created']);

@@ -27,9 +27,7 @@ export interface ScimSearch {
 
 const searchRequestSchema = z
   .object({
-    schemas: z
-      .array(z.string())
-      .refine((schemas) => schemas.includes(SCIM_SEARCH_REQUEST_SCHEMA), { message: `must contain "${SCIM_SEARCH_REQUEST_SCHEMA}"` }),
+    schemas: z.array(z.string()).refine((schemas) => schemas.includes(SCIM_SEARCH_REQUEST_SCHEMA), { message: `must contain "${SCIM_SEARCH_REQUEST_SCHEMA}"` }),
     filter: z.string().optional(),
     startIndex: z.number().int('must be a whole number').optional(),
     count: z.number().int('must be a whole number').optional(),
@@ -63,7 +61,11 @@ export function searchFromQuery(query: Record<string, unknown>, definition: Scim
     if (typeof value !== 'string') throw invalidValue(`Query parameter ${name} must be given once.`);
     return value;
   };
-  const list = (name: string) => text(name)?.split(',').map((item) => item.trim()).filter(Boolean);
+  const list = (name: string) =>
+    text(name)
+      ?.split(',')
+      .map((item) => item.trim())
+      .filter(Boolean);
   return prepareSearch(
     {
       filter: text('filter'),
@@ -106,7 +108,9 @@ function prepareSearch(raw: RawSearch, definition: ScimResourceDefinition): Scim
 function sortAttribute(sortBy: string, definition: ScimResourceDefinition): ScimSearch['sort'] {
   const resolved = resolvePath(definition, sortBy);
   if (resolved?.kind !== 'scalar' || !resolved.attribute.column || resolved.within) {
-    throw invalidValue(`sortBy "${sortBy.slice(0, 100)}" is not an attribute this resource can be sorted by; use one of ${sortablePaths(definition).join(', ')}.`);
+    throw invalidValue(
+      `sortBy "${sortBy.slice(0, 100)}" is not an attribute this resource can be sorted by; use one of ${sortablePaths(definition).join(', ')}.`,
+    );
   }
   return { name: resolved.name, attribute: resolved.attribute as ScimScalarAttribute & { column: string } };
 }
@@ -128,7 +132,9 @@ function canonicalPaths(parameter: string, paths: string[], definition: ScimReso
     return resolved ? [resolved.name] : [];
   });
   if (unknown.length > 0) {
-    throw invalidValue(`${parameter}: ${unknown.map((p) => `"${p.slice(0, 100)}"`).join(', ')} ${unknown.length > 1 ? 'are not attributes' : 'is not an attribute'} of this resource.`);
+    throw invalidValue(
+      `${parameter}: ${unknown.map((p) => `"${p.slice(0, 100)}"`).join(', ')} ${unknown.length > 1 ? 'are not attributes' : 'is not an attribute'} of this resource.`,
+    );
   }
   return canonical;
 }
@@ -166,7 +172,13 @@ export function projectResource<T extends Record<string, unknown>>(
   search: Pick<ScimSearch, 'attributes' | 'excludedAttributes'>,
 ): Partial<T> {
   if (!search.attributes && !search.excludedAttributes) return resource;
-  const always = new Set(['schemas', 'id', ...Object.entries(definition.attributes).filter(([, a]) => a.returned === 'always').map(([name]) => name)]);
+  const always = new Set([
+    'schemas',
+    'id',
+    ...Object.entries(definition.attributes)
+      .filter(([, a]) => a.returned === 'always')
+      .map(([name]) => name),
+  ]);
   const out: Record<string, unknown> = {};
   if (search.attributes) {
     for (const key of Object.keys(resource)) {
@@ -195,4 +207,3 @@ function pick(value: unknown, subs: string[], keep: boolean): unknown {
   if (value === null || typeof value !== 'object') return value;
   return Object.fromEntries(Object.entries(value as Record<string, unknown>).filter(([sub]) => subs.includes(sub) === keep));
 }
-

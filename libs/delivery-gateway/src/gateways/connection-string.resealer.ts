@@ -33,7 +33,7 @@ export class ConnectionStringResealer implements OnApplicationBootstrap {
   async run(): Promise<{ resealed: number; unreadable: { id: string; keyId: string }[] }> {
     let resealed = 0;
     const unreadable: { id: string; keyId: string }[] = [];
-    for (let after = '0'; ; ) {
+    for (let after = '0'; ;) {
       const batch = await this.gateways.findSealedWithOtherKey(this.cipher.currentKeyId, after, BATCH);
       for (const row of batch) {
         const context = sealContext(row.org_id, row.id);

@@ -66,7 +66,11 @@ export class PushGatewayRepository {
 
   /** Locks the gateway row until the transaction ends (delete: no binding may appear meanwhile). */
   async lock(orgId: string, id: string, tx: Transaction): Promise<PushGatewayRow | undefined> {
-    const [row] = await this.db.query<PushGatewayRow>(`SELECT ${COLUMNS} FROM push_delivery_gateways WHERE org_id = $1 AND id = $2 FOR UPDATE`, [orgId, id], tx);
+    const [row] = await this.db.query<PushGatewayRow>(
+      `SELECT ${COLUMNS} FROM push_delivery_gateways WHERE org_id = $1 AND id = $2 FOR UPDATE`,
+      [orgId, id],
+      tx,
+    );
     return row;
   }
 
@@ -92,7 +96,14 @@ export class PushGatewayRepository {
    * Writes a replace only if the row is still at `expectedVersion` (optimistic concurrency: of two
    * writers that read the same version, exactly one succeeds). Undefined when it was not.
    */
-  async updateIfVersion(orgId: string, id: string, expectedVersion: number, fields: PushGatewayFields, now: Date, tx: Transaction): Promise<PushGatewaySecretRow | undefined> {
+  async updateIfVersion(
+    orgId: string,
+    id: string,
+    expectedVersion: number,
+    fields: PushGatewayFields,
+    now: Date,
+    tx: Transaction,
+  ): Promise<PushGatewaySecretRow | undefined> {
     const [row] = await this.db.query<SecretRow>(
       `UPDATE push_delivery_gateways
           SET name = $4, hub = $5, connection_string_key_id = $6, connection_string_sealed = $7, notification_ttl_s = $8,

@@ -73,12 +73,17 @@ function text(what: string, max: number, options: { min?: number; lines?: boolea
 }
 
 const schemas = z
-  .array(z.string(), { error: (issue) => (issue.input === undefined ? `is required and must hold "${PUSH_GATEWAY_SCHEMA}"` : `must be an array holding "${PUSH_GATEWAY_SCHEMA}"`) })
+  .array(z.string(), {
+    error: (issue) => (issue.input === undefined ? `is required and must hold "${PUSH_GATEWAY_SCHEMA}"` : `must be an array holding "${PUSH_GATEWAY_SCHEMA}"`),
+  })
   .refine((list) => list.includes(PUSH_GATEWAY_SCHEMA), `must hold "${PUSH_GATEWAY_SCHEMA}"`)
   .refine((list) => list.every((urn) => urn === PUSH_GATEWAY_SCHEMA), `may hold only "${PUSH_GATEWAY_SCHEMA}" (this resource has no extension schemas)`);
 
 const type = z.enum(GATEWAY_TYPES, {
-  error: (issue) => (issue.input === undefined ? `is required, one of ${GATEWAY_TYPES.join(', ')}` : `${quoted(issue.input)} is not a gateway type; allowed: ${GATEWAY_TYPES.join(', ')}`),
+  error: (issue) =>
+    issue.input === undefined
+      ? `is required, one of ${GATEWAY_TYPES.join(', ')}`
+      : `${quoted(issue.input)} is not a gateway type; allowed: ${GATEWAY_TYPES.join(', ')}`,
 });
 
 const name = text(`a name of 1-${LIMITS.name} characters`, LIMITS.name);

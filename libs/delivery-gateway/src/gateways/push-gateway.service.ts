@@ -78,7 +78,15 @@ export class PushGatewayService {
         };
         const created = await this.gateways.insert(orgId, id, input.type, fields, this.clock.now(), tx);
         await this.audit.record(
-          { org: orgId, actor: actor.name, action: 'deliveryGateway.create', target: id, outcome: 'success', sourceAddress: actor.sourceAddress, details: auditDetails(created, body, version) },
+          {
+            org: orgId,
+            actor: actor.name,
+            action: 'deliveryGateway.create',
+            target: id,
+            outcome: 'success',
+            sourceAddress: actor.sourceAddress,
+            details: auditDetails(created, body, version),
+          },
           tx,
         );
         return created;
@@ -111,7 +119,15 @@ export class PushGatewayService {
           const updated = await this.gateways.updateIfVersion(orgId, id, from.version, fields, this.clock.now(), tx);
           if (updated) {
             await this.audit.record(
-              { org: orgId, actor: actor.name, action: 'deliveryGateway.replace', target: id, outcome: 'success', sourceAddress: actor.sourceAddress, details: auditDetails(updated, body, version) },
+              {
+                org: orgId,
+                actor: actor.name,
+                action: 'deliveryGateway.replace',
+                target: id,
+                outcome: 'success',
+                sourceAddress: actor.sourceAddress,
+                details: auditDetails(updated, body, version),
+              },
               tx,
             );
           }
@@ -124,7 +140,8 @@ export class PushGatewayService {
       const newer = await this.gateways.findWithConnectionString(orgId, id);
       if (!newer) throw gatewayNotFound(orgId, rawId);
       if (ifMatch?.pinsVersion) throw preconditionFailed(`Push delivery gateway ${id}`, newer.version);
-      if (attempt >= REPLACE_ATTEMPTS) throw new DomainError('CONFLICT', `Push delivery gateway ${id} is being changed by others at this moment; retry the replace.`);
+      if (attempt >= REPLACE_ATTEMPTS)
+        throw new DomainError('CONFLICT', `Push delivery gateway ${id} is being changed by others at this moment; retry the replace.`);
       current = newer;
     }
   }
@@ -139,13 +156,24 @@ export class PushGatewayService {
         if (!row) throw gatewayNotFound(orgId, rawId);
         if (ifMatch && !ifMatch.matches(row.version)) throw preconditionFailed(`Push delivery gateway ${id}`, row.version);
         if (row.is_default) {
-          throw new DomainError('CONFLICT', `Push delivery gateway ${id} ("${row.name}") is a default gateway of tenant "${orgId}" and cannot be deleted; configure it instead.`);
+          throw new DomainError(
+            'CONFLICT',
+            `Push delivery gateway ${id} ("${row.name}") is a default gateway of tenant "${orgId}" and cannot be deleted; configure it instead.`,
+          );
         }
         const bound = await this.policies.boundTo(orgId, id, tx);
         if (bound.length > 0) throw stillBound(id, row.name, bound);
         await this.gateways.delete(orgId, id, tx);
         await this.audit.record(
-          { org: orgId, actor: actor.name, action: 'deliveryGateway.delete', target: id, outcome: 'success', sourceAddress: actor.sourceAddress, details: { name: row.name, type: row.type } },
+          {
+            org: orgId,
+            actor: actor.name,
+            action: 'deliveryGateway.delete',
+            target: id,
+            outcome: 'success',
+            sourceAddress: actor.sourceAddress,
+            details: { name: row.name, type: row.type },
+          },
           tx,
         );
       });
@@ -188,7 +216,11 @@ export class PushGatewayService {
    * the body), opened to echo it and re-sealed when an older key sealed it, so values move to the
    * newest key as gateways are replaced.
    */
-  private connectionStringFor(orgId: string, current: PushGatewaySecretRow, given: string | null | undefined): { sealed: SealedValue | null; plain: string | null } {
+  private connectionStringFor(
+    orgId: string,
+    current: PushGatewaySecretRow,
+    given: string | null | undefined,
+  ): { sealed: SealedValue | null; plain: string | null } {
     const context = sealContext(orgId, current.id);
     if (given === null) return { sealed: null, plain: null };
     if (given !== undefined) return { sealed: this.cipher.seal(given, context), plain: given };
@@ -201,7 +233,10 @@ export class PushGatewayService {
         error instanceof UnknownKeyError
           ? `was sealed with the key "${error.keyId}", which DATA_ENCRYPTION_KEYS no longer holds`
           : `cannot be opened with the key "${current.connectionString.keyId}" (it was altered or belongs to another gateway)`;
-      throw new DomainError('CONFLICT', `The stored connectionString of push delivery gateway ${current.id} ${reason}; send a new connectionString in this replace.`);
+      throw new DomainError(
+        'CONFLICT',
+        `The stored connectionString of push delivery gateway ${current.id} ${reason}; send a new connectionString in this replace.`,
+      );
     }
     const sealed = this.cipher.isStale(current.connectionString) ? this.cipher.seal(plain, context) : current.connectionString;
     return { sealed, plain };
@@ -216,7 +251,8 @@ function gatewayNotFound(orgId: string, rawId: string): DomainError {
 }
 
 function stillBound(id: string, name: string, policies: { id: string; name: string }[]): DomainError {
-  if (policies.length === 0) return new DomainError('CONFLICT', `Push delivery gateway ${id} ("${name}") was being bound to an authenticator policy at that moment; retry the delete.`);
+  if (policies.length === 0)
+    return new DomainError('CONFLICT', `Push delivery gateway ${id} ("${name}") was being bound to an authenticator policy at that moment; retry the delete.`);
   const named = policies.map((p) => `"${p.name}" (id ${p.id})`).join(', ');
   return new DomainError(
     'CONFLICT',
@@ -226,7 +262,8 @@ function stillBound(id: string, name: string, policies: { id: string; name: stri
 
 /** A write refused by the database: the name index decides uniqueness, also between concurrent creates. */
 function translateWriteError(error: unknown, orgId: string, name: string): unknown {
-  if (isPgError(error, PG_UNIQUE_VIOLATION)) return uniqueness(`Tenant "${orgId}" already has a push delivery gateway named "${name}" (names are unique per tenant, ignoring case).`);
+  if (isPgError(error, PG_UNIQUE_VIOLATION))
+    return uniqueness(`Tenant "${orgId}" already has a push delivery gateway named "${name}" (names are unique per tenant, ignoring case).`);
   return error;
 }
 

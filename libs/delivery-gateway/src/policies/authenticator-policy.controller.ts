@@ -34,7 +34,12 @@ export class AuthenticatorPolicyController {
 
   @Get(':id')
   @RequirePermission(Permission.ReferenceDataRead)
-  async get(@CurrentPrincipal() principal: Principal, @Param('tenant') tenant: string, @Param('id') id: string, @Res({ passthrough: true }) reply: FastifyReply) {
+  async get(
+    @CurrentPrincipal() principal: Principal,
+    @Param('tenant') tenant: string,
+    @Param('id') id: string,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
     const row = await this.policies.get(requireTenant(principal, tenant), id);
     reply.header('ETag', etag(row.version));
     return this.presenter.policy(row);

@@ -72,7 +72,11 @@ export class AuthenticatorPolicyRepository {
   }
 
   async delete(orgId: string, id: string, tx: Transaction): Promise<{ name: string; version: number } | undefined> {
-    const [row] = await this.db.query<{ name: string; version: number }>('DELETE FROM authenticator_policies WHERE org_id = $1 AND id = $2 RETURNING name, version', [orgId, id], tx);
+    const [row] = await this.db.query<{ name: string; version: number }>(
+      'DELETE FROM authenticator_policies WHERE org_id = $1 AND id = $2 RETURNING name, version',
+      [orgId, id],
+      tx,
+    );
     return row;
   }
 

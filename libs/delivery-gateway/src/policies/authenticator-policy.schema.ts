@@ -13,7 +13,8 @@ const CONTROL = /[\x00-\x1f\x7f]/;
 
 const schemas = z
   .array(z.string(), {
-    error: (issue) => (issue.input === undefined ? `is required and must hold "${AUTHENTICATOR_POLICY_SCHEMA}"` : `must be an array holding "${AUTHENTICATOR_POLICY_SCHEMA}"`),
+    error: (issue) =>
+      issue.input === undefined ? `is required and must hold "${AUTHENTICATOR_POLICY_SCHEMA}"` : `must be an array holding "${AUTHENTICATOR_POLICY_SCHEMA}"`,
   })
   .refine((list) => list.includes(AUTHENTICATOR_POLICY_SCHEMA), `must hold "${AUTHENTICATOR_POLICY_SCHEMA}"`)
   .refine((list) => list.every((urn) => urn === AUTHENTICATOR_POLICY_SCHEMA), `may hold only "${AUTHENTICATOR_POLICY_SCHEMA}"`);
@@ -34,7 +35,10 @@ const description = z
 const gatewayReference = z
   .object(
     {
-      value: z.string({ error: (issue) => (issue.input === undefined ? 'is required (the id of a push delivery gateway)' : 'must be the id (a string) of a push delivery gateway') }),
+      value: z.string({
+        error: (issue) =>
+          issue.input === undefined ? 'is required (the id of a push delivery gateway)' : 'must be the id (a string) of a push delivery gateway',
+      }),
       display: z.string({ error: () => 'must be a string (it is read-only: the gateway name)' }).optional(),
     },
     { error: () => 'must be an object {value, display}' },

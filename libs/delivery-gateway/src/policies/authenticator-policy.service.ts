@@ -70,7 +70,8 @@ export class AuthenticatorPolicyService {
       const newer = await this.policies.findById(orgId, id);
       if (!newer) throw policyNotFound(orgId, rawId);
       if (ifMatch?.pinsVersion) throw preconditionFailed(`Authenticator policy ${id}`, newer.version);
-      if (attempt >= REPLACE_ATTEMPTS) throw new DomainError('CONFLICT', `Authenticator policy ${id} is being changed by others at this moment; retry the replace.`);
+      if (attempt >= REPLACE_ATTEMPTS)
+        throw new DomainError('CONFLICT', `Authenticator policy ${id} is being changed by others at this moment; retry the replace.`);
       current = newer;
     }
   }
@@ -84,7 +85,15 @@ export class AuthenticatorPolicyService {
       // A stale If-Match undoes the delete (the transaction rolls back): one round trip in the usual case.
       if (ifMatch && !ifMatch.matches(deleted.version)) throw preconditionFailed(`Authenticator policy ${id}`, deleted.version);
       await this.audit.record(
-        { org: orgId, actor: actor.name, action: 'authenticatorPolicy.delete', target: id, outcome: 'success', sourceAddress: actor.sourceAddress, details: { name: deleted.name } },
+        {
+          org: orgId,
+          actor: actor.name,
+          action: 'authenticatorPolicy.delete',
+          target: id,
+          outcome: 'success',
+          sourceAddress: actor.sourceAddress,
+          details: { name: deleted.name },
+        },
         tx,
       );
     });
@@ -94,7 +103,11 @@ export class AuthenticatorPolicyService {
    * Runs a create or replace in one transaction after checking the bound gateways, and answers the
    * policy as written (undefined when a conditional replace found a newer version).
    */
-  private async write(orgId: string, fields: AuthenticatorPolicyFields, work: (tx: Transaction) => Promise<string | undefined>): Promise<AuthenticatorPolicyRow | undefined> {
+  private async write(
+    orgId: string,
+    fields: AuthenticatorPolicyFields,
+    work: (tx: Transaction) => Promise<string | undefined>,
+  ): Promise<AuthenticatorPolicyRow | undefined> {
     try {
       return await this.db.transaction(async (tx) => {
         await this.checkGateways(orgId, fields.gatewayIds, tx);
@@ -115,15 +128,32 @@ export class AuthenticatorPolicyService {
       if (seen.has(id)) throw invalidValue(`deliveryGateways[${index}].value: gateway "${id}" is listed twice; list each gateway once, in priority order.`);
       seen.add(id);
     }
-    const known = await this.gateways.lockForBinding(orgId, ids.filter((id) => parseResourceId(id) !== undefined), tx);
+    const known = await this.gateways.lockForBinding(
+      orgId,
+      ids.filter((id) => parseResourceId(id) !== undefined),
+      tx,
+    );
     const index = ids.findIndex((id) => !known.has(id));
     if (index >= 0) {
-      throw invalidValue(`deliveryGateways[${index}].value: "${ids[index].slice(0, 40)}" is not a push delivery gateway of tenant "${orgId}" (see GET /configuration/${orgId}/v2/DeliveryGateway/Push).`);
+      throw invalidValue(
+        `deliveryGateways[${index}].value: "${ids[index].slice(0, 40)}" is not a push delivery gateway of tenant "${orgId}" (see GET /configuration/${orgId}/v2/DeliveryGateway/Push).`,
+      );
     }
   }
 
   private async record(orgId: string, action: string, id: string, fields: AuthenticatorPolicyFields, actor: Actor, tx: Transaction): Promise<void> {
-    await this.audit.record({ org: orgId, actor: actor.name, action, target: id, outcome: 'success', sourceAddress: actor.sourceAddress, details: { name: fields.name, deliveryGateways: fields.gatewayIds } }, tx);
+    await this.audit.record(
+      {
+        org: orgId,
+        actor: actor.name,
+        action,
+        target: id,
+        outcome: 'success',
+        sourceAddress: actor.sourceAddress,
+        details: { name: fields.name, deliveryGateways: fields.gatewayIds },
+      },
+      tx,
+    );
   }
 }
 

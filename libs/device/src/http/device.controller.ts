@@ -38,7 +38,12 @@ export class DeviceController {
   @Post()
   @ScimMediaTypes()
   @RequirePermission(Permission.DeviceCreate)
-  async create(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
+  async create(
+    @CurrentPrincipal() principal: Principal,
+    @SourceAddress() source: string,
+    @Body() body: unknown,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
     const row = await this.devices.create(principal, body, source);
     const view = this.presenter.device(row);
     reply.header('Location', view.meta.location).header('ETag', this.presenter.etag(row));
@@ -62,7 +67,12 @@ export class DeviceController {
   @Get(':id')
   @ScimMediaTypes()
   @RequirePermission(Permission.DeviceRead)
-  async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() query: Record<string, unknown>, @Res({ passthrough: true }) reply: FastifyReply) {
+  async get(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id') id: string,
+    @Query() query: Record<string, unknown>,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
     const projection = projectionFromQuery(query, DEVICE_SEARCH_DEFINITION);
     const row = await this.devices.get(principal, id);
     reply.header('ETag', this.presenter.etag(row));
@@ -80,7 +90,13 @@ export class DeviceController {
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.DeviceActivate)
-  activate(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('id') id: string, @Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
+  activate(
+    @CurrentPrincipal() principal: Principal,
+    @SourceAddress() source: string,
+    @Param('id') id: string,
+    @Body() body: unknown,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
     return this.move(principal, source, id, 'activate', body, reply);
   }
 
@@ -88,7 +104,13 @@ export class DeviceController {
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.DeviceSuspend)
-  suspend(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('id') id: string, @Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
+  suspend(
+    @CurrentPrincipal() principal: Principal,
+    @SourceAddress() source: string,
+    @Param('id') id: string,
+    @Body() body: unknown,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
     return this.move(principal, source, id, 'suspend', body, reply);
   }
 
@@ -96,7 +118,13 @@ export class DeviceController {
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.DeviceResume)
-  resume(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('id') id: string, @Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
+  resume(
+    @CurrentPrincipal() principal: Principal,
+    @SourceAddress() source: string,
+    @Param('id') id: string,
+    @Body() body: unknown,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
     return this.move(principal, source, id, 'resume', body, reply);
   }
 
@@ -104,7 +132,13 @@ export class DeviceController {
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.DeviceRevoke)
-  revoke(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('id') id: string, @Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
+  revoke(
+    @CurrentPrincipal() principal: Principal,
+    @SourceAddress() source: string,
+    @Param('id') id: string,
+    @Body() body: unknown,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
     return this.move(principal, source, id, 'revoke', body, reply);
   }
 
@@ -112,7 +146,13 @@ export class DeviceController {
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.DeviceTerminate)
-  terminate(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('id') id: string, @Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
+  terminate(
+    @CurrentPrincipal() principal: Principal,
+    @SourceAddress() source: string,
+    @Param('id') id: string,
+    @Body() body: unknown,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
     return this.move(principal, source, id, 'terminate', body, reply);
   }
 

@@ -32,7 +32,15 @@ describe('device import parser', () => {
     [() => parseImport({}, 'json'), 'INVALID_SYNTAX', /array of \{ATR, CUID\}/],
     [() => parseImport(['x'], 'csv'), 'INVALID_SYNTAX', /CSV import is text/],
     [() => parseImport('ATR,CUID\n', 'csv'), 'INVALID_VALUE', /holds no devices/],
-    [() => parseImport(Array.from({ length: MAX_IMPORT_ENTRIES + 1 }, (_, i) => ({ ATR: '3B00', CUID: String(i) })), 'json'), 'INVALID_VALUE', /at most 10000 per request/],
+    [
+      () =>
+        parseImport(
+          Array.from({ length: MAX_IMPORT_ENTRIES + 1 }, (_, i) => ({ ATR: '3B00', CUID: String(i) })),
+          'json',
+        ),
+      'INVALID_VALUE',
+      /at most 10000 per request/,
+    ],
     [() => importFormat('application/xml'), 'UNSUPPORTED_MEDIA_TYPE', /JSON array .* or as CSV/],
     [() => importFormat(undefined), 'UNSUPPORTED_MEDIA_TYPE', /JSON array/],
   ])('refuses what is not an import (%#)', (run, code, detail) => {

@@ -17,7 +17,8 @@ export const MAX_IMPORT_ENTRIES = 10_000;
 export function parseImport(body: unknown, format: 'json' | 'csv'): ImportEntry[] {
   const entries = format === 'json' ? fromJson(body) : fromCsv(body);
   if (entries.length === 0) throw invalidValue('The import holds no devices.');
-  if (entries.length > MAX_IMPORT_ENTRIES) throw invalidValue(`The import holds ${entries.length} devices; at most ${MAX_IMPORT_ENTRIES} per request, so split it.`);
+  if (entries.length > MAX_IMPORT_ENTRIES)
+    throw invalidValue(`The import holds ${entries.length} devices; at most ${MAX_IMPORT_ENTRIES} per request, so split it.`);
   const firstLineOf = new Map<string, number>();
   return entries.map((entry) => {
     if (entry.problem !== undefined) return entry;
@@ -53,7 +54,8 @@ function fromJson(body: unknown): ImportEntry[] {
     if (item === null || typeof item !== 'object' || Array.isArray(item)) return { line, problem: 'is not an {ATR, CUID} object' };
     const { ATR, CUID, ...rest } = canonicalExternalId(item) as Record<string, unknown>;
     const extra = Object.keys(rest);
-    if (extra.length > 0) return { line, problem: `${extra.map((k) => `"${k.slice(0, 40)}"`).join(', ')} ${extra.length > 1 ? 'are' : 'is'} not part of {ATR, CUID}` };
+    if (extra.length > 0)
+      return { line, problem: `${extra.map((k) => `"${k.slice(0, 40)}"`).join(', ')} ${extra.length > 1 ? 'are' : 'is'} not part of {ATR, CUID}` };
     return check(line, ATR, CUID);
   });
 }
@@ -66,7 +68,12 @@ function fromCsv(body: unknown): ImportEntry[] {
   let first = true;
   for (const [index, text] of lines.entries()) {
     if (text.trim() === '') continue;
-    const cells = text.split(/[,;]/).map((cell) => cell.trim().replace(/^"(.*)"$/, '$1').trim());
+    const cells = text.split(/[,;]/).map((cell) =>
+      cell
+        .trim()
+        .replace(/^"(.*)"$/, '$1')
+        .trim(),
+    );
     if (first) {
       first = false;
       const names = cells.map((cell) => cell.toUpperCase());

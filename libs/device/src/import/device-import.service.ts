@@ -58,7 +58,15 @@ export class DeviceImportService {
   private attempt(orgId: string, entries: ImportEntry[], actor: Actor): Promise<ImportReport> {
     return this.db.transaction(async (tx) => {
       const valid = entries.filter((e): e is ImportEntry & { ATR: string; CUID: string } => e.problem === undefined);
-      const stored = new Map((await this.devices.findExternalIds(orgId, valid.map((e) => e.CUID), tx)).map((s) => [s.cuid, s]));
+      const stored = new Map(
+        (
+          await this.devices.findExternalIds(
+            orgId,
+            valid.map((e) => e.CUID),
+            tx,
+          )
+        ).map((s) => [s.cuid, s]),
+      );
       const now = this.clock.now();
       const lines: ImportLineReport[] = [];
       const fresh: { id: string; ATR: string; CUID: string }[] = [];
@@ -72,7 +80,14 @@ export class DeviceImportService {
         if (existing && existing.atr === entry.ATR) {
           lines.push({ line, ATR, CUID, outcome: 'present', id: existing.device_id });
         } else if (existing) {
-          lines.push({ line, ATR, CUID, outcome: 'failed', id: existing.device_id, detail: `CUID ${CUID} is already registered with ATR ${existing.atr} (device ${existing.device_id})` });
+          lines.push({
+            line,
+            ATR,
+            CUID,
+            outcome: 'failed',
+            id: existing.device_id,
+            detail: `CUID ${CUID} is already registered with ATR ${existing.atr} (device ${existing.device_id})`,
+          });
         } else {
           const id = randomUUID();
           fresh.push({ id, ATR: entry.ATR, CUID: entry.CUID });
@@ -82,7 +97,10 @@ export class DeviceImportService {
       await this.devices.insertMany(orgId, fresh, now, tx);
       const event = { org: orgId, actor: actor.name, outcome: 'success' as const, sourceAddress: actor.sourceAddress ?? null };
       for (const device of fresh) {
-        await this.audit.record({ ...event, action: 'device.create', target: device.id, details: { via: 'import', externalIds: [{ ATR: device.ATR, CUID: device.CUID }] } }, tx);
+        await this.audit.record(
+          { ...event, action: 'device.create', target: device.id, details: { via: 'import', externalIds: [{ ATR: device.ATR, CUID: device.CUID }] } },
+          tx,
+        );
       }
       const report = {
         total: entries.length,
