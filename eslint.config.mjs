@@ -10,8 +10,22 @@ export default tseslint.config(
     files: ['**/*.ts'],
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
-      // A feature is imported through its barrel (@app/x), never by a path into it.
-      'no-restricted-imports': ['error', { patterns: [{ group: ['@app/*/*'], message: 'Import a feature through its barrel, e.g. @app/auth.' }] }],
+      // A feature is imported through its barrel (@app/x), never by a path into it; its test hooks
+      // through their own barrel (@app/x/testing), from tests only (next block).
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['@app/*/*', '!@app/*/testing'], message: 'Import a feature through its barrel, e.g. @app/auth.' }] },
+      ],
+    },
+  },
+  {
+    files: ['apps/**/*.ts', 'libs/**/*.ts'],
+    ignores: ['**/*.spec.ts', 'libs/*/src/testing/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['@app/*/*'], message: 'Import a feature through its barrel, e.g. @app/auth; production code never imports test hooks.' }] },
+      ],
     },
   },
   {

@@ -26,6 +26,8 @@ module.exports = {
   moduleNameMapper: {
     '^@app/testing$': '<rootDir>/test/support',
     '^@app/([a-z-]+)$': '<rootDir>/libs/$1/src',
+    // A library's test hooks (libs/*/src/testing), for suites outside the library.
+    '^@app/([a-z-]+)/testing$': '<rootDir>/libs/$1/src/testing',
   },
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',

@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 'use strict';
 // `npm test`: the whole suite on a fresh clone. Installs dependencies and SoftHSM2/OpenSC when
-// missing, type-checks, lints, builds (one e2e test starts the built service), then runs Jest.
+// missing, checks formatting, type-checks, lints, then runs Jest (whose global setup builds dist/ once
+// for the suites that start the built service).
 // Tests use their own embedded PostgreSQL unless DATABASE_URL is set, and a fresh SoftHSM2 token.
 const { readFileSync, rmSync } = require('node:fs');
 const { join } = require('node:path');
 const { spawnSync } = require('node:child_process');
-const { ROOT, run, ensureDependencies, ensureDebianPackages, build } = require('./setup');
+const { ROOT, run, ensureDependencies, ensureDebianPackages } = require('./setup');
 
 ensureDependencies();
 ensureDebianPackages([
@@ -14,11 +15,12 @@ ensureDebianPackages([
   { name: 'opensc', binary: 'pkcs11-tool' },
 ]);
 const bin = (name) => join(ROOT, 'node_modules', '.bin', name);
+process.stdout.write('Checking formatting (prettier; `npm run format` fixes it)...\n');
+run(bin('prettier'), ['--check', '--log-level=warn', '.']);
 process.stdout.write('Type-checking...\n');
 run(bin('tsc'), ['-p', 'tsconfig.json', '--noEmit']);
 process.stdout.write('Linting...\n');
 run(bin('eslint'), ['.', '--max-warnings=0']);
-build();
 
 const report = join(ROOT, '.test-run', 'jest-report.json');
 rmSync(report, { force: true });

@@ -1,5 +1,7 @@
 import 'reflect-metadata';
-import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { Client } from 'pg';
@@ -7,22 +9,35 @@ import { DataSource } from 'typeorm';
 import { dataSourceOptions, runMigrations, startEmbeddedPostgres } from '@app/persistence';
 import { ensureSoftHsmToken, generateSoftHsmKey } from '@app/hsm';
 
+/** Prefix of the run's EMBEDDED_PG_DIR in the temp directory; the pid lets a later run remove it when this one died. */
+const PLACEMENT_PREFIX = 'cp-test-';
+
 /**
  * Once per test run: a PostgreSQL (DATABASE_URL when set, else an embedded one under .test-run/),
  * a template database migrated once (each suite copies it), and a fresh SoftHSM2 token holding
- * JWT_KEY. Workers find them through TEST_* environment variables.
+ * JWT_KEY. Workers find them through TEST_* environment variables. Run as root from a directory the
+ * `postgres` user cannot enter (a clone under a 0700 home), the embedded clusters go to a throwaway
+ * EMBEDDED_PG_DIR in the temp directory (TEST_EMBEDDED_PG_DIR), removed at the end of the run.
+ * The built service (dist/) that suites start as a real process is compiled here, once, before any
+ * worker runs: two suites compiling it in parallel let one load a half-written file of the other.
  */
 export default async function globalSetup(): Promise<void> {
+  const root = resolve(__dirname, '../..');
+  execFileSync(join(root, 'node_modules/.bin/swc'), ['apps', 'libs', 'migrations', '-d', 'dist', '--quiet'], { cwd: root });
   removeRunsThatDied(resolve(__dirname, '../../.test-run'));
   const runDir = resolve(__dirname, '../../.test-run', `${process.pid}`);
   rmSync(runDir, { recursive: true, force: true });
   mkdirSync(runDir, { recursive: true, mode: 0o755 });
   chmodSync(runDir, 0o755);
+  removePlacementsThatDied();
+  const placementDir = mkdtempSync(join(tmpdir(), `${PLACEMENT_PREFIX}${process.pid}-`));
+  chmodSync(placementDir, 0o755);
+  process.env.TEST_EMBEDDED_PG_DIR = placementDir;
 
   let adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) {
     const port = await freePort();
-    const embedded = await startEmbeddedPostgres({ dataDir: runDir, port, password: 'test' });
+    const embedded = await startEmbeddedPostgres({ dataDir: runDir, placementDir, port, password: 'test' });
     (globalThis as Record<string, unknown>).__embeddedPostgres = embedded;
     adminUrl = embedded.url;
   }
@@ -58,12 +73,26 @@ export default async function globalSetup(): Promise<void> {
 function removeRunsThatDied(root: string): void {
   if (!existsSync(root)) return;
   for (const entry of readdirSync(root)) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      process.kill(Number(entry), 0);
-    } catch {
-      rmSync(join(root, entry), { recursive: true, force: true });
-    }
+    if (/^\d+$/.test(entry) && !alive(Number(entry))) rmSync(join(root, entry), { recursive: true, force: true });
+  }
+}
+
+/** The same for the throwaway EMBEDDED_PG_DIRs in the temp directory (only this user's). */
+function removePlacementsThatDied(): void {
+  const uid = process.getuid?.();
+  for (const entry of readdirSync(tmpdir())) {
+    const pid = new RegExp(`^${PLACEMENT_PREFIX}(\\d+)-`).exec(entry)?.[1];
+    const path = join(tmpdir(), entry);
+    if (pid && !alive(Number(pid)) && statSync(path).uid === uid) rmSync(path, { recursive: true, force: true });
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -15,4 +15,5 @@ export default async function globalTeardown(): Promise<void> {
     await admin.end();
   }
   if (process.env.TEST_RUN_DIR) rmSync(process.env.TEST_RUN_DIR, { recursive: true, force: true });
+  if (process.env.TEST_EMBEDDED_PG_DIR) rmSync(process.env.TEST_EMBEDDED_PG_DIR, { recursive: true, force: true });
 }
