@@ -1,4 +1,6 @@
-import { Pkcs11Signer } from '@app/hsm';
+import { createPublicKey, verify } from 'node:crypto';
+import { KeyStore, Pkcs11Hsm, SignerUnavailableError } from '@app/hsm';
+import { simulateModuleFailure } from '@app/hsm/testing';
 import { TestApp, createTestApp, tokenRequest, PLATFORM_ADMIN_SECRET } from '@app/testing';
 
 /** DECISIONS 12: an HSM module error at run time gives 503 with Retry-After, turns readiness red, and heals. */
@@ -16,7 +18,7 @@ describe('HSM failure at run time', () => {
     'after %s: 503 temporarily_unavailable with Retry-After, ready 503, then recovers by itself',
     async (failure) => {
       expect((await issue()).status).toBe(200);
-      t.app.get(Pkcs11Signer).simulateModuleFailureForTests(failure);
+      simulateModuleFailure(t.app.get(Pkcs11Hsm), failure);
 
       const refused = await issue();
       expect(refused.status).toBe(503);
@@ -39,9 +41,40 @@ describe('HSM failure at run time', () => {
     },
   );
 
+  it.each(['sessions-closed', 'module-finalized'] as const)(
+    'a CA key sign meeting %s: SignerUnavailableError with Retry-After, ready 503, then the CA key and tokens are back by themselves',
+    async (failure) => {
+      const keyStore = t.app.get(KeyStore);
+      const label = `CA_KEY/hsm-failure-${failure}`;
+      const pair = await keyStore.generateKeyPair(label, 'EC-P256');
+      const message = Buffer.from('tbsCertList');
+      simulateModuleFailure(t.app.get(Pkcs11Hsm), failure);
+
+      const refused: unknown = await keyStore.sign(label, message, { hash: 'SHA-256', encoding: 'der' }).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(SignerUnavailableError);
+      expect((refused as SignerUnavailableError).retryAfterSeconds).toBeGreaterThan(0);
+      const ready = await t.http.get('/health/ready');
+      expect(ready.status).toBe(503);
+      expect(ready.body).toEqual({ status: 'unavailable', checks: { database: 'ok', hsm: 'down' } });
+      const token = await issue();
+      expect(token.status).toBe(503);
+      expect(Number(token.headers['retry-after'])).toBeGreaterThan(0);
+
+      let healed = false;
+      for (let i = 0; i < 60 && !healed; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        healed = (await t.http.get('/health/ready')).status === 200;
+      }
+      expect(healed).toBe(true);
+      const signature = await keyStore.sign(label, message, { hash: 'SHA-256', encoding: 'der' });
+      expect(verify('sha256', message, createPublicKey({ key: pair.publicKeySpki, format: 'der', type: 'spki' }), signature)).toBe(true);
+      expect((await issue()).status).toBe(200);
+    },
+  );
+
   it('an HSM lost while the service is idle: readiness turns red with no request signing, then heals', async () => {
     expect((await t.http.get('/health/ready')).status).toBe(200);
-    t.app.get(Pkcs11Signer).simulateModuleFailureForTests('sessions-closed');
+    simulateModuleFailure(t.app.get(Pkcs11Hsm), 'sessions-closed');
 
     // Only readiness is asked: the probe sign after a second without signs is what notices.
     const statuses: number[] = [];

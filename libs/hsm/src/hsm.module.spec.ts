@@ -2,6 +2,8 @@ import { Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { HsmConfigurationError, SignerUnavailableError } from './hsm.errors';
 import { HsmModule, type HsmModuleOptions } from './hsm.module';
+import { KeyStore } from './key-store.port';
+import { Pkcs11KeyStore } from './pkcs11-key-store.adapter';
 import { Pkcs11Signer } from './pkcs11-signer.adapter';
 import { Signer } from './signer.port';
 import { createTemporarySoftHsmToken, type TemporarySoftHsmToken } from './testing/temporary-softhsm-token';
@@ -18,7 +20,8 @@ class SettingsModule {}
 
 beforeAll(() => {
   token = createTemporarySoftHsmToken('module-spec');
-  settings = { modulePath: token.modulePath, tokenLabel: token.tokenLabel, pin: token.pin, generateKeyIfMissing: true, logger: silent };
+  token.generateKey('JWT_KEY', 'EC');
+  settings = { modulePath: token.modulePath, tokenLabel: token.tokenLabel, pin: token.pin, logger: silent };
 });
 
 afterAll(() => token.remove());
@@ -29,21 +32,26 @@ function compile() {
   }).compile();
 }
 
-it('provides a connected Signer and closes it at application shutdown', async () => {
+it('provides a connected Signer and KeyStore on one HSM owner, and closes it at application shutdown', async () => {
   const app = await compile();
   const signer = app.get(Signer);
+  const keyStore = app.get(KeyStore);
   const input = Buffer.from('eyJhbGciOiJFUzI1NiJ9.e30');
 
   expect(signer).toBeInstanceOf(Pkcs11Signer);
+  expect(keyStore).toBeInstanceOf(Pkcs11KeyStore);
   expect(signer.isReady()).toBe(true);
   expect(verifiesJws(signer.publicJwk, input, await signer.sign(input))).toBe(true);
+  const pair = await keyStore.generateKeyPair('CA_KEY/module-spec', 'EC-P256');
+  expect(await keyStore.sign(pair.label, input, { hash: 'SHA-256', encoding: 'raw' })).toHaveLength(64);
 
   await app.close();
   expect(signer.isReady()).toBe(false);
   await expect(signer.sign(input)).rejects.toBeInstanceOf(SignerUnavailableError);
+  await expect(keyStore.sign(pair.label, input, { hash: 'SHA-256', encoding: 'raw' })).rejects.toBeInstanceOf(SignerUnavailableError);
 });
 
 it('refuses to start when the HSM configuration is wrong', async () => {
-  settings = { ...settings, keyLabel: 'MISSING', generateKeyIfMissing: false };
+  settings = { ...settings, keyLabel: 'MISSING' };
   await expect(compile()).rejects.toBeInstanceOf(HsmConfigurationError);
 });

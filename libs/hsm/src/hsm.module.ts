@@ -1,5 +1,9 @@
 import { Global, Inject, Logger, Module, type DynamicModule, type FactoryProvider, type ModuleMetadata, type OnApplicationShutdown } from '@nestjs/common';
-import { Pkcs11Signer, type HsmLogger, type HsmOptions } from './pkcs11-signer.adapter';
+import type { HsmLogger } from './hsm.logger';
+import { KeyStore } from './key-store.port';
+import { Pkcs11Hsm, type HsmOptions } from './pkcs11-hsm';
+import { Pkcs11KeyStore } from './pkcs11-key-store.adapter';
+import { Pkcs11Signer } from './pkcs11-signer.adapter';
 import { Signer } from './signer.port';
 
 export interface HsmModuleOptions extends HsmOptions {
@@ -12,15 +16,16 @@ export interface HsmModuleAsyncOptions extends Pick<ModuleMetadata, 'imports'>, 
 const HSM_MODULE_OPTIONS = Symbol('HSM_MODULE_OPTIONS');
 
 /**
- * Provides the `Signer` port, bound to a `Pkcs11Signer` connected at boot: a misconfigured HSM
- * stops the application from starting (DECISIONS.md §12). Global, since one process owns one
- * PKCS#11 module (pkcs11.md rule 4). The signer is closed in `onApplicationShutdown`, so the app
- * must call `enableShutdownHooks()` (or `close()`) for the drain-then-finalize order to run.
+ * Provides the `Signer` port (token signatures with JWT_KEY) and the `KeyStore` port (CA key
+ * pairs), both served by one `Pkcs11Hsm` connected at boot: a misconfigured HSM stops the
+ * application from starting (DECISIONS 12). Global, since one process owns one PKCS#11 module
+ * (pkcs11.md rule 4). The HSM is closed in `onApplicationShutdown`, so the app must call
+ * `enableShutdownHooks()` (or `close()`) for the drain-then-finalize order to run.
  */
 @Global()
 @Module({})
 export class HsmModule implements OnApplicationShutdown {
-  constructor(@Inject(Pkcs11Signer) private readonly signer: Pkcs11Signer) {}
+  constructor(@Inject(Pkcs11Hsm) private readonly hsm: Pkcs11Hsm) {}
 
   static forRootAsync(options: HsmModuleAsyncOptions): DynamicModule {
     return {
@@ -30,18 +35,19 @@ export class HsmModule implements OnApplicationShutdown {
       providers: [
         { provide: HSM_MODULE_OPTIONS, inject: options.inject ?? [], useFactory: options.useFactory },
         {
-          provide: Pkcs11Signer,
+          provide: Pkcs11Hsm,
           inject: [HSM_MODULE_OPTIONS],
-          useFactory: ({ logger, ...hsm }: HsmModuleOptions) => Pkcs11Signer.connect(hsm, logger ?? nestLogger()),
+          useFactory: ({ logger, ...hsm }: HsmModuleOptions) => Pkcs11Hsm.connect(hsm, logger ?? nestLogger()),
         },
-        { provide: Signer, useExisting: Pkcs11Signer },
+        { provide: Signer, inject: [Pkcs11Hsm], useFactory: (hsm: Pkcs11Hsm) => new Pkcs11Signer(hsm) },
+        { provide: KeyStore, inject: [Pkcs11Hsm], useFactory: (hsm: Pkcs11Hsm) => new Pkcs11KeyStore(hsm) },
       ],
-      exports: [Signer],
+      exports: [Signer, KeyStore],
     };
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await this.signer.close();
+    await this.hsm.close();
   }
 }
 

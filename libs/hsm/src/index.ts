@@ -1,5 +1,17 @@
-export { HsmConfigurationError, SignerUnavailableError, type HsmConfigurationErrorCode } from './hsm.errors';
+export { HsmConfigurationError, KeyStoreError, SignerUnavailableError, type HsmConfigurationErrorCode, type KeyStoreErrorCode } from './hsm.errors';
+export type { HsmLogFn, HsmLogger } from './hsm.logger';
 export { HsmModule, type HsmModuleAsyncOptions, type HsmModuleOptions } from './hsm.module';
-export { Pkcs11Signer, type HsmLogFn, type HsmLogger, type HsmOptions } from './pkcs11-signer.adapter';
-export { ensureSoftHsmToken, generateSoftHsmKey, type SoftHsmKeyOptions, type SoftHsmToken, type SoftHsmTokenOptions } from './softhsm-provisioning';
+export { KeyStore, type HsmKeyPair, type KeyAlgorithm, type KeyStoreHash, type SignatureEncoding, type SignOptions } from './key-store.port';
+export { Pkcs11Hsm, type HsmOptions } from './pkcs11-hsm';
+export { Pkcs11KeyStore } from './pkcs11-key-store.adapter';
+export { Pkcs11Signer } from './pkcs11-signer.adapter';
 export { Signer, type JwsAlgorithm, type SigningJwk } from './signer.port';
+export {
+  ensureSoftHsmToken,
+  generateSoftHsmKey,
+  openSoftHsmDirectory,
+  provisionSoftHsmToken,
+  type SoftHsmKeyOptions,
+  type SoftHsmToken,
+  type SoftHsmTokenOptions,
+} from './softhsm-provisioning';

@@ -1,8 +1,18 @@
 import { calculateJwkThumbprint } from 'jose';
 import { HsmConfigurationError, SignerUnavailableError } from './hsm.errors';
-import { Pkcs11Signer, type HsmOptions } from './pkcs11-signer.adapter';
+import type { HsmLogger } from './hsm.logger';
+import { Pkcs11Hsm, type HsmOptions } from './pkcs11-hsm';
+import { Pkcs11Signer } from './pkcs11-signer.adapter';
+import { provisionSoftHsmToken } from './softhsm-provisioning';
+import { simulateModuleFailure } from './testing/module-failure';
 import { createTemporarySoftHsmToken, type TemporarySoftHsmToken } from './testing/temporary-softhsm-token';
 import { verifiesJws, waitUntil } from './testing/verify-jws';
+
+/** The Signer port on a freshly connected owner; `close()` closes the owner. */
+async function connectSigner(options: HsmOptions, logger?: HsmLogger): Promise<Pkcs11Signer & { owner: Pkcs11Hsm; close(): Promise<void> }> {
+  const hsm = await Pkcs11Hsm.connect(options, logger);
+  return Object.assign(new Pkcs11Signer(hsm), { owner: hsm, close: () => hsm.close() });
+}
 
 const signingInput = Buffer.from('eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJjbGllbnQtMSJ9');
 let token: TemporarySoftHsmToken;
@@ -19,12 +29,14 @@ beforeAll(() => {
 
 afterAll(() => token.remove());
 
-describe('ES256 with a key generated on first start (embedded default)', () => {
-  let signer: Pkcs11Signer;
+describe('ES256 with the key the embedded default provisions on first start', () => {
+  let signer: Awaited<ReturnType<typeof connectSigner>>;
   let firstKid: string;
 
   beforeAll(async () => {
-    signer = await Pkcs11Signer.connect({ ...options, generateKeyIfMissing: true });
+    // Before this process's first C_Initialize: SoftHSM reads the token folder only then (rule 8).
+    provisionSoftHsmToken({ ...token.options, keyLabel: 'JWT_KEY' });
+    signer = await connectSigner({ ...options, keyLabel: 'JWT_KEY' });
     firstKid = signer.kid;
   });
 
@@ -49,12 +61,13 @@ describe('ES256 with a key generated on first start (embedded default)', () => {
   });
 
   it('refuses a second PKCS#11 owner in the same process (rule 4)', async () => {
-    await expect(Pkcs11Signer.connect(options)).rejects.toMatchObject({ code: 'HSM_MODULE_IN_USE' });
+    await expect(Pkcs11Hsm.connect(options)).rejects.toMatchObject({ code: 'HSM_MODULE_IN_USE' });
+    expect(() => provisionSoftHsmToken({ ...token.options, keyLabel: 'JWT_KEY' })).toThrow(/already owned in this process/);
     expect(await signer.sign(signingInput)).toHaveLength(64);
   });
 
   it('after a module failure: the failing sign is unavailable, readiness goes red, then it reconnects by itself', async () => {
-    signer.simulateModuleFailureForTests();
+    simulateModuleFailure(signer.owner);
 
     const failed: unknown = await signer.sign(signingInput).catch((error: unknown) => error);
     expect(failed).toBeInstanceOf(SignerUnavailableError);
@@ -70,7 +83,7 @@ describe('ES256 with a key generated on first start (embedded default)', () => {
   });
 
   it('reconnects after the module lost its state, initializing it again', async () => {
-    signer.simulateModuleFailureForTests('module-finalized');
+    simulateModuleFailure(signer.owner, 'module-finalized');
 
     await expect(signer.sign(signingInput)).rejects.toBeInstanceOf(SignerUnavailableError);
     expect(signer.isReady()).toBe(false);
@@ -78,24 +91,22 @@ describe('ES256 with a key generated on first start (embedded default)', () => {
     expect(verifiesJws(signer.publicJwk, signingInput, await signer.sign(signingInput))).toBe(true);
   });
 
-  it('connects again after close() and C_Finalize, finding the generated key instead of making another', async () => {
+  it('connects again after close() and C_Finalize; provisioning again finds the key instead of making another', async () => {
     await signer.close();
-    signer = await Pkcs11Signer.connect({ ...options, generateKeyIfMissing: true });
-    expect(signer.kid).toBe(firstKid);
-    await signer.close();
+    provisionSoftHsmToken({ ...token.options, keyLabel: 'JWT_KEY' });
 
-    // Without generation the label must match exactly one private key (rule 6): only one was made.
-    signer = await Pkcs11Signer.connect(options);
+    // The label must match exactly one private key (rule 6): only one was made.
+    signer = await connectSigner({ ...options, keyLabel: 'JWT_KEY' });
     expect(signer.kid).toBe(firstKid);
     expect(verifiesJws(signer.publicJwk, signingInput, await signer.sign(signingInput))).toBe(true);
   });
 });
 
 describe('RS256 with an RSA-2048 key under another label', () => {
-  let signer: Pkcs11Signer;
+  let signer: Awaited<ReturnType<typeof connectSigner>>;
 
   beforeAll(async () => {
-    signer = await Pkcs11Signer.connect({ ...options, keyLabel: 'RSA_KEY', sessionPoolSize: 4 });
+    signer = await connectSigner({ ...options, keyLabel: 'RSA_KEY', sessionPoolSize: 4 });
   });
 
   afterAll(() => signer.close());
@@ -119,7 +130,7 @@ describe('RS256 with an RSA-2048 key under another label', () => {
   });
 
   it('after a module failure with signs queued for sessions: all are unavailable, then it recovers', async () => {
-    signer.simulateModuleFailureForTests();
+    simulateModuleFailure(signer.owner);
 
     const results = await Promise.allSettled(Array.from({ length: 10 }, () => signer.sign(signingInput)));
     expect(results.map((result) => result.status === 'rejected' && result.reason instanceof SignerUnavailableError)).toEqual(
@@ -150,8 +161,8 @@ describe('RS256 with an RSA-2048 key under another label', () => {
 });
 
 it('a refused configuration leaves the module free for a corrected one', async () => {
-  await expect(Pkcs11Signer.connect({ ...options, keyLabel: 'NO_SUCH_KEY' })).rejects.toBeInstanceOf(HsmConfigurationError);
-  const signer = await Pkcs11Signer.connect({ ...options, keyLabel: 'RSA_KEY' });
+  await expect(Pkcs11Hsm.connect({ ...options, keyLabel: 'NO_SUCH_KEY' })).rejects.toBeInstanceOf(HsmConfigurationError);
+  const signer = await connectSigner({ ...options, keyLabel: 'RSA_KEY' });
   expect(verifiesJws(signer.publicJwk, signingInput, await signer.sign(signingInput))).toBe(true);
   await signer.close();
 });
@@ -164,7 +175,7 @@ describe('the key a sign uses', () => {
       warn: () => undefined,
       error: () => undefined,
     };
-    return { infos, connecting: Pkcs11Signer.connect({ ...options, keyLabel }, logger) };
+    return { infos, connecting: connectSigner({ ...options, keyLabel }, logger) };
   }
 
   it('is a session copy of the token key when the HSM allows one, rebuilt after a reconnect', async () => {
@@ -174,7 +185,7 @@ describe('the key a sign uses', () => {
       expect(infos.find((info) => info.message === 'HSM signer connected')).toMatchObject({ keyLabel: 'RSA_KEY', signsWithSessionCopy: true });
       expect(infos.some((info) => info.message === 'HSM refused a session copy of the signing key; signing with the token object')).toBe(false);
 
-      signer.simulateModuleFailureForTests();
+      simulateModuleFailure(signer.owner);
       await expect(signer.sign(signingInput)).rejects.toBeInstanceOf(SignerUnavailableError);
       await waitUntil(() => signer.isReady(), 5_000);
       expect(verifiesJws(signer.publicJwk, signingInput, await signer.sign(signingInput))).toBe(true);
@@ -203,10 +214,10 @@ describe('health checks while idle', () => {
   it('a probe sign notices a lost HSM with no caller signing: readiness red, a warning, then the reconnect', async () => {
     const warnings: string[] = [];
     const logger = { info: () => undefined, warn: (_fields: object | string, message?: string) => warnings.push(message ?? ''), error: () => undefined };
-    const signer = await Pkcs11Signer.connect({ ...options, keyLabel: 'IDLE_KEY', healthCheckIntervalMs: 50 }, logger);
+    const signer = await connectSigner({ ...options, keyLabel: 'IDLE_KEY', healthCheckIntervalMs: 50 }, logger);
     try {
       // ES256 signs are synchronous, so no probe is ever in flight while this runs (rule 2).
-      signer.simulateModuleFailureForTests();
+      simulateModuleFailure(signer.owner);
       await waitUntil(() => !signer.isReady(), 2_000);
       expect(warnings).toContain('HSM sign failed; reconnecting in the background');
       await waitUntil(() => signer.isReady(), 5_000);
@@ -217,9 +228,9 @@ describe('health checks while idle', () => {
   });
 
   it('without health checks (the default), nothing notices until a sign fails', async () => {
-    const signer = await Pkcs11Signer.connect({ ...options, keyLabel: 'IDLE_KEY' });
+    const signer = await connectSigner({ ...options, keyLabel: 'IDLE_KEY' });
     try {
-      signer.simulateModuleFailureForTests();
+      simulateModuleFailure(signer.owner);
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(signer.isReady()).toBe(true);
       await expect(signer.sign(signingInput)).rejects.toBeInstanceOf(SignerUnavailableError);
@@ -234,12 +245,12 @@ describe('health checks while idle', () => {
 it('stops reconnecting for good when the HSM rejects the PIN (rule 5), logging an error without the PIN', async () => {
   const errors: unknown[] = [];
   const logger = { info: () => undefined, warn: () => undefined, error: (fields: object | string) => errors.push(fields) };
-  const signer = await Pkcs11Signer.connect({ ...options, keyLabel: 'RSA_KEY' }, logger);
+  const signer = await connectSigner({ ...options, keyLabel: 'RSA_KEY' }, logger);
   try {
     // SoftHSM reads the PIN from disk at C_Initialize, so the module must lose its state for the
     // reconnect to meet the new PIN.
     token.pkcs11Tool('--change-pin', '--new-pin', '11112222');
-    signer.simulateModuleFailureForTests('module-finalized');
+    simulateModuleFailure(signer.owner, 'module-finalized');
 
     await expect(signer.sign(signingInput)).rejects.toBeInstanceOf(SignerUnavailableError);
     await waitUntil(() => errors.length > 0, 5_000);

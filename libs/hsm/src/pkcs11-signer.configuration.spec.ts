@@ -1,5 +1,6 @@
 import { HsmConfigurationError } from './hsm.errors';
-import { Pkcs11Signer, type HsmOptions } from './pkcs11-signer.adapter';
+import { Pkcs11Hsm, type HsmOptions } from './pkcs11-hsm';
+import { Pkcs11Signer } from './pkcs11-signer.adapter';
 import { createTemporarySoftHsmToken, type TemporarySoftHsmToken } from './testing/temporary-softhsm-token';
 import { verifiesJws } from './testing/verify-jws';
 
@@ -15,6 +16,7 @@ beforeAll(() => {
   token.generateKey('GOOD', 'EC');
   twinIds = [token.generateKey('TWIN', 'EC').keyId, token.generateKey('TWIN', 'EC').keyId];
   token.generateKey('SMALL_RSA', 'RSA', 1024);
+  token.pkcs11Tool('--keypairgen', '--key-type', 'EC:secp384r1', '--label', 'P384', '--id', '0384');
   // ORPHAN loses its public key; MISMATCHED gets another pair's public key under its CKA_ID.
   orphanId = token.generateKey('ORPHAN', 'EC').keyId;
   token.pkcs11Tool('--delete-object', '--type', 'pubkey', '--id', orphanId);
@@ -28,9 +30,9 @@ beforeAll(() => {
 afterAll(() => token.remove());
 
 async function refusal(overrides: Partial<HsmOptions>): Promise<HsmConfigurationError> {
-  const error: unknown = await Pkcs11Signer.connect({ ...options, ...overrides }).then(
-    async (signer) => {
-      await signer.close();
+  const error: unknown = await Pkcs11Hsm.connect({ ...options, ...overrides }).then(
+    async (hsm) => {
+      await hsm.close();
       throw new Error('connect succeeded');
     },
     (refused: unknown) => refused,
@@ -86,6 +88,12 @@ it('refuses an RSA key shorter than 2048 bits', async () => {
   expect(error.message).toBe('key "SMALL_RSA" on token "config-spec" is a 1024-bit RSA key: key type not supported (EC P-256 or RSA >= 2048 only)');
 });
 
+it('refuses an EC key on another curve than P-256 as the token signer, naming the curve', async () => {
+  const error = await refusal({ keyLabel: 'P384' });
+  expect(error.code).toBe('HSM_KEY_UNSUPPORTED');
+  expect(error.message).toBe('key "P384" on token "config-spec" is an EC key on curve OID 1.3.132.0.34: key type not supported (EC P-256 or RSA >= 2048 only)');
+});
+
 it('names the CKA_ID when the private key has no public key beside it', async () => {
   const error = await refusal({ keyLabel: 'ORPHAN' });
   expect(error.code).toBe('HSM_PUBLIC_KEY_NOT_FOUND');
@@ -111,9 +119,10 @@ it('refuses a health-check interval that is not a whole number of milliseconds',
 });
 
 it('connects with the corrected configuration in the same process after all those refusals', async () => {
-  const signer = await Pkcs11Signer.connect(options);
+  const hsm = await Pkcs11Hsm.connect(options);
+  const signer = new Pkcs11Signer(hsm);
   const input = Buffer.from('eyJhbGciOiJFUzI1NiJ9.e30');
   expect(signer.algorithm).toBe('ES256');
   expect(verifiesJws(signer.publicJwk, input, await signer.sign(input))).toBe(true);
-  await signer.close();
+  await hsm.close();
 });

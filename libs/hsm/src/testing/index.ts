@@ -1,0 +1,4 @@
+// Test hooks of the HSM library: never imported by production code.
+export { simulateModuleFailure, takeSoftHsmTokenAway, type HsmUnderTest } from './module-failure';
+export { createTemporarySoftHsmToken, type TemporarySoftHsmToken } from './temporary-softhsm-token';
+export { verifiesJws, waitUntil } from './verify-jws';
