@@ -1,9 +1,8 @@
 import cluster, { Worker } from 'node:cluster';
 import { AppConfig } from '@app/config';
-import { Pkcs11Signer } from '@app/hsm';
 import { Logger, listenClusterMetrics } from '@app/observability';
 import { EmbeddedPostgresHandle, startEmbeddedPostgres } from '@app/persistence';
-import { hsmOptions } from './app.module';
+import { provisionEmbeddedHsm } from './app.module';
 
 /** How long the workers may take to drain after SIGTERM. */
 const STOP_DEADLINE_MS = 15_000;
@@ -21,13 +20,16 @@ export async function runClusterPrimary(config: AppConfig, logger: Logger): Prom
   let embedded: EmbeddedPostgresHandle | undefined;
   const workerEnv: Record<string, string> = {};
   if (config.embeddedDatabase) {
-    embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPostgresPort, password: config.embeddedPostgresPassword! });
+    embedded = await startEmbeddedPostgres({
+      dataDir: config.dataDir,
+      placementDir: config.embeddedPostgresDir,
+      port: config.embeddedPostgresPort,
+      password: config.embeddedPostgresPassword!,
+      onWarning: (message) => logger.warn({ component: 'embedded-postgres' }, message),
+    });
     workerEnv.DATABASE_URL = embedded.socketUrl;
   }
-  if (config.embeddedHsm) {
-    const signer = await Pkcs11Signer.connect(hsmOptions(config, logger));
-    await signer.close();
-  }
+  provisionEmbeddedHsm(config, logger);
   const metricsServer = await listenClusterMetrics(config.metricsPort, config.host);
 
   let stopping = false;

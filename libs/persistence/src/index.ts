@@ -5,3 +5,4 @@ export * from './persistence.module';
 export * from './change-feed';
 export * from './group-commit';
 export * from './feed-cache';
+export { EmbeddedPostgresError } from './embedded-postgres-placement';

@@ -23,9 +23,11 @@ const EMBEDDED = Symbol('EMBEDDED_POSTGRES');
         if (!config.embeddedDatabase) return undefined;
         const handle = await startEmbeddedPostgres({
           dataDir: config.dataDir,
+          placementDir: config.embeddedPostgresDir,
           port: config.embeddedPostgresPort,
           password: config.embeddedPostgresPassword!,
           onLog: (message) => logger.debug({ component: 'embedded-postgres' }, message.trim()),
+          onWarning: (message) => logger.warn({ component: 'embedded-postgres' }, message),
         });
         logger.info({ port: config.embeddedPostgresPort, dataDir: config.dataDir }, 'embedded PostgreSQL started');
         return handle;
