@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { FastifyInstance } from 'fastify';
+import { ResourceETagInterceptor } from '@app/common';
 import { AppConfig } from '@app/config';
 import { Loggers, Metrics } from '@app/observability';
 import { HttpExceptionFilter } from './http-exception.filter';
@@ -54,6 +55,8 @@ export async function configureApp(app: NestFastifyApplication, config: AppConfi
   });
   // Nest routes errors raised before a handler (unreadable body, too large) through this filter too.
   app.useGlobalFilters(new HttpExceptionFilter(logger));
+  // Every answer that is one versioned resource carries ETag: W/"<meta.version>" (RFC 7644 3.14).
+  app.useGlobalInterceptors(new ResourceETagInterceptor());
 
   if (config.apiDocs) {
     const document = SwaggerModule.createDocument(

@@ -1,5 +1,5 @@
 import { HttpException } from '@nestjs/common';
-import { DomainError, ErrorCode, OAuthError, scimError } from '@app/common';
+import { DomainError, ErrorCode, OAuthError, routeFamilyOf, scimError } from '@app/common';
 import { SignerUnavailableError } from '@app/hsm';
 
 export interface ErrorResponse {
@@ -8,9 +8,6 @@ export interface ErrorResponse {
   body: unknown;
 }
 
-/** Paths of the token service family, whose errors are RFC 6749 bodies rather than SCIM errors. */
-const OAUTH_PATH = /^(\/oip)?\/authentication\/customer\/[^/]+\/(token|introspect|revoke)\/?(\?|$)/;
-
 /**
  * The one place that turns any error into an HTTP answer (DECISIONS 7): OAuth errors on the token
  * service family, SCIM error bodies elsewhere, never a 500 for bad input. Used by the Nest
@@ -18,7 +15,7 @@ const OAUTH_PATH = /^(\/oip)?\/authentication\/customer\/[^/]+\/(token|introspec
  * unreadable body).
  */
 export function toErrorResponse(error: unknown, url: string, correlationId: string): ErrorResponse & { unexpected: boolean } {
-  const oauthRoute = OAUTH_PATH.test(url);
+  const oauthRoute = routeFamilyOf(url).oauthErrors;
   if (error instanceof OAuthError) return { ...oauth(error), unexpected: false };
   if (error instanceof SignerUnavailableError) {
     // DECISIONS 12: the HSM is unreachable; the signer reconnects by itself.

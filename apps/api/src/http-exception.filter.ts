@@ -1,5 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { routeFamilyOf } from '@app/common';
 import type { Logger } from '@app/observability';
 import { toErrorResponse } from './error-response';
 
@@ -17,12 +18,10 @@ export class HttpExceptionFilter implements ExceptionFilter {
 export function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply, logger: Logger): void {
   const response = toErrorResponse(error, request.url, String(request.id));
   if (response.unexpected) logger.error({ err: error, reqId: request.id, url: request.routeOptions?.url }, 'unexpected error');
-  const contentType = response.headers['Content-Type'] ?? (SCIM_FAMILY.test(request.url) ? 'application/scim+json' : 'application/json; charset=utf-8');
+  const contentType =
+    response.headers['Content-Type'] ?? (routeFamilyOf(request.url).scimMediaType ? 'application/scim+json' : 'application/json; charset=utf-8');
   reply
     .status(response.status)
     .headers({ ...response.headers, 'Content-Type': contentType })
     .send(response.body);
 }
-
-/** DECISIONS 6: the SCIM families answer application/scim+json, everything else application/json. */
-const SCIM_FAMILY = /^\/(aims\/rs\/sc[i]?m\/|credential-management\/|configuration\/)/;

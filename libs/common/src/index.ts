@@ -8,3 +8,5 @@ export * from './ids';
 export * from './validation';
 export * from './scim-media-type.interceptor';
 export * from './scim-search';
+export * from './http/route-family';
+export * from './http/etag';

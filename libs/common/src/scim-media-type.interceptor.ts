@@ -1,6 +1,6 @@
 import { CallHandler, ExecutionContext, NestInterceptor, UseInterceptors } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Observable } from 'rxjs';
+import { Observable, tap } from 'rxjs';
 import { DomainError } from './domain-error';
 import { SCIM_MEDIA_TYPE } from './scim';
 
@@ -28,7 +28,8 @@ export class ScimMediaTypeInterceptor implements NestInterceptor {
       throw new DomainError('UNSUPPORTED_MEDIA_TYPE', `Content-Type ${contentType} is not accepted here; send ${SCIM_MEDIA_TYPE} or application/json.`);
     }
     reply.header('Content-Type', answerType(request.headers.accept));
-    return next.handle();
+    // 204 No Content has no body, so no media type either.
+    return next.handle().pipe(tap(() => reply.statusCode === 204 && reply.removeHeader('Content-Type')));
   }
 }
 

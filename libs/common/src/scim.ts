@@ -28,6 +28,21 @@ export function listResponse<T>(resources: T[], totalResults: number, page: Page
   return { schemas: [SCIM_LIST_SCHEMA], totalResults, itemsPerPage: resources.length, startIndex: page.startIndex, Resources: resources };
 }
 
+/**
+ * The push gateway list of the interface ("List response (get all gateways)"): `totalResults` and a
+ * lower-case `resources`, every item at once. DECISIONS 7 keeps this one exception to the
+ * ListResponse; every other list uses listResponse.
+ */
+export interface InterfaceListResponse<T> {
+  schemas: string[];
+  totalResults: number;
+  resources: T[];
+}
+
+export function interfaceListResponse<T>(resources: T[]): InterfaceListResponse<T> {
+  return { schemas: [SCIM_LIST_SCHEMA], totalResults: resources.length, resources };
+}
+
 export interface Page {
   /** 1-based, as SCIM says. */
   startIndex: number;

@@ -49,9 +49,4 @@ export class DevicePresenter {
       },
     };
   }
-
-  /** A weak ETag of the version, as the gateway resource has (RFC 7644 3.14). */
-  etag(row: Pick<DeviceRow, 'version'>): string {
-    return `W/"${row.version}"`;
-  }
 }

@@ -1,12 +1,10 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { ACCESS_RULE, AccessRule, DomainError, Principal, PRINCIPAL_KEY, forbidden } from '@app/common';
+import { ACCESS_RULE, AccessRule, DomainError, Principal, PRINCIPAL_KEY, forbidden, routeFamilyOf } from '@app/common';
 import { CertifiedApplicationService } from '@app/accounts';
 
 const APPLICATION_ID = /^[A-Za-z0-9._-]{1,128}$/;
 const APPLICATION_VERSION = /^\d{1,9}\.\d{1,9}(\.\d{1,9})?$/;
-/** DECISIONS 6: the token service family (everything under /authentication/) does not need the headers. */
-const EXEMPT_PATH = /^\/(oip\/)?authentication\//;
 
 /**
  * The request headers every API call carries (interface, Authentication 5; DECISIONS 6):
@@ -24,7 +22,8 @@ export class ApplicationHeadersGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const rule = this.reflector.getAllAndOverride<AccessRule | undefined>(ACCESS_RULE, [context.getHandler(), context.getClass()]);
     const request = context.switchToHttp().getRequest<{ url: string; headers: Record<string, string | string[] | undefined> } & Record<string, unknown>>();
-    if (rule?.kind === 'public' || EXEMPT_PATH.test(request.url)) return true;
+    // DECISIONS 6: the token service family (everything under /authentication/) does not need the headers.
+    if (rule?.kind === 'public' || !routeFamilyOf(request.url).applicationHeaders) return true;
     const applicationId = readHeader(
       request.headers,
       'Application-ID',

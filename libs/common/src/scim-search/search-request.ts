@@ -1,3 +1,4 @@
+import { keepVersion, versionOf } from '../http/etag';
 import { invalidValue } from '../domain-error';
 import { Page, parsePage } from '../scim';
 import { parseBody, z } from '../validation';
@@ -172,6 +173,14 @@ export function projectResource<T extends Record<string, unknown>>(
   search: Pick<ScimSearch, 'attributes' | 'excludedAttributes'>,
 ): Partial<T> {
   if (!search.attributes && !search.excludedAttributes) return resource;
+  return keepVersion(projectAttributes(resource, definition, search), versionOf(resource));
+}
+
+function projectAttributes<T extends Record<string, unknown>>(
+  resource: T,
+  definition: ScimResourceDefinition,
+  search: Pick<ScimSearch, 'attributes' | 'excludedAttributes'>,
+): Partial<T> {
   const always = new Set([
     'schemas',
     'id',

@@ -1,26 +1,7 @@
-import { DomainError, Principal } from '@app/common';
-import { IfMatch, parseApiVersion, parseResourceId, requireTenant } from './request-rules';
+import { Principal } from '@app/common';
+import { parseApiVersion, parseResourceId, requireTenant } from './request-rules';
 
 describe('request rules of the configuration family', () => {
-  describe('IfMatch (weak comparison, RFC 7644 3.14)', () => {
-    it('matches weak and strong tags of the version, and any version for *', () => {
-      expect(IfMatch.parse('W/"3"')!.matches(3)).toBe(true);
-      expect(IfMatch.parse('"3"')!.matches(3)).toBe(true);
-      expect(IfMatch.parse('W/"2", W/"3"')!.matches(3)).toBe(true);
-      expect(IfMatch.parse('W/"2"')!.matches(3)).toBe(false);
-      expect(IfMatch.parse('*')!.matches(7)).toBe(true);
-      expect(IfMatch.parse('*')!.pinsVersion).toBe(false);
-      expect(IfMatch.parse('W/"1"')!.pinsVersion).toBe(true);
-      expect(IfMatch.parse(undefined)).toBeUndefined();
-    });
-
-    it('refuses a header that is not entity tags', () => {
-      for (const bad of ['3', 'W/3', '"3', 'W/"3", 4', '']) {
-        expect(() => IfMatch.parse(bad)).toThrow(DomainError);
-      }
-    });
-  });
-
   describe('api-version', () => {
     it('is 1 without the parameter, and 1, 2 or 3 when given', () => {
       expect(parseApiVersion({})).toBe(1);

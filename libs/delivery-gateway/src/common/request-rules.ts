@@ -1,8 +1,9 @@
-import { DomainError, Principal, forbidden, invalidValue } from '@app/common';
+import { Principal, forbidden, invalidValue } from '@app/common';
 
 /**
  * Rules every route of the configuration family shares: the tenant in the path, numeric resource
- * ids, `If-Match`, and the gateway's `api-version` query parameter.
+ * ids, and the gateway's `api-version` query parameter. (If-Match and ETags are the shared rule of
+ * every versioned resource, in @app/common.)
  */
 
 /** DECISIONS 1: `{tenant}` is an organization id and must be the caller's own organization (else 403). */
@@ -16,48 +17,6 @@ export function requireTenant(principal: Principal, tenant: string): string {
 /** Ids are numeric strings assigned by the service; anything else names no resource (404, as an unknown id). */
 export function parseResourceId(raw: string): string | undefined {
   return /^[1-9]\d{0,17}$/.test(raw) ? raw : undefined;
-}
-
-/**
- * A parsed `If-Match` header (RFC 9110 13.1.1), compared weakly as RFC 7644 3.14 does: `W/"3"` and
- * `"3"` both match version 3, `*` matches any current version. Absent: no precondition.
- */
-export class IfMatch {
-  private constructor(
-    readonly any: boolean,
-    private readonly tags: string[],
-  ) {}
-
-  static parse(header: string | string[] | undefined): IfMatch | undefined {
-    if (header === undefined) return undefined;
-    const text = (Array.isArray(header) ? header.join(',') : header).trim();
-    if (text === '*') return new IfMatch(true, []);
-    const tags: string[] = [];
-    for (const part of text.split(',')) {
-      const match = /^\s*(?:W\/)?"([\x21\x23-\x7e]*)"\s*$/.exec(part);
-      if (!match) {
-        throw invalidValue('The header If-Match must be "*" or a list of entity tags such as W/"3" (the ETag of the version you read).');
-      }
-      tags.push(match[1]);
-    }
-    return new IfMatch(false, tags);
-  }
-
-  matches(version: number): boolean {
-    return this.any || this.tags.includes(String(version));
-  }
-
-  /** A specific version was asked for: a concurrent change must fail rather than be retried over. */
-  get pinsVersion(): boolean {
-    return !this.any;
-  }
-}
-
-export function preconditionFailed(what: string, version: number): DomainError {
-  return new DomainError(
-    'PRECONDITION_FAILED',
-    `${what} has changed: its current version is ${version} (ETag W/"${version}"), not the one in If-Match. Read it again and retry.`,
-  );
 }
 
 export type ApiVersion = 1 | 2 | 3;

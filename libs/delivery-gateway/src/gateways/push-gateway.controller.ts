@@ -1,10 +1,10 @@
-import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Permission } from '@app/auth';
-import { CurrentPrincipal, Principal, RequirePermission, ScimMediaTypes, SourceAddress } from '@app/common';
-import { IfMatch, parseApiVersion, requireTenant } from '../common/request-rules';
-import { PushGatewayPresenter, etag } from './push-gateway.presenter';
+import { CurrentPrincipal, IfMatch, IfMatchHeader, Principal, RequirePermission, ScimMediaTypes, SourceAddress } from '@app/common';
+import { parseApiVersion, requireTenant } from '../common/request-rules';
+import { PushGatewayPresenter } from './push-gateway.presenter';
 import { PushGatewayService, WrittenGateway } from './push-gateway.service';
 
 /**
@@ -33,18 +33,10 @@ export class PushGatewayController {
 
   @Get(':id')
   @RequirePermission(Permission.ReferenceDataRead)
-  async get(
-    @CurrentPrincipal() principal: Principal,
-    @Param('tenant') tenant: string,
-    @Param('id') id: string,
-    @Query() query: Record<string, unknown>,
-    @Res({ passthrough: true }) reply: FastifyReply,
-  ) {
+  async get(@CurrentPrincipal() principal: Principal, @Param('tenant') tenant: string, @Param('id') id: string, @Query() query: Record<string, unknown>) {
     const org = requireTenant(principal, tenant);
     const version = parseApiVersion(query);
-    const row = await this.gateways.get(org, id);
-    reply.header('ETag', etag(row.version));
-    return this.presenter.gateway(row, version);
+    return this.presenter.gateway(await this.gateways.get(org, id), version);
   }
 
   @Post()
@@ -72,13 +64,13 @@ export class PushGatewayController {
     @Param('tenant') tenant: string,
     @Param('id') id: string,
     @Query() query: Record<string, unknown>,
-    @Headers('if-match') ifMatch: string | undefined,
+    @IfMatchHeader() ifMatch: IfMatch | undefined,
     @Body() body: unknown,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
     const org = requireTenant(principal, tenant);
     const version = parseApiVersion(query);
-    const written = await this.gateways.replace(org, id, body, version, IfMatch.parse(ifMatch), { name: principal.name, sourceAddress: source });
+    const written = await this.gateways.replace(org, id, body, version, ifMatch, { name: principal.name, sourceAddress: source });
     return this.answerWithSecret(written, version, reply);
   }
 
@@ -91,19 +83,16 @@ export class PushGatewayController {
     @Param('tenant') tenant: string,
     @Param('id') id: string,
     @Query() query: Record<string, unknown>,
-    @Headers('if-match') ifMatch: string | undefined,
-    @Res({ passthrough: true }) reply: FastifyReply,
+    @IfMatchHeader() ifMatch: IfMatch | undefined,
   ): Promise<void> {
     const org = requireTenant(principal, tenant);
     parseApiVersion(query);
-    await this.gateways.delete(org, id, IfMatch.parse(ifMatch), { name: principal.name, sourceAddress: source });
-    // 204 No Content: no body, so no media type either.
-    reply.removeHeader('Content-Type');
+    await this.gateways.delete(org, id, ifMatch, { name: principal.name, sourceAddress: source });
   }
 
   /** Create and replace echo the connection string (interface), so their answers must not be stored (DECISIONS 10). */
   private answerWithSecret(written: WrittenGateway, version: Parameters<PushGatewayPresenter['gateway']>[1], reply: FastifyReply) {
-    reply.header('ETag', etag(written.row.version)).header('Cache-Control', 'no-store').header('Pragma', 'no-cache');
+    reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache');
     return this.presenter.gateway(written.row, version, written.connectionString);
   }
 }

@@ -1,4 +1,4 @@
-import { SCIM_LIST_SCHEMA, isoTimestamp } from '@app/common';
+import { interfaceListResponse, isoTimestamp } from '@app/common';
 import { ApiVersion } from '../common/request-rules';
 import { ATTRIBUTE_SINCE, PUSH_GATEWAY_RESOURCE_TYPE, PUSH_GATEWAY_SCHEMA } from './push-gateway.schema';
 import { PushGatewayRow } from './push-gateway.repository';
@@ -46,9 +46,6 @@ export class PushGatewayPresenter {
 
   /** The interface's list: `totalResults` and lower-case `resources` (DECISIONS 7 and 10). */
   list(rows: PushGatewayRow[], version: ApiVersion) {
-    return { schemas: [SCIM_LIST_SCHEMA], totalResults: rows.length, resources: rows.map((row) => this.gateway(row, version)) };
+    return interfaceListResponse(rows.map((row) => this.gateway(row, version)));
   }
 }
-
-/** The weak entity tag of a version (DECISIONS 10: `ETag: W/"<version>"`). */
-export const etag = (version: number): string => `W/"${version}"`;

@@ -1,7 +1,6 @@
 import { AuditService } from '@app/accounts';
-import { Clock, DomainError } from '@app/common';
+import { Clock, DomainError, IfMatch } from '@app/common';
 import { Database } from '@app/persistence';
-import { IfMatch } from '../common/request-rules';
 import { DataCipher } from '../crypto/data-cipher';
 import { AuthenticatorPolicyRepository } from '../policies/authenticator-policy.repository';
 import { PushGatewayRepository, PushGatewaySecretRow } from './push-gateway.repository';

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { AuditService } from '@app/accounts';
-import { Clock, DomainError, notFound, parseBody, uniqueness } from '@app/common';
+import { Clock, DomainError, notFound, parseBody, uniqueness, IfMatch, preconditionFailed } from '@app/common';
 import { Database, PG_FOREIGN_KEY_VIOLATION, PG_UNIQUE_VIOLATION, isPgError } from '@app/persistence';
-import { ApiVersion, IfMatch, parseResourceId, preconditionFailed } from '../common/request-rules';
+import { ApiVersion, parseResourceId } from '../common/request-rules';
 import { DataCipher, SealedValue, UnknownKeyError } from '../crypto/data-cipher';
 import { AuthenticatorPolicyRepository } from '../policies/authenticator-policy.repository';
 import { PushGatewayFields, PushGatewayRepository, PushGatewayRow, PushGatewaySecretRow } from './push-gateway.repository';

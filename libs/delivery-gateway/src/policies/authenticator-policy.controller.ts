@@ -1,10 +1,9 @@
-import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Permission } from '@app/auth';
-import { CurrentPrincipal, Principal, RequirePermission, ScimMediaTypes, SourceAddress, parsePage } from '@app/common';
-import { IfMatch, requireTenant } from '../common/request-rules';
-import { etag } from '../gateways/push-gateway.presenter';
+import { CurrentPrincipal, IfMatch, IfMatchHeader, Principal, RequirePermission, ScimMediaTypes, SourceAddress, parsePage } from '@app/common';
+import { requireTenant } from '../common/request-rules';
 import { AuthenticatorPolicyPresenter } from './authenticator-policy.presenter';
 import { AuthenticatorPolicyService } from './authenticator-policy.service';
 
@@ -34,15 +33,8 @@ export class AuthenticatorPolicyController {
 
   @Get(':id')
   @RequirePermission(Permission.ReferenceDataRead)
-  async get(
-    @CurrentPrincipal() principal: Principal,
-    @Param('tenant') tenant: string,
-    @Param('id') id: string,
-    @Res({ passthrough: true }) reply: FastifyReply,
-  ) {
-    const row = await this.policies.get(requireTenant(principal, tenant), id);
-    reply.header('ETag', etag(row.version));
-    return this.presenter.policy(row);
+  async get(@CurrentPrincipal() principal: Principal, @Param('tenant') tenant: string, @Param('id') id: string) {
+    return this.presenter.policy(await this.policies.get(requireTenant(principal, tenant), id));
   }
 
   @Post()
@@ -56,7 +48,7 @@ export class AuthenticatorPolicyController {
   ) {
     const org = requireTenant(principal, tenant);
     const row = await this.policies.create(org, body, { name: principal.name, sourceAddress: source });
-    reply.header('Location', this.presenter.location(org, row.id)).header('ETag', etag(row.version));
+    reply.header('Location', this.presenter.location(org, row.id));
     return this.presenter.policy(row);
   }
 
@@ -67,14 +59,11 @@ export class AuthenticatorPolicyController {
     @SourceAddress() source: string,
     @Param('tenant') tenant: string,
     @Param('id') id: string,
-    @Headers('if-match') ifMatch: string | undefined,
+    @IfMatchHeader() ifMatch: IfMatch | undefined,
     @Body() body: unknown,
-    @Res({ passthrough: true }) reply: FastifyReply,
   ) {
     const org = requireTenant(principal, tenant);
-    const row = await this.policies.replace(org, id, body, IfMatch.parse(ifMatch), { name: principal.name, sourceAddress: source });
-    reply.header('ETag', etag(row.version));
-    return this.presenter.policy(row);
+    return this.presenter.policy(await this.policies.replace(org, id, body, ifMatch, { name: principal.name, sourceAddress: source }));
   }
 
   @Delete(':id')
@@ -85,11 +74,9 @@ export class AuthenticatorPolicyController {
     @SourceAddress() source: string,
     @Param('tenant') tenant: string,
     @Param('id') id: string,
-    @Headers('if-match') ifMatch: string | undefined,
-    @Res({ passthrough: true }) reply: FastifyReply,
+    @IfMatchHeader() ifMatch: IfMatch | undefined,
   ): Promise<void> {
     const org = requireTenant(principal, tenant);
-    await this.policies.delete(org, id, IfMatch.parse(ifMatch), { name: principal.name, sourceAddress: source });
-    reply.removeHeader('Content-Type');
+    await this.policies.delete(org, id, ifMatch, { name: principal.name, sourceAddress: source });
   }
 }

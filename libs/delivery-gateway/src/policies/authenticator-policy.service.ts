@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { AuditService } from '@app/accounts';
-import { Clock, DomainError, Page, invalidValue, notFound, parseBody, uniqueness } from '@app/common';
+import { Clock, DomainError, Page, invalidValue, notFound, parseBody, uniqueness, IfMatch, preconditionFailed } from '@app/common';
 import { Database, PG_UNIQUE_VIOLATION, Transaction, isPgError } from '@app/persistence';
-import { IfMatch, parseResourceId, preconditionFailed } from '../common/request-rules';
+import { parseResourceId } from '../common/request-rules';
 import { PushGatewayRepository } from '../gateways/push-gateway.repository';
 import { Actor } from '../gateways/push-gateway.service';
 import { AuthenticatorPolicyFields, AuthenticatorPolicyRepository, AuthenticatorPolicyRow } from './authenticator-policy.repository';

@@ -1,0 +1,33 @@
+import { routeFamilyOf } from './route-family';
+
+describe('routeFamilyOf', () => {
+  it.each([
+    ['/authentication/customer/acme/token', 'oauth'],
+    ['/authentication/customer/acme/token?x=1', 'oauth'],
+    ['/oip/authentication/customer/acme/introspect', 'oauth'],
+    ['/authentication/customer/acme/revoke/', 'oauth'],
+    ['/authentication/customer/acme/whoami', 'authentication'],
+    ['/authentication/customer/acme/.well-known/jwks.json', 'authentication'],
+    ['/authentication/customer/acme/tokens', 'authentication'],
+    ['/aims/rs/scim/v2/Device', 'scim'],
+    ['/aims/rs/scm/v2/Device/1/suspend', 'scim'],
+    ['/credential-management/customer/acme/users', 'scim'],
+    ['/configuration/acme/v2/DeliveryGateway/Push', 'scim'],
+    ['/admin/v1/organizations', 'admin'],
+    ['/pki/acme/crl', 'pki'],
+    ['/health/ready', 'operations'],
+    ['/api-docs-json', 'operations'],
+    ['/api-docs', 'operations'],
+    ['/healthz', 'other'],
+    ['/', 'other'],
+  ])('%s is %s', (url, family) => {
+    expect(routeFamilyOf(url).name).toBe(family);
+  });
+
+  it('names the rules each family follows', () => {
+    expect(routeFamilyOf('/authentication/customer/acme/token')).toMatchObject({ oauthErrors: true, applicationHeaders: false });
+    expect(routeFamilyOf('/aims/rs/scim/v2/Device')).toMatchObject({ oauthErrors: false, scimMediaType: true, applicationHeaders: true });
+    expect(routeFamilyOf('/admin/v1/roles')).toMatchObject({ scimMediaType: false, applicationHeaders: true });
+    expect(routeFamilyOf('/pki/acme/ca.crt')).toMatchObject({ applicationHeaders: false });
+  });
+});

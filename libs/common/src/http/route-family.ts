@@ -1,0 +1,59 @@
+/**
+ * Which family of the API a request belongs to, decided from its URL alone (DECISIONS 1), so that
+ * rules that differ by family are written once: the error body (RFC 6749 on the token service,
+ * SCIM elsewhere, DECISIONS 7), the media type of errors (DECISIONS 6), and whether the request
+ * must carry Application-ID and Application-Version (DECISIONS 6).
+ */
+export type RouteFamilyName =
+  /** `/authentication/customer/{org}/token|introspect|revoke` (and the positioning variant under /oip). */
+  | 'oauth'
+  /** The rest of `/authentication/`: discovery, JWKS, whoami. */
+  | 'authentication'
+  /** Credential management (both path forms) and push gateway configuration: SCIM resources. */
+  | 'scim'
+  /** `/admin/v1`. */
+  | 'admin'
+  /** `/pki/{org}/...`: CA certificate, CRL and OCSP, for relying parties without a token. */
+  | 'pki'
+  /** Health, metrics, API docs. */
+  | 'operations'
+  /** Anything else: no route of the service (404). */
+  | 'other';
+
+export interface RouteFamily {
+  name: RouteFamilyName;
+  /** Errors are RFC 6749 section 5.2 bodies rather than SCIM errors. */
+  oauthErrors: boolean;
+  /** Errors (and answers) are application/scim+json. */
+  scimMediaType: boolean;
+  /** The caller must send Application-ID and Application-Version (DECISIONS 6). */
+  applicationHeaders: boolean;
+}
+
+const FAMILIES: Readonly<Record<RouteFamilyName, RouteFamily>> = {
+  oauth: { name: 'oauth', oauthErrors: true, scimMediaType: false, applicationHeaders: false },
+  authentication: { name: 'authentication', oauthErrors: false, scimMediaType: false, applicationHeaders: false },
+  scim: { name: 'scim', oauthErrors: false, scimMediaType: true, applicationHeaders: true },
+  admin: { name: 'admin', oauthErrors: false, scimMediaType: false, applicationHeaders: true },
+  pki: { name: 'pki', oauthErrors: false, scimMediaType: false, applicationHeaders: false },
+  operations: { name: 'operations', oauthErrors: false, scimMediaType: false, applicationHeaders: false },
+  other: { name: 'other', oauthErrors: false, scimMediaType: false, applicationHeaders: true },
+};
+
+const OAUTH = /^(?:\/oip)?\/authentication\/customer\/[^/?]+\/(?:token|introspect|revoke)\/?(?:\?|$)/;
+const AUTHENTICATION = /^(?:\/oip)?\/authentication\//;
+const SCIM = /^\/(?:aims\/rs\/sci?m\/|credential-management\/|configuration\/)/;
+const ADMIN = /^\/admin\//;
+const PKI = /^\/pki\//;
+const OPERATIONS = /^\/(?:health|metrics|api-docs)(?:[/?-]|$)/;
+
+/** The family of a request URL (path and query as received, after the positioning host rewrite). */
+export function routeFamilyOf(url: string): RouteFamily {
+  if (OAUTH.test(url)) return FAMILIES.oauth;
+  if (AUTHENTICATION.test(url)) return FAMILIES.authentication;
+  if (SCIM.test(url)) return FAMILIES.scim;
+  if (ADMIN.test(url)) return FAMILIES.admin;
+  if (PKI.test(url)) return FAMILIES.pki;
+  if (OPERATIONS.test(url)) return FAMILIES.operations;
+  return FAMILIES.other;
+}
