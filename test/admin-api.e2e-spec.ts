@@ -376,6 +376,19 @@ describe('admin API (DECISIONS 11)', () => {
       expectScimError(response, 403, undefined, /administrator/i);
     });
 
+    it("an organization administrator changes its organization's settings but not its name (403, recorded), and nothing changes", async () => {
+      const { org, orgAdminToken, orgAdmin } = await orgWithAccounts();
+      const renamed = await call('patch', `/organizations/${org}`, orgAdminToken).send({ name: 'Taken over', settings: { passwordGrant: false } });
+      expectScimError(renamed, 403, undefined, /Only the platform administrator/);
+      const read = await call('get', `/organizations/${org}`, orgAdminToken);
+      expect(read.body).toMatchObject({ name: `Organization ${org}`, settings: { passwordGrant: true } });
+      const denied = await t.db.query("SELECT actor, details FROM audit_events WHERE org_id = $1 AND action = 'admin.access_denied'", [org]);
+      expect(denied.rows).toEqual([{ actor: orgAdmin.clientId, details: { method: 'PATCH', route: '/admin/v1/organizations/:org', status: 403 } }]);
+      const configured = await call('patch', `/organizations/${org}`, orgAdminToken).send({ settings: { passwordGrant: false } });
+      expect(configured.status).toBe(200);
+      expect(configured.body.settings.passwordGrant).toBe(false);
+    });
+
     it('a 403 changes nothing', async () => {
       const { org, plainToken, plain } = await orgWithAccounts();
       expect(

@@ -108,6 +108,16 @@ describe('permissions by role (default scopeAssignment.properties)', () => {
     expect(response.body.Resources).toEqual(
       Object.entries(DEFAULT_ROLES).map(([name, scopes]) => ({ name, scopes, permissions: [...expectedPermissions(scopes)].sort(), operatorDependent: false })),
     );
+    // A ListResponse like every other list (DECISIONS 7), paged like them.
+    const roleCount = Object.keys(DEFAULT_ROLES).length;
+    expect(response.body).toMatchObject({
+      schemas: ['urn:ietf:params:scim:api:messages:2.0:ListResponse'],
+      totalResults: roleCount,
+      startIndex: 1,
+      itemsPerPage: roleCount,
+    });
+    const second = await t.http.get('/admin/v1/roles?startIndex=2&count=1').auth(admin, { type: 'bearer' });
+    expect(second.body).toMatchObject({ totalResults: roleCount, startIndex: 2, itemsPerPage: 1, Resources: [{ name: Object.keys(DEFAULT_ROLES)[1] }] });
     const refused = await t.http.get('/admin/v1/roles').auth(tokens.Issuance, { type: 'bearer' });
     expect(refused.status).toBe(403);
     expect((await t.http.get('/admin/v1/roles')).status).toBe(401);

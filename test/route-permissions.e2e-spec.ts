@@ -1,7 +1,8 @@
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { ModulesContainer } from '@nestjs/core';
 import { RequestMethod } from '@nestjs/common';
-import { Permission, PermissionGuard, RoleCatalog } from '@app/auth';
+import { AdminAccessPolicy } from '@app/accounts';
+import { AccessGuard, Permission, RoleCatalog } from '@app/auth';
 import { ACCESS_RULE, AccessRule } from '@app/common';
 import { PERMISSION_TABLE, TestApp, createTestApp } from '@app/testing';
 
@@ -54,9 +55,16 @@ describe('route permissions', () => {
     expect(routes.filter((r) => r.rule === undefined).map((r) => r.route)).toEqual([]);
   });
 
+  it('every administration route declares which administrators may call it (DECISIONS 11)', () => {
+    const admin = registeredRoutes(t).filter((r) => r.route.split(' ')[1].startsWith('/admin/'));
+    expect(admin.length).toBeGreaterThan(20);
+    expect(admin.filter((r) => r.rule?.kind !== 'administrator').map((r) => r.route)).toEqual([]);
+  });
+
   it('every declared permission is in the catalogue, and the table of routes matches the reviewed snapshot', () => {
     const roles = t.app.get(RoleCatalog);
     const table = registeredRoutes(t).map(({ route, rule }) => {
+      if (rule?.kind === 'administrator') return `${route} -> administrator: ${rule.scope}`;
       if (rule?.kind !== 'permission') return `${route} -> ${rule?.kind === 'policy' ? `policy: ${rule.policy}` : 'public'}`;
       for (const permission of rule.permissions) expect(Object.keys(PERMISSION_TABLE)).toContain(permission);
       const scopes = rule.permissions.map((p) => PERMISSION_TABLE[p as Permission].join('+')).join(' and ');
@@ -69,10 +77,26 @@ describe('route permissions', () => {
     expect(table).toMatchSnapshot();
   });
 
+  // Proven through the guard directly: no real route lacks its rule (see above).
+  const guardWith = (rule: AccessRule | undefined) =>
+    new AccessGuard({ getAllAndOverride: () => rule } as never, t.app.get(RoleCatalog), t.app.get(AdminAccessPolicy));
+  const contextOf = (url: string) => ({
+    getHandler: () => undefined,
+    getClass: () => undefined,
+    switchToHttp: () => ({ getRequest: () => ({ url, method: 'GET' }) }),
+  });
+
   it('a route without a rule is refused even with a valid token (deny by default)', async () => {
-    // Proven through the guard directly: no real route lacks a rule (see above).
-    const guard = new PermissionGuard({ getAllAndOverride: () => undefined } as never, t.app.get(RoleCatalog));
-    const context = { getHandler: () => undefined, getClass: () => undefined, switchToHttp: () => ({ getRequest: () => ({}) }) };
-    expect(() => guard.canActivate(context as never)).toThrow(/declares no permission/);
+    await expect(guardWith(undefined).canActivate(contextOf('/aims/rs/scim/v2/Device/x') as never)).rejects.toThrow(/declares no permission/);
+  });
+
+  it('an administration route that declares anything but an administrator rule is refused (deny by default)', async () => {
+    for (const rule of [
+      { kind: 'public' },
+      { kind: 'policy', policy: 'anything' },
+      { kind: 'permission', permissions: [Permission.DeviceRead] },
+    ] as AccessRule[]) {
+      await expect(guardWith(rule).canActivate(contextOf('/admin/v1/organizations/acme/widgets') as never)).rejects.toThrow(/declares no administrator rule/);
+    }
   });
 });

@@ -9,7 +9,7 @@ import request from 'supertest';
 import TestAgent from 'supertest/lib/agent';
 import { Clock } from '@app/common';
 import { AppConfig, loadConfig } from '@app/config';
-import { Pkcs11Signer } from '@app/hsm';
+import { Pkcs11Hsm } from '@app/hsm';
 import { Metrics, createLoggers } from '@app/observability';
 import { AppModule } from '../../apps/api/src/app.module';
 import { configureApp, createAdapter } from '../../apps/api/src/app.setup';
@@ -99,9 +99,11 @@ export async function createTestApp(
     .useValue(clock);
   if (options.shareHsmWith) {
     // One PKCS#11 owner per process (pkcs11.md rule 4): a second instance in this test process
-    // borrows the first one's signer, and leaves closing it to its owner.
-    const owner = options.shareHsmWith.app.get(Pkcs11Signer);
-    builder = builder.overrideProvider(Pkcs11Signer).useValue(Object.create(owner, { close: { value: async () => undefined } }));
+    // borrows the first one's HSM (every read and write reaches the owner's state), and leaves
+    // closing it to its owner.
+    const owner = options.shareHsmWith.app.get(Pkcs11Hsm);
+    const borrowed = new Proxy(owner, { get: (target, property) => (property === 'close' ? async () => undefined : Reflect.get(target, property, target)) });
+    builder = builder.overrideProvider(Pkcs11Hsm).useValue(borrowed);
   }
   const moduleRef = await builder.compile();
   const app = moduleRef.createNestApplication<NestFastifyApplication>(createAdapter(config), { logger: false });

@@ -1,4 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import cluster from 'node:cluster';
 import { join } from 'node:path';
 import { AccountsModule } from '@app/accounts';
 import { AuthModule } from '@app/auth';
@@ -6,10 +7,28 @@ import { ClockModule } from '@app/common';
 import { AppConfig, ConfigModule } from '@app/config';
 import { DeliveryGatewayModule } from '@app/delivery-gateway';
 import { DeviceModule } from '@app/device';
-import { HsmModule, HsmModuleOptions, ensureSoftHsmToken } from '@app/hsm';
+import { HsmModule, HsmModuleOptions, openSoftHsmDirectory, provisionSoftHsmToken } from '@app/hsm';
 import { LOGGER, Logger, Metrics, ObservabilityModule } from '@app/observability';
 import { PersistenceModule } from '@app/persistence';
 import { HealthController } from './health.controller';
+
+/**
+ * The embedded SoftHSM2 token and JWT_KEY under DATA_DIR, made once per start by the primary (or the
+ * single process) before any service process opens the token, under a lock (libs/hsm/README.md, "Provisioning").
+ */
+export function provisionEmbeddedHsm(config: AppConfig, logger: Logger): void {
+  const { hsm } = config;
+  if (!config.embeddedHsm) return;
+  const directory = join(config.dataDir, 'softhsm');
+  provisionSoftHsmToken({
+    directory,
+    tokenLabel: hsm.tokenLabel,
+    soPin: hsm.soPin!,
+    pin: hsm.pin,
+    keyLabel: hsm.keyLabel,
+    logger: logger.child({ component: 'hsm' }),
+  });
+}
 
 /** The HSM: the configured PKCS#11 module, or the embedded SoftHSM2 token under DATA_DIR. */
 export function hsmOptions(config: AppConfig, logger: Logger): HsmModuleOptions {
@@ -22,8 +41,9 @@ export function hsmOptions(config: AppConfig, logger: Logger): HsmModuleOptions 
     logger: logger.child({ component: 'hsm' }),
   };
   if (!config.embeddedHsm) return { ...common, modulePath: hsm.modulePath! };
-  const { modulePath } = ensureSoftHsmToken({ directory: join(config.dataDir, 'softhsm'), tokenLabel: hsm.tokenLabel, soPin: hsm.soPin!, pin: hsm.pin });
-  return { ...common, modulePath, generateKeyIfMissing: true };
+  // A cluster worker only opens the token its primary provisioned before forking it.
+  if (!cluster.isWorker) provisionEmbeddedHsm(config, logger);
+  return { ...common, modulePath: openSoftHsmDirectory(join(config.dataDir, 'softhsm')).modulePath };
 }
 
 /**

@@ -4,7 +4,7 @@ import { AccountsModule } from '@app/accounts';
 import { AppConfig } from '@app/config';
 import { ApplicationHeadersGuard } from './authorization/application-headers.guard';
 import { OperatorDependentPolicy } from './authorization/operator-dependent.policy';
-import { PermissionGuard } from './authorization/permission.guard';
+import { AccessGuard } from './authorization/access.guard';
 import { RoleCatalog } from './authorization/role-catalog';
 import { RolesController } from './authorization/roles.controller';
 import { loadScopeAssignment } from './authorization/scope-assignment.loader';
@@ -53,7 +53,7 @@ import { TokenService } from './tokens/token.service';
     // Global guards run in this order: who is calling, which application, may it do this.
     { provide: APP_GUARD, useClass: BearerGuard },
     { provide: APP_GUARD, useClass: ApplicationHeadersGuard },
-    { provide: APP_GUARD, useClass: PermissionGuard },
+    { provide: APP_GUARD, useClass: AccessGuard },
   ],
   exports: [TokenService, JwsService, PurgeJob, RoleCatalog, OperatorDependentPolicy],
 })

@@ -7,4 +7,4 @@ export * from './authorization/permissions';
 export * from './authorization/role-catalog';
 export * from './authorization/operator-dependent.policy';
 export * from './authorization/scope-assignment.loader';
-export * from './authorization/permission.guard';
+export * from './authorization/access.guard';

@@ -3,20 +3,41 @@ import { DomainError } from './domain-error';
 import { Principal, PRINCIPAL_KEY } from './principal';
 
 /**
- * How a route is authorized: exactly one rule per route, read by the global guards (deny by default:
- * a route without a rule is refused) and by the test that walks every route.
- * - public: no token (token service, discovery, health);
+ * How a route is authorized: exactly one rule per route, read by the global access guard (deny by
+ * default: a route without a rule is refused, and so is an /admin/ route without an administrator
+ * rule) and by the test that walks every route.
+ * - public: no token (token service, discovery, health, PKI publication);
  * - permission: the caller's role must grant them (scopeAssignment.properties, DECISIONS 5);
- * - policy: any valid token, and the handler enforces the named policy itself (the admin API's
- *   administrator rules, whoami's "your own token").
+ * - administrator: the administration API's rule (DECISIONS 11), see AdministratorScope;
+ * - policy: any valid token, and the handler enforces the named policy itself (whoami's "own token").
  */
-export type AccessRule = { kind: 'public' } | { kind: 'permission'; permissions: string[] } | { kind: 'policy'; policy: string };
+export type AccessRule =
+  | { kind: 'public' }
+  | { kind: 'permission'; permissions: string[] }
+  | { kind: 'administrator'; scope: AdministratorScope }
+  | { kind: 'policy'; policy: string };
 export const ACCESS_RULE = 'accessRule';
+
+/**
+ * Who may call an /admin/v1 route (DECISIONS 11). A caller that is no administrator gets 403; an
+ * organization administrator naming another or an unknown organization gets 404, as if it did not
+ * exist (DECISIONS 2); every refusal is written to the audit log.
+ * - platform: the platform administrator only (managing organizations);
+ * - any: any administrator, platform or organization (reading the role mapping);
+ * - organization: the administrator of the organization in the route's `:org` (the platform
+ *   administrator acts in any); the organization must exist;
+ * - organization-record: as organization, but the platform administrator may also name an
+ *   organization that was deleted, whose audit events are kept as its record.
+ */
+export type AdministratorScope = 'platform' | 'any' | 'organization' | 'organization-record';
 
 export const Public = (): MethodDecorator & ClassDecorator => SetMetadata(ACCESS_RULE, { kind: 'public' } satisfies AccessRule);
 /** The caller's role must grant every permission listed (most routes list one). */
 export const RequirePermission = (...permissions: [string, ...string[]]): MethodDecorator & ClassDecorator =>
   SetMetadata(ACCESS_RULE, { kind: 'permission', permissions } satisfies AccessRule);
+/** An administration API route (DECISIONS 11); `organization` routes take the organization from `:org`. */
+export const RequireAdministrator = (scope: AdministratorScope): MethodDecorator & ClassDecorator =>
+  SetMetadata(ACCESS_RULE, { kind: 'administrator', scope } satisfies AccessRule);
 export const AuthorizedBy = (policy: string): MethodDecorator & ClassDecorator => SetMetadata(ACCESS_RULE, { kind: 'policy', policy } satisfies AccessRule);
 
 export const CurrentPrincipal = createParamDecorator((_: unknown, ctx: ExecutionContext): Principal => {

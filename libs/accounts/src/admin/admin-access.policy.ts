@@ -1,19 +1,45 @@
-import { Injectable } from '@nestjs/common';
-import { DomainError, Principal, isOrgId, notFound } from '@app/common';
+import { createParamDecorator, ExecutionContext, Injectable } from '@nestjs/common';
+import { AdministratorScope, DomainError, Principal, isOrgId, notFound } from '@app/common';
 import { AuditService } from '../audit/audit.service';
 import { Organization, OrganizationService } from '../organizations/organization.service';
 
 /**
  * A refusal by the access policy: 403 for a caller that is no administrator, 404 for an organization
- * administrator naming another organization. Answered like any DomainError; the admin controllers'
- * AccessDeniedAuditInterceptor also writes it to the audit log (`admin.access_denied`).
+ * administrator naming another organization. Answered like any DomainError, after it is written to
+ * the audit log (`admin.access_denied`).
  */
 export class AccessDeniedError extends DomainError {}
+
+/** What the audit record of a refusal says about the request. */
+export interface AdminRequest {
+  method: string;
+  /** The path as requested (the event's target), without its query. */
+  path: string;
+  /** The route pattern, e.g. /admin/v1/organizations/:org. */
+  route?: string;
+  sourceAddress?: string;
+}
+
+/** The request key under which the access guard leaves the organization an `organization` route acts in. */
+export const ADMINISTERED_ORGANIZATION = 'administeredOrganization';
+
+/** The organization an `organization`-scoped admin route acts in, as the access guard resolved it. */
+export const AdministeredOrganization = createParamDecorator((_: unknown, ctx: ExecutionContext): Organization => {
+  const organization = (ctx.switchToHttp().getRequest() as Record<string, unknown>)[ADMINISTERED_ORGANIZATION] as Organization | undefined;
+  if (!organization) throw new Error('@AdministeredOrganization() is only available on routes declared @RequireAdministrator("organization").');
+  return organization;
+});
+
+/** The request path without its query, at most this long, as the refusal's target. */
+const MAX_TARGET = 256;
 
 /**
  * Who may use /admin/v1 (DECISIONS 11): the platform administrator manages organizations and may act
  * in any of them; an organization administrator manages only its own organization, and another
- * organization's id answers 404 as if it did not exist (DECISIONS 2); anyone else gets 403.
+ * organization's id answers 404 as if it did not exist (DECISIONS 2); anyone else gets 403. Routes
+ * declare their scope with @RequireAdministrator and the global access guard calls `authorize`;
+ * every refusal is recorded as a security event for the caller's organization, whose
+ * administrators can see what its accounts attempted, while the refused organization learns nothing.
  */
 @Injectable()
 export class AdminAccessPolicy {
@@ -22,39 +48,44 @@ export class AdminAccessPolicy {
     private readonly audit: AuditService,
   ) {}
 
-  requirePlatformAdministrator(principal: Principal): void {
-    if (!principal.platformAdministrator) {
-      this.requireSomeAdministrator(principal);
-      throw new AccessDeniedError('FORBIDDEN', 'Only the platform administrator manages organizations.');
+  /** Throws 403/404 (recorded) unless `principal` may call a route of `scope`; answers the organization an `organization` route acts in. */
+  async authorize(principal: Principal, scope: AdministratorScope, orgId: string | undefined, request: AdminRequest): Promise<Organization | undefined> {
+    try {
+      return await this.decide(principal, scope, orgId);
+    } catch (error) {
+      if (error instanceof AccessDeniedError) await this.recordDenied(principal, error, request);
+      throw error;
     }
   }
 
-  /** Returns the organization the caller may administer, or throws 403/404. */
-  async requireOrganizationAccess(principal: Principal, orgId: string): Promise<Organization> {
+  private async decide(principal: Principal, scope: AdministratorScope, orgId: string | undefined): Promise<Organization | undefined> {
     this.requireSomeAdministrator(principal);
+    switch (scope) {
+      case 'any':
+        return undefined;
+      case 'platform':
+        if (!principal.platformAdministrator) throw new AccessDeniedError('FORBIDDEN', 'Only the platform administrator manages organizations.');
+        return undefined;
+      case 'organization-record':
+        // The platform administrator may read the record of an organization that was deleted; one
+        // that never existed is a 404.
+        if (principal.platformAdministrator) {
+          if (!isOrgId(orgId) || !(await this.audit.isKnownOrganization(orgId))) throw notFound(`Organization "${String(orgId).slice(0, 64)}" does not exist.`);
+          return undefined;
+        }
+        return this.organizationOf(principal, orgId);
+      case 'organization':
+        return this.organizationOf(principal, orgId);
+    }
+  }
+
+  private async organizationOf(principal: Principal, orgId: string | undefined): Promise<Organization> {
+    if (orgId === undefined) throw new Error('An organization-scoped admin route needs an :org path parameter.');
     if (!principal.platformAdministrator && principal.org !== orgId) {
-      // The same answer as for an unknown organization (DECISIONS 2), but audited.
-      throw new AccessDeniedError('NOT_FOUND', `Organization "${orgId}" does not exist.`);
+      // The same answer as for an unknown organization (DECISIONS 2), but recorded.
+      throw new AccessDeniedError('NOT_FOUND', `Organization "${orgId.slice(0, 64)}" does not exist.`);
     }
     return this.organizations.get(orgId);
-  }
-
-  /**
-   * Reading an organization's audit events: as requireOrganizationAccess, except that the platform
-   * administrator may also read those of an organization that was deleted, since they are kept as
-   * the record of the deletion (DECISIONS 11). An organization that never existed is a 404.
-   */
-  async requireAuditAccess(principal: Principal, orgId: string): Promise<void> {
-    if (principal.platformAdministrator) {
-      if (!isOrgId(orgId) || !(await this.audit.isKnownOrganization(orgId))) throw notFound(`Organization "${String(orgId).slice(0, 64)}" does not exist.`);
-      return;
-    }
-    await this.requireOrganizationAccess(principal, orgId);
-  }
-
-  /** Any administrator: the platform administrator or an organization administrator. */
-  requireAdministrator(principal: Principal): void {
-    this.requireSomeAdministrator(principal);
   }
 
   private requireSomeAdministrator(principal: Principal): void {
@@ -64,5 +95,17 @@ export class AdminAccessPolicy {
         `The administration API needs an organization administrator; ${principal.name} is not one (set organizationAdministrator: true on the system account).`,
       );
     }
+  }
+
+  private async recordDenied(principal: Principal, error: AccessDeniedError, request: AdminRequest): Promise<void> {
+    await this.audit.record({
+      org: principal.org,
+      actor: principal.name,
+      action: 'admin.access_denied',
+      target: request.path.slice(0, MAX_TARGET),
+      outcome: 'failure',
+      sourceAddress: request.sourceAddress,
+      details: { method: request.method, route: request.route, status: error.code === 'FORBIDDEN' ? 403 : 404 },
+    });
   }
 }

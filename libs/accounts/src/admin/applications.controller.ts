@@ -1,23 +1,17 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AuthorizedBy, CurrentPrincipal, Principal, SourceAddress, listResponse, parseBody, parsePage } from '@app/common';
+import { RequireAdministrator, CurrentPrincipal, Principal, SourceAddress, listResponse, parseBody, parsePage } from '@app/common';
 import { CertifiedApplicationService } from '../applications/certified-application.service';
-import { AccessDeniedAuditInterceptor } from './access-denied-audit.interceptor';
-import { AdminAccessPolicy } from './admin-access.policy';
 import { addApplicationSchema } from './admin.schemas';
 import { ApiJsonBody, ApiPaging } from './openapi';
 
 /** Certified Application-IDs of an organization (DECISIONS 6 and 11). */
 @ApiTags('administration')
 @ApiBearerAuth()
-@AuthorizedBy('administrator')
-@UseInterceptors(AccessDeniedAuditInterceptor)
+@RequireAdministrator('organization')
 @Controller('admin/v1/organizations/:org/applications')
 export class ApplicationsController {
-  constructor(
-    private readonly applications: CertifiedApplicationService,
-    private readonly access: AdminAccessPolicy,
-  ) {}
+  constructor(private readonly applications: CertifiedApplicationService) {}
 
   @Post()
   @ApiOperation({
@@ -26,7 +20,6 @@ export class ApplicationsController {
   })
   @ApiJsonBody(addApplicationSchema, { applicationId: 'com.partner.app', name: 'Partner app' })
   async add(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('org') orgId: string, @Body() body: unknown) {
-    await this.access.requireOrganizationAccess(principal, orgId);
     const input = parseBody(addApplicationSchema, body);
     return this.applications.add(orgId, input.applicationId, input.name, { name: principal.name, sourceAddress: source });
   }
@@ -34,8 +27,7 @@ export class ApplicationsController {
   @Get()
   @ApiOperation({ summary: 'List the certified Application-IDs of an organization' })
   @ApiPaging()
-  async list(@CurrentPrincipal() principal: Principal, @Param('org') orgId: string, @Query() query: Record<string, unknown>) {
-    await this.access.requireOrganizationAccess(principal, orgId);
+  async list(@Param('org') orgId: string, @Query() query: Record<string, unknown>) {
     const page = parsePage(query);
     const { rows, total } = await this.applications.list(orgId, page.startIndex - 1, page.count);
     return listResponse(rows, total, page);
@@ -50,7 +42,6 @@ export class ApplicationsController {
     @Param('org') orgId: string,
     @Param('applicationId') applicationId: string,
   ) {
-    await this.access.requireOrganizationAccess(principal, orgId);
     await this.applications.remove(orgId, applicationId, { name: principal.name, sourceAddress: source });
   }
 }

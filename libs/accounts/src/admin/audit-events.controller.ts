@@ -1,10 +1,8 @@
-import { Controller, Get, Param, Query, UseInterceptors } from '@nestjs/common';
+import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { AuthorizedBy, CurrentPrincipal, Principal, listResponse, parsePage } from '@app/common';
+import { RequireAdministrator, listResponse, parsePage } from '@app/common';
 import { parseAuditFilter } from '../audit/audit-filter';
 import { AuditService } from '../audit/audit.service';
-import { AccessDeniedAuditInterceptor } from './access-denied-audit.interceptor';
-import { AdminAccessPolicy } from './admin-access.policy';
 import { AdminPresenter } from './admin.presenter';
 import { ApiPaging } from './openapi';
 
@@ -14,13 +12,11 @@ import { ApiPaging } from './openapi';
  */
 @ApiTags('administration')
 @ApiBearerAuth()
-@AuthorizedBy('administrator')
-@UseInterceptors(AccessDeniedAuditInterceptor)
+@RequireAdministrator('organization-record')
 @Controller('admin/v1/organizations/:org/audit-events')
 export class AuditEventsController {
   constructor(
     private readonly audit: AuditService,
-    private readonly access: AdminAccessPolicy,
     private readonly presenter: AdminPresenter,
   ) {}
 
@@ -37,8 +33,7 @@ export class AuditEventsController {
   @ApiQuery({ name: 'target', required: false, schema: { type: 'string' }, example: 'acme-billing' })
   @ApiQuery({ name: 'outcome', required: false, schema: { type: 'string', enum: ['success', 'failure'] } })
   @ApiPaging()
-  async list(@CurrentPrincipal() principal: Principal, @Param('org') orgId: string, @Query() query: Record<string, unknown>) {
-    await this.access.requireAuditAccess(principal, orgId);
+  async list(@Param('org') orgId: string, @Query() query: Record<string, unknown>) {
     const page = parsePage(query);
     const filter = parseAuditFilter(query);
     const { rows, total } = await this.audit.query(orgId, filter, page.startIndex - 1, page.count);

@@ -1,11 +1,10 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query, Res, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query, Req, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
-import type { FastifyReply } from 'fastify';
-import { AuthorizedBy, CurrentPrincipal, Principal, SourceAddress, invalidValue, listResponse, parseBody, parsePage } from '@app/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { CurrentPrincipal, Principal, RequireAdministrator, SourceAddress, invalidValue, listResponse, parseBody, parsePage } from '@app/common';
 import { organizationSettingsSchema } from '../organizations/organization-settings';
-import { OrganizationService } from '../organizations/organization.service';
-import { AccessDeniedAuditInterceptor } from './access-denied-audit.interceptor';
-import { AdminAccessPolicy } from './admin-access.policy';
+import { Organization, OrganizationService } from '../organizations/organization.service';
+import { AdminAccessPolicy, AdministeredOrganization } from './admin-access.policy';
 import { AdminPresenter } from './admin.presenter';
 import { createOrganizationSchema, patchOrganizationSchema } from './admin.schemas';
 import { ApiJsonBody, ApiPaging } from './openapi';
@@ -20,8 +19,7 @@ function readForce(value: unknown): boolean {
 /** Organizations (DECISIONS 11): the platform administrator manages them; an organization administrator reads and configures its own. */
 @ApiTags('administration')
 @ApiBearerAuth()
-@AuthorizedBy('administrator')
-@UseInterceptors(AccessDeniedAuditInterceptor)
+@RequireAdministrator('organization')
 @Controller('admin/v1/organizations')
 export class OrganizationsController {
   constructor(
@@ -31,6 +29,7 @@ export class OrganizationsController {
   ) {}
 
   @Post()
+  @RequireAdministrator('platform')
   @ApiOperation({ summary: 'Create an organization (platform administrator)' })
   @ApiJsonBody(createOrganizationSchema, { id: 'acme', name: 'Acme Corp', settings: { applicationIdPolicy: 'any' } })
   async create(
@@ -39,7 +38,6 @@ export class OrganizationsController {
     @Body() body: unknown,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
-    this.access.requirePlatformAdministrator(principal);
     const input = parseBody(createOrganizationSchema, body);
     const org = await this.organizations.create(input, { name: principal.name, sourceAddress: source });
     const view = this.presenter.organization(org);
@@ -48,10 +46,10 @@ export class OrganizationsController {
   }
 
   @Get()
+  @RequireAdministrator('platform')
   @ApiOperation({ summary: 'List organizations (platform administrator)' })
   @ApiPaging()
-  async list(@CurrentPrincipal() principal: Principal, @Query() query: Record<string, unknown>) {
-    this.access.requirePlatformAdministrator(principal);
+  async list(@Query() query: Record<string, unknown>) {
     const page = parsePage(query);
     const { rows, total } = await this.organizations.list(page.startIndex - 1, page.count);
     return listResponse(
@@ -63,22 +61,36 @@ export class OrganizationsController {
 
   @Get(':org')
   @ApiOperation({ summary: 'Read an organization and its settings' })
-  async get(@CurrentPrincipal() principal: Principal, @Param('org') orgId: string) {
-    return this.presenter.organization(await this.access.requireOrganizationAccess(principal, orgId));
+  get(@AdministeredOrganization() organization: Organization) {
+    return this.presenter.organization(organization);
   }
 
   @Patch(':org')
   @ApiOperation({ summary: 'Change the name (platform administrator) or some settings of an organization' })
   @ApiJsonBody(patchOrganizationSchema, { name: 'Acme Corporation', settings: { passwordGrant: false } })
-  async patch(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('org') orgId: string, @Body() body: unknown) {
-    await this.access.requireOrganizationAccess(principal, orgId);
+  async patch(
+    @CurrentPrincipal() principal: Principal,
+    @SourceAddress() source: string,
+    @Param('org') orgId: string,
+    @Body() body: unknown,
+    @Req() request: FastifyRequest,
+  ) {
     const changes = parseBody(patchOrganizationSchema, body);
-    if (changes.name !== undefined) this.access.requirePlatformAdministrator(principal);
+    // The one admin rule that depends on the body: only the platform administrator renames.
+    if (changes.name !== undefined) {
+      await this.access.authorize(principal, 'platform', orgId, {
+        method: request.method,
+        path: request.url.split('?')[0],
+        route: request.routeOptions?.url,
+        sourceAddress: source,
+      });
+    }
     const org = await this.organizations.update(orgId, changes, { name: principal.name, sourceAddress: source });
     return this.presenter.organization(org);
   }
 
   @Delete(':org')
+  @RequireAdministrator('platform')
   @HttpCode(204)
   @ApiOperation({
     summary: 'Delete an organization (platform administrator)',
@@ -92,7 +104,6 @@ export class OrganizationsController {
     @Param('org') orgId: string,
     @Query('force') force: unknown,
   ): Promise<void> {
-    this.access.requirePlatformAdministrator(principal);
     await this.organizations.delete(orgId, { force: readForce(force) }, { name: principal.name, sourceAddress: source });
   }
 
@@ -101,7 +112,6 @@ export class OrganizationsController {
   @ApiOperation({ summary: "Replace an organization's settings", description: 'accessTokenLifetime: 300-86400 seconds, or null for the service default.' })
   @ApiJsonBody(organizationSettingsSchema, { automaticDeviceCreation: false, applicationIdPolicy: 'certified', passwordGrant: true, accessTokenLifetime: 900 })
   async putSettings(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('org') orgId: string, @Body() body: unknown) {
-    await this.access.requireOrganizationAccess(principal, orgId);
     const settings = parseBody(organizationSettingsSchema, body, 'settings');
     const org = await this.organizations.update(orgId, { settings }, { name: principal.name, sourceAddress: source }, 'organization.settings.update');
     return org.settings;

@@ -1,10 +1,8 @@
-import { Body, Controller, Delete, Get, Header, HttpCode, Param, Patch, Post, Query, Res, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Header, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { AuthorizedBy, CurrentPrincipal, Page, Principal, SourceAddress, listResponse, parseBody, parsePage } from '@app/common';
+import { RequireAdministrator, CurrentPrincipal, Page, Principal, SourceAddress, listResponse, parseBody, parsePage } from '@app/common';
 import { SystemAccountService } from '../system-accounts/system-account.service';
-import { AccessDeniedAuditInterceptor } from './access-denied-audit.interceptor';
-import { AdminAccessPolicy } from './admin-access.policy';
 import { AdminPresenter } from './admin.presenter';
 import { createAccountSchema, createSecretSchema, patchAccountSchema } from './admin.schemas';
 import { ApiJsonBody, ApiPaging, ApiPemBody } from './openapi';
@@ -13,13 +11,11 @@ import { readPem } from './read-pem';
 /** System accounts of an organization with their secrets and certificates (DECISIONS 4, 11). */
 @ApiTags('administration')
 @ApiBearerAuth()
-@AuthorizedBy('administrator')
-@UseInterceptors(AccessDeniedAuditInterceptor)
+@RequireAdministrator('organization')
 @Controller('admin/v1/organizations/:org/system-accounts')
 export class SystemAccountsController {
   constructor(
     private readonly accounts: SystemAccountService,
-    private readonly access: AdminAccessPolicy,
     private readonly presenter: AdminPresenter,
   ) {}
 
@@ -37,7 +33,6 @@ export class SystemAccountsController {
     @Body() body: unknown,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
-    await this.access.requireOrganizationAccess(principal, orgId);
     const input = parseBody(createAccountSchema, body);
     const { account, secret } = await this.accounts.create(orgId, input, { name: principal.name, sourceAddress: source });
     const view = this.presenter.systemAccount(account);
@@ -48,8 +43,7 @@ export class SystemAccountsController {
   @Get()
   @ApiOperation({ summary: 'List the system accounts of an organization (no secret values)' })
   @ApiPaging()
-  async list(@CurrentPrincipal() principal: Principal, @Param('org') orgId: string, @Query() query: Record<string, unknown>) {
-    await this.access.requireOrganizationAccess(principal, orgId);
+  async list(@Param('org') orgId: string, @Query() query: Record<string, unknown>) {
     const page = parsePage(query);
     const { rows, total } = await this.accounts.list(orgId, page.startIndex - 1, page.count);
     return listResponse(
@@ -61,8 +55,7 @@ export class SystemAccountsController {
 
   @Get(':clientId')
   @ApiOperation({ summary: 'Read a system account (no secret values)' })
-  async get(@CurrentPrincipal() principal: Principal, @Param('org') orgId: string, @Param('clientId') clientId: string) {
-    await this.access.requireOrganizationAccess(principal, orgId);
+  async get(@Param('org') orgId: string, @Param('clientId') clientId: string) {
     return this.presenter.systemAccount(await this.accounts.get(orgId, clientId));
   }
 
@@ -79,7 +72,6 @@ export class SystemAccountsController {
     @Param('clientId') clientId: string,
     @Body() body: unknown,
   ) {
-    await this.access.requireOrganizationAccess(principal, orgId);
     const changes = parseBody(patchAccountSchema, body);
     const account = await this.accounts.update(orgId, clientId, changes, { name: principal.name, sourceAddress: source });
     return this.presenter.systemAccount(account);
@@ -94,7 +86,6 @@ export class SystemAccountsController {
     @Param('org') orgId: string,
     @Param('clientId') clientId: string,
   ): Promise<void> {
-    await this.access.requireOrganizationAccess(principal, orgId);
     await this.accounts.delete(orgId, clientId, { name: principal.name, sourceAddress: source });
   }
 
@@ -112,7 +103,6 @@ export class SystemAccountsController {
     @Param('clientId') clientId: string,
     @Body() body: unknown,
   ) {
-    await this.access.requireOrganizationAccess(principal, orgId);
     const input = parseBody(createSecretSchema, body ?? {});
     const secret = await this.accounts.createSecret(orgId, clientId, input.expiresAt ? new Date(input.expiresAt) : undefined, {
       name: principal.name,
@@ -124,13 +114,7 @@ export class SystemAccountsController {
   @Get(':clientId/secrets')
   @ApiOperation({ summary: 'List the secrets of a system account: metadata only (id, created, expiresAt, lastUsed)' })
   @ApiPaging()
-  async listSecrets(
-    @CurrentPrincipal() principal: Principal,
-    @Param('org') orgId: string,
-    @Param('clientId') clientId: string,
-    @Query() query: Record<string, unknown>,
-  ) {
-    await this.access.requireOrganizationAccess(principal, orgId);
+  async listSecrets(@Param('org') orgId: string, @Param('clientId') clientId: string, @Query() query: Record<string, unknown>) {
     const page = parsePage(query);
     const rows = await this.accounts.listSecrets(orgId, clientId);
     return pageOf(
@@ -149,7 +133,6 @@ export class SystemAccountsController {
     @Param('clientId') clientId: string,
     @Param('secretId') secretId: string,
   ): Promise<void> {
-    await this.access.requireOrganizationAccess(principal, orgId);
     await this.accounts.revokeSecret(orgId, clientId, secretId, { name: principal.name, sourceAddress: source });
   }
 
@@ -166,7 +149,6 @@ export class SystemAccountsController {
     @Param('clientId') clientId: string,
     @Body() body: unknown,
   ) {
-    await this.access.requireOrganizationAccess(principal, orgId);
     const pem = readPem(body);
     const row = await this.accounts.uploadCertificate(orgId, clientId, pem, { name: principal.name, sourceAddress: source });
     return this.presenter.certificate(row);
@@ -175,13 +157,7 @@ export class SystemAccountsController {
   @Get(':clientId/certificates')
   @ApiOperation({ summary: 'List the certificates of a system account' })
   @ApiPaging()
-  async listCertificates(
-    @CurrentPrincipal() principal: Principal,
-    @Param('org') orgId: string,
-    @Param('clientId') clientId: string,
-    @Query() query: Record<string, unknown>,
-  ) {
-    await this.access.requireOrganizationAccess(principal, orgId);
+  async listCertificates(@Param('org') orgId: string, @Param('clientId') clientId: string, @Query() query: Record<string, unknown>) {
     const page = parsePage(query);
     const rows = await this.accounts.listCertificates(orgId, clientId);
     return pageOf(
@@ -203,7 +179,6 @@ export class SystemAccountsController {
     @Param('clientId') clientId: string,
     @Param('thumbprint') thumbprint: string,
   ): Promise<void> {
-    await this.access.requireOrganizationAccess(principal, orgId);
     await this.accounts.deleteCertificate(orgId, clientId, thumbprint, { name: principal.name, sourceAddress: source });
   }
 }

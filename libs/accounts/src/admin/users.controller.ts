@@ -1,10 +1,8 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query, Res, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { AuthorizedBy, CurrentPrincipal, Principal, SourceAddress, listResponse, parseBody, parsePage } from '@app/common';
+import { RequireAdministrator, CurrentPrincipal, Principal, SourceAddress, listResponse, parseBody, parsePage } from '@app/common';
 import { UserService } from '../users/user.service';
-import { AccessDeniedAuditInterceptor } from './access-denied-audit.interceptor';
-import { AdminAccessPolicy } from './admin-access.policy';
 import { AdminPresenter } from './admin.presenter';
 import { createUserSchema, patchUserSchema, setPasswordSchema } from './admin.schemas';
 import { ApiJsonBody, ApiPaging, ApiPemBody } from './openapi';
@@ -13,13 +11,11 @@ import { readPem } from './read-pem';
 /** Users of the credential-management API, operators and cardholders (DECISIONS 3.5, 11). */
 @ApiTags('administration')
 @ApiBearerAuth()
-@AuthorizedBy('administrator')
-@UseInterceptors(AccessDeniedAuditInterceptor)
+@RequireAdministrator('organization')
 @Controller('admin/v1/organizations/:org/users')
 export class UsersController {
   constructor(
     private readonly users: UserService,
-    private readonly access: AdminAccessPolicy,
     private readonly presenter: AdminPresenter,
   ) {}
 
@@ -43,7 +39,6 @@ export class UsersController {
     @Body() body: unknown,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
-    await this.access.requireOrganizationAccess(principal, orgId);
     const input = parseBody(createUserSchema, body);
     const user = await this.users.create(orgId, input, { name: principal.name, sourceAddress: source });
     const view = this.presenter.user(user);
@@ -54,8 +49,7 @@ export class UsersController {
   @Get()
   @ApiOperation({ summary: 'List the users of an organization, by userName' })
   @ApiPaging()
-  async list(@CurrentPrincipal() principal: Principal, @Param('org') orgId: string, @Query() query: Record<string, unknown>) {
-    await this.access.requireOrganizationAccess(principal, orgId);
+  async list(@Param('org') orgId: string, @Query() query: Record<string, unknown>) {
     const page = parsePage(query);
     const { rows, total } = await this.users.list(orgId, page.startIndex - 1, page.count);
     return listResponse(
@@ -67,8 +61,7 @@ export class UsersController {
 
   @Get(':id')
   @ApiOperation({ summary: 'Read a user' })
-  async get(@CurrentPrincipal() principal: Principal, @Param('org') orgId: string, @Param('id') id: string) {
-    await this.access.requireOrganizationAccess(principal, orgId);
+  async get(@Param('org') orgId: string, @Param('id') id: string) {
     return this.presenter.user(await this.users.get(orgId, id));
   }
 
@@ -85,7 +78,6 @@ export class UsersController {
     @Param('id') id: string,
     @Body() body: unknown,
   ) {
-    await this.access.requireOrganizationAccess(principal, orgId);
     const changes = parseBody(patchUserSchema, body);
     const user = await this.users.update(orgId, id, changes, { name: principal.name, sourceAddress: source });
     return this.presenter.user(user);
@@ -95,7 +87,6 @@ export class UsersController {
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete a user', description: 'Its certificates and tokens go with it; its tokens stop working at once.' })
   async delete(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('org') orgId: string, @Param('id') id: string): Promise<void> {
-    await this.access.requireOrganizationAccess(principal, orgId);
     await this.users.delete(orgId, id, { name: principal.name, sourceAddress: source });
   }
 
@@ -110,7 +101,6 @@ export class UsersController {
     @Param('id') id: string,
     @Body() body: unknown,
   ) {
-    await this.access.requireOrganizationAccess(principal, orgId);
     const pem = readPem(body);
     const row = await this.users.enrollCertificate(orgId, id, pem, { name: principal.name, sourceAddress: source });
     return this.presenter.certificate(row);
@@ -128,7 +118,6 @@ export class UsersController {
     @Param('id') id: string,
     @Body() body: unknown,
   ): Promise<void> {
-    await this.access.requireOrganizationAccess(principal, orgId);
     const input = parseBody(setPasswordSchema, body);
     await this.users.setPassword(orgId, id, input.password, { name: principal.name, sourceAddress: source });
   }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Clock, DomainError, notFound } from '@app/common';
+import { Clock, DomainError, isOrgId, notFound } from '@app/common';
 import { ChangeFeed, Database, FeedCache } from '@app/persistence';
 import { Actor, AuditService } from '../audit/audit.service';
 import { OrganizationHoldings, OrganizationRepository, OrganizationRow } from './organization.repository';
@@ -46,7 +46,7 @@ export class OrganizationService {
   }
 
   async get(id: string): Promise<Organization> {
-    const row = await this.organizations.findById(id);
+    const row = isOrgId(id) ? await this.organizations.findById(id) : undefined;
     if (!row) throw notFound(`Organization "${id}" does not exist.`);
     return toOrganization(row);
   }

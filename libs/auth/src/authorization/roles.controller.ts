@@ -1,30 +1,27 @@
-import { Controller, Get } from '@nestjs/common';
+import { Controller, Get, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import { AdminAccessPolicy } from '@app/accounts';
-import { AuthorizedBy, CurrentPrincipal, Principal } from '@app/common';
+import { RequireAdministrator, listResponse, parsePage } from '@app/common';
 import { RoleCatalog } from './role-catalog';
 
 /** GET /admin/v1/roles: the role -> scopes -> permissions mapping loaded at boot (DECISIONS 5.2). */
 @ApiTags('administration')
 @ApiBearerAuth()
-@AuthorizedBy('administrator')
+@RequireAdministrator('any')
 @Controller('admin/v1/roles')
 export class RolesController {
-  constructor(
-    private readonly roles: RoleCatalog,
-    private readonly access: AdminAccessPolicy,
-  ) {}
+  constructor(private readonly roles: RoleCatalog) {}
 
   @Get()
-  list(@CurrentPrincipal() principal: Principal) {
-    this.access.requireAdministrator(principal);
-    return {
-      Resources: this.roles.roles().map((role) => ({
-        name: role.name,
-        scopes: [...role.scopes],
-        permissions: role.sortedPermissions,
-        operatorDependent: role.operatorDependent,
-      })),
-    };
+  list(@Query() query: Record<string, unknown>) {
+    const page = parsePage(query);
+    const all = this.roles.roles();
+    const shown = all.slice(page.startIndex - 1, page.startIndex - 1 + page.count).map((role) => ({
+      name: role.name,
+      scopes: [...role.scopes],
+      permissions: role.sortedPermissions,
+      operatorDependent: role.operatorDependent,
+    }));
+    // DECISIONS 5.2 names the Resources shape; DECISIONS 7 makes every list a ListResponse.
+    return listResponse(shown, all.length, page);
   }
 }

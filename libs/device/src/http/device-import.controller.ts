@@ -1,7 +1,6 @@
 import { Body, Controller, Headers, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import { AdminAccessPolicy } from '@app/accounts';
-import { AuthorizedBy, CurrentPrincipal, Principal, SourceAddress } from '@app/common';
+import { RequireAdministrator, CurrentPrincipal, Principal, SourceAddress } from '@app/common';
 import { importFormat, parseImport } from '../import/device-import.parser';
 import { DeviceImportService, ImportReport } from '../import/device-import.service';
 
@@ -12,13 +11,10 @@ import { DeviceImportService, ImportReport } from '../import/device-import.servi
  */
 @ApiTags('administration')
 @ApiBearerAuth()
-@AuthorizedBy('administrator')
+@RequireAdministrator('organization')
 @Controller('admin/v1/organizations/:org/devices')
 export class DeviceImportController {
-  constructor(
-    private readonly imports: DeviceImportService,
-    private readonly access: AdminAccessPolicy,
-  ) {}
+  constructor(private readonly imports: DeviceImportService) {}
 
   @Post('import')
   @HttpCode(200)
@@ -29,7 +25,6 @@ export class DeviceImportController {
     @Headers('content-type') contentType: string | undefined,
     @Body() body: unknown,
   ): Promise<ImportReport> {
-    await this.access.requireOrganizationAccess(principal, orgId);
     const entries = parseImport(body, importFormat(contentType));
     return this.imports.import(orgId, entries, { name: principal.name, sourceAddress: source });
   }

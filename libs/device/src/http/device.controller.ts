@@ -46,7 +46,7 @@ export class DeviceController {
   ) {
     const row = await this.devices.create(principal, body, source);
     const view = this.presenter.device(row);
-    reply.header('Location', view.meta.location).header('ETag', this.presenter.etag(row));
+    reply.header('Location', view.meta.location);
     return view;
   }
 
@@ -67,15 +67,9 @@ export class DeviceController {
   @Get(':id')
   @ScimMediaTypes()
   @RequirePermission(Permission.DeviceRead)
-  async get(
-    @CurrentPrincipal() principal: Principal,
-    @Param('id') id: string,
-    @Query() query: Record<string, unknown>,
-    @Res({ passthrough: true }) reply: FastifyReply,
-  ) {
+  async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() query: Record<string, unknown>) {
     const projection = projectionFromQuery(query, DEVICE_SEARCH_DEFINITION);
     const row = await this.devices.get(principal, id);
-    reply.header('ETag', this.presenter.etag(row));
     return projectResource(this.presenter.device(row), DEVICE_SEARCH_DEFINITION, projection);
   }
 
@@ -90,76 +84,45 @@ export class DeviceController {
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.DeviceActivate)
-  activate(
-    @CurrentPrincipal() principal: Principal,
-    @SourceAddress() source: string,
-    @Param('id') id: string,
-    @Body() body: unknown,
-    @Res({ passthrough: true }) reply: FastifyReply,
-  ) {
-    return this.move(principal, source, id, 'activate', body, reply);
+  activate(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('id') id: string, @Body() body: unknown) {
+    return this.move(principal, source, id, 'activate', body);
   }
 
   @Post(':id/suspend')
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.DeviceSuspend)
-  suspend(
-    @CurrentPrincipal() principal: Principal,
-    @SourceAddress() source: string,
-    @Param('id') id: string,
-    @Body() body: unknown,
-    @Res({ passthrough: true }) reply: FastifyReply,
-  ) {
-    return this.move(principal, source, id, 'suspend', body, reply);
+  suspend(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('id') id: string, @Body() body: unknown) {
+    return this.move(principal, source, id, 'suspend', body);
   }
 
   @Post(':id/resume')
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.DeviceResume)
-  resume(
-    @CurrentPrincipal() principal: Principal,
-    @SourceAddress() source: string,
-    @Param('id') id: string,
-    @Body() body: unknown,
-    @Res({ passthrough: true }) reply: FastifyReply,
-  ) {
-    return this.move(principal, source, id, 'resume', body, reply);
+  resume(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('id') id: string, @Body() body: unknown) {
+    return this.move(principal, source, id, 'resume', body);
   }
 
   @Post(':id/revoke')
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.DeviceRevoke)
-  revoke(
-    @CurrentPrincipal() principal: Principal,
-    @SourceAddress() source: string,
-    @Param('id') id: string,
-    @Body() body: unknown,
-    @Res({ passthrough: true }) reply: FastifyReply,
-  ) {
-    return this.move(principal, source, id, 'revoke', body, reply);
+  revoke(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('id') id: string, @Body() body: unknown) {
+    return this.move(principal, source, id, 'revoke', body);
   }
 
   @Post(':id/terminate')
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.DeviceTerminate)
-  terminate(
-    @CurrentPrincipal() principal: Principal,
-    @SourceAddress() source: string,
-    @Param('id') id: string,
-    @Body() body: unknown,
-    @Res({ passthrough: true }) reply: FastifyReply,
-  ) {
-    return this.move(principal, source, id, 'terminate', body, reply);
+  terminate(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('id') id: string, @Body() body: unknown) {
+    return this.move(principal, source, id, 'terminate', body);
   }
 
   /** Updates answer 200 with the whole updated resource (DECISIONS 7). */
-  private async move(principal: Principal, source: string, id: string, action: DeviceAction, body: unknown, reply: FastifyReply): Promise<DeviceResource> {
+  private async move(principal: Principal, source: string, id: string, action: DeviceAction, body: unknown): Promise<DeviceResource> {
     const row = (await this.devices.act(principal, id, action, parseActionBody(body), source))!;
-    reply.header('ETag', this.presenter.etag(row));
     return this.presenter.device(row);
   }
 }

@@ -1,0 +1,61 @@
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { ADMINISTERED_ORGANIZATION, AdminAccessPolicy } from '@app/accounts';
+import { ACCESS_RULE, AccessRule, Principal, PRINCIPAL_KEY, forbidden, routeFamilyOf } from '@app/common';
+import { RoleCatalog } from './role-catalog';
+
+interface GuardedRequest extends Record<string, unknown> {
+  method: string;
+  url: string;
+  ip?: string;
+  params?: Record<string, string | undefined>;
+  routeOptions?: { url?: string };
+}
+
+/**
+ * Global guard after the bearer guard: every route declares how it is authorized (deny by default),
+ * and this guard enforces the declaration.
+ * - permission: the caller's role must grant each one. The role is the live one of the caller's
+ *   account or user, and the mapping the one loaded at boot, so a role change or a restart with a
+ *   changed file applies to live tokens at once (DECISIONS 3.4).
+ * - administrator: the administration API's rule (DECISIONS 11), decided and recorded by
+ *   AdminAccessPolicy; an `organization` route finds its organization on the request afterwards.
+ *   A route under /admin/ that declares anything else is refused, so a new admin route cannot ship
+ *   without saying who may call it.
+ */
+@Injectable()
+export class AccessGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly roles: RoleCatalog,
+    private readonly administrators: AdminAccessPolicy,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const rule = this.reflector.getAllAndOverride<AccessRule | undefined>(ACCESS_RULE, [context.getHandler(), context.getClass()]);
+    if (!rule) throw forbidden('This entry point declares no permission, so it is closed to everyone (deny by default).');
+    const request = context.switchToHttp().getRequest<GuardedRequest>();
+    if (routeFamilyOf(request.url).name === 'admin' && rule.kind !== 'administrator') {
+      throw forbidden('This administration entry point declares no administrator rule, so it is closed to everyone (deny by default).');
+    }
+    if (rule.kind === 'public' || rule.kind === 'policy') return true;
+    const principal = request[PRINCIPAL_KEY] as Principal;
+    if (rule.kind === 'administrator') {
+      const organization = await this.administrators.authorize(principal, rule.scope, request.params?.org, {
+        method: request.method,
+        path: request.url.split('?')[0],
+        route: request.routeOptions?.url,
+        sourceAddress: request.ip,
+      });
+      if (organization) request[ADMINISTERED_ORGANIZATION] = organization;
+      return true;
+    }
+    const missing = rule.permissions.find((permission) => !this.roles.allows(principal.role, permission));
+    if (missing === undefined) return true;
+    const known = this.roles.find(principal.role) !== undefined;
+    throw forbidden(
+      `This entry point needs the permission ${missing}, which the role "${principal.role}" does not grant` +
+        (known ? '.' : ' (the role is not in scopeAssignment.properties, so it reaches nothing).'),
+    );
+  }
+}
