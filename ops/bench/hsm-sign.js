@@ -5,6 +5,10 @@
 // the signer adapter signs with when the HSM allows it. A fresh token in a temporary folder; the
 // signs run synchronously on this thread, as the adapter runs ES256 signs. Prints the median of
 // BENCH_ROUNDS (5) rounds of BENCH_SIGNS (20000) signs each.
+// Then the same HSM through the service's own adapter (libs/hsm Pkcs11Hsm, one sign at a time
+// unless it says otherwise): JWS signs with JWT_KEY, CA key signs per algorithm and encoding, and
+// certificates issued by @peculiar/x509 over the key store's WebCrypto, each with the CPU time
+// of this process per operation.
 const { Buffer } = require('node:buffer');
 const { createHash } = require('node:crypto');
 const { mkdtempSync, rmSync } = require('node:fs');
@@ -73,5 +77,83 @@ try {
   pkcs11.C_CloseAllSessions(slot);
 } finally {
   pkcs11.C_Finalize();
+  pkcs11.close();
   rmSync(folder, { recursive: true, force: true });
+}
+
+benchAdapter().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
+
+async function benchAdapter() {
+  require('reflect-metadata');
+  const x509 = require('@peculiar/x509');
+  const { webcrypto } = require('node:crypto');
+  const { Pkcs11Hsm, Pkcs11KeyStore } = require(join(ROOT, 'dist/libs/hsm/src'));
+  const { provisionSoftHsmToken } = require(join(ROOT, 'dist/libs/hsm/src/softhsm-provisioning'));
+  const adapterFolder = mkdtempSync(join(tmpdir(), 'hsm-bench-'));
+  const adapterToken = { directory: adapterFolder, tokenLabel: 'bench', soPin: '12345678', pin: '87654321', keyLabel: 'JWT_KEY' };
+  provisionSoftHsmToken(adapterToken);
+  const hsm = await Pkcs11Hsm.connect({ modulePath, tokenLabel: 'bench', pin: adapterToken.pin });
+  try {
+    const keyStore = new Pkcs11KeyStore(hsm);
+    const data = Buffer.from('tbsCertificate stand-in of about a hundred bytes '.repeat(2));
+    /** Runs `operation` `count` times, `concurrency` at a time; wall and CPU time per operation. */
+    const measure = async (name, count, operation, concurrency = 1) => {
+      await operation(); // warm-up
+      const cpuBefore = process.cpuUsage();
+      const started = process.hrtime.bigint();
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: concurrency }, async () => {
+          while (next < count) {
+            next += 1;
+            await operation();
+          }
+        }),
+      );
+      const wallUs = Number(process.hrtime.bigint() - started) / 1000 / count;
+      const cpu = process.cpuUsage(cpuBefore);
+      const cpuUs = (cpu.user + cpu.system) / count;
+      console.log(
+        `  ${name.padEnd(44)} ${wallUs.toFixed(1).padStart(7)} us/op  ${Math.round(1e6 / wallUs)
+          .toLocaleString('en-US')
+          .padStart(7)} ops/s  ${cpuUs.toFixed(1).padStart(7)} us CPU/op`,
+      );
+    };
+    console.log(`\nThrough the adapter (libs/hsm Pkcs11Hsm and Pkcs11KeyStore):`);
+    await measure('JWS ES256, JWT_KEY (session copy)', signsPerRound, () => hsm.signJws(data));
+    const keys = {};
+    for (const algorithm of ['EC-P256', 'EC-P384', 'RSA-3072']) {
+      keys[algorithm] = await keyStore.generateKeyPair(`CA_KEY/bench-${algorithm}`, algorithm);
+    }
+    await measure('CA EC-P256 SHA-256, der', signsPerRound, () => keyStore.sign('CA_KEY/bench-EC-P256', data, { hash: 'SHA-256', encoding: 'der' }));
+    await measure('CA EC-P256 SHA-256, raw', signsPerRound, () => keyStore.sign('CA_KEY/bench-EC-P256', data, { hash: 'SHA-256', encoding: 'raw' }));
+    await measure('CA EC-P384 SHA-384, der', 2000, () => keyStore.sign('CA_KEY/bench-EC-P384', data, { hash: 'SHA-384', encoding: 'der' }));
+    await measure('CA EC-P384 SHA-384, der, 4 at a time', 2000, () => keyStore.sign('CA_KEY/bench-EC-P384', data, { hash: 'SHA-384', encoding: 'der' }), 4);
+    await measure('CA RSA-3072 SHA-256', 500, () => keyStore.sign('CA_KEY/bench-RSA-3072', data, { hash: 'SHA-256', encoding: 'der' }));
+    await measure('CA RSA-3072 SHA-256, 4 at a time', 500, () => keyStore.sign('CA_KEY/bench-RSA-3072', data, { hash: 'SHA-256', encoding: 'der' }), 4);
+    const ca = keys['EC-P256'];
+    const leafKeys = await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify']);
+    let serial = 0;
+    await measure('certificate (@peculiar/x509), CA EC-P256', 2000, () =>
+      x509.X509CertificateGenerator.create(
+        {
+          serialNumber: (++serial).toString(16).padStart(16, '0'),
+          subject: 'CN=user@example.com',
+          issuer: 'CN=Bench CA',
+          notBefore: new Date(),
+          notAfter: new Date(Date.now() + 86_400_000),
+          publicKey: leafKeys.publicKey,
+          signingKey: ca.privateKey,
+          signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' },
+        },
+        keyStore.crypto,
+      ),
+    );
+  } finally {
+    await hsm.close();
+    rmSync(adapterFolder, { recursive: true, force: true });
+  }
 }

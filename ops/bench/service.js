@@ -3,7 +3,8 @@
 // (embedded PostgreSQL and a SoftHSM2 token) in a fresh DATA_DIR under .test-run/bench-<pid>/.
 // Its output goes to a file there, so the bench process spends no CPU reading the access log.
 const { spawn } = require('node:child_process');
-const { chmodSync, closeSync, mkdirSync, openSync, readFileSync, rmSync } = require('node:fs');
+const { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } = require('node:fs');
+const { tmpdir } = require('node:os');
 const { createServer } = require('node:net');
 const { join } = require('node:path');
 const { setTimeout: sleep } = require('node:timers/promises');
@@ -35,7 +36,17 @@ function makeWorkDir() {
   return workDir;
 }
 
-async function serviceEnvironment({ dataDir, logLevel, databaseUrl }) {
+/**
+ * EMBEDDED_PG_DIR for the bench's throwaway database: used only as root when the postgres user
+ * cannot enter the clone (a private home), and removed with the work folder, never left in /var/lib.
+ */
+function makePlacementDir() {
+  const dir = mkdtempSync(join(tmpdir(), `cp-bench-${process.pid}-`));
+  chmodSync(dir, 0o755);
+  return dir;
+}
+
+async function serviceEnvironment({ dataDir, placementDir, logLevel, databaseUrl }) {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const env = {
@@ -45,6 +56,7 @@ async function serviceEnvironment({ dataDir, logLevel, databaseUrl }) {
     HOST: '127.0.0.1',
     METRICS_PORT: String(await freePort()),
     EMBEDDED_PG_PORT: String(await freePort()),
+    EMBEDDED_PG_DIR: placementDir,
     PUBLIC_BASE_URL: baseUrl,
     LOG_LEVEL: logLevel,
     // BENCH_WORKERS: service processes sharing the port (WORKERS), default 1.
@@ -54,19 +66,20 @@ async function serviceEnvironment({ dataDir, logLevel, databaseUrl }) {
   return { env, baseUrl };
 }
 
-/** Spawns the service; answers { baseUrl, dataDir, workDir, logFile, child, exited }. */
+/** Spawns the service; answers { baseUrl, dataDir, workDir, placementDir, logFile, child, exited }. */
 async function startService({ logLevel, databaseUrl }) {
   const workDir = makeWorkDir();
+  const placementDir = makePlacementDir();
   const dataDir = join(workDir, 'data');
   const logFile = join(workDir, 'service.log');
-  const { env, baseUrl } = await serviceEnvironment({ dataDir, logLevel, databaseUrl });
+  const { env, baseUrl } = await serviceEnvironment({ dataDir, placementDir, logLevel, databaseUrl });
   const log = openSync(logFile, 'w');
   // BENCH_SERVICE_NODE_ARGS: extra node flags for the service, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
   const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child = spawn(process.execPath, [...nodeArgs, MAIN], { cwd: ROOT, env, stdio: ['ignore', log, log] });
   closeSync(log);
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
-  return { baseUrl, dataDir, workDir, logFile, child, exited };
+  return { baseUrl, dataDir, workDir, placementDir, logFile, child, exited };
 }
 
 async function waitReady(service) {
@@ -97,6 +110,7 @@ async function stopService(service) {
 
 function removeWorkDir(service) {
   rmSync(service.workDir, { recursive: true, force: true });
+  rmSync(service.placementDir, { recursive: true, force: true });
 }
 
 /** The last lines of the service output (each cut short), preferring warnings and errors over access-log lines. */

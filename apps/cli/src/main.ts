@@ -71,7 +71,13 @@ export function buildProgram(): Command {
     .action(async () => {
       const config: AppConfig = loadConfig();
       const embedded = config.embeddedDatabase
-        ? await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPostgresPort, password: config.embeddedPostgresPassword! })
+        ? await startEmbeddedPostgres({
+            dataDir: config.dataDir,
+            placementDir: config.embeddedPostgresDir,
+            port: config.embeddedPostgresPort,
+            password: config.embeddedPostgresPassword!,
+            onWarning: (message) => process.stderr.write(`${message}\n`),
+          })
         : undefined;
       const dataSource = new DataSource(dataSourceOptions(embedded?.connection ?? config.databaseUrl!, 2));
       await dataSource.initialize();
