@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -39,7 +39,6 @@ describe('command line (apps/cli)', () => {
   const secrets: string[] = [PASSWORD, SECOND_PASSWORD, PLATFORM_ADMIN_SECRET];
 
   beforeAll(async () => {
-    execFileSync(join(ROOT, 'node_modules/.bin/swc'), ['apps', 'libs', 'migrations', '-d', 'dist', '--quiet'], { cwd: ROOT });
     t = await createTestApp();
     admin = await platformAdminToken(t.http);
     workDir = join(process.env.TEST_RUN_DIR!, `cli-${randomBytes(4).toString('hex')}`);
