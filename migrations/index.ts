@@ -3,6 +3,7 @@ import { CreateCertifiedApplications1763800000001 } from './1763800000001-Create
 import { CreateUsers1763800000000 } from './1763800000000-CreateUsers';
 import { CreateDeliveryGateways1763900000100 } from './1763900000100-CreateDeliveryGateways';
 import { CreateDevices1763900000200 } from './1763900000200-CreateDevices';
+import { AddAuditEventCodes1764100000000 } from './1764100000000-AddAuditEventCodes';
 
 /** Every migration, in order. The data source takes classes, not a glob, so source and dist/ behave alike. */
 export const MIGRATIONS = [
@@ -11,4 +12,5 @@ export const MIGRATIONS = [
   CreateCertifiedApplications1763800000001,
   CreateDeliveryGateways1763900000100,
   CreateDevices1763900000200,
+  AddAuditEventCodes1764100000000,
 ];

@@ -34,9 +34,11 @@ interface AuditItem {
   org: string | null;
   actor: string;
   action: string;
+  code: number;
   target: string | null;
   outcome: 'success' | 'failure';
   sourceAddress: string | null;
+  correlationId: string | null;
   details: Record<string, unknown>;
 }
 
@@ -95,7 +97,7 @@ describe('audit log (DECISIONS 11)', () => {
   }
 
   describe('GET /organizations/{org}/audit-events', () => {
-    it("a ListResponse of the organization's events, newest first, each {id, occurred, org, actor, action, target, outcome, sourceAddress, details}", async () => {
+    it("a ListResponse of the organization's events, newest first, each {id, occurred, org, actor, action, code, target, outcome, sourceAddress, correlationId, details}", async () => {
       const org = newOrgId();
       const address = newAddress();
       const created = await t.http
@@ -105,7 +107,7 @@ describe('audit log (DECISIONS 11)', () => {
         .send({ id: org, name: 'Audited' });
       expect(created.status).toBe(201);
       t.clock.advance(1);
-      await t.http
+      const account = await t.http
         .post(`/admin/v1/organizations/${org}/system-accounts`)
         .auth(admin, { type: 'bearer' })
         .set('X-Forwarded-For', address)
@@ -123,9 +125,11 @@ describe('audit log (DECISIONS 11)', () => {
         org,
         actor: 'platform-admin',
         action: 'system_account.create',
+        code: 71001,
         target: `${org}-one`,
         outcome: 'success',
         sourceAddress: address,
+        correlationId: account.headers['x-correlation-id'],
         details: { role: 'Issuance', organizationAdministrator: false },
       });
       expect(oldest).toEqual({
@@ -134,12 +138,39 @@ describe('audit log (DECISIONS 11)', () => {
         org,
         actor: 'platform-admin',
         action: 'organization.create',
+        code: 70001,
         target: org,
         outcome: 'success',
         sourceAddress: address,
+        correlationId: created.headers['x-correlation-id'],
         details: {},
       });
+      expect(created.headers['x-correlation-id']).toMatch(/^[0-9a-f-]{36}$/);
       expect(Number(newest.id)).toBeGreaterThan(Number(oldest.id));
+    });
+
+    it('code filters by the numeric event code (docs/audit-events.md), also for the events the token service batches; a code that is not a number is a 400', async () => {
+      const { org } = await orgWithAdmin();
+      const robot = await account(org, { suffix: 'robot', role: 'Issuance' });
+      const address = newAddress();
+      const issued = await secretGrant(org, robot.clientId, robot.secret, address);
+      expect(issued.status).toBe(200);
+      expect((await secretGrant(org, robot.clientId, 'not-the-secret', address)).status).toBe(401);
+
+      const tokens = await events(org, `?code=80001&actor=${robot.clientId}`);
+      expect(tokens.status).toBe(200);
+      expect(tokens.body.Resources.map((e: AuditItem) => [e.action, e.code, e.actor, e.correlationId])).toEqual([
+        ['token.issue', 80001, robot.clientId, issued.headers['x-correlation-id']],
+      ]);
+      const failures = await events(org, '?code=80003');
+      expect(failures.body.Resources.map((e: AuditItem) => [e.action, e.code, e.outcome])).toEqual([['authentication.fail', 80003, 'failure']]);
+      const accounts = await events(org, '?code=71001&actor=platform-admin');
+      expect(accounts.body.totalResults).toBe(2);
+      expect(accounts.body.Resources.every((e: AuditItem) => e.action === 'system_account.create')).toBe(true);
+      expect((await events(org, '?code=99999')).body.totalResults).toBe(0);
+
+      const bad = await events(org, '?code=token.issue');
+      expectScimError(bad, 400, 'invalidValue', 'code: must be an event code');
     });
 
     it('filters: from (inclusive), to (exclusive), actor, action (exact or prefix*), target, outcome; paging with startIndex and count', async () => {

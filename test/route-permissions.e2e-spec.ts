@@ -1,10 +1,7 @@
-import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
-import { ModulesContainer } from '@nestjs/core';
-import { RequestMethod } from '@nestjs/common';
 import { AdminAccessPolicy } from '@app/accounts';
 import { AccessGuard, Permission, RoleCatalog } from '@app/auth';
 import { ACCESS_RULE, AccessRule } from '@app/common';
-import { PERMISSION_TABLE, TestApp, createTestApp } from '@app/testing';
+import { PERMISSION_TABLE, TestApp, createTestApp, registeredRoutes } from '@app/testing';
 
 interface RouteRule {
   route: string;
@@ -12,29 +9,8 @@ interface RouteRule {
 }
 
 /** Every route the service registers, with the access rule its handler or controller declares. */
-function registeredRoutes(t: TestApp): RouteRule[] {
-  const routes: RouteRule[] = [];
-  for (const module of t.app.get(ModulesContainer).values()) {
-    for (const wrapper of module.controllers.values()) {
-      const controller = wrapper.metatype as (new () => unknown) | null;
-      if (!controller) continue;
-      // A controller or handler may be mounted on several paths (the /scim/ and /scm/ aliases).
-      const bases = [Reflect.getMetadata(PATH_METADATA, controller) ?? ''].flat().map(String);
-      for (const name of Object.getOwnPropertyNames(controller.prototype)) {
-        const handler = controller.prototype[name];
-        if (name === 'constructor' || typeof handler !== 'function' || Reflect.getMetadata(PATH_METADATA, handler) === undefined) continue;
-        const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod];
-        const rule = (Reflect.getMetadata(ACCESS_RULE, handler) ?? Reflect.getMetadata(ACCESS_RULE, controller)) as AccessRule | undefined;
-        for (const base of bases) {
-          for (const sub of [Reflect.getMetadata(PATH_METADATA, handler)].flat().map(String)) {
-            const path = `/${[base, sub].filter((p) => p && p !== '/').join('/')}`.replace(/\/+/g, '/');
-            routes.push({ route: `${method} ${path}`, rule });
-          }
-        }
-      }
-    }
-  }
-  return routes.sort((a, b) => a.route.localeCompare(b.route));
+function routeRules(t: TestApp): RouteRule[] {
+  return registeredRoutes(t).map(({ route, metadata }) => ({ route, rule: metadata<AccessRule>(ACCESS_RULE) }));
 }
 
 /**
@@ -50,20 +26,20 @@ describe('route permissions', () => {
   afterAll(() => t.close());
 
   it('every route declares how it is authorized', () => {
-    const routes = registeredRoutes(t);
+    const routes = routeRules(t);
     expect(routes.length).toBeGreaterThan(10);
     expect(routes.filter((r) => r.rule === undefined).map((r) => r.route)).toEqual([]);
   });
 
   it('every administration route declares which administrators may call it (DECISIONS 11)', () => {
-    const admin = registeredRoutes(t).filter((r) => r.route.split(' ')[1].startsWith('/admin/'));
+    const admin = routeRules(t).filter((r) => r.route.split(' ')[1].startsWith('/admin/'));
     expect(admin.length).toBeGreaterThan(20);
     expect(admin.filter((r) => r.rule?.kind !== 'administrator').map((r) => r.route)).toEqual([]);
   });
 
   it('every declared permission is in the catalogue, and the table of routes matches the reviewed snapshot', () => {
     const roles = t.app.get(RoleCatalog);
-    const table = registeredRoutes(t).map(({ route, rule }) => {
+    const table = routeRules(t).map(({ route, rule }) => {
       if (rule?.kind === 'administrator') return `${route} -> administrator: ${rule.scope}`;
       if (rule?.kind !== 'permission') return `${route} -> ${rule?.kind === 'policy' ? `policy: ${rule.policy}` : 'public'}`;
       for (const permission of rule.permissions) expect(Object.keys(PERMISSION_TABLE)).toContain(permission);

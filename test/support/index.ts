@@ -5,3 +5,4 @@ export * from './test-app';
 export * from './permission-table';
 export * from './permission-probes';
 export * from './assertions';
+export * from './routes';

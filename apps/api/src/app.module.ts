@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import cluster from 'node:cluster';
 import { join } from 'node:path';
 import { AccountsModule } from '@app/accounts';
+import { AuditModule } from '@app/audit';
 import { AuthModule } from '@app/auth';
 import { ClockModule } from '@app/common';
 import { AppConfig, ConfigModule } from '@app/config';
@@ -61,6 +62,7 @@ export class AppModule {
         ClockModule,
         PersistenceModule,
         HsmModule.forRootAsync({ inject: [AppConfig, LOGGER], useFactory: (c: AppConfig, l: Logger) => hsmOptions(c, l) }),
+        AuditModule,
         AccountsModule,
         AuthModule,
         DeliveryGatewayModule,

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { DynamicModule, INestApplicationContext, Type } from '@nestjs/common';
 import { InvalidArgumentError } from 'commander';
-import { Actor } from '@app/accounts';
+import { Actor } from '@app/audit';
 import { Page, invalidValue, parsePage } from '@app/common';
 
 /** What every command needs: the services on the configured database, JSON output, and who acts. */

@@ -4,6 +4,9 @@ import { NestFactory } from '@nestjs/core';
 import { DynamicModule, INestApplicationContext, Module, Type } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AccountsModule } from '@app/accounts';
+import { AuditModule } from '@app/audit';
+import { AuthStoreModule } from '@app/auth';
+import { DeviceStoreModule } from '@app/device';
 import { ClockModule, DomainError } from '@app/common';
 import { AppConfig, ConfigModule, ConfigurationError, loadConfig } from '@app/config';
 import { Metrics, ObservabilityModule, createLogger } from '@app/observability';
@@ -42,7 +45,18 @@ async function withServices<T>(work: (app: INestApplicationContext) => Promise<T
   const config = loadConfig();
   const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
   @Module({
-    imports: [ConfigModule.forRoot(config), ObservabilityModule.forRoot(logger, new Metrics()), ClockModule, PersistenceModule, AccountsModule, ...imports],
+    imports: [
+      ConfigModule.forRoot(config),
+      ObservabilityModule.forRoot(logger, new Metrics()),
+      ClockModule,
+      PersistenceModule,
+      AuditModule,
+      AccountsModule,
+      // The libraries whose data accounts asks about (AccountDependents): tokens, lockout counters, devices.
+      AuthStoreModule,
+      DeviceStoreModule,
+      ...imports,
+    ],
   })
   class CliModule {}
   // abortOnError false: a failure at start (no database) must reach main() and its exit code 3.

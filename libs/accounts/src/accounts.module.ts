@@ -1,15 +1,13 @@
 import { Module } from '@nestjs/common';
 import { AppConfig } from '@app/config';
+import { AccountDependents } from './account-dependents';
 import { AdminAccessPolicy } from './admin/admin-access.policy';
 import { ApplicationsController } from './admin/applications.controller';
-import { AuditEventsController } from './admin/audit-events.controller';
 import { CertifiedApplicationService } from './applications/certified-application.service';
 import { AdminPresenter } from './admin/admin.presenter';
 import { OrganizationsController } from './admin/organizations.controller';
 import { SystemAccountsController } from './admin/system-accounts.controller';
 import { UsersController } from './admin/users.controller';
-import { AuditRepository } from './audit/audit.repository';
-import { AuditService } from './audit/audit.service';
 import { BootstrapService } from './bootstrap.service';
 import { OrganizationRepository } from './organizations/organization.repository';
 import { OrganizationService } from './organizations/organization.service';
@@ -20,10 +18,11 @@ import { PasswordHasher } from './users/password-hasher';
 import { UserRepository } from './users/user.repository';
 import { UserService } from './users/user.service';
 
-/** Organizations, system accounts and users with their credentials, the audit log, and the admin API over them. */
+/** Organizations, system accounts and users with their credentials, and the admin API over them. */
 @Module({
-  controllers: [OrganizationsController, SystemAccountsController, ApplicationsController, UsersController, AuditEventsController],
+  controllers: [OrganizationsController, SystemAccountsController, ApplicationsController, UsersController],
   providers: [
+    AccountDependents,
     OrganizationRepository,
     OrganizationService,
     SystemAccountRepository,
@@ -32,8 +31,6 @@ import { UserService } from './users/user.service';
     UserRepository,
     UserService,
     PasswordHasher,
-    AuditService,
-    AuditRepository,
     AdminAccessPolicy,
     BootstrapService,
     CertifiedApplicationService,
@@ -44,11 +41,11 @@ import { UserService } from './users/user.service';
     },
   ],
   exports: [
+    AccountDependents,
     OrganizationService,
     SystemAccountService,
     SystemAccountRepository,
     SecretHasher,
-    AuditService,
     AdminAccessPolicy,
     AdminPresenter,
     CertifiedApplicationService,

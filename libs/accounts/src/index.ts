@@ -1,7 +1,4 @@
 export * from './accounts.module';
-export * from './audit/audit.service';
-export * from './audit/audit-filter';
-export * from './audit/audit.repository';
 export * from './organizations/organization-settings';
 export * from './organizations/organization.service';
 export * from './system-accounts/secret-hasher';
@@ -15,3 +12,4 @@ export * from './applications/certified-application.service';
 export * from './users/password-hasher';
 export * from './users/user.repository';
 export * from './users/user.service';
+export * from './account-dependents';

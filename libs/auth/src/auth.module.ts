@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { AccountsModule } from '@app/accounts';
+import { AuthStoreModule } from './auth-store.module';
 import { AppConfig } from '@app/config';
 import { ApplicationHeadersGuard } from './authorization/application-headers.guard';
 import { OperatorDependentPolicy } from './authorization/operator-dependent.policy';
@@ -12,7 +13,6 @@ import { AssertionVerifier } from './clients/assertion-verifier';
 import { ClientAuthenticator } from './clients/client-authenticator.service';
 import { ClientCredentialRepository } from './clients/client-credential.repository';
 import { ClientCredentialCache } from './clients/client-credential.cache';
-import { LockoutService } from './clients/lockout.service';
 import { UserAuthenticator } from './grants/user-authenticator.service';
 import { BearerGuard } from './http/bearer.guard';
 import { DiscoveryController } from './http/discovery.controller';
@@ -27,14 +27,13 @@ import { TokenService } from './tokens/token.service';
 
 /** The token service, client authentication, and the global bearer guard. */
 @Module({
-  imports: [AccountsModule],
+  imports: [AccountsModule, AuthStoreModule],
   controllers: [TokenController, DiscoveryController, RolesController],
   providers: [
     AssertionVerifier,
     ClientAuthenticator,
     ClientCredentialRepository,
     ClientCredentialCache,
-    LockoutService,
     UserAuthenticator,
     AccessTokenValidator,
     JwsService,

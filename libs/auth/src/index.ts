@@ -8,3 +8,4 @@ export * from './authorization/role-catalog';
 export * from './authorization/operator-dependent.policy';
 export * from './authorization/scope-assignment.loader';
 export * from './authorization/access.guard';
+export * from './auth-store.module';

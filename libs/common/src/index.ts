@@ -10,3 +10,5 @@ export * from './scim-media-type.interceptor';
 export * from './scim-search';
 export * from './http/route-family';
 export * from './http/etag';
+export * from './http/openapi';
+export * from './http/request-context';

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { AccountsModule } from '@app/accounts';
+import { AccountDependents, AccountsModule } from '@app/accounts';
 import { AuthModule } from '@app/auth';
 import { AppConfig } from '@app/config';
 import { DevicePresenter } from './device.presenter';
@@ -18,7 +18,12 @@ import { DeviceImportService } from './import/device-import.service';
   providers: [DeviceRepository, DeviceImportService],
   exports: [DeviceRepository, DeviceImportService],
 })
-export class DeviceStoreModule {}
+export class DeviceStoreModule {
+  constructor(dependents: AccountDependents, devices: DeviceRepository) {
+    // An organization's devices block its deletion without force; they go with it (ON DELETE CASCADE).
+    dependents.registerHolding({ key: 'devices', singular: 'device', plural: 'devices', count: (orgId, tx) => devices.countInOrg(orgId, tx) });
+  }
+}
 
 /** The Device resource, its lifecycle and the admin import endpoint (DECISIONS 8 and 11). */
 @Module({

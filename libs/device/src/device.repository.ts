@@ -1,3 +1,4 @@
+import { AUDIT_INSERT, auditCodeOf } from '@app/audit';
 import { Injectable } from '@nestjs/common';
 import { ScimSearch, SqlParameters, searchSql } from '@app/common';
 import { Database, PG_UNIQUE_VIOLATION, Transaction, isPgError, prepared } from '@app/persistence';
@@ -57,9 +58,9 @@ const INSERT = prepared(
      INSERT INTO device_external_ids (device_id, org_id, position, atr, cuid)
      SELECT * FROM unnest($4::uuid[], $5::text[], $6::int[], $7::text[], $8::text[])
    )
-   INSERT INTO audit_events (occurred_at, org_id, actor, action, target, outcome, source_address, details)
-   SELECT at, org, actor, 'device.create', id::text, 'success', address, details
-     FROM unnest($3::timestamptz[], $2::text[], $9::text[], $1::uuid[], $10::text[], $11::jsonb[]) AS a(at, org, actor, id, address, details)`,
+   ${AUDIT_INSERT}
+   SELECT at, org, actor, 'device.create', ${auditCodeOf('device.create')}, id::text, 'success', address, details, correlation
+     FROM unnest($3::timestamptz[], $2::text[], $9::text[], $1::uuid[], $10::text[], $11::jsonb[], $12::text[]) AS a(at, org, actor, id, address, details, correlation)`,
 );
 
 /** A created device and who created it, for its audit event. */
@@ -70,11 +71,19 @@ export interface CreatedDevice {
   now: Date;
   actor: string;
   sourceAddress: string;
+  /** The creating request's correlation id, for the audit event. */
+  correlationId?: string;
 }
 
 @Injectable()
 export class DeviceRepository {
   constructor(private readonly db: Database) {}
+
+  /** How many devices the organization has (they block its deletion without force). */
+  async countInOrg(orgId: string, tx: Transaction): Promise<number> {
+    const [row] = await this.db.query<{ n: string }>('SELECT count(*) AS n FROM devices WHERE org_id = $1', [orgId], tx);
+    return Number(row.n);
+  }
 
   /** Inserts created devices with their audit events, in one statement. */
   async insertCreated(devices: CreatedDevice[]): Promise<void> {
@@ -91,6 +100,7 @@ export class DeviceRepository {
       devices.map((d) => d.actor),
       devices.map((d) => d.sourceAddress),
       devices.map((d) => JSON.stringify({ externalIds: d.externalIds })),
+      devices.map((d) => d.correlationId ?? null),
     ]);
   }
 

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { AuditService, OrganizationService } from '@app/accounts';
+import { OrganizationService } from '@app/accounts';
+import { AuditLog } from '@app/audit';
 import { OperatorDependentPolicy } from '@app/auth';
-import { Clock, DomainError, Principal, ScimSearch, forbidden, invalidValue, notFound, uniqueness } from '@app/common';
+import { Clock, currentCorrelationId, DomainError, Principal, ScimSearch, forbidden, invalidValue, notFound, uniqueness } from '@app/common';
 import { ChangeFeed, Database, FeedCache, GroupCommit } from '@app/persistence';
 import { CreatedDevice, DeviceRepository, DeviceRow, isCuidTaken } from './device.repository';
 import { ExternalId, isDeviceId, parseCreateDevice } from './device.schema';
@@ -31,7 +32,7 @@ export class DeviceService {
     private readonly db: Database,
     private readonly devices: DeviceRepository,
     private readonly organizations: OrganizationService,
-    private readonly audit: AuditService,
+    private readonly audit: AuditLog,
     private readonly operatorDependent: OperatorDependentPolicy,
     private readonly changes: ChangeFeed,
     private readonly clock: Clock,
@@ -59,7 +60,7 @@ export class DeviceService {
     const id = randomUUID();
     const now = this.clock.now();
     try {
-      await this.creates.write({ id, orgId: principal.org, externalIds, now, actor: principal.name, sourceAddress });
+      await this.creates.write({ id, orgId: principal.org, externalIds, now, actor: principal.name, sourceAddress, correlationId: currentCorrelationId() });
     } catch (error) {
       if (isCuidTaken(error)) throw await this.cuidConflict(principal.org, externalIds);
       throw error;
@@ -113,7 +114,7 @@ export class DeviceService {
           `Device ${id} is ${row.status}; ${action} applies only to a device that is ${transition.from.join(' or ')} (DECISIONS 8).`,
         );
       }
-      const event = { org: principal.org, actor: principal.name, action: `device.${action}`, target: id, outcome: 'success' as const, sourceAddress };
+      const event = { org: principal.org, actor: principal.name, action: `device.${action}` as const, target: id, outcome: 'success' as const, sourceAddress };
       if (transition.to === null) {
         await this.devices.delete(principal.org, id, tx);
         await this.audit.record({ ...event, details: { from: row.status, externalIds: row.external_ids } }, tx);

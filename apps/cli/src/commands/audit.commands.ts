@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import { AdminPresenter, AuditService, parseAuditFilter } from '@app/accounts';
+import { AuditRepository, parseAuditFilter, presentAuditEvent } from '@app/audit';
 import { listResponse } from '@app/common';
 import { CliRuntime, PAGE_OPTIONS, pageOf } from '../cli-runtime';
 
@@ -14,6 +14,7 @@ export function registerAuditCommands(program: Command, cli: CliRuntime): void {
     .option('--to <iso>', 'until this time, exclusive (ISO 8601 with a time zone)')
     .option('--actor <actor>', 'Client ID, userName, "system" or "cli"')
     .option('--action <action>', 'an action such as system_account.create, or a prefix ending in * such as user.*')
+    .option('--code <code>', 'the numeric event code, e.g. 10000 (docs/audit-events.md)')
     .option('--target <target>', 'the target, e.g. a Client ID or a user id')
     .addOption(new Option('--outcome <outcome>', 'success or failure').choices(['success', 'failure']));
   for (const [flags, text] of PAGE_OPTIONS) query.option(flags, text);
@@ -26,6 +27,7 @@ export function registerAuditCommands(program: Command, cli: CliRuntime): void {
       to?: string;
       actor?: string;
       action?: string;
+      code?: string;
       target?: string;
       outcome?: string;
     }) => {
@@ -33,15 +35,8 @@ export function registerAuditCommands(program: Command, cli: CliRuntime): void {
       const page = pageOf({ startIndex, count });
       const filter = parseAuditFilter(filters);
       await cli.withServices(async (app) => {
-        const { rows, total } = await app.get(AuditService).query(org, filter, page.startIndex - 1, page.count);
-        const presenter = app.get(AdminPresenter);
-        cli.print(
-          listResponse(
-            rows.map((row) => presenter.auditEvent(row)),
-            total,
-            page,
-          ),
-        );
+        const { rows, total } = await app.get(AuditRepository).query(org, filter, page.startIndex - 1, page.count);
+        cli.print(listResponse(rows.map(presentAuditEvent), total, page));
       });
     },
   );

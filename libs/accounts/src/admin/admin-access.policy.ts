@@ -1,6 +1,6 @@
 import { createParamDecorator, ExecutionContext, Injectable } from '@nestjs/common';
 import { AdministratorScope, DomainError, Principal, isOrgId, notFound } from '@app/common';
-import { AuditService } from '../audit/audit.service';
+import { AuditLog, AuditRepository } from '@app/audit';
 import { Organization, OrganizationService } from '../organizations/organization.service';
 
 /**
@@ -45,7 +45,8 @@ const MAX_TARGET = 256;
 export class AdminAccessPolicy {
   constructor(
     private readonly organizations: OrganizationService,
-    private readonly audit: AuditService,
+    private readonly audit: AuditLog,
+    private readonly auditEvents: AuditRepository,
   ) {}
 
   /** Throws 403/404 (recorded) unless `principal` may call a route of `scope`; answers the organization an `organization` route acts in. */
@@ -70,13 +71,18 @@ export class AdminAccessPolicy {
         // The platform administrator may read the record of an organization that was deleted; one
         // that never existed is a 404.
         if (principal.platformAdministrator) {
-          if (!isOrgId(orgId) || !(await this.audit.isKnownOrganization(orgId))) throw notFound(`Organization "${String(orgId).slice(0, 64)}" does not exist.`);
+          if (!isOrgId(orgId) || !(await this.isKnownOrganization(orgId))) throw notFound(`Organization "${String(orgId).slice(0, 64)}" does not exist.`);
           return undefined;
         }
         return this.organizationOf(principal, orgId);
       case 'organization':
         return this.organizationOf(principal, orgId);
     }
+  }
+
+  /** An organization that exists, or existed: a deleted organization keeps its audit events. */
+  private async isKnownOrganization(orgId: string): Promise<boolean> {
+    return (await this.organizations.findSettings(orgId)) !== undefined || (await this.auditEvents.hasEventsOf(orgId));
   }
 
   private async organizationOf(principal: Principal, orgId: string | undefined): Promise<Organization> {

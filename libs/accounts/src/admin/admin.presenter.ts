@@ -1,5 +1,4 @@
 import { isoTimestamp } from '@app/common';
-import { AuditEventRow } from '../audit/audit.repository';
 import { Organization } from '../organizations/organization.service';
 import { CertificateRow, SecretMetadataRow, SystemAccountRow } from '../system-accounts/system-account.repository';
 import { IssuedSecret } from '../system-accounts/system-account.service';
@@ -93,21 +92,6 @@ export class AdminPresenter {
         location: `${this.baseUrl}/admin/v1/organizations/${row.org_id}/users/${row.id}`,
         version: String(row.version),
       },
-    };
-  }
-
-  /** An audit event (DECISIONS 11): who did what to which target, with what outcome, from where and when. */
-  auditEvent(row: AuditEventRow) {
-    return {
-      id: row.id,
-      occurred: isoTimestamp(row.occurred_at),
-      org: row.org_id,
-      actor: row.actor,
-      action: row.action,
-      target: row.target,
-      outcome: row.outcome,
-      sourceAddress: row.source_address,
-      details: row.details,
     };
   }
 }

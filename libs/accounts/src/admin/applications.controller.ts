@@ -1,9 +1,9 @@
+import { Audited } from '@app/audit';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { RequireAdministrator, CurrentPrincipal, Principal, SourceAddress, listResponse, parseBody, parsePage } from '@app/common';
+import { ApiJsonBody, ApiPaging, CurrentPrincipal, listResponse, parseBody, parsePage, Principal, RequireAdministrator, SourceAddress } from '@app/common';
 import { CertifiedApplicationService } from '../applications/certified-application.service';
 import { addApplicationSchema } from './admin.schemas';
-import { ApiJsonBody, ApiPaging } from './openapi';
 
 /** Certified Application-IDs of an organization (DECISIONS 6 and 11). */
 @ApiTags('administration')
@@ -14,6 +14,7 @@ export class ApplicationsController {
   constructor(private readonly applications: CertifiedApplicationService) {}
 
   @Post()
+  @Audited('application.certify')
   @ApiOperation({
     summary: 'Certify an Application-ID',
     description: 'Under applicationIdPolicy "certified" only certified Application-IDs may call the API (DECISIONS 6).',
@@ -34,6 +35,7 @@ export class ApplicationsController {
   }
 
   @Delete(':applicationId')
+  @Audited('application.uncertify')
   @HttpCode(204)
   @ApiOperation({ summary: 'Remove a certified Application-ID' })
   async remove(

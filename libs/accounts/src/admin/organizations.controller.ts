@@ -1,13 +1,24 @@
+import { Audited } from '@app/audit';
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query, Req, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { CurrentPrincipal, Principal, RequireAdministrator, SourceAddress, invalidValue, listResponse, parseBody, parsePage } from '@app/common';
+import {
+  ApiJsonBody,
+  ApiPaging,
+  CurrentPrincipal,
+  invalidValue,
+  listResponse,
+  parseBody,
+  parsePage,
+  Principal,
+  RequireAdministrator,
+  SourceAddress,
+} from '@app/common';
 import { organizationSettingsSchema } from '../organizations/organization-settings';
 import { Organization, OrganizationService } from '../organizations/organization.service';
 import { AdminAccessPolicy, AdministeredOrganization } from './admin-access.policy';
 import { AdminPresenter } from './admin.presenter';
 import { createOrganizationSchema, patchOrganizationSchema } from './admin.schemas';
-import { ApiJsonBody, ApiPaging } from './openapi';
 
 /** `?force=true|false`; anything else is a 400 naming the parameter. */
 function readForce(value: unknown): boolean {
@@ -29,6 +40,7 @@ export class OrganizationsController {
   ) {}
 
   @Post()
+  @Audited('organization.create')
   @RequireAdministrator('platform')
   @ApiOperation({ summary: 'Create an organization (platform administrator)' })
   @ApiJsonBody(createOrganizationSchema, { id: 'acme', name: 'Acme Corp', settings: { applicationIdPolicy: 'any' } })
@@ -66,6 +78,7 @@ export class OrganizationsController {
   }
 
   @Patch(':org')
+  @Audited('organization.update', 'organization.settings.update')
   @ApiOperation({ summary: 'Change the name (platform administrator) or some settings of an organization' })
   @ApiJsonBody(patchOrganizationSchema, { name: 'Acme Corporation', settings: { passwordGrant: false } })
   async patch(
@@ -90,6 +103,7 @@ export class OrganizationsController {
   }
 
   @Delete(':org')
+  @Audited('organization.delete')
   @RequireAdministrator('platform')
   @HttpCode(204)
   @ApiOperation({
@@ -108,6 +122,7 @@ export class OrganizationsController {
   }
 
   @Put(':org/settings')
+  @Audited('organization.settings.update')
   @HttpCode(200)
   @ApiOperation({ summary: "Replace an organization's settings", description: 'accessTokenLifetime: 300-86400 seconds, or null for the service default.' })
   @ApiJsonBody(organizationSettingsSchema, { automaticDeviceCreation: false, applicationIdPolicy: 'certified', passwordGrant: true, accessTokenLifetime: 900 })

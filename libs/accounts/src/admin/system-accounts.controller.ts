@@ -1,11 +1,23 @@
+import { Audited } from '@app/audit';
 import { Body, Controller, Delete, Get, Header, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { RequireAdministrator, CurrentPrincipal, Page, Principal, SourceAddress, listResponse, parseBody, parsePage } from '@app/common';
+import {
+  ApiJsonBody,
+  ApiPaging,
+  ApiPemBody,
+  CurrentPrincipal,
+  listResponse,
+  Page,
+  parseBody,
+  parsePage,
+  Principal,
+  RequireAdministrator,
+  SourceAddress,
+} from '@app/common';
 import { SystemAccountService } from '../system-accounts/system-account.service';
 import { AdminPresenter } from './admin.presenter';
 import { createAccountSchema, createSecretSchema, patchAccountSchema } from './admin.schemas';
-import { ApiJsonBody, ApiPaging, ApiPemBody } from './openapi';
 import { readPem } from './read-pem';
 
 /** System accounts of an organization with their secrets and certificates (DECISIONS 4, 11). */
@@ -20,6 +32,7 @@ export class SystemAccountsController {
   ) {}
 
   @Post()
+  @Audited('system_account.create')
   @Header('Cache-Control', 'no-store')
   @ApiOperation({
     summary: 'Create a system account',
@@ -60,6 +73,7 @@ export class SystemAccountsController {
   }
 
   @Patch(':clientId')
+  @Audited('system_account.update')
   @ApiOperation({
     summary: 'Change role, description, disabled or organizationAdministrator',
     description: "Applies to the account's live tokens at once. Disabling stops them; re-enabling revokes them, so they never come back.",
@@ -78,6 +92,7 @@ export class SystemAccountsController {
   }
 
   @Delete(':clientId')
+  @Audited('system_account.delete')
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete a system account', description: 'Its secrets, certificates and tokens go with it; its tokens stop working at once.' })
   async delete(
@@ -90,6 +105,7 @@ export class SystemAccountsController {
   }
 
   @Post(':clientId/secrets')
+  @Audited('client_secret.create')
   @Header('Cache-Control', 'no-store')
   @ApiOperation({
     summary: 'Add a secret (rotation with overlap)',
@@ -124,6 +140,7 @@ export class SystemAccountsController {
   }
 
   @Delete(':clientId/secrets/:secretId')
+  @Audited('client_secret.revoke')
   @HttpCode(204)
   @ApiOperation({ summary: 'Revoke a secret', description: 'It stops working at once; the other secrets keep working.' })
   async revokeSecret(
@@ -137,6 +154,7 @@ export class SystemAccountsController {
   }
 
   @Post(':clientId/certificates')
+  @Audited('client_certificate.upload')
   @ApiOperation({
     summary: 'Upload a certificate for signed-JWT client authentication (RFC 7523)',
     description: 'Exactly one X.509 certificate, RSA 2048+ or EC P-256/P-384; at most 5 per account.',
@@ -167,6 +185,7 @@ export class SystemAccountsController {
   }
 
   @Delete(':clientId/certificates/:thumbprint')
+  @Audited('client_certificate.delete')
   @HttpCode(204)
   @ApiOperation({
     summary: 'Delete a certificate (by its x5t#S256 thumbprint, the certificate id)',

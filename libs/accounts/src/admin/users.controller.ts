@@ -1,11 +1,22 @@
+import { Audited } from '@app/audit';
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { RequireAdministrator, CurrentPrincipal, Principal, SourceAddress, listResponse, parseBody, parsePage } from '@app/common';
+import {
+  ApiJsonBody,
+  ApiPaging,
+  ApiPemBody,
+  CurrentPrincipal,
+  listResponse,
+  parseBody,
+  parsePage,
+  Principal,
+  RequireAdministrator,
+  SourceAddress,
+} from '@app/common';
 import { UserService } from '../users/user.service';
 import { AdminPresenter } from './admin.presenter';
 import { createUserSchema, patchUserSchema, setPasswordSchema } from './admin.schemas';
-import { ApiJsonBody, ApiPaging, ApiPemBody } from './openapi';
 import { readPem } from './read-pem';
 
 /** Users of the credential-management API, operators and cardholders (DECISIONS 3.5, 11). */
@@ -20,6 +31,7 @@ export class UsersController {
   ) {}
 
   @Post()
+  @Audited('user.create')
   @ApiOperation({
     summary: 'Create an operator or a cardholder',
     description: 'A cardholder may get a password (12+ characters); the answer never contains it.',
@@ -66,6 +78,7 @@ export class UsersController {
   }
 
   @Patch(':id')
+  @Audited('user.update')
   @ApiOperation({
     summary: 'Change role, groups, disabled, name, displayName or emails of a user',
     description: 'null clears; disabling stops live tokens at once, re-enabling revokes them.',
@@ -84,6 +97,7 @@ export class UsersController {
   }
 
   @Delete(':id')
+  @Audited('user.delete')
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete a user', description: 'Its certificates and tokens go with it; its tokens stop working at once.' })
   async delete(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('org') orgId: string, @Param('id') id: string): Promise<void> {
@@ -92,6 +106,7 @@ export class UsersController {
 
   /** PEM as application/x-pem-file or text/plain, or JSON {pem} (DECISIONS 11). */
   @Post(':id/certificates')
+  @Audited('user.certificate.enroll')
   @ApiOperation({ summary: "Enroll a certificate for the user's jwt-bearer sign-in (RFC 7523)" })
   @ApiPemBody()
   async enrollCertificate(
@@ -108,6 +123,7 @@ export class UsersController {
 
   /** Sets a cardholder's password (DECISIONS 3.5); answers 204, and the password is never echoed. */
   @Put(':id/password')
+  @Audited('user.password.set')
   @HttpCode(204)
   @ApiOperation({ summary: "Set a cardholder's password (at least 12 characters)" })
   @ApiJsonBody(setPasswordSchema, { password: 'correct horse battery staple' })

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Clock, isoTimestamp, notFound, uniqueness } from '@app/common';
 import { Database, PG_FOREIGN_KEY_VIOLATION, PG_UNIQUE_VIOLATION, isPgError } from '@app/persistence';
-import { Actor, AuditService } from '../audit/audit.service';
+import { Actor, AuditLog } from '@app/audit';
 
 export interface CertifiedApplication {
   applicationId: string;
@@ -23,7 +23,7 @@ interface ApplicationRow {
 export class CertifiedApplicationService {
   constructor(
     private readonly db: Database,
-    private readonly audit: AuditService,
+    private readonly audit: AuditLog,
     private readonly clock: Clock,
   ) {}
 

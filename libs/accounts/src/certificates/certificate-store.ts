@@ -1,5 +1,5 @@
 import { DomainError, notFound, uniqueness } from '@app/common';
-import { Database } from '@app/persistence';
+import { Database, Transaction } from '@app/persistence';
 import type { ParsedCertificate } from '../system-accounts/certificate-parser';
 import type { CertificateRow } from '../system-accounts/system-account.repository';
 
@@ -19,7 +19,8 @@ export interface CertificateTable {
  * Adds a certificate to its owner (a system account or a user), holding the owner's row lock so
  * that two concurrent uploads cannot both pass the limit of MAX_CERTIFICATES. Uploading a
  * certificate the owner already has renews its credential expiry when that has passed (the
- * interface's "re-upload to restore function"), and is a 409 while it is still active.
+ * interface's "re-upload to restore function"), and is a 409 while it is still active. Runs in the
+ * caller's transaction, which records the audit event of the upload too.
  */
 export async function addCertificate(
   db: Database,
@@ -28,9 +29,10 @@ export async function addCertificate(
   certificate: ParsedCertificate,
   now: Date,
   expiresAt: Date,
+  tx: Transaction,
 ): Promise<CertificateRow> {
   const { ownerTable, table, ownerColumn, ownerLabel } = where;
-  return db.transaction(async (tx) => {
+  {
     const [owner] = await db.query(`SELECT 1 FROM ${ownerTable} WHERE id = $1 FOR UPDATE`, [ownerId], tx);
     if (!owner) throw notFound(`The ${ownerLabel} no longer exists.`);
     const [existing] = await db.query<{ expires_at: Date }>(
@@ -72,5 +74,5 @@ export async function addCertificate(
       tx,
     );
     return row;
-  });
+  }
 }

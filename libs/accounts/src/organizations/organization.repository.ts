@@ -4,13 +4,6 @@ import { Database, PG_UNIQUE_VIOLATION, Transaction, isPgError } from '@app/pers
 import { uniqueness } from '@app/common';
 import { OrganizationSettings } from './organization-settings';
 
-/** What an organization still holds: DELETE refuses while any of it exists, unless forced (DECISIONS 11). */
-export interface OrganizationHoldings {
-  systemAccounts: number;
-  users: number;
-  devices: number;
-}
-
 export interface OrganizationRow {
   id: string;
   name: string;
@@ -77,39 +70,24 @@ export class OrganizationRepository {
     return rows.length > 0;
   }
 
-  /** What blocks a deletion without `force` (DECISIONS 11): system accounts, users and devices. */
-  async countHoldings(id: string, tx: Transaction): Promise<OrganizationHoldings> {
-    const [row] = await this.db.query<{ system_accounts: string; users: string; devices: string }>(
+  /** The system accounts and users that block a deletion without `force` (DECISIONS 11); other libraries count theirs (AccountDependents). */
+  async countOwnHoldings(id: string, tx: Transaction): Promise<{ systemAccounts: number; users: number }> {
+    const [row] = await this.db.query<{ system_accounts: string; users: string }>(
       `SELECT (SELECT count(*) FROM system_accounts WHERE org_id = $1) AS system_accounts,
-              (SELECT count(*) FROM users WHERE org_id = $1) AS users,
-              (SELECT count(*) FROM devices WHERE org_id = $1) AS devices`,
+              (SELECT count(*) FROM users WHERE org_id = $1) AS users`,
       [id],
       tx,
     );
-    return { systemAccounts: Number(row.system_accounts), users: Number(row.users), devices: Number(row.devices) };
+    return { systemAccounts: Number(row.system_accounts), users: Number(row.users) };
   }
 
   /**
-   * Deletes the organization and everything it owns, except its audit events (DECISIONS 11). Every
-   * org-owned table references organizations ON DELETE CASCADE, and the credentials, tokens and jtis
-   * of accounts and users cascade from those; a table that carries org_id without such a reference
-   * is swept afterwards, found in the catalogue so that new tables are covered too. The lockout
-   * counters of the org's Client IDs and userNames (keys of libs/auth LockoutService, no org_id)
-   * go as well.
+   * Deletes the organization. Every table that holds an organization's rows references
+   * organizations ON DELETE CASCADE (directly, or through an account or user), whichever library
+   * owns it; what cannot (keys without org_id) its owner removes through AccountDependents. Audit
+   * events have no such reference and stay: they are the record of the deletion (DECISIONS 11).
    */
-  async deleteWithEverything(id: string, tx: Transaction): Promise<void> {
+  async delete(id: string, tx: Transaction): Promise<void> {
     await this.db.query('DELETE FROM organizations WHERE id = $1', [id], tx);
-    const tables = await this.db.query<{ table_name: string }>(
-      `SELECT c.table_name FROM information_schema.columns c
-         JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
-        WHERE c.table_schema = current_schema() AND c.column_name = 'org_id' AND t.table_type = 'BASE TABLE' AND c.table_name <> 'audit_events'
-        ORDER BY c.table_name`,
-      [],
-      tx,
-    );
-    for (const { table_name: table } of tables) {
-      await this.db.query(`DELETE FROM "${table.replaceAll('"', '""')}" WHERE org_id = $1`, [id], tx);
-    }
-    await this.db.query(`DELETE FROM auth_failures WHERE starts_with(key, 'pair:' || $1 || '-') OR starts_with(key, 'pair:user:' || $1 || '/')`, [id], tx);
   }
 }

@@ -1,8 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { Clock, DomainError, isOrgId, notFound } from '@app/common';
 import { ChangeFeed, Database, FeedCache } from '@app/persistence';
-import { Actor, AuditService } from '../audit/audit.service';
-import { OrganizationHoldings, OrganizationRepository, OrganizationRow } from './organization.repository';
+import { Actor, AuditLog } from '@app/audit';
+import { AccountDependents } from '../account-dependents';
+import { OrganizationRepository, OrganizationRow } from './organization.repository';
+
+/** What an organization still holds, by kind (systemAccounts, users, and what other libraries register, e.g. devices). */
+export type OrganizationHoldings = Record<string, number>;
 import { OrganizationSettings, withDefaults } from './organization-settings';
 
 export interface Organization {
@@ -37,7 +41,8 @@ export class OrganizationService {
     private readonly changes: ChangeFeed,
     private readonly clock: Clock,
     private readonly db: Database,
-    private readonly audit: AuditService,
+    private readonly audit: AuditLog,
+    private readonly dependents: AccountDependents,
   ) {
     this.settingsCache = new FeedCache(changes, {
       evicts: (change) => (change.topic === 'organization' ? { key: change.id } : undefined),
@@ -110,14 +115,16 @@ export class OrganizationService {
     }
     const removed = await this.db.transaction(async (tx) => {
       if (!(await this.organizations.lockForDelete(id, tx))) throw notFound(`Organization "${id}" does not exist.`);
-      const holdings = await this.organizations.countHoldings(id, tx);
-      if (!options.force && holdings.systemAccounts + holdings.users + holdings.devices > 0) {
+      const holdings: OrganizationHoldings = { ...(await this.organizations.countOwnHoldings(id, tx)) };
+      for (const holding of this.dependents.registeredHoldings()) holdings[holding.key] = await holding.count(id, tx);
+      if (!options.force && Object.values(holdings).some((n) => n > 0)) {
         throw new DomainError(
           'CONFLICT',
-          `Organization "${id}" still has ${describe(holdings)}. Delete them first, or repeat with ?force=true to delete the organization with everything it holds (its audit events are kept).`,
+          `Organization "${id}" still has ${this.describe(holdings)}. Delete them first, or repeat with ?force=true to delete the organization with everything it holds (its audit events are kept).`,
         );
       }
-      await this.organizations.deleteWithEverything(id, tx);
+      await this.dependents.removeOrganization(id, tx);
+      await this.organizations.delete(id, tx);
       await this.audit.record(
         {
           org: id,
@@ -135,13 +142,13 @@ export class OrganizationService {
     await this.changes.publish('organization', id);
     return removed;
   }
-}
 
-function describe(holdings: OrganizationHoldings): string {
-  const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
-  return [
-    count(holdings.systemAccounts, 'system account', 'system accounts'),
-    count(holdings.users, 'user', 'users'),
-    count(holdings.devices, 'device', 'devices'),
-  ].join(', ');
+  private describe(holdings: OrganizationHoldings): string {
+    const labels = [
+      { key: 'systemAccounts', singular: 'system account', plural: 'system accounts' },
+      { key: 'users', singular: 'user', plural: 'users' },
+      ...this.dependents.registeredHoldings(),
+    ];
+    return labels.map(({ key, singular, plural }) => `${holdings[key]} ${holdings[key] === 1 ? singular : plural}`).join(', ');
+  }
 }

@@ -109,10 +109,10 @@ export class SystemAccountRepository {
   }
 
   /**
-   * Applies the changes and says how many live tokens it revoked. Re-enabling a disabled account
-   * revokes every token it still has, in the same statement: those tokens were stopped by the
-   * disabled flag, and re-enabling must not bring them back (DECISIONS 4, issue 4); the account
-   * gets new tokens. Disabling itself revokes nothing, so that a refused token still says "disabled".
+   * Applies the changes under the row lock and says whether they re-enabled a disabled account: the
+   * service then revokes every token it still has, in the same transaction (those tokens were
+   * stopped by the disabled flag, and re-enabling must not bring them back, DECISIONS 4); the
+   * account gets new tokens. Disabling itself revokes nothing, so that a refused token still says "disabled".
    */
   async update(
     orgId: string,
@@ -120,8 +120,8 @@ export class SystemAccountRepository {
     changes: { role?: string; description?: string | null; disabled?: boolean; organizationAdministrator?: boolean },
     now: Date,
     tx?: Transaction,
-  ): Promise<(SystemAccountRow & { revoked_tokens: number }) | undefined> {
-    const [row] = await this.db.query<SystemAccountRow & { revoked_tokens: string }>(
+  ): Promise<(SystemAccountRow & { reenabled: boolean }) | undefined> {
+    const [row] = await this.db.query<SystemAccountRow & { reenabled: boolean }>(
       `WITH before AS (
          SELECT id, disabled FROM system_accounts WHERE org_id = $1 AND client_id = $2 FOR UPDATE
        ), changed AS (
@@ -133,13 +133,9 @@ export class SystemAccountRepository {
                 updated_at = $8, version = a.version + 1
            FROM before WHERE a.id = before.id
          RETURNING a.*, before.disabled AS was_disabled
-       ), revoked AS (
-         UPDATE access_tokens t SET revoked_at = $8
-           FROM changed WHERE changed.was_disabled AND NOT changed.disabled AND t.account_id = changed.id AND t.revoked_at IS NULL
-         RETURNING 1
        )
        SELECT id, org_id, client_id, role, description, organization_administrator, platform_administrator, disabled, created_at, updated_at, version,
-              (SELECT count(*) FROM revoked) AS revoked_tokens
+              was_disabled AND NOT disabled AS reenabled
          FROM changed`,
       [
         orgId,
@@ -153,7 +149,7 @@ export class SystemAccountRepository {
       ],
       tx,
     );
-    return row ? { ...row, revoked_tokens: Number(row.revoked_tokens) } : undefined;
+    return row;
   }
 
   /** Deletes the account; its secrets, certificates, tokens and assertion jtis go with it (ON DELETE CASCADE). */
@@ -189,8 +185,8 @@ export class SystemAccountRepository {
   }
 
   /** Adds a certificate to the account; the rules are those of addCertificate (one place for both owners). */
-  addCertificate(accountId: string, certificate: ParsedCertificate, now: Date, expiresAt: Date): Promise<CertificateRow> {
-    return addCertificate(this.db, ACCOUNT_CERTIFICATES, accountId, certificate, now, expiresAt);
+  addCertificate(accountId: string, certificate: ParsedCertificate, now: Date, expiresAt: Date, tx: Transaction): Promise<CertificateRow> {
+    return addCertificate(this.db, ACCOUNT_CERTIFICATES, accountId, certificate, now, expiresAt, tx);
   }
 
   /** Deletes one certificate of the account by its x5t#S256 thumbprint; undefined when it has none such. */

@@ -3,7 +3,8 @@ import { randomInt, randomUUID } from 'node:crypto';
 import { Clock, DomainError, invalidValue, notFound } from '@app/common';
 import { AppConfig } from '@app/config';
 import { ChangeFeed, Database, Transaction } from '@app/persistence';
-import { Actor, AuditService } from '../audit/audit.service';
+import { Actor, AuditLog } from '@app/audit';
+import { AccountDependents } from '../account-dependents';
 import { parseCertificateUpload } from './certificate-parser';
 import { SecretHasher } from './secret-hasher';
 import { CertificateRow, SecretMetadataRow, SystemAccountRepository, SystemAccountRow } from './system-account.repository';
@@ -24,7 +25,8 @@ export class SystemAccountService {
   constructor(
     private readonly accounts: SystemAccountRepository,
     private readonly hasher: SecretHasher,
-    private readonly audit: AuditService,
+    private readonly audit: AuditLog,
+    private readonly dependents: AccountDependents,
     private readonly db: Database,
     private readonly changes: ChangeFeed,
     private readonly clock: Clock,
@@ -119,12 +121,13 @@ export class SystemAccountService {
       const updated = await this.accounts.update(orgId, clientId, changes, this.clock.now(), tx);
       if (!updated) throw notFound(`System account "${clientId}" does not exist in organization "${orgId}".`);
       const details: Record<string, unknown> = { changes };
-      if (updated.revoked_tokens > 0) details.revokedTokens = updated.revoked_tokens;
+      const { reenabled, ...account } = updated;
+      const revokedTokens = reenabled ? await this.dependents.revokeTokens({ accountId: account.id }, this.clock.now(), tx) : 0;
+      if (revokedTokens > 0) details.revokedTokens = revokedTokens;
       await this.audit.record(
         { org: orgId, actor: actor.name, action: 'system_account.update', target: clientId, outcome: 'success', sourceAddress: actor.sourceAddress, details },
         tx,
       );
-      const { revoked_tokens: _revoked, ...account } = updated;
       return account;
     });
     await this.changes.publish('subject', row.id);
@@ -226,15 +229,21 @@ export class SystemAccountService {
     const now = this.clock.now();
     const parsed = parseCertificateUpload(pem, now);
     const expiresAt = new Date(now.getTime() + this.config.certificateLifetimeDays * DAY_MS);
-    const row = await this.accounts.addCertificate(account.id, parsed, now, expiresAt);
-    await this.audit.record({
-      org: orgId,
-      actor: actor.name,
-      action: 'client_certificate.upload',
-      target: clientId,
-      outcome: 'success',
-      sourceAddress: actor.sourceAddress,
-      details: { thumbprint: row.thumbprint, subject: row.subject },
+    const row = await this.db.transaction(async (tx) => {
+      const added = await this.accounts.addCertificate(account.id, parsed, now, expiresAt, tx);
+      await this.audit.record(
+        {
+          org: orgId,
+          actor: actor.name,
+          action: 'client_certificate.upload',
+          target: clientId,
+          outcome: 'success',
+          sourceAddress: actor.sourceAddress,
+          details: { thumbprint: added.thumbprint, subject: added.subject },
+        },
+        tx,
+      );
+      return added;
     });
     await this.changes.publish('subject', account.id);
     return row;

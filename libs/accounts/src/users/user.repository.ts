@@ -142,12 +142,12 @@ export class UserRepository {
   }
 
   /**
-   * Applies the changes and says how many live tokens it revoked: re-enabling a disabled user
-   * revokes every token it still has, in the same statement, so that re-enabling never brings back
-   * a token that the disabled flag stopped (as for system accounts).
+   * Applies the changes under the row lock and says whether they re-enabled a disabled user (the
+   * service then revokes the tokens it still has, in the same transaction, so that re-enabling
+   * never brings back a token the disabled flag stopped).
    */
-  async update(orgId: string, id: string, changes: UserChanges, now: Date, tx?: Transaction): Promise<(UserRow & { revoked_tokens: number }) | undefined> {
-    const [row] = await this.db.query<UserRow & { was_disabled: boolean; revoked_tokens: string }>(
+  async update(orgId: string, id: string, changes: UserChanges, now: Date, tx?: Transaction): Promise<(UserRow & { reenabled: boolean }) | undefined> {
+    const [row] = await this.db.query<UserRow & { was_disabled: boolean }>(
       `WITH before AS (
          SELECT id AS before_id, disabled AS was_disabled FROM users WHERE org_id = $1 AND id = $2 FOR UPDATE
        ), changed AS (
@@ -161,12 +161,8 @@ export class UserRepository {
                 updated_at = $13, version = version + 1
            FROM before WHERE u.id = before.before_id
          RETURNING ${USER_COLUMNS}, before.was_disabled
-       ), revoked AS (
-         UPDATE access_tokens t SET revoked_at = $13
-           FROM changed WHERE changed.was_disabled AND NOT changed.disabled AND t.user_id = changed.id AND t.revoked_at IS NULL
-         RETURNING 1
        )
-       SELECT changed.*, (SELECT count(*) FROM revoked) AS revoked_tokens FROM changed`,
+       SELECT changed.* FROM changed`,
       [
         orgId,
         id,
@@ -185,8 +181,8 @@ export class UserRepository {
       tx,
     );
     if (!row) return undefined;
-    const { was_disabled: _wasDisabled, revoked_tokens: revoked, ...user } = row;
-    return { ...user, revoked_tokens: Number(revoked) };
+    const { was_disabled: wasDisabled, ...user } = row;
+    return { ...user, reenabled: wasDisabled && !user.disabled };
   }
 
   /** Deletes the user with its certificates, tokens and assertion jtis (ON DELETE CASCADE); undefined when there was none. */
@@ -206,8 +202,8 @@ export class UserRepository {
   }
 
   /** Enrolls a certificate for the user; the rules are those of addCertificate (one place for both owners). */
-  addCertificate(userId: string, certificate: ParsedCertificate, now: Date, expiresAt: Date): Promise<CertificateRow> {
-    return addCertificate(this.db, USER_CERTIFICATES, userId, certificate, now, expiresAt);
+  addCertificate(userId: string, certificate: ParsedCertificate, now: Date, expiresAt: Date, tx: Transaction): Promise<CertificateRow> {
+    return addCertificate(this.db, USER_CERTIFICATES, userId, certificate, now, expiresAt, tx);
   }
 
   /** The user and its certificates (public material), for jwt-bearer assertion verification (DECISIONS 3.5). */

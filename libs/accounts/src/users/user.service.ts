@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { Clock, DomainError, invalidValue, notFound } from '@app/common';
 import { AppConfig } from '@app/config';
 import { ChangeFeed, Database } from '@app/persistence';
-import { Actor, AuditService } from '../audit/audit.service';
+import { Actor, AuditLog } from '@app/audit';
+import { AccountDependents } from '../account-dependents';
 import { parseCertificateUpload } from '../system-accounts/certificate-parser';
 import { CertificateRow } from '../system-accounts/system-account.repository';
 import { PasswordHasher } from './password-hasher';
@@ -42,7 +43,8 @@ export class UserService {
   constructor(
     private readonly users: UserRepository,
     private readonly hasher: PasswordHasher,
-    private readonly audit: AuditService,
+    private readonly audit: AuditLog,
+    private readonly dependents: AccountDependents,
     private readonly db: Database,
     private readonly changes: ChangeFeed,
     private readonly clock: Clock,
@@ -115,7 +117,8 @@ export class UserService {
     const updated = await this.db.transaction(async (tx) => {
       const result = await this.users.update(orgId, id, changes, this.clock.now(), tx);
       if (!result) throw userNotFound(orgId, id);
-      const { revoked_tokens: revokedTokens, ...user } = result;
+      const { reenabled, ...user } = result;
+      const revokedTokens = reenabled ? await this.dependents.revokeTokens({ userId: user.id }, this.clock.now(), tx) : 0;
       const details: Record<string, unknown> = { userName: user.user_name, changed: Object.keys(changes) };
       if (changes.role !== undefined) details.role = user.role;
       if (changes.groups !== undefined) details.groups = user.groups;
@@ -161,17 +164,22 @@ export class UserService {
     const now = this.clock.now();
     const parsed = parseCertificateUpload(pem, now);
     const expiresAt = new Date(now.getTime() + this.config.certificateLifetimeDays * DAY_MS);
-    const row = await this.users.addCertificate(user.id, parsed, now, expiresAt);
-    await this.audit.record({
-      org: orgId,
-      actor: actor.name,
-      action: 'user.certificate.enroll',
-      target: id,
-      outcome: 'success',
-      sourceAddress: actor.sourceAddress,
-      details: { userName: user.user_name, thumbprint: row.thumbprint, subject: row.subject },
+    return this.db.transaction(async (tx) => {
+      const row = await this.users.addCertificate(user.id, parsed, now, expiresAt, tx);
+      await this.audit.record(
+        {
+          org: orgId,
+          actor: actor.name,
+          action: 'user.certificate.enroll',
+          target: id,
+          outcome: 'success',
+          sourceAddress: actor.sourceAddress,
+          details: { userName: user.user_name, thumbprint: row.thumbprint, subject: row.subject },
+        },
+        tx,
+      );
+      return row;
     });
-    return row;
   }
 
   /** Sets or replaces a cardholder's password (at least 12 characters, DECISIONS 3.5). */

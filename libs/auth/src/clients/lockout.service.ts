@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { Clock, OAuthError } from '@app/common';
+import { AUDIT_INSERT, AuditAction, auditCodeOf } from '@app/audit';
+import { Clock, OAuthError, currentCorrelationId } from '@app/common';
 import { AppConfig } from '@app/config';
-import { ChangeFeed, Database, prepared } from '@app/persistence';
+import { ChangeFeed, Database, Transaction, prepared } from '@app/persistence';
 import type { FailureCounter } from './client-credential.repository';
 
 /** Every address together may fail this many times the per-pair limit (DECISIONS 4). */
@@ -42,14 +43,14 @@ const RECORD_FAILURE = prepared(
    ), org AS (
      SELECT id FROM organizations WHERE id = $4
    )
-   INSERT INTO audit_events (occurred_at, org_id, actor, action, target, outcome, source_address, details)
-   SELECT $2, (SELECT id FROM org), e.actor, e.action, e.target, 'failure', $5, e.details
-     FROM jsonb_to_recordset($6::jsonb) AS e(actor text, action text, target text, details jsonb)
+   ${AUDIT_INSERT}
+   SELECT $2, (SELECT id FROM org), e.actor, e.action, e.code, e.target, 'failure', $5, e.details, $11
+     FROM jsonb_to_recordset($6::jsonb) AS e(actor text, action text, code int, target text, details jsonb)
    UNION ALL
-   SELECT $2, (SELECT id FROM org), 'system', 'authentication.lockout',
+   SELECT $2, (SELECT id FROM org), 'system', 'authentication.lockout', ${auditCodeOf('authentication.lockout')},
           CASE WHEN starts_with(c.key, 'pair:') THEN $7 ELSE $5 END, 'failure', $5,
           jsonb_build_object('scope', CASE WHEN starts_with(c.key, 'pair:') THEN 'identity and address' ELSE 'address' END,
-                             'failures', c.failures, 'windowSeconds', $8::int)
+                             'failures', c.failures, 'windowSeconds', $8::int), $11
      FROM counted c
     WHERE c.failures = CASE WHEN starts_with(c.key, 'pair:') THEN $9::int ELSE $10::int END`,
 );
@@ -114,14 +115,15 @@ export class LockoutService {
     const now = this.clock.now();
     const windowStart = new Date(now.getTime() - this.config.authFailureWindowS * 1000);
     const claimed = audit.claimed ? audit.claimed.slice(0, MAX_CLAIMED_ID) : 'unknown';
-    const events: { actor: string; action: string; target: string; details: Record<string, unknown> }[] = [
-      { actor: claimed, action: 'authentication.fail', target: claimed, details: { reason, method: audit.method } },
+    const events: { actor: string; action: AuditAction; code: number; target: string; details: Record<string, unknown> }[] = [
+      { actor: claimed, action: 'authentication.fail', code: auditCodeOf('authentication.fail'), target: claimed, details: { reason, method: audit.method } },
     ];
     if (audit.expiredCertificate) {
       const { thumbprint, notAfter, expiresAt } = audit.expiredCertificate;
       events.push({
         actor: claimed,
         action: 'certificate.expired_use',
+        code: auditCodeOf('certificate.expired_use'),
         target: claimed,
         details: { thumbprint, notAfter: notAfter.toISOString(), expiresAt: expiresAt.toISOString() },
       });
@@ -138,9 +140,18 @@ export class LockoutService {
       this.config.authFailureWindowS,
       this.config.authFailureLimit,
       this.config.authFailureLimit * ADDRESS_LIMIT_FACTOR,
+      currentCorrelationId() ?? null,
     ]);
     // Client authentication remembers which keys have no failures; tell every instance these do now.
     await this.changes.publishMany('lockout', counterKeys);
+  }
+
+  /**
+   * Forgets the failure counters of an organization's Client IDs (`{org}-...`) and userNames, when
+   * the organization is deleted (the keys carry no org_id, so no foreign key removes them).
+   */
+  async forgetOrganization(orgId: string, tx: Transaction): Promise<void> {
+    await this.db.query(`DELETE FROM auth_failures WHERE starts_with(key, 'pair:' || $1 || '-') OR starts_with(key, 'pair:user:' || $1 || '/')`, [orgId], tx);
   }
 
   /** Deletes counters whose window has passed. */

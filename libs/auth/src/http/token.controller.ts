@@ -1,3 +1,4 @@
+import { Audited, NotAudited } from '@app/audit';
 import { Body, Controller, Headers, HttpCode, Param, Post, Res } from '@nestjs/common';
 import { ApiExcludeEndpoint, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
@@ -29,6 +30,7 @@ export class TokenController {
   ) {}
 
   @Post('authentication/customer/:org/token')
+  @Audited('token.issue', 'authentication.fail', 'authentication.lockout', 'certificate.expired_use')
   @HttpCode(200)
   token(
     @Param('org') org: string,
@@ -45,6 +47,7 @@ export class TokenController {
    * /oip by the HTTP adapter). X-Request-ID must equal the path's organization id.
    */
   @Post('oip/authentication/customer/:org/token')
+  @Audited('token.issue', 'authentication.fail', 'authentication.lockout', 'certificate.expired_use')
   @HttpCode(200)
   @ApiExcludeEndpoint()
   positioningToken(
@@ -61,6 +64,7 @@ export class TokenController {
   }
 
   @Post('authentication/customer/:org/introspect')
+  @NotAudited('answers whether a token is active; changes nothing')
   @HttpCode(200)
   async introspect(
     @Param('org') org: string,
@@ -77,6 +81,7 @@ export class TokenController {
   }
 
   @Post('authentication/customer/:org/revoke')
+  @Audited('token.revoke')
   @HttpCode(200)
   async revoke(
     @Param('org') org: string,

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Clock } from '@app/common';
-import { AuditService, SystemAccountRow } from '@app/accounts';
+import { SystemAccountRow } from '@app/accounts';
+import { AuditLog } from '@app/audit';
 import { ChangeFeed } from '@app/persistence';
 import { AccessTokenValidator } from './access-token-validator';
 import { JwsService } from './jws.service';
@@ -13,7 +14,7 @@ export class TokenIntrospection {
     private readonly validator: AccessTokenValidator,
     private readonly jws: JwsService,
     private readonly tokens: TokenRepository,
-    private readonly audit: AuditService,
+    private readonly audit: AuditLog,
     private readonly changes: ChangeFeed,
     private readonly clock: Clock,
   ) {}

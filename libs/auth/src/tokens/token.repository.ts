@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { AUDIT_INSERT, auditCodeOf } from '@app/audit';
 import { Database, GroupCommit, prepared, type PreparedStatement } from '@app/persistence';
 
 /**
@@ -37,6 +38,8 @@ export interface IssuedTokenRecord {
   subjectName: string;
   sourceAddress: string;
   method: string;
+  /** The issuing request's correlation id, for its audit event. */
+  correlationId?: string;
 }
 
 // The statements of the hot paths, prepared once per connection.
@@ -55,9 +58,9 @@ const RECORD_ISSUED = prepared(
        FROM (SELECT id, max(at) AS at FROM unnest($7::uuid[], $5::timestamptz[]) AS x(id, at) WHERE id IS NOT NULL GROUP BY id) AS u
       WHERE s.id = u.id AND (s.last_used_at IS NULL OR s.last_used_at < u.at - interval '60 seconds')
    )
-   INSERT INTO audit_events (occurred_at, org_id, actor, action, target, outcome, source_address, details)
-   SELECT at, org, actor, 'token.issue', actor, 'success', address, jsonb_build_object('jti', jti::text, 'method', method)
-     FROM unnest($5::timestamptz[], $2::text[], $8::text[], $9::text[], $1::uuid[], $10::text[]) AS a(at, org, actor, address, jti, method)`,
+   ${AUDIT_INSERT}
+   SELECT at, org, actor, 'token.issue', ${auditCodeOf('token.issue')}, actor, 'success', address, jsonb_build_object('jti', jti::text, 'method', method), correlation
+     FROM unnest($5::timestamptz[], $2::text[], $8::text[], $9::text[], $1::uuid[], $10::text[], $11::text[]) AS a(at, org, actor, address, jti, method, correlation)`,
 );
 const FIND_STATE = prepared(
   'token-find-state',
@@ -125,6 +128,7 @@ export class TokenRepository {
       tokens.map((t) => t.subjectName),
       tokens.map((t) => t.sourceAddress),
       tokens.map((t) => t.method),
+      tokens.map((t) => t.correlationId ?? null),
     ]);
   }
 

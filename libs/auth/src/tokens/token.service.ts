@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { Clock } from '@app/common';
+import { Clock, currentCorrelationId } from '@app/common';
 import { AppConfig } from '@app/config';
 import { Metrics } from '@app/observability';
 import { OrganizationSettings } from '@app/accounts';
@@ -92,6 +92,7 @@ export class TokenService {
       subjectName: subject.subject,
       issuedAt: new Date(iat * 1000),
       expiresAt: new Date(exp * 1000),
+      correlationId: currentCorrelationId(),
       ...context,
     });
     this.metrics.tokensIssued.inc({ method: context.method });

@@ -1,3 +1,4 @@
+import { Audited } from '@app/audit';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
@@ -40,6 +41,7 @@ export class PushGatewayController {
   }
 
   @Post()
+  @Audited('deliveryGateway.create')
   @RequirePermission(Permission.ReferenceDataRead, Permission.OobAdapterConfigurationManage)
   async create(
     @CurrentPrincipal() principal: Principal,
@@ -57,6 +59,7 @@ export class PushGatewayController {
   }
 
   @Put(':id')
+  @Audited('deliveryGateway.replace')
   @RequirePermission(Permission.ReferenceDataRead, Permission.OobAdapterConfigurationManage)
   async replace(
     @CurrentPrincipal() principal: Principal,
@@ -75,6 +78,7 @@ export class PushGatewayController {
   }
 
   @Delete(':id')
+  @Audited('deliveryGateway.delete')
   @HttpCode(204)
   @RequirePermission(Permission.ReferenceDataRead, Permission.OobAdapterConfigurationManage)
   async delete(

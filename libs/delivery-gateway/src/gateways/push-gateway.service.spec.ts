@@ -1,4 +1,4 @@
-import { AuditService } from '@app/accounts';
+import { AuditLog } from '@app/audit';
 import { Clock, DomainError, IfMatch } from '@app/common';
 import { Database } from '@app/persistence';
 import { DataCipher } from '../crypto/data-cipher';
@@ -44,7 +44,7 @@ describe('PushGatewayService.replace when another writer wins the race', () => {
       gateways as unknown as PushGatewayRepository,
       {} as AuthenticatorPolicyRepository,
       new DataCipher([{ id: 'k', key: Buffer.alloc(32, 3) }]),
-      audit as unknown as AuditService,
+      audit as unknown as AuditLog,
       clock,
     );
     return { subject, gateways, audit };

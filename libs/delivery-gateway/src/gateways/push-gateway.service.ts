@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { AuditService } from '@app/accounts';
+import { AuditLog } from '@app/audit';
 import { Clock, DomainError, notFound, parseBody, uniqueness, IfMatch, preconditionFailed } from '@app/common';
 import { Database, PG_FOREIGN_KEY_VIOLATION, PG_UNIQUE_VIOLATION, isPgError } from '@app/persistence';
 import { ApiVersion, parseResourceId } from '../common/request-rules';
@@ -45,7 +45,7 @@ export class PushGatewayService {
     private readonly gateways: PushGatewayRepository,
     private readonly policies: AuthenticatorPolicyRepository,
     private readonly cipher: DataCipher,
-    private readonly audit: AuditService,
+    private readonly audit: AuditLog,
     private readonly clock: Clock,
   ) {}
 

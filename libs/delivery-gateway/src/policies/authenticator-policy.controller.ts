@@ -1,3 +1,4 @@
+import { Audited } from '@app/audit';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
@@ -38,6 +39,7 @@ export class AuthenticatorPolicyController {
   }
 
   @Post()
+  @Audited('authenticatorPolicy.create')
   @RequirePermission(Permission.ReferenceDataRead, Permission.OobAdapterConfigurationManage)
   async create(
     @CurrentPrincipal() principal: Principal,
@@ -53,6 +55,7 @@ export class AuthenticatorPolicyController {
   }
 
   @Put(':id')
+  @Audited('authenticatorPolicy.replace')
   @RequirePermission(Permission.ReferenceDataRead, Permission.OobAdapterConfigurationManage)
   async replace(
     @CurrentPrincipal() principal: Principal,
@@ -67,6 +70,7 @@ export class AuthenticatorPolicyController {
   }
 
   @Delete(':id')
+  @Audited('authenticatorPolicy.delete')
   @HttpCode(204)
   @RequirePermission(Permission.ReferenceDataRead, Permission.OobAdapterConfigurationManage)
   async delete(

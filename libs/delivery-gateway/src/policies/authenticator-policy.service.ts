@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { AuditService } from '@app/accounts';
+import { AuditLog } from '@app/audit';
 import { Clock, DomainError, Page, invalidValue, notFound, parseBody, uniqueness, IfMatch, preconditionFailed } from '@app/common';
 import { Database, PG_UNIQUE_VIOLATION, Transaction, isPgError } from '@app/persistence';
 import { parseResourceId } from '../common/request-rules';
@@ -22,7 +22,7 @@ export class AuthenticatorPolicyService {
     private readonly db: Database,
     private readonly policies: AuthenticatorPolicyRepository,
     private readonly gateways: PushGatewayRepository,
-    private readonly audit: AuditService,
+    private readonly audit: AuditLog,
     private readonly clock: Clock,
   ) {}
 
@@ -141,7 +141,14 @@ export class AuthenticatorPolicyService {
     }
   }
 
-  private async record(orgId: string, action: string, id: string, fields: AuthenticatorPolicyFields, actor: Actor, tx: Transaction): Promise<void> {
+  private async record(
+    orgId: string,
+    action: 'authenticatorPolicy.create' | 'authenticatorPolicy.replace',
+    id: string,
+    fields: AuthenticatorPolicyFields,
+    actor: Actor,
+    tx: Transaction,
+  ): Promise<void> {
     await this.audit.record(
       {
         org: orgId,

@@ -1,3 +1,4 @@
+import { Audited } from '@app/audit';
 import { Body, Controller, Headers, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { RequireAdministrator, CurrentPrincipal, Principal, SourceAddress } from '@app/common';
@@ -17,6 +18,7 @@ export class DeviceImportController {
   constructor(private readonly imports: DeviceImportService) {}
 
   @Post('import')
+  @Audited('device.import', 'device.create')
   @HttpCode(200)
   async import(
     @CurrentPrincipal() principal: Principal,

@@ -1,3 +1,4 @@
+import { Audited, NotAudited } from '@app/audit';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
@@ -36,6 +37,7 @@ export class DeviceController {
   ) {}
 
   @Post()
+  @Audited('device.create')
   @ScimMediaTypes()
   @RequirePermission(Permission.DeviceCreate)
   async create(
@@ -51,6 +53,7 @@ export class DeviceController {
   }
 
   @Post('.search')
+  @NotAudited('a search (RFC 7644 3.4.3) changes nothing')
   @HttpCode(200)
   @ScimMediaTypes()
   @RequirePermission(Permission.DeviceSearch)
@@ -74,6 +77,7 @@ export class DeviceController {
   }
 
   @Delete(':id')
+  @Audited('device.delete')
   @HttpCode(204)
   @RequirePermission(Permission.DeviceDelete)
   async remove(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('id') id: string): Promise<void> {
@@ -81,6 +85,7 @@ export class DeviceController {
   }
 
   @Post(':id/activate')
+  @Audited('device.activate')
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.DeviceActivate)
@@ -89,6 +94,7 @@ export class DeviceController {
   }
 
   @Post(':id/suspend')
+  @Audited('device.suspend')
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.DeviceSuspend)
@@ -97,6 +103,7 @@ export class DeviceController {
   }
 
   @Post(':id/resume')
+  @Audited('device.resume')
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.DeviceResume)
@@ -105,6 +112,7 @@ export class DeviceController {
   }
 
   @Post(':id/revoke')
+  @Audited('device.revoke')
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.DeviceRevoke)
@@ -113,6 +121,7 @@ export class DeviceController {
   }
 
   @Post(':id/terminate')
+  @Audited('device.terminate')
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.DeviceTerminate)

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { Actor, AuditService, OrganizationService } from '@app/accounts';
+import { OrganizationService } from '@app/accounts';
+import { Actor, AuditLog } from '@app/audit';
 import { Clock } from '@app/common';
 import { Database } from '@app/persistence';
 import { DeviceRepository, isCuidTaken } from '../device.repository';
@@ -40,7 +41,7 @@ export class DeviceImportService {
     private readonly db: Database,
     private readonly devices: DeviceRepository,
     private readonly organizations: OrganizationService,
-    private readonly audit: AuditService,
+    private readonly audit: AuditLog,
     private readonly clock: Clock,
   ) {}
 

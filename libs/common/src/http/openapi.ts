@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiQuery, SchemaObject } from '@nestjs/swagger';
-import { z } from '@app/common';
+import { z } from '../validation';
 
 /**
  * OpenAPI descriptions of the admin API (/api-docs). Bodies are validated by zod schemas in the

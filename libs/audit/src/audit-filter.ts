@@ -3,20 +3,22 @@ import { DomainError, invalidValue, z } from '@app/common';
 /**
  * Filters of `GET /admin/v1/organizations/{org}/audit-events` (DECISIONS 11) and of the command
  * line's `audit query`. `from` is inclusive, `to` exclusive; `action` is an exact action, or a
- * prefix when it ends in `*` (`user.*`); actor and target match exactly.
+ * prefix when it ends in `*` (`user.*`); `code` is the action's numeric code; actor and target match exactly.
  */
 export interface AuditFilter {
   from?: Date;
   to?: Date;
   actor?: string;
   action?: string;
+  /** The action's numeric code (docs/audit-events.md). */
+  code?: number;
   /** True when `action` is a prefix (the filter ended in `*`). */
   actionPrefix?: boolean;
   target?: string;
   outcome?: 'success' | 'failure';
 }
 
-export const AUDIT_FILTER_NAMES = ['from', 'to', 'actor', 'action', 'target', 'outcome'] as const;
+export const AUDIT_FILTER_NAMES = ['from', 'to', 'actor', 'action', 'code', 'target', 'outcome'] as const;
 const PAGING_NAMES = ['startIndex', 'count'];
 
 const instant = z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time with a time zone, e.g. 2030-01-31T00:00:00Z' });
@@ -29,6 +31,10 @@ const schema = z
     action: z
       .string()
       .regex(/^[a-z0-9_.]{1,64}\*?$/, 'must be an action such as "system_account.create", or a prefix ending in * such as "user.*"')
+      .optional(),
+    code: z
+      .string()
+      .regex(/^[0-9]{1,9}$/, 'must be an event code, a whole number such as 10000 (docs/audit-events.md lists them)')
       .optional(),
     target: text.optional(),
     outcome: z.enum(['success', 'failure'], { message: 'must be "success" or "failure"' }).optional(),
@@ -64,6 +70,7 @@ export function parseAuditFilter(query: Record<string, unknown>): AuditFilter {
     from: parsed.from ? new Date(parsed.from) : undefined,
     to: parsed.to ? new Date(parsed.to) : undefined,
     actor: parsed.actor,
+    code: parsed.code === undefined ? undefined : Number(parsed.code),
     target: parsed.target,
     outcome: parsed.outcome,
   };

@@ -8,13 +8,15 @@ export interface AuditEventRow {
   org_id: string | null;
   actor: string;
   action: string;
+  code: number;
   target: string | null;
   outcome: 'success' | 'failure';
   source_address: string | null;
   details: Record<string, unknown>;
+  correlation_id: string | null;
 }
 
-/** Reads of the append-only audit log; the writes are AuditService.record and the token service's own statements. */
+/** Reads of the append-only audit log; every write goes through AuditLog or its AUDIT_INSERT head. */
 @Injectable()
 export class AuditRepository {
   constructor(private readonly db: Database) {}
@@ -34,12 +36,13 @@ export class AuditRepository {
     if (filter.from) add((p) => `occurred_at >= ${p}`, filter.from);
     if (filter.to) add((p) => `occurred_at < ${p}`, filter.to);
     if (filter.actor !== undefined) add((p) => `actor = ${p}`, filter.actor);
+    if (filter.code !== undefined) add((p) => `code = ${p}`, filter.code);
     if (filter.action !== undefined) add((p) => (filter.actionPrefix ? `starts_with(action, ${p})` : `action = ${p}`), filter.action);
     if (filter.target !== undefined) add((p) => `target = ${p}`, filter.target);
     if (filter.outcome !== undefined) add((p) => `outcome = ${p}`, filter.outcome);
     const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
     const rows = await this.db.query<AuditEventRow & { total: string }>(
-      `SELECT id::text AS id, occurred_at, org_id, actor, action, target, outcome, source_address, details, count(*) OVER () AS total
+      `SELECT id::text AS id, occurred_at, org_id, actor, action, code, target, outcome, source_address, details, correlation_id, count(*) OVER () AS total
          FROM audit_events ${where}
         ORDER BY occurred_at DESC, id DESC OFFSET $${parameters.length + 1} LIMIT $${parameters.length + 2}`,
       [...parameters, offset, limit],
@@ -52,12 +55,9 @@ export class AuditRepository {
     return { rows: rows.map(({ total: _total, ...row }) => row), total: Number(rows[0].total) };
   }
 
-  /** Whether the organization exists, or existed: a deleted organization keeps its audit events. */
-  async isKnownOrganization(orgId: string): Promise<boolean> {
-    const [row] = await this.db.query<{ known: boolean }>(
-      'SELECT EXISTS (SELECT 1 FROM organizations WHERE id = $1) OR EXISTS (SELECT 1 FROM audit_events WHERE org_id = $1) AS known',
-      [orgId],
-    );
-    return row.known;
+  /** Whether any event names the organization: a deleted organization keeps its audit events. */
+  async hasEventsOf(orgId: string): Promise<boolean> {
+    const [row] = await this.db.query<{ found: boolean }>('SELECT EXISTS (SELECT 1 FROM audit_events WHERE org_id = $1) AS found', [orgId]);
+    return row.found;
   }
 }

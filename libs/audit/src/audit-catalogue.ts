@@ -1,0 +1,118 @@
+/**
+ * Every action the audit log records, with its stable numeric code (CREDENTIAL-MANAGEMENT.md,
+ * "Events"). Codes are never reused or renumbered: a client filters on them
+ * (`GET /admin/v1/organizations/{org}/audit-events?code=`). docs/audit-events.md is generated from
+ * this table (`npm run docs:audit`) and a test keeps the two equal.
+ *
+ * Ranges: 1xxxx devices, 2xxxx credentials, 3xxxx content requests, 4xxxx users, 5xxxx wallets,
+ * 6xxxx the certification authority (all as the contract numbers them); the platform's own actions
+ * follow in 7xxxx organizations and their accounts, 8xxxx tokens and authentication, 9xxxx push
+ * gateways and authenticator policies.
+ */
+interface CatalogueEntry {
+  code: number;
+  description: string;
+}
+
+export const AUDIT_CATALOGUE = {
+  'device.create': { code: 10000, description: 'Device created' },
+  'device.issue': { code: 10001, description: 'Device issued to a user' },
+  'device.update': { code: 10002, description: 'Device updated' },
+  'device.assign': { code: 10003, description: 'Device assigned to a content request' },
+  'device.produce': { code: 10004, description: 'Device produced' },
+  'device.activate': { code: 10005, description: 'Device activated' },
+  'device.recycle': { code: 10006, description: 'Device recycled' },
+  'device.delete': { code: 10007, description: 'Device deleted' },
+  'device.suspend': { code: 10009, description: 'Device suspended' },
+  'device.resume': { code: 10010, description: 'Device resumed' },
+  'device.revoke': { code: 10011, description: 'Device revoked' },
+  'device.terminate': { code: 10012, description: 'Device terminated' },
+  'device.import': { code: 10100, description: 'Devices imported from a file (one event for the import, one device.create per device)' },
+
+  'credential.issue': { code: 20001, description: 'Credential issued' },
+  'credential.revoke': { code: 20002, description: 'Credential revoked' },
+  'credential.suspend': { code: 20003, description: 'Credential suspended' },
+  'credential.resume': { code: 20004, description: 'Credential resumed' },
+
+  'content_request.create': { code: 30001, description: 'Content request created' },
+  'content_request.approve': { code: 30002, description: 'Content request approved' },
+  'content_request.deny': { code: 30003, description: 'Content request denied' },
+  'content_request.cancel': { code: 30004, description: 'Content request cancelled' },
+  'content_request.complete': { code: 30005, description: 'Content request completed' },
+  'content_request.fail': { code: 30006, description: 'Content request failed' },
+  'content_request.retry': { code: 30007, description: 'Content request retried' },
+  'content_request.expire': { code: 30008, description: 'Content request expired' },
+  'content_request.unlock_pin': { code: 30009, description: 'PIN unlocked' },
+
+  'user.create': { code: 40001, description: 'User created' },
+  'user.update': { code: 40002, description: 'User updated' },
+  'user.delete': { code: 40003, description: 'User deleted' },
+  'user.enrollment_data.replace': { code: 40004, description: 'Enrollment data changed' },
+  'user.password.set': { code: 40005, description: "User's password set" },
+  'user.certificate.enroll': { code: 40006, description: "Certificate enrolled for a user's jwt-bearer sign-in" },
+
+  'wallet.suspend': { code: 50001, description: 'Wallet suspended' },
+  'wallet.resume': { code: 50002, description: 'Wallet resumed' },
+
+  'ca.create': { code: 60001, description: 'Certification authority created' },
+  'certificate.issue': { code: 60002, description: 'Certificate issued' },
+  'crl.publish': { code: 60003, description: 'CRL published' },
+
+  'organization.create': { code: 70001, description: 'Organization created' },
+  'organization.update': { code: 70002, description: 'Organization renamed' },
+  'organization.delete': { code: 70003, description: 'Organization deleted' },
+  'organization.settings.update': { code: 70005, description: "Organization's settings changed" },
+  'admin.access_denied': { code: 70004, description: 'An administrator was refused access to an organization' },
+  'system_account.create': { code: 71001, description: 'System account created' },
+  'system_account.update': { code: 71002, description: 'System account updated' },
+  'system_account.delete': { code: 71003, description: 'System account deleted' },
+  'client_secret.create': { code: 71004, description: 'Client secret created' },
+  'client_secret.revoke': { code: 71005, description: 'Client secret revoked' },
+  'client_certificate.upload': { code: 71006, description: 'Client certificate uploaded' },
+  'client_certificate.delete': { code: 71007, description: 'Client certificate deleted' },
+  'application.certify': { code: 72001, description: 'Application certified' },
+  'application.uncertify': { code: 72002, description: 'Application certification withdrawn' },
+
+  'token.issue': { code: 80001, description: 'Access token issued' },
+  'token.revoke': { code: 80002, description: 'Access token revoked' },
+  'authentication.fail': { code: 80003, description: 'Authentication failed at the token endpoint' },
+  'authentication.lockout': { code: 80004, description: 'Identity or address locked out after repeated failures' },
+  'certificate.expired_use': { code: 80005, description: 'An expired client certificate was presented' },
+
+  'deliveryGateway.create': { code: 90001, description: 'Push gateway created' },
+  'deliveryGateway.replace': { code: 90002, description: 'Push gateway replaced' },
+  'deliveryGateway.delete': { code: 90003, description: 'Push gateway deleted' },
+  'authenticatorPolicy.create': { code: 91001, description: 'Authenticator policy created' },
+  'authenticatorPolicy.replace': { code: 91002, description: 'Authenticator policy replaced' },
+  'authenticatorPolicy.delete': { code: 91003, description: 'Authenticator policy deleted' },
+} as const satisfies Record<string, CatalogueEntry>;
+
+export type AuditAction = keyof typeof AUDIT_CATALOGUE;
+
+export function auditCodeOf(action: AuditAction): number {
+  return AUDIT_CATALOGUE[action].code;
+}
+
+/** docs/audit-events.md: the catalogue as a table, in code order. */
+export function auditCatalogueMarkdown(): string {
+  const rows = Object.entries(AUDIT_CATALOGUE)
+    .sort(([, a], [, b]) => a.code - b.code)
+    .map(([action, { code, description }]) => `| ${code} | \`${action}\` | ${description} |`);
+  return [
+    '# Audit event codes',
+    '',
+    '<!-- Generated from libs/audit/src/audit-catalogue.ts by `npm run docs:audit`; edit the catalogue, not this file. -->',
+    '',
+    'Every state change and every security event writes one row to the append-only audit log, in the',
+    'transaction of the change it records, with the stable numeric code below (docs/contract/CREDENTIAL-MANAGEMENT.md,',
+    '"Events"). Read them with `GET /admin/v1/organizations/{org}/audit-events?code=10000` (or `action=device.*`),',
+    'or `npm run cli -- audit query --code 10000`. Each event names the actor (Client ID or userName), the target,',
+    "the outcome, the source address and the request's correlation id (the `X-Correlation-ID` response header);",
+    'never a secret, PIN, OATH seed or key.',
+    '',
+    '| Code | Action | Meaning |',
+    '| ---: | --- | --- |',
+    ...rows,
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,75 @@
+import { Injectable } from '@nestjs/common';
+import { Clock, currentCorrelationId } from '@app/common';
+import { Database, Transaction } from '@app/persistence';
+import { AuditAction, auditCodeOf } from './audit-catalogue';
+
+/** Who changes something: a Client ID or userName, `system` (the service itself) or `cli` (command line). */
+export interface Actor {
+  name: string;
+  sourceAddress?: string;
+}
+
+export interface AuditEvent {
+  org: string | null;
+  /** Client ID or userName of who acted; `system` for the service itself, `cli` for the command line. */
+  actor: string;
+  action: AuditAction;
+  target?: string | null;
+  outcome: 'success' | 'failure';
+  sourceAddress?: string | null;
+  /** Non-secret context. Never put a secret, PIN, OATH seed, key or connection string here. */
+  details?: Record<string, unknown>;
+}
+
+/**
+ * The head of every statement that writes audit rows. AuditLog uses it; the batched hot paths (token
+ * issue, authentication failures, device create) put it in their own CTE so that the change and its
+ * audit rows stay one round trip, and select the columns in this order (code from `auditCodeOf`,
+ * correlation id from `currentCorrelationId`).
+ */
+export const AUDIT_INSERT = 'INSERT INTO audit_events (occurred_at, org_id, actor, action, code, target, outcome, source_address, details, correlation_id)';
+
+/**
+ * The one writer of the append-only audit log (DECISIONS 11; the table refuses UPDATE and DELETE).
+ * Pass the transaction of the change the event records, so that both commit or neither does.
+ */
+@Injectable()
+export class AuditLog {
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock,
+  ) {}
+
+  async record(event: AuditEvent, tx?: Transaction): Promise<void> {
+    await this.recordMany([event], tx);
+  }
+
+  async recordMany(events: readonly AuditEvent[], tx?: Transaction): Promise<void> {
+    if (events.length === 0) return;
+    const now = this.clock.now();
+    const correlationId = currentCorrelationId() ?? null;
+    await this.db.query(
+      `${AUDIT_INSERT}
+       SELECT $1, e.org_id, e.actor, e.action, e.code, e.target, e.outcome, e.source_address, e.details, $2
+         FROM jsonb_to_recordset($3::jsonb)
+           AS e(org_id text, actor text, action text, code int, target text, outcome text, source_address text, details jsonb)`,
+      [
+        now,
+        correlationId,
+        JSON.stringify(
+          events.map((event) => ({
+            org_id: event.org,
+            actor: event.actor,
+            action: event.action,
+            code: auditCodeOf(event.action),
+            target: event.target ?? null,
+            outcome: event.outcome,
+            source_address: event.sourceAddress ?? null,
+            details: event.details ?? {},
+          })),
+        ),
+      ],
+      tx,
+    );
+  }
+}

@@ -1,0 +1,7 @@
+export * from './audit-catalogue';
+export * from './audit-log';
+export * from './audit.repository';
+export * from './audit-filter';
+export * from './audited.decorator';
+export * from './audit-events.controller';
+export * from './audit.module';
