@@ -155,7 +155,8 @@ describe('audit log (DECISIONS 11)', () => {
       const address = newAddress();
       const issued = await secretGrant(org, robot.clientId, robot.secret, address);
       expect(issued.status).toBe(200);
-      expect((await secretGrant(org, robot.clientId, 'not-the-secret', address)).status).toBe(401);
+      const refused = await secretGrant(org, robot.clientId, 'not-the-secret', address);
+      expect(refused.status).toBe(401);
 
       const tokens = await events(org, `?code=80001&actor=${robot.clientId}`);
       expect(tokens.status).toBe(200);
@@ -163,7 +164,9 @@ describe('audit log (DECISIONS 11)', () => {
         ['token.issue', 80001, robot.clientId, issued.headers['x-correlation-id']],
       ]);
       const failures = await events(org, '?code=80003');
-      expect(failures.body.Resources.map((e: AuditItem) => [e.action, e.code, e.outcome])).toEqual([['authentication.fail', 80003, 'failure']]);
+      expect(failures.body.Resources.map((e: AuditItem) => [e.action, e.code, e.outcome, e.correlationId])).toEqual([
+        ['authentication.fail', 80003, 'failure', refused.headers['x-correlation-id']],
+      ]);
       const accounts = await events(org, '?code=71001&actor=platform-admin');
       expect(accounts.body.totalResults).toBe(2);
       expect(accounts.body.Resources.every((e: AuditItem) => e.action === 'system_account.create')).toBe(true);

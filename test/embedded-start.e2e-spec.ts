@@ -174,7 +174,9 @@ describe('start on the embedded defaults', () => {
         const whoami = await fetch(`${base}/authentication/customer/platform/whoami`, { headers: { Authorization: `Bearer ${token}`, Connection: 'close' } });
         expect(whoami.status).toBe(200);
       }
-      const exposition = await (await fetch(`http://127.0.0.1:${clusterEnv.METRICS_PORT}/metrics`)).text();
+      const scrape = await fetch(`http://127.0.0.1:${clusterEnv.METRICS_PORT}/metrics`);
+      const exposition = await scrape.text();
+      expect({ status: scrape.status, error: scrape.ok ? '' : exposition }).toEqual({ status: 200, error: '' });
       expect(exposition).toMatch(/^tokens_issued_total\{method="client_secret_post"\} 6$/m);
     } finally {
       expect(await stop(service)).toBe(0);

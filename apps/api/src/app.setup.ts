@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { FastifyInstance } from 'fastify';
-import { ResourceETagInterceptor, runInRequestContext } from '@app/common';
+import { ResourceETagInterceptor } from '@app/common';
 import { AppConfig } from '@app/config';
 import { Loggers, Metrics } from '@app/observability';
 import { HttpExceptionFilter } from './http-exception.filter';
@@ -46,10 +46,6 @@ export async function configureApp(app: NestFastifyApplication, config: AppConfi
     if (config.tlsCertFile) reply.header('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
     done();
   });
-  // The handler runs in the request's context, so that its audit events carry its correlation id.
-  // preHandler, not onRequest: body parsing runs on stream events, outside the context (the same
-  // reason @fastify/request-context binds late).
-  fastify.addHook('preHandler', (request, _reply, done) => runInRequestContext({ correlationId: request.id }, done));
   fastify.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions?.url ?? 'unmatched';
     const seconds = reply.elapsedTime / 1000;

@@ -1,13 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { Clock, currentCorrelationId } from '@app/common';
+import { Clock } from '@app/common';
 import { Database, Transaction } from '@app/persistence';
 import { AuditAction, auditCodeOf } from './audit-catalogue';
 
-/** Who changes something: a Client ID or userName, `system` (the service itself) or `cli` (command line). */
-export interface Actor {
-  name: string;
-  sourceAddress?: string;
-}
+export type { Actor } from '@app/common';
 
 export interface AuditEvent {
   org: string | null;
@@ -17,6 +13,8 @@ export interface AuditEvent {
   target?: string | null;
   outcome: 'success' | 'failure';
   sourceAddress?: string | null;
+  /** The request's correlation id (X-Correlation-ID), from the Actor. */
+  correlationId?: string | null;
   /** Non-secret context. Never put a secret, PIN, OATH seed, key or connection string here. */
   details?: Record<string, unknown>;
 }
@@ -24,8 +22,7 @@ export interface AuditEvent {
 /**
  * The head of every statement that writes audit rows. AuditLog uses it; the batched hot paths (token
  * issue, authentication failures, device create) put it in their own CTE so that the change and its
- * audit rows stay one round trip, and select the columns in this order (code from `auditCodeOf`,
- * correlation id from `currentCorrelationId`).
+ * audit rows stay one round trip, and select the columns in this order (code from `auditCodeOf`).
  */
 export const AUDIT_INSERT = 'INSERT INTO audit_events (occurred_at, org_id, actor, action, code, target, outcome, source_address, details, correlation_id)';
 
@@ -46,16 +43,13 @@ export class AuditLog {
 
   async recordMany(events: readonly AuditEvent[], tx?: Transaction): Promise<void> {
     if (events.length === 0) return;
-    const now = this.clock.now();
-    const correlationId = currentCorrelationId() ?? null;
     await this.db.query(
       `${AUDIT_INSERT}
-       SELECT $1, e.org_id, e.actor, e.action, e.code, e.target, e.outcome, e.source_address, e.details, $2
-         FROM jsonb_to_recordset($3::jsonb)
-           AS e(org_id text, actor text, action text, code int, target text, outcome text, source_address text, details jsonb)`,
+       SELECT $1, e.org_id, e.actor, e.action, e.code, e.target, e.outcome, e.source_address, e.details, e.correlation_id
+         FROM jsonb_to_recordset($2::jsonb)
+           AS e(org_id text, actor text, action text, code int, target text, outcome text, source_address text, details jsonb, correlation_id text)`,
       [
-        now,
-        correlationId,
+        this.clock.now(),
         JSON.stringify(
           events.map((event) => ({
             org_id: event.org,
@@ -66,6 +60,7 @@ export class AuditLog {
             outcome: event.outcome,
             source_address: event.sourceAddress ?? null,
             details: event.details ?? {},
+            correlation_id: event.correlationId ?? null,
           })),
         ),
       ],

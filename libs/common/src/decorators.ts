@@ -1,6 +1,6 @@
 import { createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
 import { DomainError } from './domain-error';
-import { Principal, PRINCIPAL_KEY } from './principal';
+import { Actor, Principal, PRINCIPAL_KEY } from './principal';
 
 /**
  * How a route is authorized: exactly one rule per route, read by the global access guard (deny by
@@ -50,4 +50,21 @@ export const CurrentPrincipal = createParamDecorator((_: unknown, ctx: Execution
 export const SourceAddress = createParamDecorator((_: unknown, ctx: ExecutionContext): string => {
   const request = ctx.switchToHttp().getRequest() as { ip?: string };
   return request.ip ?? 'unknown';
+});
+
+/** The request's id, sent back as X-Correlation-ID and written into the request's audit events. */
+export const CorrelationId = createParamDecorator((_: unknown, ctx: ExecutionContext): string => {
+  return String((ctx.switchToHttp().getRequest() as { id?: unknown }).id ?? '');
+});
+
+/**
+ * Who changes something, for the audit log: the caller's Client ID or userName, source address and
+ * the request's correlation id. Passed explicitly rather than through AsyncLocalStorage, which on
+ * Node 20 doubled the service's CPU per request (measured: probe 45 -> 85 us).
+ */
+export const RequestActor = createParamDecorator((_: unknown, ctx: ExecutionContext): Actor => {
+  const request = ctx.switchToHttp().getRequest() as Record<string, unknown> & { ip?: string; id?: unknown };
+  const principal = request[PRINCIPAL_KEY] as Principal | undefined;
+  if (!principal) throw new DomainError('UNAUTHENTICATED', 'This request needs a bearer access token.');
+  return { name: principal.name, sourceAddress: request.ip ?? 'unknown', correlationId: String(request.id ?? '') };
 });

@@ -11,4 +11,3 @@ export * from './scim-search';
 export * from './http/route-family';
 export * from './http/etag';
 export * from './http/openapi';
-export * from './http/request-context';

@@ -22,3 +22,17 @@ export interface Principal {
 
 /** Where the bearer guard stores the principal on the request object. */
 export const PRINCIPAL_KEY = 'principal';
+
+/** Who changes something: a Client ID or userName, `system` (the service itself) or `cli` (command line). */
+export interface Actor {
+  name: string;
+  sourceAddress?: string;
+  /** The request's correlation id (X-Correlation-ID); absent outside a request. */
+  correlationId?: string;
+}
+
+/** Where a request came from, for the audit events it causes: its source address and correlation id. */
+export interface RequestOrigin {
+  sourceAddress: string;
+  correlationId?: string;
+}

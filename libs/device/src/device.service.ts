@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { OrganizationService } from '@app/accounts';
 import { AuditLog } from '@app/audit';
 import { OperatorDependentPolicy } from '@app/auth';
-import { Clock, currentCorrelationId, DomainError, Principal, ScimSearch, forbidden, invalidValue, notFound, uniqueness } from '@app/common';
+import { Actor, Clock, DomainError, Principal, ScimSearch, forbidden, invalidValue, notFound, uniqueness } from '@app/common';
 import { ChangeFeed, Database, FeedCache, GroupCommit } from '@app/persistence';
 import { CreatedDevice, DeviceRepository, DeviceRow, isCuidTaken } from './device.repository';
 import { ExternalId, isDeviceId, parseCreateDevice } from './device.schema';
@@ -46,7 +46,7 @@ export class DeviceService {
     });
   }
 
-  async create(principal: Principal, body: unknown, sourceAddress: string): Promise<DeviceRow> {
+  async create(principal: Principal, body: unknown, actor: Actor): Promise<DeviceRow> {
     // The precondition comes first: with creation off, no body can succeed (interface, "Create a device").
     const settings = await this.organizations.findSettings(principal.org);
     if (!settings?.automaticDeviceCreation) {
@@ -60,7 +60,15 @@ export class DeviceService {
     const id = randomUUID();
     const now = this.clock.now();
     try {
-      await this.creates.write({ id, orgId: principal.org, externalIds, now, actor: principal.name, sourceAddress, correlationId: currentCorrelationId() });
+      await this.creates.write({
+        id,
+        orgId: principal.org,
+        externalIds,
+        now,
+        actor: principal.name,
+        sourceAddress: actor.sourceAddress ?? 'unknown',
+        correlationId: actor.correlationId,
+      });
     } catch (error) {
       if (isCuidTaken(error)) throw await this.cuidConflict(principal.org, externalIds);
       throw error;
@@ -100,7 +108,7 @@ export class DeviceService {
    * concurrent moves of one device run one after the other and each sees the result of the one
    * before (no lost update). Answers the moved device, or undefined once it is deleted.
    */
-  async act(principal: Principal, id: string, action: DeviceAction, reason: DeviceReason | undefined, sourceAddress: string): Promise<DeviceRow | undefined> {
+  async act(principal: Principal, id: string, action: DeviceAction, reason: DeviceReason | undefined, actor: Actor): Promise<DeviceRow | undefined> {
     const checked = resolveReason(action, reason);
     if (!checked.ok) throw invalidValue(`Invalid reason: ${checked.problem}.`);
     if (!isDeviceId(id)) throw deviceNotFound(id);
@@ -114,7 +122,15 @@ export class DeviceService {
           `Device ${id} is ${row.status}; ${action} applies only to a device that is ${transition.from.join(' or ')} (DECISIONS 8).`,
         );
       }
-      const event = { org: principal.org, actor: principal.name, action: `device.${action}` as const, target: id, outcome: 'success' as const, sourceAddress };
+      const event = {
+        org: principal.org,
+        actor: principal.name,
+        action: `device.${action}` as const,
+        target: id,
+        outcome: 'success' as const,
+        sourceAddress: actor.sourceAddress,
+        correlationId: actor.correlationId,
+      };
       if (transition.to === null) {
         await this.devices.delete(principal.org, id, tx);
         await this.audit.record({ ...event, details: { from: row.status, externalIds: row.external_ids } }, tx);

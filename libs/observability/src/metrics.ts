@@ -56,7 +56,9 @@ async function serveMetrics(port: number, host: string, render: () => Promise<st
     }
     render().then(
       (body) => res.writeHead(200, { 'Content-Type': contentType }).end(body),
-      () => res.writeHead(500).end(),
+      // Say why (e.g. a worker did not answer the primary in time), so a scrape failure is diagnosable.
+      (error: unknown) =>
+        res.writeHead(503, { 'Content-Type': 'text/plain' }).end(`metrics unavailable: ${error instanceof Error ? error.message : String(error)}\n`),
     );
   });
   await new Promise<void>((resolveListen, reject) => server.once('error', reject).listen(port, host, resolveListen));

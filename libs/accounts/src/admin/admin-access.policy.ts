@@ -18,6 +18,7 @@ export interface AdminRequest {
   /** The route pattern, e.g. /admin/v1/organizations/:org. */
   route?: string;
   sourceAddress?: string;
+  correlationId?: string;
 }
 
 /** The request key under which the access guard leaves the organization an `organization` route acts in. */
@@ -111,6 +112,7 @@ export class AdminAccessPolicy {
       target: request.path.slice(0, MAX_TARGET),
       outcome: 'failure',
       sourceAddress: request.sourceAddress,
+      correlationId: request.correlationId,
       details: { method: request.method, route: request.route, status: error.code === 'FORBIDDEN' ? 403 : 404 },
     });
   }

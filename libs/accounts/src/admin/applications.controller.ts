@@ -1,7 +1,18 @@
 import { Audited } from '@app/audit';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiJsonBody, ApiPaging, CurrentPrincipal, listResponse, parseBody, parsePage, Principal, RequireAdministrator, SourceAddress } from '@app/common';
+import {
+  ApiJsonBody,
+  ApiPaging,
+  CurrentPrincipal,
+  listResponse,
+  parseBody,
+  parsePage,
+  Principal,
+  RequireAdministrator,
+  Actor,
+  RequestActor,
+} from '@app/common';
 import { CertifiedApplicationService } from '../applications/certified-application.service';
 import { addApplicationSchema } from './admin.schemas';
 
@@ -20,9 +31,9 @@ export class ApplicationsController {
     description: 'Under applicationIdPolicy "certified" only certified Application-IDs may call the API (DECISIONS 6).',
   })
   @ApiJsonBody(addApplicationSchema, { applicationId: 'com.partner.app', name: 'Partner app' })
-  async add(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('org') orgId: string, @Body() body: unknown) {
+  async add(@CurrentPrincipal() principal: Principal, @RequestActor() actor: Actor, @Param('org') orgId: string, @Body() body: unknown) {
     const input = parseBody(addApplicationSchema, body);
-    return this.applications.add(orgId, input.applicationId, input.name, { name: principal.name, sourceAddress: source });
+    return this.applications.add(orgId, input.applicationId, input.name, actor);
   }
 
   @Get()
@@ -40,10 +51,10 @@ export class ApplicationsController {
   @ApiOperation({ summary: 'Remove a certified Application-ID' })
   async remove(
     @CurrentPrincipal() principal: Principal,
-    @SourceAddress() source: string,
+    @RequestActor() actor: Actor,
     @Param('org') orgId: string,
     @Param('applicationId') applicationId: string,
   ) {
-    await this.applications.remove(orgId, applicationId, { name: principal.name, sourceAddress: source });
+    await this.applications.remove(orgId, applicationId, actor);
   }
 }

@@ -12,7 +12,8 @@ import {
   parsePage,
   Principal,
   RequireAdministrator,
-  SourceAddress,
+  Actor,
+  RequestActor,
 } from '@app/common';
 import { organizationSettingsSchema } from '../organizations/organization-settings';
 import { Organization, OrganizationService } from '../organizations/organization.service';
@@ -44,14 +45,9 @@ export class OrganizationsController {
   @RequireAdministrator('platform')
   @ApiOperation({ summary: 'Create an organization (platform administrator)' })
   @ApiJsonBody(createOrganizationSchema, { id: 'acme', name: 'Acme Corp', settings: { applicationIdPolicy: 'any' } })
-  async create(
-    @CurrentPrincipal() principal: Principal,
-    @SourceAddress() source: string,
-    @Body() body: unknown,
-    @Res({ passthrough: true }) reply: FastifyReply,
-  ) {
+  async create(@CurrentPrincipal() principal: Principal, @RequestActor() actor: Actor, @Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
     const input = parseBody(createOrganizationSchema, body);
-    const org = await this.organizations.create(input, { name: principal.name, sourceAddress: source });
+    const org = await this.organizations.create(input, actor);
     const view = this.presenter.organization(org);
     reply.header('Location', view.meta.location);
     return view;
@@ -83,7 +79,7 @@ export class OrganizationsController {
   @ApiJsonBody(patchOrganizationSchema, { name: 'Acme Corporation', settings: { passwordGrant: false } })
   async patch(
     @CurrentPrincipal() principal: Principal,
-    @SourceAddress() source: string,
+    @RequestActor() actor: Actor,
     @Param('org') orgId: string,
     @Body() body: unknown,
     @Req() request: FastifyRequest,
@@ -95,10 +91,11 @@ export class OrganizationsController {
         method: request.method,
         path: request.url.split('?')[0],
         route: request.routeOptions?.url,
-        sourceAddress: source,
+        sourceAddress: actor.sourceAddress,
+        correlationId: actor.correlationId,
       });
     }
-    const org = await this.organizations.update(orgId, changes, { name: principal.name, sourceAddress: source });
+    const org = await this.organizations.update(orgId, changes, actor);
     return this.presenter.organization(org);
   }
 
@@ -114,11 +111,11 @@ export class OrganizationsController {
   @ApiQuery({ name: 'force', required: false, schema: { type: 'boolean', default: false } })
   async delete(
     @CurrentPrincipal() principal: Principal,
-    @SourceAddress() source: string,
+    @RequestActor() actor: Actor,
     @Param('org') orgId: string,
     @Query('force') force: unknown,
   ): Promise<void> {
-    await this.organizations.delete(orgId, { force: readForce(force) }, { name: principal.name, sourceAddress: source });
+    await this.organizations.delete(orgId, { force: readForce(force) }, actor);
   }
 
   @Put(':org/settings')
@@ -126,9 +123,9 @@ export class OrganizationsController {
   @HttpCode(200)
   @ApiOperation({ summary: "Replace an organization's settings", description: 'accessTokenLifetime: 300-86400 seconds, or null for the service default.' })
   @ApiJsonBody(organizationSettingsSchema, { automaticDeviceCreation: false, applicationIdPolicy: 'certified', passwordGrant: true, accessTokenLifetime: 900 })
-  async putSettings(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('org') orgId: string, @Body() body: unknown) {
+  async putSettings(@CurrentPrincipal() principal: Principal, @RequestActor() actor: Actor, @Param('org') orgId: string, @Body() body: unknown) {
     const settings = parseBody(organizationSettingsSchema, body, 'settings');
-    const org = await this.organizations.update(orgId, { settings }, { name: principal.name, sourceAddress: source }, 'organization.settings.update');
+    const org = await this.organizations.update(orgId, { settings }, actor, 'organization.settings.update');
     return org.settings;
   }
 }

@@ -13,7 +13,8 @@ import {
   parsePage,
   Principal,
   RequireAdministrator,
-  SourceAddress,
+  Actor,
+  RequestActor,
 } from '@app/common';
 import { SystemAccountService } from '../system-accounts/system-account.service';
 import { AdminPresenter } from './admin.presenter';
@@ -41,13 +42,13 @@ export class SystemAccountsController {
   @ApiJsonBody(createAccountSchema, { suffix: 'billing', role: 'Issuance', organizationAdministrator: false, description: 'Billing robot' })
   async create(
     @CurrentPrincipal() principal: Principal,
-    @SourceAddress() source: string,
+    @RequestActor() actor: Actor,
     @Param('org') orgId: string,
     @Body() body: unknown,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
     const input = parseBody(createAccountSchema, body);
-    const { account, secret } = await this.accounts.create(orgId, input, { name: principal.name, sourceAddress: source });
+    const { account, secret } = await this.accounts.create(orgId, input, actor);
     const view = this.presenter.systemAccount(account);
     reply.header('Location', view.meta.location);
     return { ...view, secret: this.presenter.issuedSecret(secret) };
@@ -81,13 +82,13 @@ export class SystemAccountsController {
   @ApiJsonBody(patchAccountSchema, { role: 'Help Desk', disabled: true })
   async patch(
     @CurrentPrincipal() principal: Principal,
-    @SourceAddress() source: string,
+    @RequestActor() actor: Actor,
     @Param('org') orgId: string,
     @Param('clientId') clientId: string,
     @Body() body: unknown,
   ) {
     const changes = parseBody(patchAccountSchema, body);
-    const account = await this.accounts.update(orgId, clientId, changes, { name: principal.name, sourceAddress: source });
+    const account = await this.accounts.update(orgId, clientId, changes, actor);
     return this.presenter.systemAccount(account);
   }
 
@@ -97,11 +98,11 @@ export class SystemAccountsController {
   @ApiOperation({ summary: 'Delete a system account', description: 'Its secrets, certificates and tokens go with it; its tokens stop working at once.' })
   async delete(
     @CurrentPrincipal() principal: Principal,
-    @SourceAddress() source: string,
+    @RequestActor() actor: Actor,
     @Param('org') orgId: string,
     @Param('clientId') clientId: string,
   ): Promise<void> {
-    await this.accounts.delete(orgId, clientId, { name: principal.name, sourceAddress: source });
+    await this.accounts.delete(orgId, clientId, actor);
   }
 
   @Post(':clientId/secrets')
@@ -114,16 +115,13 @@ export class SystemAccountsController {
   @ApiJsonBody(createSecretSchema, { expiresAt: '2030-01-31T00:00:00Z' })
   async createSecret(
     @CurrentPrincipal() principal: Principal,
-    @SourceAddress() source: string,
+    @RequestActor() actor: Actor,
     @Param('org') orgId: string,
     @Param('clientId') clientId: string,
     @Body() body: unknown,
   ) {
     const input = parseBody(createSecretSchema, body ?? {});
-    const secret = await this.accounts.createSecret(orgId, clientId, input.expiresAt ? new Date(input.expiresAt) : undefined, {
-      name: principal.name,
-      sourceAddress: source,
-    });
+    const secret = await this.accounts.createSecret(orgId, clientId, input.expiresAt ? new Date(input.expiresAt) : undefined, actor);
     return this.presenter.issuedSecret(secret);
   }
 
@@ -145,12 +143,12 @@ export class SystemAccountsController {
   @ApiOperation({ summary: 'Revoke a secret', description: 'It stops working at once; the other secrets keep working.' })
   async revokeSecret(
     @CurrentPrincipal() principal: Principal,
-    @SourceAddress() source: string,
+    @RequestActor() actor: Actor,
     @Param('org') orgId: string,
     @Param('clientId') clientId: string,
     @Param('secretId') secretId: string,
   ): Promise<void> {
-    await this.accounts.revokeSecret(orgId, clientId, secretId, { name: principal.name, sourceAddress: source });
+    await this.accounts.revokeSecret(orgId, clientId, secretId, actor);
   }
 
   @Post(':clientId/certificates')
@@ -162,13 +160,13 @@ export class SystemAccountsController {
   @ApiPemBody()
   async uploadCertificate(
     @CurrentPrincipal() principal: Principal,
-    @SourceAddress() source: string,
+    @RequestActor() actor: Actor,
     @Param('org') orgId: string,
     @Param('clientId') clientId: string,
     @Body() body: unknown,
   ) {
     const pem = readPem(body);
-    const row = await this.accounts.uploadCertificate(orgId, clientId, pem, { name: principal.name, sourceAddress: source });
+    const row = await this.accounts.uploadCertificate(orgId, clientId, pem, actor);
     return this.presenter.certificate(row);
   }
 
@@ -193,12 +191,12 @@ export class SystemAccountsController {
   })
   async deleteCertificate(
     @CurrentPrincipal() principal: Principal,
-    @SourceAddress() source: string,
+    @RequestActor() actor: Actor,
     @Param('org') orgId: string,
     @Param('clientId') clientId: string,
     @Param('thumbprint') thumbprint: string,
   ): Promise<void> {
-    await this.accounts.deleteCertificate(orgId, clientId, thumbprint, { name: principal.name, sourceAddress: source });
+    await this.accounts.deleteCertificate(orgId, clientId, thumbprint, actor);
   }
 }
 

@@ -12,7 +12,8 @@ import {
   parsePage,
   Principal,
   RequireAdministrator,
-  SourceAddress,
+  Actor,
+  RequestActor,
 } from '@app/common';
 import { UserService } from '../users/user.service';
 import { AdminPresenter } from './admin.presenter';
@@ -46,13 +47,13 @@ export class UsersController {
   })
   async create(
     @CurrentPrincipal() principal: Principal,
-    @SourceAddress() source: string,
+    @RequestActor() actor: Actor,
     @Param('org') orgId: string,
     @Body() body: unknown,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
     const input = parseBody(createUserSchema, body);
-    const user = await this.users.create(orgId, input, { name: principal.name, sourceAddress: source });
+    const user = await this.users.create(orgId, input, actor);
     const view = this.presenter.user(user);
     reply.header('Location', view.meta.location);
     return view;
@@ -86,13 +87,13 @@ export class UsersController {
   @ApiJsonBody(patchUserSchema, { role: 'Help Desk', groups: ['Berlin', 'Munich'], disabled: false })
   async patch(
     @CurrentPrincipal() principal: Principal,
-    @SourceAddress() source: string,
+    @RequestActor() actor: Actor,
     @Param('org') orgId: string,
     @Param('id') id: string,
     @Body() body: unknown,
   ) {
     const changes = parseBody(patchUserSchema, body);
-    const user = await this.users.update(orgId, id, changes, { name: principal.name, sourceAddress: source });
+    const user = await this.users.update(orgId, id, changes, actor);
     return this.presenter.user(user);
   }
 
@@ -100,8 +101,8 @@ export class UsersController {
   @Audited('user.delete')
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete a user', description: 'Its certificates and tokens go with it; its tokens stop working at once.' })
-  async delete(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('org') orgId: string, @Param('id') id: string): Promise<void> {
-    await this.users.delete(orgId, id, { name: principal.name, sourceAddress: source });
+  async delete(@CurrentPrincipal() principal: Principal, @RequestActor() actor: Actor, @Param('org') orgId: string, @Param('id') id: string): Promise<void> {
+    await this.users.delete(orgId, id, actor);
   }
 
   /** PEM as application/x-pem-file or text/plain, or JSON {pem} (DECISIONS 11). */
@@ -111,13 +112,13 @@ export class UsersController {
   @ApiPemBody()
   async enrollCertificate(
     @CurrentPrincipal() principal: Principal,
-    @SourceAddress() source: string,
+    @RequestActor() actor: Actor,
     @Param('org') orgId: string,
     @Param('id') id: string,
     @Body() body: unknown,
   ) {
     const pem = readPem(body);
-    const row = await this.users.enrollCertificate(orgId, id, pem, { name: principal.name, sourceAddress: source });
+    const row = await this.users.enrollCertificate(orgId, id, pem, actor);
     return this.presenter.certificate(row);
   }
 
@@ -129,12 +130,12 @@ export class UsersController {
   @ApiJsonBody(setPasswordSchema, { password: 'correct horse battery staple' })
   async setPassword(
     @CurrentPrincipal() principal: Principal,
-    @SourceAddress() source: string,
+    @RequestActor() actor: Actor,
     @Param('org') orgId: string,
     @Param('id') id: string,
     @Body() body: unknown,
   ): Promise<void> {
     const input = parseBody(setPasswordSchema, body);
-    await this.users.setPassword(orgId, id, input.password, { name: principal.name, sourceAddress: source });
+    await this.users.setPassword(orgId, id, input.password, actor);
   }
 }

@@ -41,7 +41,15 @@ export class CertifiedApplicationService {
           tx,
         );
         await this.audit.record(
-          { org: orgId, actor: actor.name, action: 'application.certify', target: applicationId, outcome: 'success', sourceAddress: actor.sourceAddress },
+          {
+            org: orgId,
+            actor: actor.name,
+            action: 'application.certify',
+            target: applicationId,
+            outcome: 'success',
+            sourceAddress: actor.sourceAddress,
+            correlationId: actor.correlationId,
+          },
           tx,
         );
         return present(row);
@@ -71,7 +79,15 @@ export class CertifiedApplicationService {
       const rows = await this.db.query('DELETE FROM certified_applications WHERE org_id = $1 AND application_id = $2 RETURNING 1', [orgId, applicationId], tx);
       if (rows.length === 0) throw notFound(`Application-ID "${applicationId.slice(0, 128)}" is not certified for organization "${orgId}".`);
       await this.audit.record(
-        { org: orgId, actor: actor.name, action: 'application.uncertify', target: applicationId, outcome: 'success', sourceAddress: actor.sourceAddress },
+        {
+          org: orgId,
+          actor: actor.name,
+          action: 'application.uncertify',
+          target: applicationId,
+          outcome: 'success',
+          sourceAddress: actor.sourceAddress,
+          correlationId: actor.correlationId,
+        },
         tx,
       );
     });

@@ -73,7 +73,15 @@ export class OrganizationService {
     return this.db.transaction(async (tx) => {
       const row = await this.organizations.create({ id: input.id, name: input.name, settings: withDefaults(input.settings), now: this.clock.now() }, tx);
       await this.audit.record(
-        { org: row.id, actor: actor.name, action: 'organization.create', target: row.id, outcome: 'success', sourceAddress: actor.sourceAddress },
+        {
+          org: row.id,
+          actor: actor.name,
+          action: 'organization.create',
+          target: row.id,
+          outcome: 'success',
+          sourceAddress: actor.sourceAddress,
+          correlationId: actor.correlationId,
+        },
         tx,
       );
       return toOrganization(row);
@@ -91,7 +99,16 @@ export class OrganizationService {
       const updated = await this.organizations.update(id, changes, this.clock.now(), tx);
       if (!updated) throw notFound(`Organization "${id}" does not exist.`);
       await this.audit.record(
-        { org: id, actor: actor.name, action, target: id, outcome: 'success', sourceAddress: actor.sourceAddress, details: { changes } },
+        {
+          org: id,
+          actor: actor.name,
+          action,
+          target: id,
+          outcome: 'success',
+          sourceAddress: actor.sourceAddress,
+          correlationId: actor.correlationId,
+          details: { changes },
+        },
         tx,
       );
       return updated;
@@ -133,6 +150,7 @@ export class OrganizationService {
           target: id,
           outcome: 'success',
           sourceAddress: actor.sourceAddress,
+          correlationId: actor.correlationId,
           details: { force: options.force, removed: holdings },
         },
         tx,

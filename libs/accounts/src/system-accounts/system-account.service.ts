@@ -83,6 +83,7 @@ export class SystemAccountService {
               target: account.client_id,
               outcome: 'success',
               sourceAddress: actor.sourceAddress,
+              correlationId: actor.correlationId,
               details: { role: account.role, organizationAdministrator: account.organization_administrator },
             },
             tx,
@@ -125,7 +126,16 @@ export class SystemAccountService {
       const revokedTokens = reenabled ? await this.dependents.revokeTokens({ accountId: account.id }, this.clock.now(), tx) : 0;
       if (revokedTokens > 0) details.revokedTokens = revokedTokens;
       await this.audit.record(
-        { org: orgId, actor: actor.name, action: 'system_account.update', target: clientId, outcome: 'success', sourceAddress: actor.sourceAddress, details },
+        {
+          org: orgId,
+          actor: actor.name,
+          action: 'system_account.update',
+          target: clientId,
+          outcome: 'success',
+          sourceAddress: actor.sourceAddress,
+          correlationId: actor.correlationId,
+          details,
+        },
         tx,
       );
       return account;
@@ -158,6 +168,7 @@ export class SystemAccountService {
           target: clientId,
           outcome: 'success',
           sourceAddress: actor.sourceAddress,
+          correlationId: actor.correlationId,
           details: { role: deleted.role },
         },
         tx,
@@ -181,6 +192,7 @@ export class SystemAccountService {
           target: clientId,
           outcome: 'success',
           sourceAddress: actor.sourceAddress,
+          correlationId: actor.correlationId,
           details: { secretId: secret.id, expiresAt: secret.expiresAt },
         },
         tx,
@@ -211,6 +223,7 @@ export class SystemAccountService {
           target: clientId,
           outcome: 'success',
           sourceAddress: actor.sourceAddress,
+          correlationId: actor.correlationId,
           details: { secretId },
         },
         tx,
@@ -239,6 +252,7 @@ export class SystemAccountService {
           target: clientId,
           outcome: 'success',
           sourceAddress: actor.sourceAddress,
+          correlationId: actor.correlationId,
           details: { thumbprint: added.thumbprint, subject: added.subject },
         },
         tx,
@@ -263,6 +277,7 @@ export class SystemAccountService {
           target: clientId,
           outcome: 'success',
           sourceAddress: actor.sourceAddress,
+          correlationId: actor.correlationId,
           details: { thumbprint: row.thumbprint, subject: row.subject },
         },
         tx,

@@ -87,6 +87,7 @@ export class UserService {
           target: user.id,
           outcome: 'success',
           sourceAddress: actor.sourceAddress,
+          correlationId: actor.correlationId,
           details: { userName: user.user_name, userType: user.user_type, role: user.role, groups: user.groups, hasPassword: user.has_password },
         },
         tx,
@@ -125,7 +126,16 @@ export class UserService {
       if (changes.disabled !== undefined) details.disabled = user.disabled;
       if (revokedTokens > 0) details.revokedTokens = revokedTokens;
       await this.audit.record(
-        { org: orgId, actor: actor.name, action: 'user.update', target: id, outcome: 'success', sourceAddress: actor.sourceAddress, details },
+        {
+          org: orgId,
+          actor: actor.name,
+          action: 'user.update',
+          target: id,
+          outcome: 'success',
+          sourceAddress: actor.sourceAddress,
+          correlationId: actor.correlationId,
+          details,
+        },
         tx,
       );
       return user;
@@ -150,6 +160,7 @@ export class UserService {
           target: id,
           outcome: 'success',
           sourceAddress: actor.sourceAddress,
+          correlationId: actor.correlationId,
           details: { userName: user.user_name },
         },
         tx,
@@ -174,6 +185,7 @@ export class UserService {
           target: id,
           outcome: 'success',
           sourceAddress: actor.sourceAddress,
+          correlationId: actor.correlationId,
           details: { userName: user.user_name, thumbprint: row.thumbprint, subject: row.subject },
         },
         tx,
@@ -200,6 +212,7 @@ export class UserService {
           target: id,
           outcome: 'success',
           sourceAddress: actor.sourceAddress,
+          correlationId: actor.correlationId,
           details: { userName: updated.user_name },
         },
         tx,

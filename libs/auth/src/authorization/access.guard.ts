@@ -46,6 +46,7 @@ export class AccessGuard implements CanActivate {
         path: request.url.split('?')[0],
         route: request.routeOptions?.url,
         sourceAddress: request.ip,
+        correlationId: String(request.id),
       });
       if (organization) request[ADMINISTERED_ORGANIZATION] = organization;
       return true;

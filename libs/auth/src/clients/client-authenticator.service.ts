@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { OAuthError, Clock } from '@app/common';
+import { OAuthError, Clock, RequestOrigin } from '@app/common';
 import { OrganizationSettings, SecretHasher, StoredCertificate, SystemAccountRow } from '@app/accounts';
 import { Metrics } from '@app/observability';
 import { TokenRepository } from '../tokens/token.repository';
@@ -24,6 +24,8 @@ export interface ClientAuthRequest {
   params: Record<string, string>;
   authorization?: string;
   sourceAddress: string;
+  /** The request's correlation id, for the audit events of a failure. */
+  correlationId?: string;
   /** Accepted `aud` values of a client assertion: the Token URL first, then the issuer. */
   audiences: string[];
 }
@@ -65,7 +67,7 @@ export class ClientAuthenticator {
   private async withSecret(request: ClientAuthRequest, clientId: string, secret: string, method: ClientAuthMethod): Promise<AuthenticatedClient> {
     const basic = method === 'client_secret_basic';
     const fail = (reason: string, known: boolean, description = GENERIC_CLIENT_FAILURE) =>
-      this.failed(reason, known ? clientId : undefined, request.sourceAddress, OAuthError.invalidClient(description, basic), {
+      this.failed(reason, known ? clientId : undefined, request, OAuthError.invalidClient(description, basic), {
         org: request.org,
         claimed: clientId,
         method,
@@ -100,17 +102,11 @@ export class ClientAuthenticator {
     try {
       assertion = this.assertions.parse(params.client_assertion, refuse);
     } catch (error) {
-      throw await this.failed('malformed_assertion', undefined, request.sourceAddress, error as OAuthError, audit(params.client_id));
+      throw await this.failed('malformed_assertion', undefined, request, error as OAuthError, audit(params.client_id));
     }
     const clientId = assertion.subject;
     if (params.client_id !== undefined && params.client_id !== clientId) {
-      throw await this.failed(
-        'client_id_mismatch',
-        undefined,
-        request.sourceAddress,
-        refuse("client_id must equal the assertion's iss and sub."),
-        audit(clientId),
-      );
+      throw await this.failed('client_id_mismatch', undefined, request, refuse("client_id must equal the assertion's iss and sub."), audit(clientId));
     }
     const { failures, account: found } = await this.credentials.findWithCertificates(
       belongsTo(clientId, request.org) ? clientId : '',
@@ -118,9 +114,9 @@ export class ClientAuthenticator {
       this.lockout.windowStart(),
     );
     this.lockout.assertWithinLimits(failures);
-    if (!found) throw await this.failed('unknown_client', undefined, request.sourceAddress, refuse(GENERIC_CLIENT_FAILURE), audit(clientId));
+    if (!found) throw await this.failed('unknown_client', undefined, request, refuse(GENERIC_CLIENT_FAILURE), audit(clientId));
     const certificate = await this.assertions.findSigner(assertion, found.credentials);
-    if (!certificate) throw await this.failed('bad_signature', clientId, request.sourceAddress, refuse(GENERIC_CLIENT_FAILURE), audit(clientId));
+    if (!certificate) throw await this.failed('bad_signature', clientId, request, refuse(GENERIC_CLIENT_FAILURE), audit(clientId));
     try {
       const { expiresAt } = this.assertions.checkAfterPossession(assertion, certificate, request.audiences, refuse);
       if (found.account.disabled) throw refuse('The system account is disabled.');
@@ -130,7 +126,7 @@ export class ClientAuthenticator {
     } catch (error) {
       // An expired certificate still in use is a security event of its own (DECISIONS 11).
       const expired = expiredCertificate(certificate, this.clock.now());
-      throw await this.failed(expired ? 'certificate_expired' : 'assertion_rejected', clientId, request.sourceAddress, error as OAuthError, {
+      throw await this.failed(expired ? 'certificate_expired' : 'assertion_rejected', clientId, request, error as OAuthError, {
         ...audit(clientId),
         expiredCertificate: expired,
       });
@@ -138,9 +134,9 @@ export class ClientAuthenticator {
     return { account: found.account, orgSettings: found.orgSettings, method: 'private_key_jwt' };
   }
 
-  private async failed(reason: string, knownSubject: string | undefined, address: string, error: OAuthError, audit: FailureAudit): Promise<OAuthError> {
+  private async failed(reason: string, knownSubject: string | undefined, origin: RequestOrigin, error: OAuthError, audit: FailureAudit): Promise<OAuthError> {
     this.metrics.authFailures.inc({ reason });
-    await this.lockout.recordFailure(knownSubject, address, reason, audit);
+    await this.lockout.recordFailure(knownSubject, origin, reason, audit);
     return error;
   }
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AUDIT_INSERT, AuditAction, auditCodeOf } from '@app/audit';
-import { Clock, OAuthError, currentCorrelationId } from '@app/common';
+import { Clock, OAuthError, RequestOrigin } from '@app/common';
 import { AppConfig } from '@app/config';
 import { ChangeFeed, Database, Transaction, prepared } from '@app/persistence';
 import type { FailureCounter } from './client-credential.repository';
@@ -111,7 +111,8 @@ export class LockoutService {
    * Counts one failure and audits it (see RECORD_FAILURE); `knownSubject` is undefined when the id
    * does not exist, `reason` is the metrics label of the failure.
    */
-  async recordFailure(knownSubject: string | undefined, address: string, reason: string, audit: FailureAudit): Promise<void> {
+  async recordFailure(knownSubject: string | undefined, origin: RequestOrigin, reason: string, audit: FailureAudit): Promise<void> {
+    const address = origin.sourceAddress;
     const now = this.clock.now();
     const windowStart = new Date(now.getTime() - this.config.authFailureWindowS * 1000);
     const claimed = audit.claimed ? audit.claimed.slice(0, MAX_CLAIMED_ID) : 'unknown';
@@ -140,7 +141,7 @@ export class LockoutService {
       this.config.authFailureWindowS,
       this.config.authFailureLimit,
       this.config.authFailureLimit * ADDRESS_LIMIT_FACTOR,
-      currentCorrelationId() ?? null,
+      origin.correlationId ?? null,
     ]);
     // Client authentication remembers which keys have no failures; tell every instance these do now.
     await this.changes.publishMany('lockout', counterKeys);

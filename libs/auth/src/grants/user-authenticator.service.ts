@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Clock, OAuthError } from '@app/common';
+import { Clock, OAuthError, RequestOrigin } from '@app/common';
 import { PasswordHasher, UserRepository, UserWithSettings } from '@app/accounts';
 import { Metrics } from '@app/observability';
 import { AssertionVerifier } from '../clients/assertion-verifier';
@@ -36,7 +36,8 @@ export class UserAuthenticator {
     private readonly metrics: Metrics,
   ) {}
 
-  async withAssertion(org: string, jwt: string | undefined, sourceAddress: string, audiences: string[]): Promise<AuthenticatedUser> {
+  async withAssertion(org: string, jwt: string | undefined, origin: RequestOrigin, audiences: string[]): Promise<AuthenticatedUser> {
+    const { sourceAddress } = origin;
     if (!jwt) throw OAuthError.invalidRequest(`The ${JWT_BEARER_GRANT} grant needs the assertion parameter.`);
     const refuse = (description: string) => OAuthError.invalidGrant(description);
     const audit = (claimed: string | undefined): FailureAudit => ({ org, claimed, method: 'jwt_bearer' });
@@ -44,24 +45,24 @@ export class UserAuthenticator {
     try {
       assertion = this.assertions.parse(jwt, refuse);
     } catch (error) {
-      throw await this.failed('malformed_assertion', undefined, sourceAddress, error as OAuthError, audit(undefined));
+      throw await this.failed('malformed_assertion', undefined, origin, error as OAuthError, audit(undefined));
     }
     const subject = lockoutSubject(org, assertion.subject);
     await this.lockout.assertNotLocked(subject, sourceAddress);
     const found = await this.users.findWithCertificates(org, assertion.subject);
-    if (!found) throw await this.failed('unknown_user', undefined, sourceAddress, refuse(GENERIC_ASSERTION_FAILURE), audit(assertion.subject));
+    if (!found) throw await this.failed('unknown_user', undefined, origin, refuse(GENERIC_ASSERTION_FAILURE), audit(assertion.subject));
     if (found.certificates.length === 0) {
       // Accepted disclosure (DECISIONS 3.5): the user exists but must enroll a certificate first.
       throw await this.failed(
         'no_certificate',
         subject,
-        sourceAddress,
+        origin,
         refuse(`User ${assertion.subject} has no enrolled certificate; an administrator must enroll one before the user can sign in.`),
         audit(assertion.subject),
       );
     }
     const certificate = await this.assertions.findSigner(assertion, found.certificates);
-    if (!certificate) throw await this.failed('bad_signature', subject, sourceAddress, refuse(GENERIC_ASSERTION_FAILURE), audit(assertion.subject));
+    if (!certificate) throw await this.failed('bad_signature', subject, origin, refuse(GENERIC_ASSERTION_FAILURE), audit(assertion.subject));
     try {
       const { expiresAt } = this.assertions.checkAfterPossession(assertion, certificate, audiences, refuse);
       if (found.user.disabled) throw refuse('The user is disabled.');
@@ -71,7 +72,7 @@ export class UserAuthenticator {
     } catch (error) {
       // An expired certificate still in use is a security event of its own (DECISIONS 11).
       const expired = expiredCertificate(certificate, this.clock.now());
-      throw await this.failed(expired ? 'certificate_expired' : 'assertion_rejected', subject, sourceAddress, error as OAuthError, {
+      throw await this.failed(expired ? 'certificate_expired' : 'assertion_rejected', subject, origin, error as OAuthError, {
         ...audit(assertion.subject),
         expiredCertificate: expired,
       });
@@ -79,7 +80,8 @@ export class UserAuthenticator {
     return { user: found.user, orgSettings: found.orgSettings, method: 'jwt_bearer' };
   }
 
-  async withPassword(org: string, userName: string | undefined, password: string | undefined, sourceAddress: string): Promise<AuthenticatedUser> {
+  async withPassword(org: string, userName: string | undefined, password: string | undefined, origin: RequestOrigin): Promise<AuthenticatedUser> {
+    const { sourceAddress } = origin;
     if (!userName || password === undefined) throw OAuthError.invalidRequest('The password grant needs the username and password parameters.');
     const subject = lockoutSubject(org, userName);
     await this.lockout.assertNotLocked(subject, sourceAddress);
@@ -90,14 +92,14 @@ export class UserAuthenticator {
     // Unknown users and users without a password cost the same scrypt run as a wrong password.
     const matches = found?.passwordHash ? await this.passwords.verify(password, found.passwordHash) : await this.passwords.verifyDummy(password);
     if (!found || !matches) {
-      throw await this.failed('wrong_password', found ? subject : undefined, sourceAddress, OAuthError.invalidGrant(GENERIC_PASSWORD_FAILURE), {
+      throw await this.failed('wrong_password', found ? subject : undefined, origin, OAuthError.invalidGrant(GENERIC_PASSWORD_FAILURE), {
         org,
         claimed: userName,
         method: 'password',
       });
     }
     if (found.user.disabled) {
-      throw await this.failed('disabled', subject, sourceAddress, OAuthError.invalidGrant('The user is disabled.'), {
+      throw await this.failed('disabled', subject, origin, OAuthError.invalidGrant('The user is disabled.'), {
         org,
         claimed: userName,
         method: 'password',
@@ -106,9 +108,9 @@ export class UserAuthenticator {
     return { user: found.user, orgSettings: found.orgSettings, method: 'password' };
   }
 
-  private async failed(reason: string, knownSubject: string | undefined, address: string, error: OAuthError, audit: FailureAudit): Promise<OAuthError> {
+  private async failed(reason: string, knownSubject: string | undefined, origin: RequestOrigin, error: OAuthError, audit: FailureAudit): Promise<OAuthError> {
     this.metrics.authFailures.inc({ reason: `user_${reason}` });
-    await this.lockout.recordFailure(knownSubject, address, reason, audit);
+    await this.lockout.recordFailure(knownSubject, origin, reason, audit);
     return error;
   }
 }

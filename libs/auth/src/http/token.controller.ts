@@ -2,7 +2,7 @@ import { Audited, NotAudited } from '@app/audit';
 import { Body, Controller, Headers, HttpCode, Param, Post, Res } from '@nestjs/common';
 import { ApiExcludeEndpoint, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { OAuthError, Public, SourceAddress } from '@app/common';
+import { CorrelationId, OAuthError, Public, RequestOrigin, SourceAddress } from '@app/common';
 import { AppConfig } from '@app/config';
 import { ClientAuthenticator, ClientAuthRequest } from '../clients/client-authenticator.service';
 import { TokenIntrospection } from '../tokens/token-introspection.service';
@@ -37,9 +37,10 @@ export class TokenController {
     @Headers() headers: Record<string, string | undefined>,
     @Body() body: unknown,
     @SourceAddress() address: string,
+    @CorrelationId() correlationId: string,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
-    return this.issue(org, headers, body, address, reply, this.tokenUrl(this.config.authBaseUrl, org));
+    return this.issue(org, headers, body, { sourceAddress: address, correlationId }, reply, this.tokenUrl(this.config.authBaseUrl, org));
   }
 
   /**
@@ -55,12 +56,13 @@ export class TokenController {
     @Headers() headers: Record<string, string | undefined>,
     @Body() body: unknown,
     @SourceAddress() address: string,
+    @CorrelationId() correlationId: string,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
     const requestId = headers['x-request-id'];
     if (requestId === undefined) throw OAuthError.invalidRequest('The positioning token endpoint needs the header X-Request-ID set to the organization id.');
     if (requestId !== org) throw OAuthError.invalidRequest('The header X-Request-ID must equal the organization id in the path.');
-    return this.issue(org, headers, body, address, reply, this.tokenUrl(this.config.oipAuthBaseUrl, org));
+    return this.issue(org, headers, body, { sourceAddress: address, correlationId }, reply, this.tokenUrl(this.config.oipAuthBaseUrl, org));
   }
 
   @Post('authentication/customer/:org/introspect')
@@ -71,11 +73,14 @@ export class TokenController {
     @Headers() headers: Record<string, string | undefined>,
     @Body() body: unknown,
     @SourceAddress() address: string,
+    @CorrelationId() correlationId: string,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
     const params = readForm(headers['content-type'], body);
     if (!params.token) throw OAuthError.invalidRequest('The token parameter is required.');
-    const client = await this.clients.authenticate(this.authRequest(org, params, headers, address, this.tokenUrl(this.config.authBaseUrl, org)));
+    const client = await this.clients.authenticate(
+      this.authRequest(org, params, headers, { sourceAddress: address, correlationId }, this.tokenUrl(this.config.authBaseUrl, org)),
+    );
     noStore(reply);
     return this.introspection.introspect(params.token, client.account.org_id);
   }
@@ -88,24 +93,27 @@ export class TokenController {
     @Headers() headers: Record<string, string | undefined>,
     @Body() body: unknown,
     @SourceAddress() address: string,
+    @CorrelationId() correlationId: string,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
     const params = readForm(headers['content-type'], body);
     if (!params.token) throw OAuthError.invalidRequest('The token parameter is required.');
-    const client = await this.clients.authenticate(this.authRequest(org, params, headers, address, this.tokenUrl(this.config.authBaseUrl, org)));
-    await this.introspection.revoke(params.token, client.account, address);
+    const client = await this.clients.authenticate(
+      this.authRequest(org, params, headers, { sourceAddress: address, correlationId }, this.tokenUrl(this.config.authBaseUrl, org)),
+    );
+    await this.introspection.revoke(params.token, client.account, { sourceAddress: address, correlationId });
     noStore(reply);
     return {};
   }
 
-  private async issue(org: string, headers: Record<string, string | undefined>, body: unknown, address: string, reply: FastifyReply, tokenUrl: string) {
+  private async issue(org: string, headers: Record<string, string | undefined>, body: unknown, origin: RequestOrigin, reply: FastifyReply, tokenUrl: string) {
     const params = readForm(headers['content-type'], body);
     const grantType = params.grant_type;
     if (!grantType) throw OAuthError.invalidRequest('The grant_type parameter is required.');
     let response;
     if (grantType === CLIENT_CREDENTIALS) {
-      const client = await this.clients.authenticate(this.authRequest(org, params, headers, address, tokenUrl));
-      response = await this.tokens.issueForClient(client, address);
+      const client = await this.clients.authenticate(this.authRequest(org, params, headers, origin, tokenUrl));
+      response = await this.tokens.issueForClient(client, origin);
     } else if (grantType === JWT_BEARER_GRANT || grantType === PASSWORD_GRANT) {
       // Users are not clients: their grants carry no client credentials (a bare client_id is ignored).
       if (headers.authorization || params.client_secret !== undefined || params.client_assertion !== undefined) {
@@ -113,9 +121,9 @@ export class TokenController {
       }
       const user =
         grantType === PASSWORD_GRANT
-          ? await this.users.withPassword(org, params.username, params.password, address)
-          : await this.users.withAssertion(org, params.assertion, address, this.authRequest(org, params, headers, address, tokenUrl).audiences);
-      response = await this.tokens.issueForUser(user, address);
+          ? await this.users.withPassword(org, params.username, params.password, origin)
+          : await this.users.withAssertion(org, params.assertion, origin, this.authRequest(org, params, headers, origin, tokenUrl).audiences);
+      response = await this.tokens.issueForUser(user, origin);
     } else {
       throw new OAuthError('unsupported_grant_type', `grant_type "${grantType}" is not supported; use ${SUPPORTED_GRANTS.join(', ')}.`, 400);
     }
@@ -127,11 +135,11 @@ export class TokenController {
     org: string,
     params: Record<string, string>,
     headers: Record<string, string | undefined>,
-    address: string,
+    origin: RequestOrigin,
     tokenUrl: string,
   ): ClientAuthRequest {
     const audiences = [tokenUrl, this.tokenUrl(this.config.authBaseUrl, org), this.tokens.issuer(org)];
-    return { org, params, authorization: headers.authorization, sourceAddress: address, audiences: [...new Set(audiences)] };
+    return { org, params, authorization: headers.authorization, ...origin, audiences: [...new Set(audiences)] };
   }
 
   private tokenUrl(base: string, org: string): string {

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { Clock } from '@app/common';
+import { Clock, RequestOrigin } from '@app/common';
 import { SystemAccountRow } from '@app/accounts';
 import { AuditLog } from '@app/audit';
-import { ChangeFeed } from '@app/persistence';
+import { ChangeFeed, Database } from '@app/persistence';
 import { AccessTokenValidator } from './access-token-validator';
 import { JwsService } from './jws.service';
 import { TokenRepository } from './token.repository';
@@ -17,6 +17,7 @@ export class TokenIntrospection {
     private readonly audit: AuditLog,
     private readonly changes: ChangeFeed,
     private readonly clock: Clock,
+    private readonly db: Database,
   ) {}
 
   /** Active only for a live token of the caller's organization; never counts as a use. */
@@ -41,19 +42,16 @@ export class TokenIntrospection {
   }
 
   /** Revokes only tokens issued to the calling client; anything else is a silent no-op (RFC 7009 2.2). */
-  async revoke(token: string, caller: SystemAccountRow, sourceAddress: string): Promise<void> {
+  /** Revokes the caller's own token; the revocation and its audit event commit together. */
+  async revoke(token: string, caller: SystemAccountRow, origin: RequestOrigin): Promise<void> {
     const verified = this.jws.verify(token, 'at+jwt');
     if (!verified.ok || verified.claims.client_id !== caller.client_id || typeof verified.claims.jti !== 'string') return;
-    if (await this.tokens.revoke(verified.claims.jti, caller.id, this.clock.now())) {
-      await this.changes.publish('token', verified.claims.jti);
-      await this.audit.record({
-        org: caller.org_id,
-        actor: caller.client_id,
-        action: 'token.revoke',
-        target: verified.claims.jti,
-        outcome: 'success',
-        sourceAddress,
-      });
-    }
+    const jti = verified.claims.jti;
+    const revoked = await this.db.transaction(async (tx) => {
+      if (!(await this.tokens.revoke(jti, caller.id, this.clock.now(), tx))) return false;
+      await this.audit.record({ org: caller.org_id, actor: caller.client_id, action: 'token.revoke', target: jti, outcome: 'success', ...origin }, tx);
+      return true;
+    });
+    if (revoked) await this.changes.publish('token', jti);
   }
 }

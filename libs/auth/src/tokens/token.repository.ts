@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AUDIT_INSERT, auditCodeOf } from '@app/audit';
-import { Database, GroupCommit, prepared, type PreparedStatement } from '@app/persistence';
+import { Database, GroupCommit, Transaction, prepared, type PreparedStatement } from '@app/persistence';
 
 /**
  * What the bearer guard needs about a token, its live subject (system account or user) and the
@@ -143,12 +143,12 @@ export class TokenRepository {
   }
 
   /** Revokes a token only if it was issued to `accountId` (RFC 7009 2.1); returns whether it did. */
-  async revoke(jti: string, accountId: string, at: Date): Promise<boolean> {
-    const rows = await this.db.query('UPDATE access_tokens SET revoked_at = $3 WHERE jti = $1 AND account_id = $2 AND revoked_at IS NULL RETURNING 1', [
-      jti,
-      accountId,
-      at,
-    ]);
+  async revoke(jti: string, accountId: string, at: Date, tx: Transaction): Promise<boolean> {
+    const rows = await this.db.query(
+      'UPDATE access_tokens SET revoked_at = $3 WHERE jti = $1 AND account_id = $2 AND revoked_at IS NULL RETURNING 1',
+      [jti, accountId, at],
+      tx,
+    );
     return rows.length > 0;
   }
 

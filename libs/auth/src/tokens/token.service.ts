@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { Clock, currentCorrelationId } from '@app/common';
+import { Clock, RequestOrigin } from '@app/common';
 import { AppConfig } from '@app/config';
 import { Metrics } from '@app/observability';
 import { OrganizationSettings } from '@app/accounts';
@@ -37,19 +37,19 @@ export class TokenService {
     return `${this.config.authBaseUrl}/authentication/customer/${org}`;
   }
 
-  issueForClient(client: AuthenticatedClient, sourceAddress: string): Promise<TokenResponse> {
+  issueForClient(client: AuthenticatedClient, origin: RequestOrigin): Promise<TokenResponse> {
     const { account } = client;
     return this.issue(
       { org: account.org_id, subject: account.client_id, role: account.role, clientId: account.client_id, accountId: account.id },
       client.orgSettings,
-      { sourceAddress, method: client.method, secretId: client.secretId },
+      { ...origin, method: client.method, secretId: client.secretId },
     );
   }
 
-  issueForUser(authenticated: AuthenticatedUser, sourceAddress: string): Promise<TokenResponse> {
+  issueForUser(authenticated: AuthenticatedUser, origin: RequestOrigin): Promise<TokenResponse> {
     const { user } = authenticated;
     return this.issue({ org: user.org_id, subject: user.user_name, role: user.role, userId: user.id }, authenticated.orgSettings, {
-      sourceAddress,
+      ...origin,
       method: authenticated.method,
     });
   }
@@ -61,7 +61,7 @@ export class TokenService {
   private async issue(
     subject: { org: string; subject: string; role: string; clientId?: string; accountId?: string; userId?: string },
     orgSettings: OrganizationSettings,
-    context: { sourceAddress: string; method: string; secretId?: string },
+    context: { sourceAddress: string; correlationId?: string; method: string; secretId?: string },
   ): Promise<TokenResponse> {
     const lifetime = orgSettings.accessTokenLifetime ?? this.config.accessTokenLifetimeS;
     const iat = Math.floor(this.clock.now().getTime() / 1000);
@@ -92,7 +92,6 @@ export class TokenService {
       subjectName: subject.subject,
       issuedAt: new Date(iat * 1000),
       expiresAt: new Date(exp * 1000),
-      correlationId: currentCorrelationId(),
       ...context,
     });
     this.metrics.tokensIssued.inc({ method: context.method });

@@ -3,7 +3,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Res }
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Permission } from '@app/auth';
-import { CurrentPrincipal, IfMatch, IfMatchHeader, Principal, RequirePermission, ScimMediaTypes, SourceAddress } from '@app/common';
+import { CurrentPrincipal, IfMatch, IfMatchHeader, Principal, RequirePermission, ScimMediaTypes, Actor, RequestActor } from '@app/common';
 import { parseApiVersion, requireTenant } from '../common/request-rules';
 import { PushGatewayPresenter } from './push-gateway.presenter';
 import { PushGatewayService, WrittenGateway } from './push-gateway.service';
@@ -45,7 +45,7 @@ export class PushGatewayController {
   @RequirePermission(Permission.ReferenceDataRead, Permission.OobAdapterConfigurationManage)
   async create(
     @CurrentPrincipal() principal: Principal,
-    @SourceAddress() source: string,
+    @RequestActor() actor: Actor,
     @Param('tenant') tenant: string,
     @Query() query: Record<string, unknown>,
     @Body() body: unknown,
@@ -53,7 +53,7 @@ export class PushGatewayController {
   ) {
     const org = requireTenant(principal, tenant);
     const version = parseApiVersion(query);
-    const written = await this.gateways.create(org, body, version, { name: principal.name, sourceAddress: source });
+    const written = await this.gateways.create(org, body, version, actor);
     reply.header('Location', this.presenter.location(org, written.row.id));
     return this.answerWithSecret(written, version, reply);
   }
@@ -63,7 +63,7 @@ export class PushGatewayController {
   @RequirePermission(Permission.ReferenceDataRead, Permission.OobAdapterConfigurationManage)
   async replace(
     @CurrentPrincipal() principal: Principal,
-    @SourceAddress() source: string,
+    @RequestActor() actor: Actor,
     @Param('tenant') tenant: string,
     @Param('id') id: string,
     @Query() query: Record<string, unknown>,
@@ -73,7 +73,7 @@ export class PushGatewayController {
   ) {
     const org = requireTenant(principal, tenant);
     const version = parseApiVersion(query);
-    const written = await this.gateways.replace(org, id, body, version, ifMatch, { name: principal.name, sourceAddress: source });
+    const written = await this.gateways.replace(org, id, body, version, ifMatch, actor);
     return this.answerWithSecret(written, version, reply);
   }
 
@@ -83,7 +83,7 @@ export class PushGatewayController {
   @RequirePermission(Permission.ReferenceDataRead, Permission.OobAdapterConfigurationManage)
   async delete(
     @CurrentPrincipal() principal: Principal,
-    @SourceAddress() source: string,
+    @RequestActor() actor: Actor,
     @Param('tenant') tenant: string,
     @Param('id') id: string,
     @Query() query: Record<string, unknown>,
@@ -91,7 +91,7 @@ export class PushGatewayController {
   ): Promise<void> {
     const org = requireTenant(principal, tenant);
     parseApiVersion(query);
-    await this.gateways.delete(org, id, ifMatch, { name: principal.name, sourceAddress: source });
+    await this.gateways.delete(org, id, ifMatch, actor);
   }
 
   /** Create and replace echo the connection string (interface), so their answers must not be stored (DECISIONS 10). */

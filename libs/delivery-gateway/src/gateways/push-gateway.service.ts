@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AuditLog } from '@app/audit';
-import { Clock, DomainError, notFound, parseBody, uniqueness, IfMatch, preconditionFailed } from '@app/common';
+import { Clock, DomainError, notFound, parseBody, uniqueness, IfMatch, preconditionFailed, Actor } from '@app/common';
 import { Database, PG_FOREIGN_KEY_VIOLATION, PG_UNIQUE_VIOLATION, isPgError } from '@app/persistence';
 import { ApiVersion, parseResourceId } from '../common/request-rules';
 import { DataCipher, SealedValue, UnknownKeyError } from '../crypto/data-cipher';
@@ -18,11 +18,6 @@ import {
 } from './push-gateway.schema';
 
 /** Who acts, for the audit log. */
-export interface Actor {
-  name: string;
-  sourceAddress: string;
-}
-
 /** A gateway just written, with its connection string in clear for the answer (and only for it). */
 export interface WrittenGateway {
   row: PushGatewayRow;
@@ -85,6 +80,7 @@ export class PushGatewayService {
             target: id,
             outcome: 'success',
             sourceAddress: actor.sourceAddress,
+            correlationId: actor.correlationId,
             details: auditDetails(created, body, version),
           },
           tx,
@@ -126,6 +122,7 @@ export class PushGatewayService {
                 target: id,
                 outcome: 'success',
                 sourceAddress: actor.sourceAddress,
+                correlationId: actor.correlationId,
                 details: auditDetails(updated, body, version),
               },
               tx,
@@ -172,6 +169,7 @@ export class PushGatewayService {
             target: id,
             outcome: 'success',
             sourceAddress: actor.sourceAddress,
+            correlationId: actor.correlationId,
             details: { name: row.name, type: row.type },
           },
           tx,

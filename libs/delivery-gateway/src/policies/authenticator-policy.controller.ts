@@ -3,7 +3,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Res }
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Permission } from '@app/auth';
-import { CurrentPrincipal, IfMatch, IfMatchHeader, Principal, RequirePermission, ScimMediaTypes, SourceAddress, parsePage } from '@app/common';
+import { CurrentPrincipal, IfMatch, IfMatchHeader, Principal, RequirePermission, ScimMediaTypes, parsePage, Actor, RequestActor } from '@app/common';
 import { requireTenant } from '../common/request-rules';
 import { AuthenticatorPolicyPresenter } from './authenticator-policy.presenter';
 import { AuthenticatorPolicyService } from './authenticator-policy.service';
@@ -43,13 +43,13 @@ export class AuthenticatorPolicyController {
   @RequirePermission(Permission.ReferenceDataRead, Permission.OobAdapterConfigurationManage)
   async create(
     @CurrentPrincipal() principal: Principal,
-    @SourceAddress() source: string,
+    @RequestActor() actor: Actor,
     @Param('tenant') tenant: string,
     @Body() body: unknown,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
     const org = requireTenant(principal, tenant);
-    const row = await this.policies.create(org, body, { name: principal.name, sourceAddress: source });
+    const row = await this.policies.create(org, body, actor);
     reply.header('Location', this.presenter.location(org, row.id));
     return this.presenter.policy(row);
   }
@@ -59,14 +59,14 @@ export class AuthenticatorPolicyController {
   @RequirePermission(Permission.ReferenceDataRead, Permission.OobAdapterConfigurationManage)
   async replace(
     @CurrentPrincipal() principal: Principal,
-    @SourceAddress() source: string,
+    @RequestActor() actor: Actor,
     @Param('tenant') tenant: string,
     @Param('id') id: string,
     @IfMatchHeader() ifMatch: IfMatch | undefined,
     @Body() body: unknown,
   ) {
     const org = requireTenant(principal, tenant);
-    return this.presenter.policy(await this.policies.replace(org, id, body, ifMatch, { name: principal.name, sourceAddress: source }));
+    return this.presenter.policy(await this.policies.replace(org, id, body, ifMatch, actor));
   }
 
   @Delete(':id')
@@ -75,12 +75,12 @@ export class AuthenticatorPolicyController {
   @RequirePermission(Permission.ReferenceDataRead, Permission.OobAdapterConfigurationManage)
   async delete(
     @CurrentPrincipal() principal: Principal,
-    @SourceAddress() source: string,
+    @RequestActor() actor: Actor,
     @Param('tenant') tenant: string,
     @Param('id') id: string,
     @IfMatchHeader() ifMatch: IfMatch | undefined,
   ): Promise<void> {
     const org = requireTenant(principal, tenant);
-    await this.policies.delete(org, id, ifMatch, { name: principal.name, sourceAddress: source });
+    await this.policies.delete(org, id, ifMatch, actor);
   }
 }

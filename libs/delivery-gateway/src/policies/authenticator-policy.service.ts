@@ -1,10 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { AuditLog } from '@app/audit';
-import { Clock, DomainError, Page, invalidValue, notFound, parseBody, uniqueness, IfMatch, preconditionFailed } from '@app/common';
+import { Clock, DomainError, Page, invalidValue, notFound, parseBody, uniqueness, IfMatch, preconditionFailed, Actor } from '@app/common';
 import { Database, PG_UNIQUE_VIOLATION, Transaction, isPgError } from '@app/persistence';
 import { parseResourceId } from '../common/request-rules';
 import { PushGatewayRepository } from '../gateways/push-gateway.repository';
-import { Actor } from '../gateways/push-gateway.service';
 import { AuthenticatorPolicyFields, AuthenticatorPolicyRepository, AuthenticatorPolicyRow } from './authenticator-policy.repository';
 import { createPolicySchema, replacePolicySchema } from './authenticator-policy.schema';
 
@@ -92,6 +91,7 @@ export class AuthenticatorPolicyService {
           target: id,
           outcome: 'success',
           sourceAddress: actor.sourceAddress,
+          correlationId: actor.correlationId,
           details: { name: deleted.name },
         },
         tx,
@@ -157,6 +157,7 @@ export class AuthenticatorPolicyService {
         target: id,
         outcome: 'success',
         sourceAddress: actor.sourceAddress,
+        correlationId: actor.correlationId,
         details: { name: fields.name, deliveryGateways: fields.gatewayIds },
       },
       tx,

@@ -1,7 +1,7 @@
 import { Audited } from '@app/audit';
 import { Body, Controller, Headers, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import { RequireAdministrator, CurrentPrincipal, Principal, SourceAddress } from '@app/common';
+import { RequireAdministrator, CurrentPrincipal, Principal, Actor, RequestActor } from '@app/common';
 import { importFormat, parseImport } from '../import/device-import.parser';
 import { DeviceImportService, ImportReport } from '../import/device-import.service';
 
@@ -22,12 +22,12 @@ export class DeviceImportController {
   @HttpCode(200)
   async import(
     @CurrentPrincipal() principal: Principal,
-    @SourceAddress() source: string,
+    @RequestActor() actor: Actor,
     @Param('org') orgId: string,
     @Headers('content-type') contentType: string | undefined,
     @Body() body: unknown,
   ): Promise<ImportReport> {
     const entries = parseImport(body, importFormat(contentType));
-    return this.imports.import(orgId, entries, { name: principal.name, sourceAddress: source });
+    return this.imports.import(orgId, entries, actor);
   }
 }

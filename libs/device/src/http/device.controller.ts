@@ -8,11 +8,12 @@ import {
   Principal,
   RequirePermission,
   ScimMediaTypes,
-  SourceAddress,
   listResponse,
   projectResource,
   projectionFromQuery,
   searchFromBody,
+  Actor,
+  RequestActor,
 } from '@app/common';
 import { DevicePresenter, DeviceResource } from '../device.presenter';
 import { DEVICE_SEARCH_DEFINITION, parseActionBody } from '../device.schema';
@@ -40,13 +41,8 @@ export class DeviceController {
   @Audited('device.create')
   @ScimMediaTypes()
   @RequirePermission(Permission.DeviceCreate)
-  async create(
-    @CurrentPrincipal() principal: Principal,
-    @SourceAddress() source: string,
-    @Body() body: unknown,
-    @Res({ passthrough: true }) reply: FastifyReply,
-  ) {
-    const row = await this.devices.create(principal, body, source);
+  async create(@CurrentPrincipal() principal: Principal, @RequestActor() actor: Actor, @Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
+    const row = await this.devices.create(principal, body, actor);
     const view = this.presenter.device(row);
     reply.header('Location', view.meta.location);
     return view;
@@ -80,8 +76,8 @@ export class DeviceController {
   @Audited('device.delete')
   @HttpCode(204)
   @RequirePermission(Permission.DeviceDelete)
-  async remove(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('id') id: string): Promise<void> {
-    await this.devices.act(principal, id, 'delete', undefined, source);
+  async remove(@CurrentPrincipal() principal: Principal, @RequestActor() actor: Actor, @Param('id') id: string): Promise<void> {
+    await this.devices.act(principal, id, 'delete', undefined, actor);
   }
 
   @Post(':id/activate')
@@ -89,8 +85,8 @@ export class DeviceController {
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.DeviceActivate)
-  activate(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('id') id: string, @Body() body: unknown) {
-    return this.move(principal, source, id, 'activate', body);
+  activate(@CurrentPrincipal() principal: Principal, @RequestActor() actor: Actor, @Param('id') id: string, @Body() body: unknown) {
+    return this.move(principal, actor, id, 'activate', body);
   }
 
   @Post(':id/suspend')
@@ -98,8 +94,8 @@ export class DeviceController {
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.DeviceSuspend)
-  suspend(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('id') id: string, @Body() body: unknown) {
-    return this.move(principal, source, id, 'suspend', body);
+  suspend(@CurrentPrincipal() principal: Principal, @RequestActor() actor: Actor, @Param('id') id: string, @Body() body: unknown) {
+    return this.move(principal, actor, id, 'suspend', body);
   }
 
   @Post(':id/resume')
@@ -107,8 +103,8 @@ export class DeviceController {
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.DeviceResume)
-  resume(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('id') id: string, @Body() body: unknown) {
-    return this.move(principal, source, id, 'resume', body);
+  resume(@CurrentPrincipal() principal: Principal, @RequestActor() actor: Actor, @Param('id') id: string, @Body() body: unknown) {
+    return this.move(principal, actor, id, 'resume', body);
   }
 
   @Post(':id/revoke')
@@ -116,8 +112,8 @@ export class DeviceController {
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.DeviceRevoke)
-  revoke(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('id') id: string, @Body() body: unknown) {
-    return this.move(principal, source, id, 'revoke', body);
+  revoke(@CurrentPrincipal() principal: Principal, @RequestActor() actor: Actor, @Param('id') id: string, @Body() body: unknown) {
+    return this.move(principal, actor, id, 'revoke', body);
   }
 
   @Post(':id/terminate')
@@ -125,13 +121,13 @@ export class DeviceController {
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.DeviceTerminate)
-  terminate(@CurrentPrincipal() principal: Principal, @SourceAddress() source: string, @Param('id') id: string, @Body() body: unknown) {
-    return this.move(principal, source, id, 'terminate', body);
+  terminate(@CurrentPrincipal() principal: Principal, @RequestActor() actor: Actor, @Param('id') id: string, @Body() body: unknown) {
+    return this.move(principal, actor, id, 'terminate', body);
   }
 
   /** Updates answer 200 with the whole updated resource (DECISIONS 7). */
-  private async move(principal: Principal, source: string, id: string, action: DeviceAction, body: unknown): Promise<DeviceResource> {
-    const row = (await this.devices.act(principal, id, action, parseActionBody(body), source))!;
+  private async move(principal: Principal, actor: Actor, id: string, action: DeviceAction, body: unknown): Promise<DeviceResource> {
+    const row = (await this.devices.act(principal, id, action, parseActionBody(body), actor))!;
     return this.presenter.device(row);
   }
 }

@@ -96,7 +96,13 @@ export class DeviceImportService {
         }
       }
       await this.devices.insertMany(orgId, fresh, now, tx);
-      const event = { org: orgId, actor: actor.name, outcome: 'success' as const, sourceAddress: actor.sourceAddress ?? null };
+      const event = {
+        org: orgId,
+        actor: actor.name,
+        outcome: 'success' as const,
+        sourceAddress: actor.sourceAddress,
+        correlationId: actor.correlationId ?? null,
+      };
       for (const device of fresh) {
         await this.audit.record(
           { ...event, action: 'device.create', target: device.id, details: { via: 'import', externalIds: [{ ATR: device.ATR, CUID: device.CUID }] } },
