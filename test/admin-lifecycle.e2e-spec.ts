@@ -418,7 +418,7 @@ describe('admin API: deletions, rotation, disabling (DECISIONS 11, 4)', () => {
       const [bSecret] = (await call('get', `/organizations/${org}/system-accounts/${b.clientId}/secrets`, admin)).body.Resources as { id: string }[];
       const base = `/organizations/${org}/system-accounts`;
       expectScimError(await call('delete', `${base}/${a.clientId}/secrets/${randomUUID()}`, admin), 404, undefined, 'has no secret');
-      expectScimError(await call('delete', `${base}/${a.clientId}/secrets/not-a-uuid`, admin), 404, undefined, 'has no secret');
+      expectScimError(await call('delete', `${base}/${a.clientId}/secrets/not-a-uuid`, admin), 404, undefined, 'the path parameter secretId must be a UUID');
       expectScimError(await call('delete', `${base}/${a.clientId}/secrets/${bSecret.id}`, admin), 404, undefined, 'has no secret');
       expectScimError(await call('delete', `${base}/${org}-ghost/secrets/${bSecret.id}`, admin), 404, undefined, 'does not exist');
       expect((await tokenRequest(t.http, org, { grant_type: 'client_credentials', client_id: b.clientId, client_secret: b.secret })).status).toBe(200);

@@ -296,7 +296,7 @@ describe('audit log (DECISIONS 11)', () => {
       expect((after.body.Resources as AuditItem[])[0].details).toEqual({ force: true, removed: { systemAccounts: 1, users: 0, devices: 0 } });
       // The deleted organization's administrator holds nothing any more.
       expect((await events(org, '', orgAdminToken)).status).toBe(401);
-      expectScimError(await events('not-an-org-id'), 404, undefined, 'does not exist');
+      expectScimError(await events('not-an-org-id'), 404, undefined, 'Nothing is named "not-an-org-id": the path parameter org must be an organization id');
       const never = newOrgId('never');
       expectScimError(await events(never), 404, undefined, `Organization "${never}" does not exist.`);
     });

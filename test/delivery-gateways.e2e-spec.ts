@@ -749,8 +749,10 @@ describe('push delivery gateways (DECISIONS 10)', () => {
       expectScimError(await call('put', gateway(id)).send({ schemas: [GATEWAY_SCHEMA], hub: 'mine' }), 404, undefined, 'has no push delivery gateway');
       expectScimError(await call('delete', gateway(id)), 404, undefined, 'has no push delivery gateway');
       expect((await call('get', gateways(ORG))).body.resources.map((g: { id: string }) => g.id)).not.toContain(id);
-      for (const unknown of ['99999999', 'abc', '0', '99999999999999999999999']) {
-        expectScimError(await call('get', gateway(unknown)), 404, undefined, 'has no push delivery gateway');
+      expectScimError(await call('get', gateway('99999999')), 404, undefined, 'has no push delivery gateway');
+      // A value that cannot be an id at all stops at the shared parameter check (Issue 16), which names the parameter.
+      for (const malformed of ['abc', '0', '99999999999999999999999']) {
+        expectScimError(await call('get', gateway(malformed)), 404, undefined, `Nothing is named "${malformed}": the path parameter id must be a number`);
       }
       const untouched = await call('get', gateway(id, OTHER), tokens.other);
       expect(untouched.status).toBe(200);
@@ -990,7 +992,8 @@ describe('push delivery gateways (DECISIONS 10)', () => {
         'name: cannot be cleared',
       );
       expectScimError(await call('delete', policy(created.body.id)).set('If-Match', 'W/"9"'), 412, undefined, 'its current version is 1');
-      expectScimError(await call('get', policy('abc')), 404, undefined, 'has no authenticator policy "abc"');
+      expectScimError(await call('get', policy('987654321')), 404, undefined, 'has no authenticator policy "987654321"');
+      expectScimError(await call('get', policy('abc')), 404, undefined, 'Nothing is named "abc": the path parameter id must be a number');
       const theirs = await call('post', policies(OTHER), tokens.other).send({ schemas: [POLICY_SCHEMA], name });
       expect(theirs.status).toBe(201);
       expectScimError(await call('get', policy(theirs.body.id)), 404, undefined, 'has no authenticator policy');

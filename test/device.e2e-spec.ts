@@ -308,7 +308,9 @@ describe('Device resource', () => {
     it("an unknown id, a malformed id and another organization's device all answer 404 (DECISIONS 2)", async () => {
       const theirs = await create(exampleRequest(newCuid()), tokens.other);
       expect(theirs.status).toBe(201);
-      for (const id of [randomUUID(), 'not-a-uuid', theirs.body.id]) {
+      const malformed = await t.http.get(`/aims/rs/scim/v2/Device/not-a-uuid`).auth(tokens.Administration, { type: 'bearer' });
+      expectScimError(malformed, 404, undefined, 'Nothing is named "not-a-uuid": the path parameter id must be a UUID');
+      for (const id of [randomUUID(), theirs.body.id]) {
         const response = await t.http.get(`/aims/rs/scim/v2/Device/${id}`).auth(tokens.Administration, { type: 'bearer' });
         expectScimError(response, 404, undefined, `Device ${id} does not exist.`);
         expectScimError(

@@ -360,10 +360,16 @@ describe('admin API: users (DECISIONS 11, 3.5)', () => {
       const org = await newOrg();
       const other = await newOrg();
       const theirs = await createUser(other);
-      for (const id of [randomUUID(), 'not-a-uuid', theirs.id]) {
+      for (const id of [randomUUID(), theirs.id]) {
         const response = await call('get', userPath(org, id), admin);
         expectScimError(response, 404, undefined, /does not exist/);
       }
+      expectScimError(
+        await call('get', userPath(org, 'not-a-uuid'), admin),
+        404,
+        undefined,
+        'Nothing is named "not-a-uuid": the path parameter id must be a UUID',
+      );
     });
   });
 
@@ -503,7 +509,7 @@ describe('admin API: users (DECISIONS 11, 3.5)', () => {
       const other = await newOrg();
       const theirs = await createUser(other);
       expectScimError(await call('delete', userPath(org, theirs.id), admin), 404, undefined, /does not exist/);
-      expectScimError(await call('delete', userPath(org, 'not-a-uuid'), admin), 404, undefined, /does not exist/);
+      expectScimError(await call('delete', userPath(org, 'not-a-uuid'), admin), 404, undefined, 'the path parameter id must be a UUID');
       expect((await call('get', userPath(other, theirs.id), admin)).status).toBe(200);
     });
   });

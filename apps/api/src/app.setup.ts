@@ -2,10 +2,11 @@ import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import type { FastifyInstance } from 'fastify';
-import { ResourceETagInterceptor } from '@app/common';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ResourceETagInterceptor, declareErrorResponses } from '@app/common';
 import { AppConfig } from '@app/config';
 import { Loggers, Metrics } from '@app/observability';
+import { toErrorResponse } from './error-response';
 import { HttpExceptionFilter } from './http-exception.filter';
 
 /** DECISIONS 6: bodies larger than 1 MiB are refused with 413. */
@@ -22,6 +23,12 @@ export function createAdapter(config: AppConfig): FastifyAdapter {
     ...(config.tlsCertFile && config.tlsKeyFile
       ? { https: { cert: readFileSync(config.tlsCertFile), key: readFileSync(config.tlsKeyFile), minVersion: 'TLSv1.2' as const } }
       : {}),
+    // Errors the router raises before any route runs (a path that is not UTF-8, a parameter longer
+    // than any id) leave in the route family's error format too, not Fastify's own.
+    frameworkErrors: (error: Error, request: FastifyRequest, reply: FastifyReply) => {
+      const answer = toErrorResponse(error, request.url, String(request.id));
+      void reply.code(answer.status).headers(answer.headers).send(answer.body);
+    },
     // The positioning variant has its own host names; its routes live under /oip (DECISIONS 3.2).
     rewriteUrl: (req: { url?: string; headers: { host?: string } }): string => {
       const host = (req.headers.host ?? '').split(':')[0].toLowerCase();
@@ -59,13 +66,15 @@ export async function configureApp(app: NestFastifyApplication, config: AppConfi
   app.useGlobalInterceptors(new ResourceETagInterceptor());
 
   if (config.apiDocs) {
-    const document = SwaggerModule.createDocument(
-      app,
-      new DocumentBuilder()
-        .setTitle('Credential-management platform')
-        .setDescription('Token service, administration API, credential management, devices and push delivery gateways.')
-        .addBearerAuth()
-        .build(),
+    const document = declareErrorResponses(
+      SwaggerModule.createDocument(
+        app,
+        new DocumentBuilder()
+          .setTitle('Credential-management platform')
+          .setDescription('Token service, administration API, credential management, devices and push delivery gateways.')
+          .addBearerAuth()
+          .build(),
+      ),
     );
     SwaggerModule.setup('api-docs', app, document);
   }

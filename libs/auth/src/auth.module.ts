@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { AccountsModule } from '@app/accounts';
 import { AuthStoreModule } from './auth-store.module';
+import { RequestInputGuard } from '@app/common';
 import { AppConfig } from '@app/config';
 import { ApplicationHeadersGuard } from './authorization/application-headers.guard';
 import { OperatorDependentPolicy } from './authorization/operator-dependent.policy';
@@ -51,6 +52,8 @@ import { TokenService } from './tokens/token.service';
     },
     // Global guards run in this order: who is calling, which application, may it do this.
     { provide: APP_GUARD, useClass: BearerGuard },
+    // Path, query and body values that cannot be right stop here, before any rule reads the database.
+    { provide: APP_GUARD, useClass: RequestInputGuard },
     { provide: APP_GUARD, useClass: ApplicationHeadersGuard },
     { provide: APP_GUARD, useClass: AccessGuard },
   ],

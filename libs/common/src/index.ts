@@ -11,3 +11,5 @@ export * from './scim-search';
 export * from './http/route-family';
 export * from './http/etag';
 export * from './http/openapi';
+export * from './http/request-input.guard';
+export * from './http/openapi-errors';

@@ -14,6 +14,7 @@ import {
   RequireAdministrator,
   Actor,
   RequestActor,
+  PathFormats,
 } from '@app/common';
 import { UserService } from '../users/user.service';
 import { AdminPresenter } from './admin.presenter';
@@ -24,6 +25,7 @@ import { readPem } from './read-pem';
 @ApiTags('administration')
 @ApiBearerAuth()
 @RequireAdministrator('organization')
+@PathFormats({ id: 'uuid' })
 @Controller('admin/v1/organizations/:org/users')
 export class UsersController {
   constructor(

@@ -3,7 +3,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Res }
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Permission } from '@app/auth';
-import { CurrentPrincipal, IfMatch, IfMatchHeader, Principal, RequirePermission, ScimMediaTypes, Actor, RequestActor } from '@app/common';
+import { CurrentPrincipal, IfMatch, IfMatchHeader, Principal, RequirePermission, ScimMediaTypes, Actor, RequestActor, PathFormats } from '@app/common';
 import { parseApiVersion, requireTenant } from '../common/request-rules';
 import { PushGatewayPresenter } from './push-gateway.presenter';
 import { PushGatewayService, WrittenGateway } from './push-gateway.service';
@@ -17,6 +17,7 @@ import { PushGatewayService, WrittenGateway } from './push-gateway.service';
 @ApiTags('push delivery gateways')
 @ApiBearerAuth()
 @ScimMediaTypes()
+@PathFormats({ id: 'numericId' })
 @Controller('configuration/:tenant/v2/DeliveryGateway/Push')
 export class PushGatewayController {
   constructor(

@@ -3,7 +3,18 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Res }
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Permission } from '@app/auth';
-import { CurrentPrincipal, IfMatch, IfMatchHeader, Principal, RequirePermission, ScimMediaTypes, parsePage, Actor, RequestActor } from '@app/common';
+import {
+  CurrentPrincipal,
+  IfMatch,
+  IfMatchHeader,
+  Principal,
+  RequirePermission,
+  ScimMediaTypes,
+  parsePage,
+  Actor,
+  RequestActor,
+  PathFormats,
+} from '@app/common';
 import { requireTenant } from '../common/request-rules';
 import { AuthenticatorPolicyPresenter } from './authenticator-policy.presenter';
 import { AuthenticatorPolicyService } from './authenticator-policy.service';
@@ -16,6 +27,7 @@ import { AuthenticatorPolicyService } from './authenticator-policy.service';
 @ApiTags('push delivery gateways')
 @ApiBearerAuth()
 @ScimMediaTypes()
+@PathFormats({ id: 'numericId' })
 @Controller('configuration/:tenant/v2/Policy/Authenticator')
 export class AuthenticatorPolicyController {
   constructor(

@@ -14,6 +14,7 @@ import {
   searchFromBody,
   Actor,
   RequestActor,
+  PathFormats,
 } from '@app/common';
 import { DevicePresenter, DeviceResource } from '../device.presenter';
 import { DEVICE_SEARCH_DEFINITION, parseActionBody } from '../device.schema';
@@ -30,6 +31,7 @@ export const DEVICE_PATHS = ['aims/rs/scim/v2/Device', 'aims/rs/scm/v2/Device'];
  */
 @ApiTags('devices')
 @ApiBearerAuth()
+@PathFormats({ id: 'uuid' })
 @Controller(DEVICE_PATHS)
 export class DeviceController {
   constructor(

@@ -1,0 +1,231 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { PATH_FORMATS, ParameterFormat, commonErrorStatuses, pathFormatOf, routeFamilyOf } from '@app/common';
+import { TestApp, createAdminAndPlainAccounts, createOrganization, createTestApp, platformAdminToken, registeredRoutes } from '@app/testing';
+
+interface Operation {
+  method: string;
+  path: string;
+  responses: Record<string, unknown>;
+  hasBody: boolean;
+  /** The formats the route declares for its path parameters (@PathFormats), beside the defaults by name. */
+  formats: Record<string, ParameterFormat> | undefined;
+}
+
+/** Values no path parameter can hold, each a class of the attacker's sweep (Issue 16). */
+const BAD_PATH_VALUES = [
+  '%00',
+  'a%00b',
+  '..%2F..',
+  '..%2F..%2Fetc%2Fpasswd',
+  'x'.repeat(5000),
+  "'%20OR%20'1'%3D'1",
+  '%ED%A0%80',
+  '%F0%9F%98%80',
+  '-1',
+  '%20',
+  '%2e%2e',
+];
+
+/** Query strings of the same sweep: paging out of range, broken SCIM filters, NUL bytes, repeated and oversized values. */
+const BAD_QUERIES = [
+  'startIndex=-1&count=-5',
+  'startIndex=99999999999999999999999&count=1e308',
+  'count=abc&startIndex=%00',
+  'filter=userName%20eq',
+  'filter=%28%28%28%28',
+  'filter=a%20eq%20%22%00%22',
+  "filter=userName%20eq%20%22'%20OR%20'1'%3D'1%22",
+  'attributes=%00&excludedAttributes=__proto__',
+  `filter=${'a'.repeat(10000)}`,
+  'force=%ED%A0%80&api-version=%00',
+  'code=1e999&from=%00',
+];
+
+/** Bodies of the sweep: [content type, raw body]. */
+const BAD_BODIES: [string, string][] = [
+  ['application/json', '{'],
+  ['application/json', '{"a":'.repeat(2000) + '1' + '}'.repeat(2000)],
+  ['application/json', '['.repeat(50000) + ']'.repeat(50000)],
+  ['application/json', '{"__proto__":{"isAdmin":true},"constructor":{"prototype":{"x":1}}}'],
+  ['application/json', '{"name":"a\\u0000b","id":"\\u0000","value":"\\u0000"}'],
+  ['application/json', '{"name":"\\ud800","displayName":"\\udfff"}'],
+  ['application/json', JSON.stringify({ name: 'x'.repeat(900 * 1024) })],
+  ['application/json', '[]'],
+  ['application/json', 'null'],
+  ['application/json', '"a string"'],
+  ['application/json', '12345678901234567890123'],
+  ['application/scim+json', '{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"replace","path":"a[b eq \\"c\\"","value":1}]}'],
+  ['application/x-www-form-urlencoded', 'grant_type=client_credentials&client_id=%00&client_secret=%00'],
+  ['text/plain', 'hello'],
+  ['application/xml', '<?xml version="1.0"?><a>&lt;</a>'],
+  ['multipart/form-data; boundary=x', '--x\r\nContent-Disposition: form-data; name="a"\r\n\r\nb\r\n--x--'],
+  ['application/json; charset=utf-16', '{}'],
+];
+
+/**
+ * Every operation of the OpenAPI document the service serves, sent the inputs of the attacker's
+ * sweep of Issue 16: malformed path ids, query values and bodies. No answer may be a 5xx other
+ * than 501 and 503, and every status an operation answers must be declared in the document. New
+ * routes are covered without editing this test; the request count is bounded by the tables above.
+ */
+describe('bad-input sweep over the OpenAPI document', () => {
+  let t: TestApp;
+  let operations: Operation[];
+  let org: string;
+  let platformToken: string;
+  let orgToken: string;
+  /** The OpenAPI document as served. */
+  let served: unknown;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    platformToken = await platformAdminToken(t.http);
+    org = `sweep_${randomBytes(3).toString('hex')}`;
+    await createOrganization(t.http, platformToken, org);
+    ({ orgAdminToken: orgToken } = await createAdminAndPlainAccounts(t.http, platformToken, org));
+    served = (await t.http.get('/api-docs-json')).body;
+    const document = served as {
+      paths: Record<string, Record<string, { responses: Record<string, unknown>; requestBody?: unknown }>>;
+    };
+    const declared = new Map(
+      registeredRoutes(t).map((route) => [
+        `${route.method.toLowerCase()} ${route.path.replace(/:([A-Za-z]+)/g, '{$1}')}`,
+        route.metadata<Record<string, ParameterFormat>>(PATH_FORMATS),
+      ]),
+    );
+    operations = Object.entries(document.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, operation]) => ({
+        method,
+        path,
+        responses: operation.responses,
+        hasBody: method !== 'get' && method !== 'delete',
+        formats: declared.get(`${method} ${path}`),
+      })),
+    );
+  });
+  afterAll(() => t.close());
+
+  /** A value of the parameter's declared format that names nothing (or this suite's organization). */
+  function validValue(operation: Operation, name: string): string {
+    if (name === 'org' || name === 'tenant') return org;
+    const format = pathFormatOf(name, operation.formats);
+    switch (format) {
+      case 'clientId':
+        return `${org}-nobody`;
+      case 'numericId':
+        return '987654321';
+      case 'thumbprint':
+        return 'A'.repeat(43);
+      case 'applicationId':
+        return 'com.example.nothing';
+      case 'uuid':
+        return randomUUID();
+      default:
+        throw new Error(`${operation.method} ${operation.path}: path parameter ${name} has no declared format (@PathFormats)`);
+    }
+  }
+
+  function url(operation: Operation, replace?: { name: string; value: string }): string {
+    return operation.path.replace(/\{([^}]+)\}/g, (_, name: string) => (replace?.name === name ? replace.value : validValue(operation, name)));
+  }
+
+  function send(operation: Operation, target: string, body?: [string, string]) {
+    const token = operation.path.startsWith('/admin/') ? platformToken : orgToken;
+    let call = t.http[operation.method as 'get'](target).auth(token, { type: 'bearer' });
+    if (body) call = call.set('Content-Type', body[0]).send(body[1]);
+    return call;
+  }
+
+  async function sweep(requests: { operation: Operation; target: string; body?: [string, string] }[]) {
+    const problems: string[] = [];
+    for (const { operation, target, body } of requests) {
+      const response = await send(operation, target, body);
+      const shown = `${operation.method.toUpperCase()} ${target.slice(0, 120)}${body ? ` [${body[0]}: ${body[1].slice(0, 60)}]` : ''}`;
+      if (response.status >= 500 && response.status !== 501 && response.status !== 503)
+        problems.push(`${shown} -> ${response.status} ${JSON.stringify(response.body).slice(0, 200)}`);
+      else if (!(String(response.status) in operation.responses)) problems.push(`${shown} -> ${response.status}, which the OpenAPI document does not declare`);
+    }
+    return problems;
+  }
+
+  it('every path parameter of every route has a declared format (a new route without one fails here)', () => {
+    const undeclared = registeredRoutes(t).flatMap((route) =>
+      [...route.path.matchAll(/:([A-Za-z]+)/g)]
+        .filter(([, name]) => pathFormatOf(name, route.metadata<Record<string, ParameterFormat>>(PATH_FORMATS)) === undefined)
+        .map(([, name]) => `${route.route} :${name}`),
+    );
+    expect(undeclared).toEqual([]);
+  });
+
+  it('the served OpenAPI document is valid (checked by @seriousme/openapi-schema-validator against the OpenAPI 3 schema)', async () => {
+    const result = await new Validator().validate(served as Record<string, unknown>);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+  });
+
+  it('the document lists the operations of every family, each declaring the errors every route can give', () => {
+    expect(operations.length).toBeGreaterThan(40);
+    for (const operation of operations) {
+      const declared = Object.keys(operation.responses);
+      const oauth = routeFamilyOf(operation.path.replace(/\{[^}]+\}/g, 'x')).oauthErrors;
+      expect({
+        operation: `${operation.method} ${operation.path}`,
+        missing: commonErrorStatuses(operation.method, oauth).filter((s) => !declared.includes(s)),
+      }).toEqual({
+        operation: `${operation.method} ${operation.path}`,
+        missing: [],
+      });
+    }
+  });
+
+  it('malformed path parameters: never a 5xx, and a value that cannot exist is a 404 naming the parameter', async () => {
+    const requests = operations.flatMap((operation) =>
+      [...operation.path.matchAll(/\{([^}]+)\}/g)].flatMap(([, name]) =>
+        BAD_PATH_VALUES.map((value) => ({ operation, target: url(operation, { name, value }) })),
+      ),
+    );
+    expect(requests.length).toBeGreaterThan(200);
+    expect(await sweep(requests)).toEqual([]);
+    // The shared check names the parameter in the route family's error body.
+    const device = await t.http.get(`/aims/rs/scim/v2/Device/a%00b`).auth(orgToken, { type: 'bearer' });
+    expect(device.status).toBe(404);
+    expect(device.body.detail).toContain('the path parameter id must be a UUID');
+    const account = await t.http.delete(`/admin/v1/organizations/${org}/system-accounts/%00`).auth(platformToken, { type: 'bearer' });
+    expect(account.status).toBe(404);
+    expect(account.body.detail).toContain('the path parameter clientId must be a Client ID');
+    // Longer than any id: 414 in the family's error body.
+    const long = await t.http.get(`/aims/rs/scim/v2/Device/${'x'.repeat(5000)}`).auth(orgToken, { type: 'bearer' });
+    expect({ status: long.status, schemas: long.body.schemas }).toEqual({ status: 414, schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'] });
+  });
+
+  it('malformed query values: never a 5xx; a NUL byte is a 400 naming the parameter', async () => {
+    const requests = operations.flatMap((operation) => BAD_QUERIES.map((query) => ({ operation, target: `${url(operation)}?${query}` })));
+    expect(await sweep(requests)).toEqual([]);
+    const nul = await t.http.get(`/admin/v1/organizations/${org}/audit-events?actor=a%00b`).auth(platformToken, { type: 'bearer' });
+    expect(nul.status).toBe(400);
+    expect(nul.body.detail).toBe('Query parameter actor contains a NUL character (\\u0000); remove it.');
+  });
+
+  it('malformed bodies and content types: never a 5xx; a NUL byte or a lone surrogate is a 400 naming the attribute', async () => {
+    const requests = operations
+      .filter((operation) => operation.hasBody)
+      .flatMap((operation) => BAD_BODIES.map((body) => ({ operation, target: url(operation), body })));
+    expect(requests.length).toBeGreaterThan(200);
+    expect(await sweep(requests)).toEqual([]);
+    const nul = await t.http
+      .post(`/admin/v1/organizations/${org}/system-accounts`)
+      .auth(platformToken, { type: 'bearer' })
+      .set('Content-Type', 'application/json')
+      .send('{"role":"Issuance","description":"a\\u0000b"}');
+    expect(nul.status).toBe(400);
+    expect(nul.body.detail).toBe("The request body's attribute description contains a NUL character (\\u0000); remove it.");
+    const surrogate = await t.http
+      .post(`/admin/v1/organizations/${org}/system-accounts`)
+      .auth(platformToken, { type: 'bearer' })
+      .set('Content-Type', 'application/json')
+      .send('{"role":"Issuance","description":"\\ud800"}');
+    expect(surrogate.status).toBe(400);
+    expect(surrogate.body.detail).toContain('attribute description contains a lone UTF-16 surrogate');
+  });
+});
