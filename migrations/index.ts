@@ -4,6 +4,7 @@ import { CreateUsers1763800000000 } from './1763800000000-CreateUsers';
 import { CreateDeliveryGateways1763900000100 } from './1763900000100-CreateDeliveryGateways';
 import { CreateDevices1763900000200 } from './1763900000200-CreateDevices';
 import { AddAuditEventCodes1764100000000 } from './1764100000000-AddAuditEventCodes';
+import { CreatePki1764200000000 } from './1764200000000-CreatePki';
 
 /** Every migration, in order. The data source takes classes, not a glob, so source and dist/ behave alike. */
 export const MIGRATIONS = [
@@ -13,4 +14,5 @@ export const MIGRATIONS = [
   CreateDeliveryGateways1763900000100,
   CreateDevices1763900000200,
   AddAuditEventCodes1764100000000,
+  CreatePki1764200000000,
 ];

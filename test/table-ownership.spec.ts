@@ -22,6 +22,9 @@ const OWNERS: Record<string, string> = {
   authenticator_policy_gateways: 'delivery-gateway',
   devices: 'device',
   device_external_ids: 'device',
+  certification_authorities: 'pki',
+  issued_certificates: 'pki',
+  published_crls: 'pki',
 };
 
 /**

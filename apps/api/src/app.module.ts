@@ -3,6 +3,7 @@ import cluster from 'node:cluster';
 import { join } from 'node:path';
 import { AccountsModule } from '@app/accounts';
 import { AuditModule } from '@app/audit';
+import { PkiModule } from '@app/pki';
 import { AuthModule } from '@app/auth';
 import { ClockModule } from '@app/common';
 import { AppConfig, ConfigModule } from '@app/config';
@@ -67,6 +68,7 @@ export class AppModule {
         AuthModule,
         DeliveryGatewayModule,
         DeviceModule,
+        PkiModule,
       ],
       controllers: [HealthController],
     };

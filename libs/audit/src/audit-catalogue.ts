@@ -57,6 +57,9 @@ export const AUDIT_CATALOGUE = {
   'ca.create': { code: 60001, description: 'Certification authority created' },
   'certificate.issue': { code: 60002, description: 'Certificate issued' },
   'crl.publish': { code: 60003, description: 'CRL published' },
+  'certificate.revoke': { code: 60004, description: 'Certificate revoked (RFC 5280 reason)' },
+  'certificate.hold': { code: 60005, description: 'Certificate put on hold (certificateHold)' },
+  'certificate.release': { code: 60006, description: 'Certificate released from hold' },
 
   'organization.create': { code: 70001, description: 'Organization created' },
   'organization.update': { code: 70002, description: 'Organization renamed' },

@@ -13,3 +13,4 @@ export * from './http/etag';
 export * from './http/openapi';
 export * from './http/request-input.guard';
 export * from './http/openapi-errors';
+export * from './http/read-pem';

@@ -15,11 +15,11 @@ import {
   RequireAdministrator,
   Actor,
   RequestActor,
+  readPem,
 } from '@app/common';
 import { SystemAccountService } from '../system-accounts/system-account.service';
 import { AdminPresenter } from './admin.presenter';
 import { createAccountSchema, createSecretSchema, patchAccountSchema } from './admin.schemas';
-import { readPem } from './read-pem';
 
 /** System accounts of an organization with their secrets and certificates (DECISIONS 4, 11). */
 @ApiTags('administration')

@@ -15,11 +15,11 @@ import {
   Actor,
   RequestActor,
   PathFormats,
+  readPem,
 } from '@app/common';
 import { UserService } from '../users/user.service';
 import { AdminPresenter } from './admin.presenter';
 import { createUserSchema, patchUserSchema, setPasswordSchema } from './admin.schemas';
-import { readPem } from './read-pem';
 
 /** Users of the credential-management API, operators and cardholders (DECISIONS 3.5, 11). */
 @ApiTags('administration')

@@ -1,4 +1,5 @@
-import { DomainError, parseBody, z } from '@app/common';
+import { DomainError } from '../domain-error';
+import { parseBody, z } from '../validation';
 
 const pemObject = z.object({ pem: z.string({ message: 'must be the certificate in PEM form, as a string' }) }).strict();
 

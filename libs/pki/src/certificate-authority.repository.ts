@@ -1,0 +1,163 @@
+import { Injectable } from '@nestjs/common';
+import { Database, PG_UNIQUE_VIOLATION, Transaction, isPgError } from '@app/persistence';
+import type { KeyAlgorithm } from '@app/hsm';
+
+export interface CaRow {
+  org_id: string;
+  key_label: string;
+  key_algorithm: KeyAlgorithm;
+  mode: 'self-signed' | 'subordinate';
+  status: 'active' | 'awaiting-certificate';
+  subject: string;
+  certificate: Buffer | null;
+  csr: Buffer | null;
+  not_after: Date | null;
+  created_at: Date;
+  updated_at: Date;
+  version: number;
+}
+
+export type CertificateStatus = 'good' | 'revoked' | 'on-hold';
+
+export interface IssuedRow {
+  org_id: string;
+  serial: string;
+  user_id: string | null;
+  subject: string;
+  der: Buffer;
+  not_before: Date;
+  not_after: Date;
+  status: CertificateStatus;
+  revoked_at: Date | null;
+  reason: string | null;
+  issued_at: Date;
+}
+
+/** A revoked or held certificate still within its validity: an entry of the CRL. */
+export interface ListedRow {
+  serial: string;
+  status: 'revoked' | 'on-hold';
+  revoked_at: Date;
+  reason: string | null;
+}
+
+export interface PublishedCrl {
+  crl_number: string;
+  der: Buffer;
+  this_update: Date;
+  next_update: Date;
+}
+
+/** The tables of libs/pki: CAs, what they issued, and their published CRLs. */
+@Injectable()
+export class CertificateAuthorityRepository {
+  constructor(private readonly db: Database) {}
+
+  /** Inserts the CA row; false when the organization has one already (the primary key decides, not a prior read). */
+  async insert(row: Omit<CaRow, 'version' | 'certificate' | 'csr' | 'not_after' | 'status'>, tx: Transaction): Promise<boolean> {
+    const inserted = await this.db.query(
+      `INSERT INTO certification_authorities (org_id, key_label, key_algorithm, mode, status, subject, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, 'awaiting-certificate', $5, $6, $6) ON CONFLICT (org_id) DO NOTHING RETURNING 1`,
+      [row.org_id, row.key_label, row.key_algorithm, row.mode, row.subject, row.created_at],
+      tx,
+    );
+    return inserted.length > 0;
+  }
+
+  async activate(orgId: string, certificate: Buffer, notAfter: Date, now: Date, tx?: Transaction): Promise<CaRow> {
+    const [row] = await this.db.query<CaRow>(
+      `UPDATE certification_authorities SET status = 'active', certificate = $2, not_after = $3, updated_at = $4, version = version + 1
+        WHERE org_id = $1 RETURNING *`,
+      [orgId, certificate, notAfter, now],
+      tx,
+    );
+    return row;
+  }
+
+  async setCsr(orgId: string, csr: Buffer, tx: Transaction): Promise<CaRow> {
+    const [row] = await this.db.query<CaRow>('UPDATE certification_authorities SET csr = $2 WHERE org_id = $1 RETURNING *', [orgId, csr], tx);
+    return row;
+  }
+
+  async find(orgId: string, tx?: Transaction): Promise<CaRow | undefined> {
+    const [row] = await this.db.query<CaRow>('SELECT * FROM certification_authorities WHERE org_id = $1', [orgId], tx);
+    return row;
+  }
+
+  /** Locks the CA row: CRL publication and issuance of one CA take turns. */
+  async lock(orgId: string, tx: Transaction): Promise<CaRow | undefined> {
+    const [row] = await this.db.query<CaRow>('SELECT * FROM certification_authorities WHERE org_id = $1 FOR UPDATE', [orgId], tx);
+    return row;
+  }
+
+  /** Stores an issued certificate; 'KEY_REUSED' when this CA certified the public key before (unique in the database). */
+  async insertIssued(row: Omit<IssuedRow, 'status' | 'revoked_at' | 'reason'> & { public_key_sha256: Buffer }): Promise<'ok' | 'KEY_REUSED'> {
+    try {
+      await this.db.query(
+        `INSERT INTO issued_certificates (org_id, serial, user_id, subject, public_key_sha256, der, not_before, not_after, issued_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+        [row.org_id, row.serial, row.user_id, row.subject, row.public_key_sha256, row.der, row.not_before, row.not_after, row.issued_at],
+      );
+      return 'ok';
+    } catch (error) {
+      if (isPgError(error, PG_UNIQUE_VIOLATION) && (error as { constraint?: string }).constraint === 'issued_certificates_org_id_public_key_sha256_key') {
+        return 'KEY_REUSED';
+      }
+      throw error;
+    }
+  }
+
+  async isKeyCertified(orgId: string, publicKeySha256: Buffer): Promise<boolean> {
+    const rows = await this.db.query('SELECT 1 FROM issued_certificates WHERE org_id = $1 AND public_key_sha256 = $2', [orgId, publicKeySha256]);
+    return rows.length > 0;
+  }
+
+  async findIssued(orgId: string, serial: string, tx?: Transaction): Promise<IssuedRow | undefined> {
+    const [row] = await this.db.query<IssuedRow>('SELECT * FROM issued_certificates WHERE org_id = $1 AND serial = $2', [orgId, serial], tx);
+    return row;
+  }
+
+  /** Moves a certificate's status; undefined when the move does not apply (unknown, or revoked for good). */
+  async setStatus(orgId: string, serial: string, to: CertificateStatus, reason: string | null, at: Date, tx: Transaction): Promise<IssuedRow | undefined> {
+    const [row] = await this.db.query<IssuedRow>(
+      `UPDATE issued_certificates SET status = $3, reason = $4, revoked_at = CASE WHEN $3 = 'good' THEN NULL ELSE $5::timestamptz END
+        WHERE org_id = $1 AND serial = $2 AND status <> 'revoked' RETURNING *`,
+      [orgId, serial, to, reason, at],
+      tx,
+    );
+    return row;
+  }
+
+  /** The CRL's entries: revoked or held, not yet expired. */
+  async listed(orgId: string, now: Date, tx: Transaction): Promise<ListedRow[]> {
+    return this.db.query<ListedRow>(
+      `SELECT serial, status, revoked_at, reason FROM issued_certificates
+        WHERE org_id = $1 AND status <> 'good' AND not_after > $2 ORDER BY serial`,
+      [orgId, now],
+      tx,
+    );
+  }
+
+  async nextCrlNumber(tx: Transaction): Promise<string> {
+    const [row] = await this.db.query<{ n: string }>("SELECT nextval('pki_crl_number')::text AS n", [], tx);
+    return row.n;
+  }
+
+  async publishedCrl(orgId: string, tx?: Transaction): Promise<PublishedCrl | undefined> {
+    const [row] = await this.db.query<PublishedCrl>(
+      'SELECT crl_number::text, der, this_update, next_update FROM published_crls WHERE org_id = $1',
+      [orgId],
+      tx,
+    );
+    return row;
+  }
+
+  async publishCrl(orgId: string, crl: PublishedCrl, tx: Transaction): Promise<void> {
+    await this.db.query(
+      `INSERT INTO published_crls (org_id, crl_number, der, this_update, next_update) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (org_id) DO UPDATE SET crl_number = EXCLUDED.crl_number, der = EXCLUDED.der, this_update = EXCLUDED.this_update, next_update = EXCLUDED.next_update`,
+      [orgId, crl.crl_number, crl.der, crl.this_update, crl.next_update],
+      tx,
+    );
+  }
+}

@@ -1,0 +1,413 @@
+import 'reflect-metadata';
+import { createHash } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { AsnConvert } from '@peculiar/asn1-schema';
+import { CRLNumber, id_ce_cRLNumber } from '@peculiar/asn1-x509';
+import * as x509 from '@peculiar/x509';
+import { Actor, AuditLog } from '@app/audit';
+import { Clock, DomainError, notFound } from '@app/common';
+import { AppConfig } from '@app/config';
+import { KeyAlgorithm, KeyStore } from '@app/hsm';
+import { Database, Transaction } from '@app/persistence';
+import { CaRow, CertificateAuthorityRepository, CertificateStatus, IssuedRow, PublishedCrl } from './certificate-authority.repository';
+import { CertificateSubject, leafExtensions, randomSerial, signingAlgorithmOf } from './profile';
+import { readCsr } from './csr';
+
+const DAY_MS = 86_400_000;
+/** Leaf lifetime until CredentialPolicy (credential management) sets it per organization. */
+export const DEFAULT_CERTIFICATE_LIFETIME_DAYS = 365;
+/** nextUpdate of every CRL: thisUpdate + 7 days (CREDENTIAL-MANAGEMENT.md, "PKI"). */
+export const CRL_VALIDITY_MS = 7 * DAY_MS;
+/** A CRL is re-signed at least this often, even without a change. */
+const CRL_REFRESH_MS = DAY_MS;
+
+/** RFC 5280 reason codes of the revocations the lifecycle makes. */
+export type RevocationReason = 'keyCompromise' | 'superseded' | 'cessationOfOperation' | 'unspecified' | 'affiliationChanged';
+
+export interface CreateCaInput {
+  subject?: string;
+  keyAlgorithm?: KeyAlgorithm;
+  validityDays?: number;
+  mode?: 'self-signed' | 'subordinate';
+}
+
+export interface IssuedCertificate {
+  serialNumber: string;
+  subject: string;
+  issuer: string;
+  notBefore: Date;
+  notAfter: Date;
+  der: Buffer;
+}
+
+/**
+ * The organization's issuing CA (CREDENTIAL-MANAGEMENT.md, "PKI"), the port the issuance
+ * lifecycle calls: its key pair is generated and used in the HSM (label `CA_KEY/{org}`), the
+ * database keeps certificates, serials and revocations. Every certificate and CRL is verified with
+ * the CA public key before it is stored or served.
+ */
+@Injectable()
+export class CertificateAuthority {
+  constructor(
+    private readonly db: Database,
+    private readonly cas: CertificateAuthorityRepository,
+    private readonly keys: KeyStore,
+    private readonly clock: Clock,
+    private readonly audit: AuditLog,
+    private readonly config: AppConfig,
+  ) {}
+
+  /** Creates the organization's CA: self-signed (active at once) or subordinate (a CSR for the enterprise root). 409 if it has one. */
+  async create(orgId: string, input: CreateCaInput, actor: Actor): Promise<CaRow> {
+    const algorithm = input.keyAlgorithm ?? 'EC-P256';
+    const mode = input.mode ?? 'self-signed';
+    const subject = input.subject ?? `CN=${orgId} Issuing CA`;
+    const label = `CA_KEY/${orgId}`;
+    return this.db.transaction(async (tx) => {
+      const now = this.clock.now();
+      if (!(await this.cas.insert({ org_id: orgId, key_label: label, key_algorithm: algorithm, mode, subject, created_at: now, updated_at: now }, tx))) {
+        throw new DomainError('CONFLICT', `Organization "${orgId}" already has a CA; GET /admin/v1/organizations/${orgId}/ca shows it.`);
+      }
+      // A key under the label without a CA row is what an interrupted creation left (it certified
+      // nothing): it is used if it has the algorithm asked for, else replaced.
+      let pair = await this.keys.findKeyPair(label);
+      if (pair?.algorithm !== algorithm) {
+        if (pair) await this.keys.destroyKeyPair(label);
+        pair = await this.keys.generateKeyPair(label, algorithm);
+      }
+      const keys = { privateKey: pair.privateKey, publicKey: pair.publicKey };
+      const signingAlgorithm = signingAlgorithmOf(algorithm);
+      let row: CaRow;
+      if (mode === 'self-signed') {
+        const notAfter = new Date(now.getTime() + (input.validityDays ?? 3650) * DAY_MS);
+        const certificate = await x509.X509CertificateGenerator.createSelfSigned(
+          {
+            serialNumber: randomSerial(),
+            name: subject,
+            notBefore: new Date(now.getTime() - 60_000),
+            notAfter,
+            keys,
+            signingAlgorithm,
+            extensions: [
+              new x509.BasicConstraintsExtension(true, 0, true),
+              new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature, true),
+              await x509.SubjectKeyIdentifierExtension.create(pair.publicKey, false, this.keys.crypto),
+            ],
+          },
+          this.keys.crypto,
+        );
+        if (!(await certificate.verify({ publicKey: pair.publicKey, signatureOnly: true }, this.keys.crypto))) {
+          throw new Error('The new CA certificate does not verify with the HSM key');
+        }
+        row = await this.cas.activate(orgId, Buffer.from(certificate.rawData), notAfter, now, tx);
+      } else {
+        const csr = await x509.Pkcs10CertificateRequestGenerator.create({ name: subject, keys, signingAlgorithm }, this.keys.crypto);
+        row = await this.cas.setCsr(orgId, Buffer.from(csr.rawData), tx);
+      }
+      await this.audit.record(
+        {
+          org: orgId,
+          actor: actor.name,
+          action: 'ca.create',
+          target: orgId,
+          outcome: 'success',
+          sourceAddress: actor.sourceAddress,
+          correlationId: actor.correlationId,
+          details: { mode, keyAlgorithm: algorithm, subject },
+        },
+        tx,
+      );
+      return row;
+    });
+  }
+
+  /**
+   * Installs the enterprise root's certificate of a subordinate CA: it must hold the HSM key's
+   * public key, basicConstraints cA=true and keyUsage keyCertSign and cRLSign, else 400.
+   */
+  async installCertificate(orgId: string, pem: string, actor: Actor): Promise<CaRow> {
+    const ca = await this.require(orgId, false);
+    if (ca.mode !== 'subordinate') throw new DomainError('CONFLICT', `The CA of "${orgId}" is self-signed; only a subordinate CA takes a certificate.`);
+    let certificate: x509.X509Certificate;
+    try {
+      certificate = new x509.X509Certificate(x509.PemConverter.decodeFirst(pem));
+    } catch {
+      throw new DomainError('INVALID_VALUE', 'The body is not a PEM certificate (-----BEGIN CERTIFICATE-----).');
+    }
+    const pair = await this.keyPair(ca);
+    if (!Buffer.from(certificate.publicKey.rawData).equals(pair.publicKeySpki)) {
+      throw new DomainError(
+        'INVALID_VALUE',
+        `The certificate does not hold the public key of the CA key in the HSM (${ca.key_label}); have the CSR from GET .../ca signed.`,
+      );
+    }
+    const constraints = certificate.getExtension(x509.BasicConstraintsExtension);
+    const usages = certificate.getExtension(x509.KeyUsagesExtension);
+    const needed = x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign;
+    if (!constraints?.ca || !usages || (usages.usages & needed) !== needed) {
+      throw new DomainError(
+        'INVALID_VALUE',
+        'The certificate is not a CA certificate: it needs basicConstraints cA=true and keyUsage keyCertSign and cRLSign.',
+      );
+    }
+    return this.db.transaction(async (tx) => {
+      const row = await this.cas.activate(orgId, Buffer.from(certificate.rawData), certificate.notAfter, this.clock.now(), tx);
+      await this.audit.record(
+        {
+          org: orgId,
+          actor: actor.name,
+          action: 'ca.create',
+          target: orgId,
+          outcome: 'success',
+          sourceAddress: actor.sourceAddress,
+          correlationId: actor.correlationId,
+          details: { mode: 'subordinate', installed: certificate.subject, issuer: certificate.issuer },
+        },
+        tx,
+      );
+      return row;
+    });
+  }
+
+  async get(orgId: string): Promise<CaRow> {
+    return this.require(orgId, false);
+  }
+
+  /** The CA certificate (DER) of an active CA; 404 otherwise. */
+  async caCertificate(orgId: string): Promise<Buffer> {
+    return (await this.require(orgId, true)).certificate!;
+  }
+
+  /**
+   * Issues a certificate for `subject` from a PKCS#10 CSR (PEM, base64 DER or DER), with every check
+   * of the contract (CSR_INVALID, CSR_POP_INVALID, CSR_KEY_POLICY, CSR_KEY_REUSED) and the smart-card
+   * logon profile; signed in the HSM and verified with the CA public key before it is stored.
+   */
+  async issue(orgId: string, subject: CertificateSubject, csrInput: string | Buffer, organizationName: string, actor: Actor): Promise<IssuedCertificate> {
+    if (!(await this.cas.find(orgId))) {
+      throw new DomainError('CONFLICT', `Organization "${orgId}" has no CA to issue from; create one with POST /admin/v1/organizations/${orgId}/ca.`);
+    }
+    const ca = await this.require(orgId, true);
+    const csr = await readCsr(csrInput);
+    const publicKeySha256 = createHash('sha256').update(Buffer.from(csr.publicKey.rawData)).digest();
+    if (await this.cas.isKeyCertified(orgId, publicKeySha256)) {
+      throw new DomainError('INVALID_VALUE', 'CSR_KEY_REUSED: this CA has already certified the public key of the CSR; generate a new key pair on the card.');
+    }
+    const caCertificate = new x509.X509Certificate(ca.certificate!);
+    const pair = await this.keyPair(ca);
+    const now = this.clock.now();
+    const notAfter = new Date(Math.min(now.getTime() + DEFAULT_CERTIFICATE_LIFETIME_DAYS * DAY_MS, caCertificate.notAfter.getTime()));
+    const serial = randomSerial();
+    const caKeyIdentifier = caCertificate.getExtension(x509.SubjectKeyIdentifierExtension)?.keyId;
+    const publicKey = await csr.publicKey.export(this.keys.crypto);
+    const leaf = await x509.X509CertificateGenerator.create(
+      {
+        serialNumber: serial,
+        subject: [{ CN: [subject.displayName || subject.userName] }, { O: [organizationName] }],
+        issuer: caCertificate.subjectName,
+        notBefore: new Date(now.getTime() - 60_000),
+        notAfter,
+        publicKey: csr.publicKey,
+        signingKey: pair.privateKey,
+        signingAlgorithm: signingAlgorithmOf(ca.key_algorithm),
+        extensions: await leafExtensions({
+          subject,
+          publicKey: csr.publicKey,
+          rsa: publicKey.algorithm.name.startsWith('RSA'),
+          caKeyIdentifier: caKeyIdentifier ?? (await caCertificate.getThumbprint('SHA-1', this.keys.crypto)).toString(),
+          pkiBaseUrl: this.pkiBaseUrl(orgId),
+          crypto: this.keys.crypto,
+        }),
+      },
+      this.keys.crypto,
+    );
+    if (!(await leaf.verify({ publicKey: caCertificate.publicKey, signatureOnly: true }, this.keys.crypto))) {
+      throw new Error(`A certificate signed with ${ca.key_label} does not verify with the CA certificate`);
+    }
+    const der = Buffer.from(leaf.rawData);
+    const stored = await this.db.transaction(async (tx) => {
+      const outcome = await this.cas.insertIssued({
+        org_id: orgId,
+        serial,
+        user_id: subject.userId,
+        subject: leaf.subject,
+        public_key_sha256: publicKeySha256,
+        der,
+        not_before: leaf.notBefore,
+        not_after: leaf.notAfter,
+        issued_at: now,
+      });
+      if (outcome === 'KEY_REUSED') return outcome;
+      await this.audit.record(
+        {
+          org: orgId,
+          actor: actor.name,
+          action: 'certificate.issue',
+          target: serial,
+          outcome: 'success',
+          sourceAddress: actor.sourceAddress,
+          correlationId: actor.correlationId,
+          details: { userId: subject.userId, subject: leaf.subject, notAfter: leaf.notAfter.toISOString() },
+        },
+        tx,
+      );
+      return outcome;
+    });
+    if (stored === 'KEY_REUSED') {
+      throw new DomainError('INVALID_VALUE', 'CSR_KEY_REUSED: this CA has already certified the public key of the CSR; generate a new key pair on the card.');
+    }
+    return { serialNumber: serial, subject: leaf.subject, issuer: leaf.issuer, notBefore: leaf.notBefore, notAfter: leaf.notAfter, der };
+  }
+
+  /** Revokes for good (RFC 5280 reason); the CRL is re-signed in the same transaction. */
+  revoke(orgId: string, serial: string, reason: RevocationReason, actor: Actor): Promise<IssuedRow> {
+    return this.changeStatus(orgId, serial, 'revoked', reason, actor, 'certificate.revoke');
+  }
+
+  /** Puts on hold (certificateHold) until released. */
+  hold(orgId: string, serial: string, actor: Actor): Promise<IssuedRow> {
+    return this.changeStatus(orgId, serial, 'on-hold', 'certificateHold', actor, 'certificate.hold');
+  }
+
+  /** Takes a held certificate off the CRL. */
+  release(orgId: string, serial: string, actor: Actor): Promise<IssuedRow> {
+    return this.changeStatus(orgId, serial, 'good', null, actor, 'certificate.release');
+  }
+
+  async status(orgId: string, serial: string): Promise<IssuedRow | undefined> {
+    return this.cas.findIssued(orgId, serial);
+  }
+
+  /**
+   * The current CRL (DER): re-signed when a revocation changed it (at the change, within its
+   * transaction) and at least daily; expired entries are dropped.
+   */
+  async crl(orgId: string): Promise<PublishedCrl> {
+    const published = await this.cas.publishedCrl(orgId);
+    const now = this.clock.now();
+    if (published && now.getTime() - published.this_update.getTime() < CRL_REFRESH_MS) return published;
+    return this.db.transaction(async (tx) => {
+      const ca = await this.cas.lock(orgId, tx);
+      if (!ca || ca.status !== 'active') throw this.noCa(orgId);
+      // Another instance may have re-signed it while this one waited for the lock.
+      const current = await this.cas.publishedCrl(orgId, tx);
+      if (current && now.getTime() - current.this_update.getTime() < CRL_REFRESH_MS) return current;
+      return this.publishCrl(ca, { name: 'system' }, tx);
+    });
+  }
+
+  private async changeStatus(
+    orgId: string,
+    serial: string,
+    to: CertificateStatus,
+    reason: string | null,
+    actor: Actor,
+    action: 'certificate.revoke' | 'certificate.hold' | 'certificate.release',
+  ): Promise<IssuedRow> {
+    return this.db.transaction(async (tx) => {
+      const ca = await this.cas.lock(orgId, tx);
+      if (!ca || ca.status !== 'active') throw this.noCa(orgId);
+      const current = await this.cas.findIssued(orgId, serial, tx);
+      if (!current) throw notFound(`The CA of "${orgId}" issued no certificate with serial ${serial.slice(0, 64)}.`);
+      if (to === 'good' && current.status !== 'on-hold') {
+        throw new DomainError('CONFLICT', `Certificate ${serial} is ${current.status}; only a certificate on hold can be released.`);
+      }
+      const moved = await this.cas.setStatus(orgId, serial, to, reason, this.clock.now(), tx);
+      if (!moved) throw new DomainError('CONFLICT', `Certificate ${serial} is revoked; a revocation is final.`);
+      await this.audit.record(
+        {
+          org: orgId,
+          actor: actor.name,
+          action,
+          target: serial,
+          outcome: 'success',
+          sourceAddress: actor.sourceAddress,
+          correlationId: actor.correlationId,
+          details: { from: current.status, to, reason },
+        },
+        tx,
+      );
+      await this.publishCrl(ca, actor, tx);
+      return moved;
+    });
+  }
+
+  /** Builds, signs in the HSM, verifies and stores the CRL; the caller holds the CA row lock. */
+  private async publishCrl(ca: CaRow, actor: Actor, tx: Transaction): Promise<PublishedCrl> {
+    const now = this.clock.now();
+    const caCertificate = new x509.X509Certificate(ca.certificate!);
+    const pair = await this.keyPair(ca);
+    const entries = await this.cas.listed(ca.org_id, now, tx);
+    const crlNumber = await this.cas.nextCrlNumber(tx);
+    const keyId = caCertificate.getExtension(x509.SubjectKeyIdentifierExtension)?.keyId;
+    const crl = await x509.X509CrlGenerator.create(
+      {
+        issuer: caCertificate.subjectName,
+        thisUpdate: now,
+        nextUpdate: new Date(now.getTime() + CRL_VALIDITY_MS),
+        signingKey: pair.privateKey,
+        signingAlgorithm: signingAlgorithmOf(ca.key_algorithm),
+        extensions: [
+          ...(keyId ? [new x509.AuthorityKeyIdentifierExtension(keyId, false)] : []),
+          new x509.Extension(id_ce_cRLNumber, false, AsnConvert.serialize(new CRLNumber(Number(crlNumber)))),
+        ],
+        entries: entries.map((entry) => ({
+          serialNumber: entry.serial,
+          revocationDate: entry.revoked_at,
+          reason: x509.X509CrlReason[(entry.reason ?? 'unspecified') as keyof typeof x509.X509CrlReason],
+        })),
+      },
+      this.keys.crypto,
+    );
+    if (!(await crl.verify({ publicKey: caCertificate.publicKey }, this.keys.crypto))) {
+      throw new Error(`A CRL signed with ${ca.key_label} does not verify with the CA certificate`);
+    }
+    const published: PublishedCrl = {
+      crl_number: crlNumber,
+      der: Buffer.from(crl.rawData),
+      this_update: now,
+      next_update: new Date(now.getTime() + CRL_VALIDITY_MS),
+    };
+    await this.cas.publishCrl(ca.org_id, published, tx);
+    await this.audit.record(
+      {
+        org: ca.org_id,
+        actor: actor.name,
+        action: 'crl.publish',
+        target: ca.org_id,
+        outcome: 'success',
+        sourceAddress: actor.sourceAddress,
+        correlationId: actor.correlationId,
+        details: { crlNumber, entries: entries.length },
+      },
+      tx,
+    );
+    return published;
+  }
+
+  private async keyPair(ca: CaRow) {
+    const pair = await this.keys.findKeyPair(ca.key_label);
+    if (!pair) throw new Error(`The HSM holds no key labelled ${ca.key_label} for the CA of ${ca.org_id}`);
+    return pair;
+  }
+
+  private async require(orgId: string, active: boolean): Promise<CaRow> {
+    const ca = await this.cas.find(orgId);
+    if (!ca) throw this.noCa(orgId);
+    if (active && ca.status !== 'active') {
+      throw new DomainError(
+        'CONFLICT',
+        `The CA of "${orgId}" awaits its certificate: PUT /admin/v1/organizations/${orgId}/ca/certificate with the enterprise root's signature.`,
+      );
+    }
+    return ca;
+  }
+
+  private noCa(orgId: string): DomainError {
+    return notFound(`Organization "${orgId}" has no CA; create one with POST /admin/v1/organizations/${orgId}/ca.`);
+  }
+
+  pkiBaseUrl(orgId: string): string {
+    return `${this.config.publicBaseUrl}/pki/${orgId}`;
+  }
+}

@@ -1,0 +1,56 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Audited } from '@app/audit';
+import { Actor, ApiJsonBody, ApiPemBody, RequestActor, RequireAdministrator, parseBody, readPem, z } from '@app/common';
+import { CertificateAuthority } from '../certificate-authority.service';
+import { CaPresenter } from './ca.presenter';
+
+const createCaSchema = z
+  .object({
+    subject: z
+      .string()
+      .min(3)
+      .max(256)
+      .regex(/^[A-Za-z]+=/, 'must be a distinguished name such as "CN=Acme Issuing CA, O=Acme"')
+      .optional(),
+    keyAlgorithm: z.enum(['EC-P256', 'EC-P384', 'RSA-3072'], { message: 'must be EC-P256, EC-P384 or RSA-3072' }).optional(),
+    validityDays: z.number().int().min(1).max(36500).optional(),
+    mode: z.enum(['self-signed', 'subordinate'], { message: 'must be self-signed or subordinate' }).optional(),
+  })
+  .strict();
+
+/** The organization's issuing CA (CREDENTIAL-MANAGEMENT.md, "PKI"): one per organization, its key in the HSM. */
+@ApiTags('administration')
+@ApiBearerAuth()
+@RequireAdministrator('organization')
+@Controller('admin/v1/organizations/:org/ca')
+export class CaAdminController {
+  constructor(
+    private readonly authority: CertificateAuthority,
+    private readonly presenter: CaPresenter,
+  ) {}
+
+  @Get()
+  @ApiOperation({ summary: "The organization's CA: status, certificate (PEM) or, for a subordinate CA awaiting its certificate, the CSR" })
+  async get(@Param('org') org: string) {
+    return this.presenter.ca(await this.authority.get(org));
+  }
+
+  @Post()
+  @Audited('ca.create')
+  @ApiOperation({ summary: 'Create the CA: a key pair in the HSM, then a self-signed certificate, or a CSR for the enterprise root (subordinate)' })
+  @ApiJsonBody(createCaSchema, { keyAlgorithm: 'EC-P256', mode: 'self-signed' })
+  async create(@Param('org') org: string, @Body() body: unknown, @RequestActor() actor: Actor) {
+    const input = parseBody(createCaSchema, body ?? {});
+    return this.presenter.ca(await this.authority.create(org, input, actor));
+  }
+
+  @Put('certificate')
+  @HttpCode(200)
+  @Audited('ca.create')
+  @ApiOperation({ summary: "Install a subordinate CA's certificate signed by the enterprise root (PEM, chain after it)" })
+  @ApiPemBody()
+  async install(@Param('org') org: string, @Body() body: unknown, @RequestActor() actor: Actor) {
+    return this.presenter.ca(await this.authority.installCertificate(org, readPem(body), actor));
+  }
+}

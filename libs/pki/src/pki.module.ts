@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { CertificateAuthorityRepository } from './certificate-authority.repository';
+import { CertificateAuthority } from './certificate-authority.service';
+import { CaAdminController } from './http/ca-admin.controller';
+import { CaPresenter } from './http/ca.presenter';
+import { PkiPublicController } from './http/pki-public.controller';
+
+/** The organizations' issuing CAs, their certificates, CRLs and public endpoints (libs/pki/README.md). */
+@Module({
+  controllers: [CaAdminController, PkiPublicController],
+  providers: [CertificateAuthorityRepository, CertificateAuthority, CaPresenter],
+  exports: [CertificateAuthority],
+})
+export class PkiModule {}

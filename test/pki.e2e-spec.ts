@@ -1,0 +1,205 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CertificateAuthority, CertificateSubject } from '@app/pki';
+import { TestApp, createAdminAndPlainAccounts, createOrganization, createTestApp, platformAdminToken } from '@app/testing';
+
+const SYSTEM = { name: 'pki-suite' };
+
+/**
+ * The organization's issuing CA (Issue 13; CREDENTIAL-MANAGEMENT.md, "PKI"), proven with tools no
+ * one here wrote: openssl parses and verifies the CA certificate, the issued certificates and the
+ * CRLs, and makes the CSRs of every failure.
+ */
+describe('issuing CA', () => {
+  let t: TestApp;
+  let authority: CertificateAuthority;
+  let org: string;
+  let orgAdminToken: string;
+  let dir: string;
+  let caPem: string;
+
+  const openssl = (...args: string[]) => execFileSync('openssl', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const file = (name: string, content: string | Buffer) => {
+    const path = join(dir, name);
+    writeFileSync(path, content);
+    return path;
+  };
+  /** A CSR made by openssl req: a fresh key of `keyArgs`, the subject it asks for is ignored by the CA. */
+  const csr = (keyArgs: string[], digest = '-sha256') => {
+    const name = randomBytes(4).toString('hex');
+    openssl(
+      'req',
+      '-new',
+      '-newkey',
+      ...keyArgs,
+      '-nodes',
+      '-keyout',
+      join(dir, `${name}.key`),
+      '-out',
+      join(dir, `${name}.csr`),
+      '-subj',
+      '/CN=asks-for-anything',
+      digest,
+    );
+    return readFileSync(join(dir, `${name}.csr`), 'utf8');
+  };
+  const p256 = () => csr(['ec', '-pkeyopt', 'ec_paramgen_curve:P-256']);
+  const subject = (overrides: Partial<CertificateSubject> = {}): CertificateSubject => ({
+    userId: '7d444840-9dc0-11d1-b245-5ffdce74fad2',
+    userName: 'jane.doe',
+    displayName: 'Jane Doe',
+    email: 'jane.doe@example.com',
+    userPrincipalName: 'jane.doe@corp.example.com',
+    objectSid: 'S-1-5-21-1004336348-1177238915-682003330-512',
+    ...overrides,
+  });
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    authority = t.app.get(CertificateAuthority);
+    const admin = await platformAdminToken(t.http);
+    org = `pki_${randomBytes(3).toString('hex')}`;
+    await createOrganization(t.http, admin, org);
+    ({ orgAdminToken } = await createAdminAndPlainAccounts(t.http, admin, org));
+    dir = join(process.env.TEST_RUN_DIR!, `pki-${randomBytes(4).toString('hex')}`);
+    mkdirSync(dir, { recursive: true });
+  });
+  afterAll(() => t.close());
+
+  it('POST .../ca creates a self-signed CA whose key is in the HSM (201); a second is 409; GET shows it; ca.crt is public DER that openssl verifies', async () => {
+    const created = await t.http.post(`/admin/v1/organizations/${org}/ca`).auth(orgAdminToken, { type: 'bearer' }).send({ keyAlgorithm: 'EC-P256' });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({
+      status: 'active',
+      mode: 'self-signed',
+      keyAlgorithm: 'EC-P256',
+      keyLabel: `CA_KEY/${org}`,
+      subject: `CN=${org} Issuing CA`,
+    });
+    expect(created.body.certificate).toMatch(/^-----BEGIN CERTIFICATE-----/);
+    const again = await t.http.post(`/admin/v1/organizations/${org}/ca`).auth(orgAdminToken, { type: 'bearer' }).send({});
+    expect({ status: again.status, detail: again.body.detail }).toEqual({ status: 409, detail: expect.stringContaining('already has a CA') });
+    expect((await t.http.get(`/admin/v1/organizations/${org}/ca`).auth(orgAdminToken, { type: 'bearer' })).body.certificate).toBe(created.body.certificate);
+
+    const der = await t.bare.get(`/pki/${org}/ca.crt`).responseType('blob');
+    expect({ status: der.status, type: der.headers['content-type'] }).toEqual({ status: 200, type: 'application/pkix-cert' });
+    const caFile = file('ca.der', der.body as Buffer);
+    caPem = openssl('x509', '-inform', 'DER', '-in', caFile);
+    const caPemFile = file('ca.pem', caPem);
+    expect(openssl('verify', '-CAfile', caPemFile, caPemFile).trim()).toBe(`${caPemFile}: OK`);
+    const text = openssl('x509', '-in', caPemFile, '-noout', '-text');
+    expect(text).toContain('CA:TRUE');
+    expect(text).toMatch(/Certificate Sign, CRL Sign/);
+    expect((await t.bare.get(`/pki/nobody_${randomBytes(2).toString('hex')}/ca.crt`)).status).toBe(404);
+  });
+
+  it('issues the smart-card logon profile from an openssl CSR: openssl verifies it against ca.crt; subject and SANs come from the user', async () => {
+    const issued = await authority.issue(org, subject(), p256(), 'Acme Corp', SYSTEM);
+    expect(issued.serialNumber).toMatch(/^[0-7][0-9a-f]{39}$/);
+    const leafFile = file('leaf.pem', `-----BEGIN CERTIFICATE-----\n${issued.der.toString('base64')}\n-----END CERTIFICATE-----\n`);
+    const caFile = file('ca-verify.pem', caPem);
+    expect(openssl('verify', '-CAfile', caFile, leafFile).trim()).toBe(`${leafFile}: OK`);
+    expect(openssl('verify', '-CAfile', caFile, '-purpose', 'sslclient', leafFile).trim()).toBe(`${leafFile}: OK`);
+    const text = openssl('x509', '-in', leafFile, '-noout', '-text');
+    expect(text).toContain('Subject: CN = Jane Doe, O = Acme Corp');
+    expect(text).not.toContain('asks-for-anything');
+    expect(text).toMatch(/Basic Constraints: critical\s+CA:FALSE/);
+    expect(text).toMatch(/Key Usage: critical\s+Digital Signature/);
+    expect(text).toMatch(/TLS Web Client Authentication, Microsoft Smartcard Login, E-mail Protection/);
+    expect(text).toMatch(/othername: UPN(::|:)jane\.doe@corp\.example\.com/);
+    expect(text).toContain('email:jane.doe@example.com');
+    expect(text).toContain('1.3.6.1.4.1.311.25.2');
+    expect(text).toContain(`URI:https://api.example.test/pki/${org}/crl`);
+    expect(text).toContain(`OCSP - URI:https://api.example.test/pki/${org}/ocsp`);
+    expect(text).toContain(`CA Issuers - URI:https://api.example.test/pki/${org}/ca.crt`);
+    expect(text).toContain('Subject Key Identifier');
+    expect(text).toContain('Authority Key Identifier');
+    expect(text).toContain('Signature Algorithm: ecdsa-with-SHA256');
+  });
+
+  it('refuses bad CSRs with the code first: CSR_INVALID, CSR_POP_INVALID, CSR_KEY_POLICY (curve, RSA size, SHA-1), CSR_KEY_REUSED', async () => {
+    const refuse = (input: string | Buffer) => authority.issue(org, subject(), input, 'Acme Corp', SYSTEM);
+    await expect(refuse('not a csr')).rejects.toMatchObject({ code: 'INVALID_VALUE', detail: expect.stringMatching(/^CSR_INVALID: /) });
+    await expect(refuse('x'.repeat(17 * 1024))).rejects.toMatchObject({ detail: expect.stringMatching(/^CSR_INVALID: .*16 KiB/) });
+    // A valid CSR whose signature is altered: possession of the key is not proven.
+    const good = Buffer.from(
+      p256()
+        .replace(/-----[^-]+-----/g, '')
+        .replace(/\s/g, ''),
+      'base64',
+    );
+    good[good.length - 5] ^= 0xff;
+    await expect(refuse(good)).rejects.toMatchObject({ detail: expect.stringMatching(/^CSR_POP_INVALID: /) });
+    await expect(refuse(csr(['ec', '-pkeyopt', 'ec_paramgen_curve:P-521']))).rejects.toMatchObject({ detail: expect.stringMatching(/^CSR_KEY_POLICY: /) });
+    await expect(refuse(csr(['rsa:1024']))).rejects.toMatchObject({ detail: expect.stringMatching(/^CSR_KEY_POLICY: RSA 1024/) });
+    await expect(refuse(csr(['ec', '-pkeyopt', 'ec_paramgen_curve:P-256'], '-sha1'))).rejects.toMatchObject({
+      detail: expect.stringMatching(/^CSR_KEY_POLICY: .*SHA-1/),
+    });
+    const once = p256();
+    await refuse(once);
+    await expect(refuse(once)).rejects.toMatchObject({ detail: expect.stringMatching(/^CSR_KEY_REUSED: /) });
+    // RSA 2048 is accepted, with keyEncipherment.
+    const rsa = await refuse(csr(['rsa:2048']));
+    const text = openssl('x509', '-inform', 'DER', '-in', file('rsa.der', rsa.der), '-noout', '-text');
+    expect(text).toMatch(/Key Usage: critical\s+Digital Signature, Key Encipherment/);
+  });
+
+  it('parallel issuance never repeats a serial, and one public key is certified once even when asked twice at the same time', async () => {
+    const csrs = Array.from({ length: 12 }, p256);
+    const issued = await Promise.all(csrs.map((c) => authority.issue(org, subject(), c, 'Acme Corp', SYSTEM)));
+    expect(new Set(issued.map((i) => i.serialNumber)).size).toBe(12);
+    const same = p256();
+    const outcomes = await Promise.allSettled([1, 2, 3].map(() => authority.issue(org, subject(), same, 'Acme Corp', SYSTEM)));
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+  });
+
+  it('revoke, hold and release go onto the CRL at once: openssl reads entries, reasons, increasing CRL numbers and a valid signature', async () => {
+    const caFile = file('ca-crl.pem', caPem);
+    const read = async () => {
+      const response = await t.bare.get(`/pki/${org}/crl`).responseType('blob');
+      expect({ status: response.status, type: response.headers['content-type'] }).toEqual({ status: 200, type: 'application/pkix-crl' });
+      const path = file(`crl-${randomBytes(3).toString('hex')}.der`, response.body as Buffer);
+      const text = openssl('crl', '-inform', 'DER', '-in', path, '-noout', '-text');
+      const verified = execFileSync('openssl', ['crl', '-inform', 'DER', '-in', path, '-CAfile', caFile, '-noout'], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      return { text, etag: response.headers.etag as string, number: Number(/X509v3 CRL Number:\s*\n?\s*(\d+)/.exec(text)?.[1]), verified };
+    };
+    const first = await read();
+    const lost = await authority.issue(org, subject(), p256(), 'Acme Corp', SYSTEM);
+    const held = await authority.issue(org, subject(), p256(), 'Acme Corp', SYSTEM);
+    await authority.revoke(org, lost.serialNumber, 'keyCompromise', SYSTEM);
+    await authority.hold(org, held.serialNumber, SYSTEM);
+    const second = await read();
+    expect(second.number).toBeGreaterThan(first.number);
+    expect(second.etag).not.toBe(first.etag);
+    expect(second.text).toContain('Version 2 (0x1)');
+    expect(second.text).toContain('X509v3 Authority Key Identifier');
+    expect(second.text).toMatch(/Next Update: /);
+    expect(second.text.toUpperCase()).toContain(lost.serialNumber.toUpperCase());
+    expect(second.text).toContain('Key Compromise');
+    expect(second.text.toUpperCase()).toContain(held.serialNumber.toUpperCase());
+    expect(second.text).toContain('Certificate Hold');
+    await authority.release(org, held.serialNumber, SYSTEM);
+    const third = await read();
+    expect(third.number).toBeGreaterThan(second.number);
+    expect(third.text.toUpperCase()).not.toContain(held.serialNumber.toUpperCase());
+    expect(third.text.toUpperCase()).toContain(lost.serialNumber.toUpperCase());
+    await expect(authority.release(org, lost.serialNumber, SYSTEM)).rejects.toMatchObject({ code: 'CONFLICT' });
+    const notModified = await t.bare.get(`/pki/${org}/crl`).set('If-None-Match', third.etag);
+    expect(notModified.status).toBe(304);
+    const events = await t.db.query<{ code: number }>('SELECT code FROM audit_events WHERE org_id = $1 ORDER BY id', [org]);
+    for (const code of [60001, 60002, 60003, 60004, 60005, 60006]) expect(events.rows.map((r) => r.code)).toContain(code);
+  });
+
+  it('issuing without a CA is a 409 saying how to create one', async () => {
+    const other = `pki_none_${randomBytes(2).toString('hex')}`;
+    await expect(authority.issue(other, subject(), p256(), 'Nobody', SYSTEM)).rejects.toMatchObject({
+      code: 'CONFLICT',
+      detail: expect.stringContaining(`POST /admin/v1/organizations/${other}/ca`),
+    });
+  });
+});
