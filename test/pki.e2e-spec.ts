@@ -195,6 +195,76 @@ describe('issuing CA', () => {
     for (const code of [60001, 60002, 60003, 60004, 60005, 60006]) expect(events.rows.map((r) => r.code)).toContain(code);
   });
 
+  it('OCSP by POST and GET: good, revoked with time and reason, held, unknown; the nonce is echoed and openssl verifies the signature', async () => {
+    const caFile = file('ca-ocsp.pem', caPem);
+    const leafOf = (der: Buffer) =>
+      file(`leaf-${randomBytes(3).toString('hex')}.pem`, `-----BEGIN CERTIFICATE-----\n${der.toString('base64')}\n-----END CERTIFICATE-----\n`);
+    const good = leafOf((await authority.issue(org, subject(), p256(), 'Acme Corp', SYSTEM)).der);
+    const stolen = await authority.issue(org, subject(), p256(), 'Acme Corp', SYSTEM);
+    await authority.revoke(org, stolen.serialNumber, 'keyCompromise', SYSTEM);
+    const held = await authority.issue(org, subject(), p256(), 'Acme Corp', SYSTEM);
+    await authority.hold(org, held.serialNumber, SYSTEM);
+    const ask = async (leaf: string, method: 'post' | 'get') => {
+      const requestFile = join(dir, `req-${randomBytes(3).toString('hex')}.der`);
+      openssl('ocsp', '-issuer', caFile, '-cert', leaf, '-reqout', requestFile);
+      const request = readFileSync(requestFile);
+      const response =
+        method === 'post'
+          ? await t.bare.post(`/pki/${org}/ocsp`).set('Content-Type', 'application/ocsp-request').send(request).responseType('blob')
+          : await t.bare.get(`/pki/${org}/ocsp/${encodeURIComponent(request.toString('base64'))}`).responseType('blob');
+      expect({ status: response.status, type: response.headers['content-type'] }).toEqual({ status: 200, type: 'application/ocsp-response' });
+      const responseFile = file(`resp-${randomBytes(3).toString('hex')}.der`, response.body as Buffer);
+      // The nonce the request carried is the nonce the response carries.
+      const nonceOf = (text: string) => /OCSP Nonce:\s*\n\s*([0-9A-F]+)/.exec(text)?.[1];
+      const sent = nonceOf(openssl('ocsp', '-reqin', requestFile, '-req_text'));
+      // -no_nonce: openssl checks status and signature against a request it rebuilds from -cert; the echo is compared here.
+      const answer = execFileSync(
+        'openssl',
+        ['ocsp', '-respin', responseFile, '-issuer', caFile, '-cert', leaf, '-CAfile', caFile, '-no_nonce', '-resp_text'],
+        {
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      expect(sent).toMatch(/^[0-9A-F]{20,}$/);
+      expect(nonceOf(answer)).toBe(sent);
+      return answer;
+    };
+    const goodAnswer = await ask(good, 'post');
+    expect(goodAnswer).toContain(`${good}: good`);
+    expect(await ask(good, 'get')).toContain(`${good}: good`);
+    const revoked = await ask(leafOf(stolen.der), 'post');
+    expect(revoked).toMatch(/: revoked/);
+    expect(revoked).toContain('Reason: keyCompromise');
+    expect(revoked).toMatch(/Revocation Time: /);
+    expect(await ask(leafOf(held.der), 'get')).toContain('Reason: certificateHold');
+    // A certificate of another issuer with this CA's name and key hashes: a serial it never issued is unknown.
+    const otherKey = join(dir, 'other.key');
+    const stranger = join(dir, 'stranger.pem');
+    openssl(
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-keyout',
+      otherKey,
+      '-out',
+      stranger,
+      '-subj',
+      '/CN=stranger',
+      '-days',
+      '1',
+    );
+    const unknown = await ask(stranger, 'post');
+    expect(unknown).toMatch(/: unknown/);
+    const malformed = await t.bare.post(`/pki/${org}/ocsp`).set('Content-Type', 'application/ocsp-request').send(Buffer.from('not der')).responseType('blob');
+    expect(malformed.status).toBe(200);
+    expect(openssl('ocsp', '-respin', file('malformed.der', malformed.body as Buffer), '-resp_text', '-noverify')).toContain('malformedrequest');
+  });
+
   it('issuing without a CA is a 409 saying how to create one', async () => {
     const other = `pki_none_${randomBytes(2).toString('hex')}`;
     await expect(authority.issue(other, subject(), p256(), 'Nobody', SYSTEM)).rejects.toMatchObject({

@@ -45,6 +45,8 @@ export async function configureApp(app: NestFastifyApplication, config: AppConfi
   const jsonParser = fastify.getDefaultJsonParser('error', 'error');
   // SCIM and the vendor media types are JSON (DECISIONS 6).
   fastify.addContentTypeParser(/^application\/[\w.-]+\+json(\s*;.*)?$/i, { parseAs: 'string' }, jsonParser);
+  // OCSP requests are binary DER (RFC 6960 appendix A).
+  fastify.addContentTypeParser('application/ocsp-request', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
   // PEM uploads (DECISIONS 11), and anything else as text, so that handlers can say what is wrong.
   fastify.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
 

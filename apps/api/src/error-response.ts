@@ -112,7 +112,7 @@ function asClientError(error: unknown): { status: number; detail: string; scimTy
     case 'FST_ERR_BAD_URL':
       return { status: 400, detail: 'The path is not valid percent-encoded UTF-8; encode each path segment with encodeURIComponent.' };
     case 'FST_ERR_MAX_PARAM_LENGTH':
-      return { status: 414, detail: 'A path parameter is longer than 100 characters, longer than any id; check the path.' };
+      return { status: 414, detail: 'A path parameter is longer than 1,024 characters, longer than any id; check the path.' };
   }
   if (error instanceof SyntaxError || fastify?.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
     return { status: 400, detail: 'The body is not valid JSON.', scimType: 'invalidSyntax' };

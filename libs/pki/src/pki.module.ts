@@ -4,11 +4,12 @@ import { CertificateAuthority } from './certificate-authority.service';
 import { CaAdminController } from './http/ca-admin.controller';
 import { CaPresenter } from './http/ca.presenter';
 import { PkiPublicController } from './http/pki-public.controller';
+import { OcspResponder } from './ocsp-responder';
 
 /** The organizations' issuing CAs, their certificates, CRLs and public endpoints (libs/pki/README.md). */
 @Module({
   controllers: [CaAdminController, PkiPublicController],
-  providers: [CertificateAuthorityRepository, CertificateAuthority, CaPresenter],
+  providers: [CertificateAuthorityRepository, CertificateAuthority, CaPresenter, OcspResponder],
   exports: [CertificateAuthority],
 })
 export class PkiModule {}

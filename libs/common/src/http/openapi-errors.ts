@@ -39,7 +39,7 @@ const MEANING: Record<string, string> = {
   '409': 'The change conflicts with the current state (uniqueness, lifecycle); the detail says which.',
   '412': 'If-Match does not match the current version.',
   '413': 'The body is larger than 1 MiB.',
-  '414': 'A path parameter is longer than any id (more than 100 characters).',
+  '414': 'A path parameter is longer than any id (more than 1,024 characters).',
   '415': 'The Content-Type is not one this route reads.',
   '429': 'Too many failed authentications from this address or for this identity; Retry-After says when to retry.',
   '500': 'An unexpected error; the detail quotes the correlation id to report.',

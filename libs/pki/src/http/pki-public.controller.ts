@@ -1,7 +1,9 @@
-import { Controller, Get, Headers, Param, Res } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Param, Post, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { Public } from '@app/common';
+import { NotAudited } from '@app/audit';
+import { DomainError, PathFormats, Public } from '@app/common';
+import { OcspResponder } from '../ocsp-responder';
 import { CertificateAuthority } from '../certificate-authority.service';
 
 /**
@@ -10,9 +12,13 @@ import { CertificateAuthority } from '../certificate-authority.service';
  */
 @ApiTags('pki')
 @Public()
+@PathFormats({ request: 'ocspRequest' })
 @Controller('pki/:org')
 export class PkiPublicController {
-  constructor(private readonly authority: CertificateAuthority) {}
+  constructor(
+    private readonly authority: CertificateAuthority,
+    private readonly ocsp: OcspResponder,
+  ) {}
 
   @Get('ca.crt')
   @ApiOperation({ summary: "The organization's CA certificate (DER)" })
@@ -38,5 +44,23 @@ export class PkiPublicController {
     }
     reply.header('Content-Type', 'application/pkix-crl');
     return crl.der;
+  }
+
+  @Post('ocsp')
+  @HttpCode(200)
+  @NotAudited('an OCSP answer changes nothing')
+  @ApiOperation({ summary: 'RFC 6960 OCSP (POST, Content-Type application/ocsp-request): good, revoked with time and reason, or unknown; nonce echoed' })
+  async ocspPost(@Param('org') org: string, @Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
+    if (!Buffer.isBuffer(body)) throw new DomainError('INVALID_VALUE', 'Send the DER OCSP request with Content-Type application/ocsp-request.');
+    reply.header('Content-Type', 'application/ocsp-response').header('Cache-Control', 'no-store');
+    return this.ocsp.respond(org, body);
+  }
+
+  @Get('ocsp/:request')
+  @ApiOperation({ summary: 'RFC 6960 OCSP by GET: the DER request in base64 (URL-encoded) or base64url in the path' })
+  async ocspGet(@Param('org') org: string, @Param('request') request: string, @Res({ passthrough: true }) reply: FastifyReply) {
+    const der = Buffer.from(decodeURIComponent(request).replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+    reply.header('Content-Type', 'application/ocsp-response').header('Cache-Control', 'public, max-age=60');
+    return this.ocsp.respond(org, der);
   }
 }
