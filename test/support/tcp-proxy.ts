@@ -8,14 +8,13 @@ import { Server, Socket, createConnection, createServer } from 'node:net';
 export class TcpProxy {
   private readonly sockets = new Set<Socket>();
   private open = true;
+  private server!: Server;
+  port = 0;
 
-  private constructor(
-    private readonly server: Server,
-    readonly port: number,
-  ) {}
+  private constructor() {}
 
   static async start(targetHost: string, targetPort: number): Promise<TcpProxy> {
-    let proxy!: TcpProxy;
+    const proxy = new TcpProxy();
     const server = createServer((client) => {
       if (!proxy.open) {
         client.resetAndDestroy();
@@ -32,7 +31,8 @@ export class TcpProxy {
       upstream.on('close', () => client.destroy());
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    proxy = new TcpProxy(server, (server.address() as { port: number }).port);
+    proxy.server = server;
+    proxy.port = (server.address() as { port: number }).port;
     return proxy;
   }
 
