@@ -7,3 +7,4 @@ export * from './permission-probes';
 export * from './assertions';
 export * from './routes';
 export * from './tcp-proxy';
+export * from './service-process';
