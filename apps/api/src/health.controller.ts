@@ -24,12 +24,9 @@ export class HealthController {
 
   @Get('ready')
   async ready(@Res({ passthrough: true }) reply: FastifyReply) {
-    const checks = {
-      database: (await this.db.ping()) ? 'ok' : 'down',
-      hsm: this.signer.isReady() ? 'ok' : 'down',
-      // Red first on SIGTERM, so that the load balancer stops sending before the server stops accepting.
-      shutdown: this.shutdown.closing ? 'closing' : 'no',
-    };
+    const checks: Record<string, string> = { database: (await this.db.ping()) ? 'ok' : 'down', hsm: this.signer.isReady() ? 'ok' : 'down' };
+    // Red first on SIGTERM, so that the load balancer stops sending before the server stops accepting.
+    if (this.shutdown.closing) checks.shutdown = 'closing';
     const ready = checks.database === 'ok' && checks.hsm === 'ok' && !this.shutdown.closing;
     reply.status(ready ? 200 : 503);
     if (!ready) reply.header('Retry-After', '5');
