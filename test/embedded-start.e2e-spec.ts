@@ -1,60 +1,14 @@
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { request as httpsRequest } from 'node:https';
 import type { SecureVersion, TLSSocket } from 'node:tls';
 import { dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { APPLICATION_HEADERS, freePort, startService, stopAllServices, stopService, waitReady } from '@app/testing';
 
 const ROOT = resolve(__dirname, '..');
-const MAIN = join(ROOT, 'dist/apps/api/src/main.js');
-const APPLICATION_HEADERS = { 'Application-ID': 'com.example.start-test', 'Application-Version': '1.0' };
-/** Every service started here, so that none outlives a failed assertion. */
-const started: ChildProcess[] = [];
-
-interface Service {
-  process: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer().once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
-}
-
-function start(env: Record<string, string>): Service {
-  const child = spawn(process.execPath, [MAIN], { cwd: ROOT, env: { PATH: process.env.PATH!, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  started.push(child);
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
-  return { process: child, output: () => output, exited };
-}
-
-async function waitReady(base: string, service: Service): Promise<void> {
-  for (let i = 0; i < 120; i++) {
-    if (service.process.exitCode !== null) throw new Error(`service exited: ${service.output()}`);
-    try {
-      if ((await fetch(`${base}/health/ready`)).status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`service not ready: ${service.output()}`);
-}
-
-async function stop(service: Service): Promise<number | null> {
-  service.process.kill('SIGTERM');
-  return service.exited;
-}
+const start = startService;
+const stop = stopService;
 
 /**
  * The README's start path as a real process: no DATABASE_URL and no PKCS11_MODULE, so the service
@@ -85,10 +39,7 @@ describe('start on the embedded defaults', () => {
   });
 
   afterAll(async () => {
-    for (const child of started.filter((c) => c.exitCode === null && c.signalCode === null)) {
-      child.kill('SIGTERM');
-      await new Promise((done) => child.once('exit', done));
-    }
+    await stopAllServices();
   });
 
   it('starts, bootstraps once, serves tokens, stops gracefully, and keeps tokens valid across a restart', async () => {

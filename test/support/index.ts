@@ -6,3 +6,5 @@ export * from './permission-table';
 export * from './permission-probes';
 export * from './assertions';
 export * from './routes';
+export * from './tcp-proxy';
+export * from './service-process';

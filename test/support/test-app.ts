@@ -111,6 +111,8 @@ export async function createTestApp(
   await app.init();
   await app.getHttpAdapter().getInstance().ready();
   const db = new Client({ connectionString: databaseUrl });
+  // A chaos test may cut the database under it; the suite's own client must not crash the run.
+  db.on('error', () => undefined);
   await db.connect();
   return {
     app,

@@ -13,6 +13,7 @@ import { HsmModule, HsmModuleOptions, openSoftHsmDirectory, provisionSoftHsmToke
 import { LOGGER, Logger, Metrics, ObservabilityModule } from '@app/observability';
 import { PersistenceModule } from '@app/persistence';
 import { HealthController } from './health.controller';
+import { ShutdownState } from './shutdown';
 
 /**
  * The embedded SoftHSM2 token and JWT_KEY under DATA_DIR, made once per start by the primary (or the
@@ -71,6 +72,7 @@ export class AppModule {
         PkiModule,
       ],
       controllers: [HealthController],
+      providers: [ShutdownState],
     };
   }
 }

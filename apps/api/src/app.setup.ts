@@ -7,6 +7,7 @@ import { ResourceETagInterceptor, declareErrorResponses } from '@app/common';
 import { AppConfig } from '@app/config';
 import { Loggers, Metrics } from '@app/observability';
 import { toErrorResponse } from './error-response';
+import { ServiceClosingError, ShutdownState } from './shutdown';
 import { HttpExceptionFilter } from './http-exception.filter';
 
 /** DECISIONS 6: bodies larger than 1 MiB are refused with 413. */
@@ -25,6 +26,8 @@ export function createAdapter(config: AppConfig): FastifyAdapter {
       : {}),
     // Errors the router raises before any route runs (a path that is not UTF-8, a parameter longer
     // than any id) leave in the route family's error format too, not Fastify's own.
+    // While shutting down, the onRequest hook below answers in the family's format instead.
+    return503OnClosing: false,
     frameworkErrors: (error: Error, request: FastifyRequest, reply: FastifyReply) => {
       const answer = toErrorResponse(error, request.url, String(request.id));
       void reply.code(answer.status).headers(answer.headers).send(answer.body);
@@ -50,8 +53,14 @@ export async function configureApp(app: NestFastifyApplication, config: AppConfi
   // PEM uploads (DECISIONS 11), and anything else as text, so that handlers can say what is wrong.
   fastify.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
 
+  const shutdown = app.get(ShutdownState);
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Correlation-ID', request.id).header('X-Content-Type-Options', 'nosniff');
+    if (shutdown.closing && !request.url.startsWith('/health/')) {
+      const answer = toErrorResponse(new ServiceClosingError(), request.url, String(request.id));
+      void reply.code(answer.status).headers(answer.headers).header('Connection', 'close').send(answer.body);
+      return;
+    }
     if (config.tlsCertFile) reply.header('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
     done();
   });

@@ -1,6 +1,8 @@
 import { HttpException } from '@nestjs/common';
 import { DomainError, ErrorCode, OAuthError, routeFamilyOf, scimError } from '@app/common';
 import { SignerUnavailableError } from '@app/hsm';
+import { DatabaseUnavailableError } from '@app/persistence';
+import { ServiceClosingError } from './shutdown';
 
 export interface ErrorResponse {
   status: number;
@@ -17,9 +19,14 @@ export interface ErrorResponse {
 export function toErrorResponse(error: unknown, url: string, correlationId: string): ErrorResponse & { unexpected: boolean } {
   const oauthRoute = routeFamilyOf(url).oauthErrors;
   if (error instanceof OAuthError) return { ...oauth(error), unexpected: false };
-  if (error instanceof SignerUnavailableError) {
-    // DECISIONS 12: the HSM is unreachable; the signer reconnects by itself.
-    const unavailable = new OAuthError('temporarily_unavailable', 'Token signing is temporarily unavailable; retry shortly.', 503, {
+  if (error instanceof SignerUnavailableError || error instanceof DatabaseUnavailableError || error instanceof ServiceClosingError) {
+    // DECISIONS 12: the HSM (or the database) is unreachable; the signer and the pool reconnect by
+    // themselves. Or this instance is shutting down and another will answer.
+    const description =
+      error instanceof ServiceClosingError
+        ? error.message
+        : `${error instanceof SignerUnavailableError ? 'Token signing' : 'The database'} is temporarily unavailable; retry shortly.`;
+    const unavailable = new OAuthError('temporarily_unavailable', description, 503, {
       'Retry-After': String(error.retryAfterSeconds),
     });
     if (oauthRoute) return { ...oauth(unavailable), unexpected: false };

@@ -7,6 +7,7 @@ import { Metrics, PinoNestLogger, createLoggers } from '@app/observability';
 import { AppModule } from './app.module';
 import { configureApp, createAdapter } from './app.setup';
 import { runClusterPrimary } from './cluster-primary';
+import { ShutdownState } from './shutdown';
 
 /** How long in-flight requests and the shutdown hooks may take after SIGTERM. */
 const SHUTDOWN_DEADLINE_MS = 15_000;
@@ -40,6 +41,8 @@ async function bootstrap(): Promise<void> {
     process.on(signal, () => {
       if (closing) return;
       closing = true;
+      // Readiness red and new requests 503 first; then the server stops accepting and drains.
+      app.get(ShutdownState).closing = true;
       logger.info({ signal }, 'shutting down');
       // A dependency that never answers (a vanished database) must not keep the process alive.
       setTimeout(() => {

@@ -18,7 +18,9 @@ export function dataSourceOptions(target: string | PostgresConnection, poolSize 
     migrationsTableName: 'schema_migrations',
     entities: [],
     logging: false,
-    extra: { max: poolSize, application_name: 'credential-platform' },
+    // A database that does not answer must not hold requests for ever: a connection is had within
+    // 3 s or the request answers 503 (DatabaseUnavailableError).
+    extra: { max: poolSize, application_name: 'credential-platform', connectionTimeoutMillis: 3000 },
   };
 }
 

@@ -1,6 +1,7 @@
 import type { Pool, PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
+import { DatabaseUnavailableError, connectionFailureOf } from './database-unavailable';
 
 /**
  * A statement PostgreSQL parses and plans once per connection and then reuses: for the queries on
@@ -28,6 +29,10 @@ export interface Transaction {
  */
 export class Database {
   readonly pool: Pool;
+  /** Since when the database has been unreachable; undefined while it answers. */
+  private downSince: Date | undefined;
+  /** Told once per change of state (down, back), never once per request. */
+  onAvailabilityChange: (state: { available: boolean; reason?: string; downForMs?: number }) => void = () => undefined;
 
   constructor(readonly dataSource: DataSource) {
     this.pool = (dataSource.driver as PostgresDriver).master as Pool;
@@ -38,23 +43,55 @@ export class Database {
 
   async query<T = Record<string, unknown>>(sql: string | PreparedStatement, parameters: unknown[] = [], tx?: Transaction): Promise<T[]> {
     const client = tx?.client ?? this.pool;
-    const result = typeof sql === 'string' ? await client.query(sql, parameters) : await client.query({ name: sql.name, text: sql.text, values: parameters });
-    return result.rows as T[];
+    try {
+      const result = typeof sql === 'string' ? await client.query(sql, parameters) : await client.query({ name: sql.name, text: sql.text, values: parameters });
+      if (this.downSince) this.markUp();
+      return result.rows as T[];
+    } catch (error) {
+      throw this.classify(error);
+    }
   }
 
   async transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
+    let client: PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      throw this.classify(error);
+    }
+    let broken: unknown;
     try {
       await client.query('BEGIN');
       const result = await work({ client });
       await client.query('COMMIT');
+      if (this.downSince) this.markUp();
       return result;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
+      const classified = this.classify(error);
+      if (classified instanceof DatabaseUnavailableError) broken = classified;
+      throw classified;
     } finally {
-      client.release();
+      // A connection that failed is destroyed rather than returned to the pool for the next request.
+      client.release(broken instanceof Error ? broken : undefined);
     }
+  }
+
+  /** A connection failure becomes DatabaseUnavailableError (503 + Retry-After) and marks the outage; anything else passes unchanged. */
+  private classify(error: unknown): unknown {
+    const reason = connectionFailureOf(error);
+    if (reason === undefined) return error;
+    if (!this.downSince) {
+      this.downSince = new Date();
+      this.onAvailabilityChange({ available: false, reason });
+    }
+    return error instanceof DatabaseUnavailableError ? error : new DatabaseUnavailableError(reason);
+  }
+
+  private markUp(): void {
+    const downForMs = Date.now() - this.downSince!.getTime();
+    this.downSince = undefined;
+    this.onAvailabilityChange({ available: true, downForMs });
   }
 
   /**
@@ -72,9 +109,10 @@ export class Database {
     }
   }
 
+  /** For readiness: a round trip, which also ends a recorded outage. */
   async ping(): Promise<boolean> {
     try {
-      await this.pool.query('SELECT 1');
+      await this.query('SELECT 1');
       return true;
     } catch {
       return false;

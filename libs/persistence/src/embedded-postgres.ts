@@ -1,6 +1,6 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdirSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Client } from 'pg';
 import { EmbeddedPostgresError, PostgresUser, placeEmbeddedPostgres } from './embedded-postgres-placement';
@@ -56,18 +56,39 @@ export async function startEmbeddedPostgres(options: {
   }
   const locale = messageLocale();
   if (!existsSync(join(clusterDir, 'PG_VERSION'))) await initdb({ binDir, clusterDir, runAs, locale, password: options.password, onLog: options.onLog });
+  await stopStaleServer(clusterDir, options.onWarning);
+  const serverOptions = {
+    binDir,
+    clusterDir,
+    runAs,
+    locale,
+    onLog: options.onLog,
+    // Private to this service: loopback TCP, and a Unix socket in the cluster's directory, which the service
+    // uses because a round trip over it costs far less CPU than over loopback TCP (measured).
+    args: ['-p', String(options.port), '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${clusterDir}`, '-c', 'max_connections=200'],
+  };
   let server: RunningServer;
+  let stopping = false;
+  // A server that dies under the service (killed, crashed) is started again, so that the service
+  // recovers by itself: requests answer 503 meanwhile (DatabaseUnavailableError), never a 500.
+  const restart = async (attempt: number): Promise<void> => {
+    if (stopping) return;
+    options.onWarning?.(`The embedded PostgreSQL in ${clusterDir} stopped unexpectedly; starting it again (attempt ${attempt}).`);
+    await new Promise((resolve) => setTimeout(resolve, Math.min(attempt, 5) * 500));
+    if (stopping) return;
+    try {
+      server = supervise(await startServer(serverOptions));
+      options.onWarning?.(`The embedded PostgreSQL in ${clusterDir} is running again.`);
+    } catch {
+      await restart(attempt + 1);
+    }
+  };
+  const supervise = (running: RunningServer): RunningServer => {
+    void running.died.then(() => restart(1));
+    return running;
+  };
   try {
-    server = await startServer({
-      binDir,
-      clusterDir,
-      runAs,
-      locale,
-      onLog: options.onLog,
-      // Private to this service: loopback TCP, and a Unix socket in the cluster's directory, which the service
-      // uses because a round trip over it costs far less CPU than over loopback TCP (measured).
-      args: ['-p', String(options.port), '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${clusterDir}`, '-c', 'max_connections=200'],
-    });
+    server = supervise(await startServer(serverOptions));
   } catch (error) {
     throw new Error(
       `Embedded PostgreSQL did not start on 127.0.0.1:${options.port} with data in ${clusterDir}: ${(error as Error).message}. ` +
@@ -88,8 +109,51 @@ export async function startEmbeddedPostgres(options: {
     connection: { host: clusterDir, port: options.port, username: 'postgres', password: options.password, database: DATABASE },
     url: `postgresql://postgres:${password}@127.0.0.1:${options.port}/${DATABASE}`,
     socketUrl: `postgresql://postgres:${password}@localhost:${options.port}/${DATABASE}?host=${encodeURIComponent(clusterDir)}`,
-    stop: () => server.stop(),
+    stop: () => {
+      stopping = true;
+      return server.stop();
+    },
   };
+}
+
+/**
+ * A postmaster left running by a service that was killed (kill -9 leaves its child behind, orphaned)
+ * holds the cluster's postmaster.pid, and the next start would fail. Such an orphan (its parent is
+ * gone: reparented to init or a subreaper that is not this service) is stopped with a fast shutdown
+ * and the start goes on; a postmaster still owned by a running service means another instance uses
+ * this DATA_DIR, and the start stops with one sentence saying so.
+ */
+async function stopStaleServer(clusterDir: string, onWarning?: (message: string) => void): Promise<void> {
+  const pidFile = join(clusterDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return;
+  const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+  const command = (target: number) => {
+    try {
+      return readFileSync(`/proc/${target}/cmdline`, 'utf8').split('\0').join(' ');
+    } catch {
+      return undefined;
+    }
+  };
+  const cmdline = Number.isInteger(pid) && pid > 0 ? command(pid) : undefined;
+  // No such process, or not a postgres of this cluster: the file is stale and postgres itself ignores it.
+  if (!cmdline?.includes('postgres') || !cmdline.includes(clusterDir)) return;
+  const parent = Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[1]);
+  const parentCommand = command(parent) ?? '';
+  if (parent !== 1 && parentCommand.includes('main.js')) {
+    throw new EmbeddedPostgresError(
+      `The embedded PostgreSQL in ${clusterDir} belongs to a service that is still running (process ${parent}): ` +
+        'another instance uses this DATA_DIR. Stop it first, or give this one its own DATA_DIR.',
+    );
+  }
+  onWarning?.(`A PostgreSQL (process ${pid}) left running by a service that was killed holds ${clusterDir}; stopping it before starting.`);
+  process.kill(pid, 'SIGINT');
+  for (let i = 0; i < 100; i++) {
+    if (command(pid) === undefined) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new EmbeddedPostgresError(
+    `The PostgreSQL (process ${pid}) left running on ${clusterDir} by a killed service did not stop within 10 s; stop it (kill ${pid}) and start again.`,
+  );
 }
 
 interface ServerOptions {
@@ -129,6 +193,8 @@ async function initdb(options: ServerOptions & { password: string }): Promise<vo
 
 interface RunningServer {
   stop(): Promise<void>;
+  /** Settles when the server exits without being asked to stop. */
+  died: Promise<void>;
 }
 
 /** The postmaster as a child process; answers once it accepts connections. */
@@ -141,15 +207,21 @@ function startServer(options: ServerOptions & { args: string[] }): Promise<Runni
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  let asked = false;
   // A process that exits without stopping its server (process.exit after a failed start) still stops it.
   const stopOnExit = () => child.kill('SIGINT');
   process.once('exit', stopOnExit);
   const server: RunningServer = {
     async stop() {
+      asked = true;
       process.removeListener('exit', stopOnExit);
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
       await exited;
     },
+    died: exited.then(() => {
+      if (asked) return new Promise<void>(() => undefined);
+      process.removeListener('exit', stopOnExit);
+    }),
   };
   return new Promise((done, fail) => {
     let output = '';

@@ -6,3 +6,4 @@ export * from './change-feed';
 export * from './group-commit';
 export * from './feed-cache';
 export { EmbeddedPostgresError } from './embedded-postgres-placement';
+export * from './database-unavailable';

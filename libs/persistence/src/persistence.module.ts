@@ -49,7 +49,17 @@ const EMBEDDED = Symbol('EMBEDDED_POSTGRES');
         return dataSource;
       },
     },
-    { provide: Database, inject: [DataSource], useFactory: (dataSource: DataSource) => new Database(dataSource) },
+    {
+      provide: Database,
+      inject: [DataSource, LOGGER],
+      useFactory: (dataSource: DataSource, logger: Logger) => {
+        const db = new Database(dataSource);
+        // One line per change of state, not one stack trace per request (Issue 15 item 2).
+        db.onAvailabilityChange = ({ available, reason, downForMs }) =>
+          available ? logger.warn({ downForMs }, 'database reachable again') : logger.error({ reason }, 'database unreachable; answering 503 until it returns');
+        return db;
+      },
+    },
     {
       provide: ChangeFeed,
       inject: [Database],
