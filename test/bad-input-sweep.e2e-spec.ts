@@ -121,6 +121,8 @@ describe('bad-input sweep over the OpenAPI document', () => {
         return 'com.example.nothing';
       case 'uuid':
         return randomUUID();
+      case 'ocspRequest':
+        return 'MEIwQDA-MDwwOjAJBgUrDgMCGgUABBQ';
       default:
         throw new Error(`${operation.method} ${operation.path}: path parameter ${name} has no declared format (@PathFormats)`);
     }

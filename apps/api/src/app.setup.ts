@@ -28,6 +28,8 @@ export function createAdapter(config: AppConfig): FastifyAdapter {
     // than any id) leave in the route family's error format too, not Fastify's own.
     // While shutting down, the onRequest hook below answers in the family's format instead.
     return503OnClosing: false,
+    // An OCSP request by GET carries its DER in the path (RFC 6960 A.1); each parameter's declared format bounds it further.
+    routerOptions: { maxParamLength: 1024 },
     frameworkErrors: (error: Error, request: FastifyRequest, reply: FastifyReply) => {
       const answer = toErrorResponse(error, request.url, String(request.id));
       void reply.code(answer.status).headers(answer.headers).send(answer.body);
