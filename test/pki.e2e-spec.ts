@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CertificateAuthority, CertificateSubject } from '@app/pki';
-import { TestApp, createAdminAndPlainAccounts, createOrganization, createTestApp, platformAdminToken } from '@app/testing';
+import { TestApp, createAdminAndPlainAccounts, createOrganization, createSuiteDatabase, createTestApp, platformAdminToken } from '@app/testing';
 
 const SYSTEM = { name: 'pki-suite' };
 
@@ -264,6 +264,143 @@ describe('issuing CA', () => {
     expect(malformed.status).toBe(200);
     const printed = spawnSync('openssl', ['ocsp', '-respin', file('malformed.der', malformed.body as Buffer), '-resp_text', '-noverify'], { encoding: 'utf8' });
     expect(`${printed.stdout}${printed.stderr}`).toMatch(/malformedrequest/i);
+  });
+
+  it('the bootstrap organization gets a self-signed CA on first start (BOOTSTRAP_CA), once, also when two instances start together', async () => {
+    const databaseUrl = await createSuiteDatabase();
+    const [first, second] = await Promise.all([
+      createTestApp({ databaseUrl, env: { BOOTSTRAP_CA: 'true' }, shareHsmWith: t }),
+      createTestApp({ databaseUrl, env: { BOOTSTRAP_CA: 'true' }, shareHsmWith: t }),
+    ]);
+    try {
+      const der = await first.bare.get('/pki/platform/ca.crt').responseType('blob');
+      expect(der.status).toBe(200);
+      expect(openssl('x509', '-inform', 'DER', '-in', file('platform-ca.der', der.body as Buffer), '-noout', '-subject').trim()).toBe(
+        'subject=CN = platform Issuing CA',
+      );
+      const rows = await first.db.query("SELECT count(*)::int AS n FROM audit_events WHERE action = 'ca.create' AND org_id = 'platform'");
+      expect(rows.rows[0].n).toBe(1);
+      expect((await second.bare.get('/pki/platform/ca.crt').responseType('blob')).body).toEqual(der.body);
+    } finally {
+      await second.close();
+      await first.close();
+    }
+  });
+
+  it('two instances changing revocations at once never repeat a CRL number', async () => {
+    const second = await createTestApp({ databaseUrl: t.databaseUrl, shareHsmWith: t });
+    try {
+      const serials = await Promise.all(
+        Array.from({ length: 6 }, async () => (await authority.issue(org, subject(), p256(), 'Acme Corp', SYSTEM)).serialNumber),
+      );
+      const other = second.app.get(CertificateAuthority);
+      await Promise.all(serials.map((serial, i) => (i % 2 === 0 ? authority : other).hold(org, serial, SYSTEM)));
+      const numbers = await t.db.query<{ n: string }>(
+        "SELECT details->>'crlNumber' AS n FROM audit_events WHERE org_id = $1 AND action = 'crl.publish' ORDER BY id",
+        [org],
+      );
+      const published = numbers.rows.map((r) => Number(r.n));
+      expect(new Set(published).size).toBe(published.length);
+      expect(published.length).toBeGreaterThanOrEqual(6);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('a revoked certificate leaves the CRL once it has expired (at the daily re-signing)', async () => {
+    const expiring = await authority.issue(org, subject(), p256(), 'Acme Corp', SYSTEM);
+    await authority.revoke(org, expiring.serialNumber, 'superseded', SYSTEM);
+    const listed = await authority.crl(org);
+    const caFile = file('ca-expiry.pem', caPem);
+    const textOf = (der: Buffer) => openssl('crl', '-inform', 'DER', '-in', file(`crl-${randomBytes(3).toString('hex')}.der`, der), '-noout', '-text');
+    expect(textOf(listed.der).toUpperCase()).toContain(expiring.serialNumber.toUpperCase());
+    expect(textOf(listed.der)).toContain('Superseded');
+    t.clock.advance(400 * 86_400);
+    try {
+      const later = await authority.crl(org);
+      expect(Number(later.crl_number)).toBeGreaterThan(Number(listed.crl_number));
+      expect(textOf(later.der).toUpperCase()).not.toContain(expiring.serialNumber.toUpperCase());
+      execFileSync('openssl', ['crl', '-inform', 'DER', '-in', file('later.der', later.der), '-CAfile', caFile, '-noout'], { stdio: 'pipe' });
+    } finally {
+      t.clock.advance(-400 * 86_400);
+    }
+  });
+
+  it("a subordinate CA: CSR out, the enterprise root's certificate in (checked), then certificates that openssl verifies up to the root", async () => {
+    const sub = `pki_sub_${randomBytes(2).toString('hex')}`;
+    const admin = await platformAdminToken(t.http);
+    await createOrganization(t.http, admin, sub);
+    const created = await t.http
+      .post(`/admin/v1/organizations/${sub}/ca`)
+      .auth(admin, { type: 'bearer' })
+      .send({ mode: 'subordinate', keyAlgorithm: 'EC-P384' });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({
+      status: 'awaiting-certificate',
+      mode: 'subordinate',
+      csr: expect.stringMatching(/^-----BEGIN CERTIFICATE REQUEST-----/),
+    });
+    expect(created.body.certificate).toBeUndefined();
+    await expect(authority.issue(sub, subject(), p256(), 'Sub Corp', SYSTEM)).rejects.toMatchObject({
+      code: 'CONFLICT',
+      detail: expect.stringContaining('awaits its certificate'),
+    });
+
+    const rootKey = join(dir, 'root.key');
+    const root = join(dir, 'root.pem');
+    openssl(
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-384',
+      '-nodes',
+      '-keyout',
+      rootKey,
+      '-out',
+      root,
+      '-subj',
+      '/CN=Enterprise Root',
+      '-days',
+      '30',
+    );
+    const csrFile = file('sub.csr', created.body.csr);
+    const sign = (extensions: string, name: string) => {
+      const ext = file(`${name}.ext`, extensions);
+      const out = join(dir, `${name}.pem`);
+      openssl('x509', '-req', '-in', csrFile, '-CA', root, '-CAkey', rootKey, '-CAcreateserial', '-out', out, '-days', '20', '-sha384', '-extfile', ext);
+      return readFileSync(out, 'utf8');
+    };
+    const notCa = sign('basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\n', 'not-ca');
+    const refused = await t.http
+      .put(`/admin/v1/organizations/${sub}/ca/certificate`)
+      .auth(admin, { type: 'bearer' })
+      .set('Content-Type', 'application/x-pem-file')
+      .send(notCa);
+    expect({ status: refused.status, detail: refused.body.detail }).toEqual({ status: 400, detail: expect.stringContaining('not a CA certificate') });
+    const foreign = readFileSync(root, 'utf8');
+    const wrongKey = await t.http
+      .put(`/admin/v1/organizations/${sub}/ca/certificate`)
+      .auth(admin, { type: 'bearer' })
+      .set('Content-Type', 'application/x-pem-file')
+      .send(foreign);
+    expect({ status: wrongKey.status, detail: wrongKey.body.detail }).toEqual({ status: 400, detail: expect.stringContaining('does not hold the public key') });
+    const good = sign('basicConstraints=critical,CA:TRUE,pathlen:0\nkeyUsage=critical,keyCertSign,cRLSign\nsubjectKeyIdentifier=hash\n', 'sub-ca');
+    const installed = await t.http
+      .put(`/admin/v1/organizations/${sub}/ca/certificate`)
+      .auth(admin, { type: 'bearer' })
+      .set('Content-Type', 'application/x-pem-file')
+      .send(good);
+    expect(installed.status).toBe(200);
+    expect(installed.body).toMatchObject({ status: 'active', mode: 'subordinate' });
+
+    const leaf = await authority.issue(sub, subject(), p256(), 'Sub Corp', SYSTEM);
+    const leafFile = file('sub-leaf.der', leaf.der);
+    const leafPem = file('sub-leaf.pem', openssl('x509', '-inform', 'DER', '-in', leafFile));
+    const subFile = file('sub-ca-installed.pem', good);
+    expect(openssl('verify', '-CAfile', root, '-untrusted', subFile, leafPem).trim()).toBe(`${leafPem}: OK`);
+    expect(openssl('x509', '-in', leafPem, '-noout', '-text')).toContain('Signature Algorithm: ecdsa-with-SHA384');
   });
 
   it('issuing without a CA is a 409 saying how to create one', async () => {

@@ -69,6 +69,8 @@ export function testConfig(databaseUrl: string, env: Record<string, string> = {}
     DATA_ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 7).toString('base64')}`,
     PLATFORM_ADMIN_SECRET,
     PURGE_INTERVAL_S: '3600',
+    // Suites share one SoftHSM2 token: only the suite that tests it creates the platform's CA key.
+    BOOTSTRAP_CA: 'false',
     ...env,
   });
 }

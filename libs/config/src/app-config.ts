@@ -50,6 +50,8 @@ export class AppConfig {
   secretLifetimeDays!: number;
   certificateLifetimeDays!: number;
   purgeIntervalS!: number;
+  /** Give the bootstrap organization (`platform`) a self-signed CA on first start (BOOTSTRAP_CA, default true). */
+  bootstrapCa!: boolean;
 
   /** Key of the HMAC that stores client secrets (DECISIONS 4). */
   secretPepper!: Buffer;

@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import { AccountsModule } from '@app/accounts';
+import { CaBootstrap } from './ca-bootstrap';
 import { CertificateAuthorityRepository } from './certificate-authority.repository';
 import { CertificateAuthority } from './certificate-authority.service';
 import { CaAdminController } from './http/ca-admin.controller';
@@ -8,8 +10,10 @@ import { OcspResponder } from './ocsp-responder';
 
 /** The organizations' issuing CAs, their certificates, CRLs and public endpoints (libs/pki/README.md). */
 @Module({
+  // After accounts: the bootstrap organization exists before CaBootstrap gives it a CA.
+  imports: [AccountsModule],
   controllers: [CaAdminController, PkiPublicController],
-  providers: [CertificateAuthorityRepository, CertificateAuthority, CaPresenter, OcspResponder],
+  providers: [CertificateAuthorityRepository, CertificateAuthority, CaPresenter, OcspResponder, CaBootstrap],
   exports: [CertificateAuthority],
 })
 export class PkiModule {}
