@@ -7,6 +7,7 @@
 // the CRL are timed through the CertificateAuthority port (no HTTP route issues on its own: the
 // SyncSession of credential management will), OCSP over HTTP with autocannon. Medians of
 // BENCH_ROUNDS (3) rounds; BENCH_ISSUES (600) certificates per issuance round, BENCH_CONCURRENCY (8).
+const { Buffer } = require('node:buffer');
 const { chmodSync, mkdtempSync, rmSync } = require('node:fs');
 const { createHash, webcrypto } = require('node:crypto');
 const { tmpdir } = require('node:os');
@@ -107,7 +108,11 @@ async function main() {
       Promise.all(
         Array.from({ length: n }, async () => {
           const pair = await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, false, ['sign', 'verify']);
-          const csr = await x509.Pkcs10CertificateRequestGenerator.create({ name: 'CN=card', keys: pair, signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' } });
+          const csr = await x509.Pkcs10CertificateRequestGenerator.create({
+            name: 'CN=card',
+            keys: pair,
+            signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' },
+          });
           return Buffer.from(csr.rawData);
         }),
       );
@@ -197,7 +202,11 @@ async function main() {
       ['HSM signature, CA key P-256 DER, 1 at a time', `${Math.round(hsmSerial)} /s`, ''],
       ['HSM signature, CA key P-256 DER, 8 at a time', `${Math.round(hsmParallel)} /s`, ''],
       [`issuance from a P-256 CSR (port, ${concurrency} at a time)`, `${Math.round(median(issuanceRates))} /s`, '>= 300 /s'],
-      [`CRL of ${CRL_ENTRIES.toLocaleString('en')} entries, built + signed + verified + stored`, `${Math.round(median(crlTimes))} ms (${(crlBytes / 1e6).toFixed(1)} MB)`, '< 2000 ms'],
+      [
+        `CRL of ${CRL_ENTRIES.toLocaleString('en')} entries, built + signed + verified + stored`,
+        `${Math.round(median(crlTimes))} ms (${(crlBytes / 1e6).toFixed(1)} MB)`,
+        '< 2000 ms',
+      ],
       ['OCSP answers over HTTP (POST, 32 connections)', `${Math.round(median(ocspRates))} /s`, '>= 3000 /s'],
     ];
     console.log(`\nMachine: ${require('node:os').cpus().length} cores, node ${process.version}; medians of ${rounds} rounds\n`);
