@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Clock } from '@app/common';
+import { Clock, type Actor } from '@app/common';
 import { Database, Transaction } from '@app/persistence';
 import { AuditAction, auditCodeOf } from './audit-catalogue';
 
@@ -17,6 +17,11 @@ export interface AuditEvent {
   correlationId?: string | null;
   /** Non-secret context. Never put a secret, PIN, OATH seed, key or connection string here. */
   details?: Record<string, unknown>;
+}
+
+/** The fields of an event that say who acted, from where, in which request. */
+export function byActor(actor: Actor): Pick<AuditEvent, 'actor' | 'sourceAddress' | 'correlationId'> {
+  return { actor: actor.name, sourceAddress: actor.sourceAddress, correlationId: actor.correlationId };
 }
 
 /**

@@ -4,7 +4,7 @@ import { Injectable } from '@nestjs/common';
 import { AsnConvert } from '@peculiar/asn1-schema';
 import { CRLNumber, id_ce_cRLNumber } from '@peculiar/asn1-x509';
 import * as x509 from '@peculiar/x509';
-import { Actor, AuditLog } from '@app/audit';
+import { Actor, AuditLog, byActor } from '@app/audit';
 import { Clock, DomainError, notFound } from '@app/common';
 import { AppConfig } from '@app/config';
 import { KeyAlgorithm, KeyStore } from '@app/hsm';
@@ -107,12 +107,10 @@ export class CertificateAuthority {
       await this.audit.record(
         {
           org: orgId,
-          actor: actor.name,
+          ...byActor(actor),
           action: 'ca.create',
           target: orgId,
           outcome: 'success',
-          sourceAddress: actor.sourceAddress,
-          correlationId: actor.correlationId,
           details: { mode, keyAlgorithm: algorithm, subject },
         },
         tx,
@@ -155,12 +153,10 @@ export class CertificateAuthority {
       await this.audit.record(
         {
           org: orgId,
-          actor: actor.name,
+          ...byActor(actor),
           action: 'ca.create',
           target: orgId,
           outcome: 'success',
-          sourceAddress: actor.sourceAddress,
-          correlationId: actor.correlationId,
           details: { mode: 'subordinate', installed: certificate.subject, issuer: certificate.issuer },
         },
         tx,
@@ -241,12 +237,10 @@ export class CertificateAuthority {
       await this.audit.record(
         {
           org: orgId,
-          actor: actor.name,
+          ...byActor(actor),
           action: 'certificate.issue',
           target: serial,
           outcome: 'success',
-          sourceAddress: actor.sourceAddress,
-          correlationId: actor.correlationId,
           details: { userId: subject.userId, subject: leaf.subject, notAfter: leaf.notAfter.toISOString() },
         },
         tx,
@@ -317,12 +311,10 @@ export class CertificateAuthority {
       await this.audit.record(
         {
           org: orgId,
-          actor: actor.name,
+          ...byActor(actor),
           action,
           target: serial,
           outcome: 'success',
-          sourceAddress: actor.sourceAddress,
-          correlationId: actor.correlationId,
           details: { from: current.status, to, reason },
         },
         tx,
@@ -372,12 +364,10 @@ export class CertificateAuthority {
     await this.audit.record(
       {
         org: ca.org_id,
-        actor: actor.name,
+        ...byActor(actor),
         action: 'crl.publish',
         target: ca.org_id,
         outcome: 'success',
-        sourceAddress: actor.sourceAddress,
-        correlationId: actor.correlationId,
         details: { crlNumber, entries: entries.length },
       },
       tx,
