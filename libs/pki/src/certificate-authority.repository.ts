@@ -107,11 +107,6 @@ export class CertificateAuthorityRepository {
     }
   }
 
-  async isKeyCertified(orgId: string, publicKeySha256: Buffer): Promise<boolean> {
-    const rows = await this.db.query('SELECT 1 FROM issued_certificates WHERE org_id = $1 AND public_key_sha256 = $2', [orgId, publicKeySha256]);
-    return rows.length > 0;
-  }
-
   async findIssued(orgId: string, serial: string, tx?: Transaction): Promise<IssuedRow | undefined> {
     const [row] = await this.db.query<IssuedRow>('SELECT * FROM issued_certificates WHERE org_id = $1 AND serial = $2', [orgId, serial], tx);
     return row;

@@ -7,7 +7,7 @@ import * as x509 from '@peculiar/x509';
 import { Actor, AuditLog, byActor } from '@app/audit';
 import { Clock, DomainError, notFound } from '@app/common';
 import { AppConfig } from '@app/config';
-import { KeyAlgorithm, KeyStore } from '@app/hsm';
+import { HsmKeyPair, KeyAlgorithm, KeyStore } from '@app/hsm';
 import { Database, Transaction } from '@app/persistence';
 import { CaRow, CertificateAuthorityRepository, CertificateStatus, IssuedRow, PublishedCrl } from './certificate-authority.repository';
 import { CertificateSubject, leafExtensions, randomSerial, signingAlgorithmOf } from './profile';
@@ -48,6 +48,8 @@ export interface IssuedCertificate {
  */
 @Injectable()
 export class CertificateAuthority {
+  private readonly loaded = new Map<string, { key: string; certificate: x509.X509Certificate; pair: HsmKeyPair }>();
+
   constructor(
     private readonly db: Database,
     private readonly cas: CertificateAuthorityRepository,
@@ -180,17 +182,15 @@ export class CertificateAuthority {
    * logon profile; signed in the HSM and verified with the CA public key before it is stored.
    */
   async issue(orgId: string, subject: CertificateSubject, csrInput: string | Buffer, organizationName: string, actor: Actor): Promise<IssuedCertificate> {
-    if (!(await this.cas.find(orgId))) {
+    const found = await this.cas.find(orgId);
+    if (!found) {
       throw new DomainError('CONFLICT', `Organization "${orgId}" has no CA to issue from; create one with POST /admin/v1/organizations/${orgId}/ca.`);
     }
-    const ca = await this.require(orgId, true);
+    const ca = this.requireActive(found);
     const csr = await readCsr(csrInput);
+    // A key this CA certified before is refused by the unique key on (CA, public key) at the insert.
     const publicKeySha256 = createHash('sha256').update(Buffer.from(csr.publicKey.rawData)).digest();
-    if (await this.cas.isKeyCertified(orgId, publicKeySha256)) {
-      throw new DomainError('INVALID_VALUE', 'CSR_KEY_REUSED: this CA has already certified the public key of the CSR; generate a new key pair on the card.');
-    }
-    const caCertificate = new x509.X509Certificate(ca.certificate!);
-    const pair = await this.keyPair(ca);
+    const { certificate: caCertificate, pair } = await this.signingState(ca);
     const now = this.clock.now();
     const notAfter = new Date(Math.min(now.getTime() + DEFAULT_CERTIFICATE_LIFETIME_DAYS * DAY_MS, caCertificate.notAfter.getTime()));
     const serial = randomSerial();
@@ -327,8 +327,7 @@ export class CertificateAuthority {
   /** Builds, signs in the HSM, verifies and stores the CRL; the caller holds the CA row lock. */
   private async publishCrl(ca: CaRow, actor: Actor, tx: Transaction): Promise<PublishedCrl> {
     const now = this.clock.now();
-    const caCertificate = new x509.X509Certificate(ca.certificate!);
-    const pair = await this.keyPair(ca);
+    const { certificate: caCertificate, pair } = await this.signingState(ca);
     const entries = await this.cas.listed(ca.org_id, now, tx);
     const crlNumber = await this.cas.nextCrlNumber(tx);
     const keyId = caCertificate.getExtension(x509.SubjectKeyIdentifierExtension)?.keyId;
@@ -375,6 +374,20 @@ export class CertificateAuthority {
     return published;
   }
 
+  /**
+   * The CA's parsed certificate and HSM key handle, kept per CA row (its key label, creation and
+   * version), so that issuance and CRLs neither search the HSM nor parse the certificate each time.
+   * The handle names the key by label and CKA_ID, so it survives an HSM reconnect.
+   */
+  private async signingState(ca: CaRow): Promise<{ certificate: x509.X509Certificate; pair: HsmKeyPair }> {
+    const key = `${ca.key_label}|${ca.created_at.getTime()}|${ca.version}`;
+    const cached = this.loaded.get(ca.org_id);
+    if (cached?.key === key) return cached;
+    const state = { key, certificate: new x509.X509Certificate(ca.certificate!), pair: await this.keyPair(ca) };
+    this.loaded.set(ca.org_id, state);
+    return state;
+  }
+
   private async keyPair(ca: CaRow) {
     const pair = await this.keys.findKeyPair(ca.key_label);
     if (!pair) throw new Error(`The HSM holds no key labelled ${ca.key_label} for the CA of ${ca.org_id}`);
@@ -384,7 +397,12 @@ export class CertificateAuthority {
   private async require(orgId: string, active: boolean): Promise<CaRow> {
     const ca = await this.cas.find(orgId);
     if (!ca) throw this.noCa(orgId);
-    if (active && ca.status !== 'active') {
+    return active ? this.requireActive(ca) : ca;
+  }
+
+  private requireActive(ca: CaRow): CaRow {
+    const orgId = ca.org_id;
+    if (ca.status !== 'active') {
       throw new DomainError(
         'CONFLICT',
         `The CA of "${orgId}" awaits its certificate: PUT /admin/v1/organizations/${orgId}/ca/certificate with the enterprise root's signature.`,

@@ -51,6 +51,8 @@ const seconds = (date: Date) => new Date(Math.floor(date.getTime() / 1000) * 100
  */
 @Injectable()
 export class OcspResponder {
+  private readonly issuers = new Map<string, { key: string; issuerName: Buffer; issuerKey: Buffer; responderKeyHash: Buffer }>();
+
   constructor(
     private readonly cas: CertificateAuthorityRepository,
     private readonly keys: KeyStore,
@@ -66,9 +68,7 @@ export class OcspResponder {
     } catch {
       return Buffer.from(AsnConvert.serialize(new OCSPResponse({ responseStatus: OCSPResponseStatus.malformedRequest })));
     }
-    const issuer = AsnConvert.parse(ca.certificate!, Certificate).tbsCertificate;
-    const issuerName = Buffer.from(AsnConvert.serialize(issuer.subject));
-    const issuerKey = Buffer.from(issuer.subjectPublicKeyInfo.subjectPublicKey);
+    const { issuerName, issuerKey, responderKeyHash } = this.issuerOf(ca);
     const now = seconds(this.clock.now());
     const responses: SingleResponse[] = [];
     for (const { reqCert } of request.tbsRequest.requestList) {
@@ -83,7 +83,7 @@ export class OcspResponder {
     }
     const nonce = request.tbsRequest.requestExtensions?.find((extension) => extension.extnID === id_pkix_ocsp_nonce);
     const data = new ResponseData({
-      responderID: new ResponderID({ byKey: new OctetString(createHash('sha1').update(issuerKey).digest()) }),
+      responderID: new ResponderID({ byKey: new OctetString(responderKeyHash) }),
       producedAt: now,
       responses,
       ...(nonce ? { responseExtensions: [new Extension({ extnID: id_pkix_ocsp_nonce, critical: false, extnValue: nonce.extnValue })] } : {}),
@@ -101,6 +101,23 @@ export class OcspResponder {
       responseBytes: new ResponseBytes({ responseType: id_pkix_ocsp_basic, response: new OctetString(AsnConvert.serialize(basic)) }),
     });
     return Buffer.from(AsnConvert.serialize(response));
+  }
+
+  /** The CA's name and key as CertIDs hash them, parsed once per CA row (its creation and version). */
+  private issuerOf(ca: CaRow): { issuerName: Buffer; issuerKey: Buffer; responderKeyHash: Buffer } {
+    const key = `${ca.created_at.getTime()}|${ca.version}`;
+    const cached = this.issuers.get(ca.org_id);
+    if (cached?.key === key) return cached;
+    const tbs = AsnConvert.parse(ca.certificate!, Certificate).tbsCertificate;
+    const issuerKey = Buffer.from(tbs.subjectPublicKeyInfo.subjectPublicKey);
+    const issuer = {
+      key,
+      issuerName: Buffer.from(AsnConvert.serialize(tbs.subject)),
+      issuerKey,
+      responderKeyHash: createHash('sha1').update(issuerKey).digest(),
+    };
+    this.issuers.set(ca.org_id, issuer);
+    return issuer;
   }
 
   private async statusOf(ca: CaRow, id: CertID, issuerName: Buffer, issuerKey: Buffer): Promise<CertStatus> {
