@@ -85,9 +85,13 @@ function unstorable(value: string): string | undefined {
   return undefined;
 }
 
-/** The first unstorable string in a parsed JSON body, keys included; iterative, so depth cannot overflow the stack. */
+/**
+ * The first unstorable string in a parsed JSON body, keys included; iterative, so depth cannot
+ * overflow the stack. A binary body (a Buffer: DER, PEM as bytes) holds no strings: walking it as an
+ * object would visit every byte (Object.entries of a 1 MB body is a million entries).
+ */
 function unstorableIn(body: unknown): { path: string; problem: string } | undefined {
-  if (body === null || body === undefined) return undefined;
+  if (body === null || body === undefined || ArrayBuffer.isView(body)) return undefined;
   const stack: { value: unknown; path: string }[] = [{ value: body, path: '' }];
   while (stack.length > 0) {
     const { value, path } = stack.pop()!;
