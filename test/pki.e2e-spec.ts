@@ -1,6 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CertificateAuthority, CertificateSubject } from '@app/pki';
 import { TestApp, createAdminAndPlainAccounts, createOrganization, createSuiteDatabase, createTestApp, platformAdminToken } from '@app/testing';
@@ -27,7 +27,7 @@ describe('issuing CA', () => {
     return path;
   };
   /** A CSR made by openssl req: a fresh key of `keyArgs`, the subject it asks for is ignored by the CA. */
-  const csr = (keyArgs: string[], digest = '-sha256') => {
+  const csr = (keyArgs: string[], digest = '-sha256', extra: string[] = []) => {
     const name = randomBytes(4).toString('hex');
     openssl(
       'req',
@@ -42,6 +42,7 @@ describe('issuing CA', () => {
       '-subj',
       '/CN=asks-for-anything',
       digest,
+      ...extra,
     );
     return readFileSync(join(dir, `${name}.csr`), 'utf8');
   };
@@ -119,6 +120,30 @@ describe('issuing CA', () => {
     expect(text).toContain('Signature Algorithm: ecdsa-with-SHA256');
   });
 
+  it('names as users write them: UTF8String subjects with commas, a leading # and non-ASCII letters; no email means no emailProtection; AKI is the CA key id', async () => {
+    const issued = await authority.issue(
+      org,
+      subject({ displayName: '#1 Müller, Zoë "Z"', email: null, userPrincipalName: null, objectSid: null }),
+      p256(),
+      'Acme, Inc.',
+      SYSTEM,
+    );
+    const leafFile = file('names.der', issued.der);
+    const names = openssl('x509', '-inform', 'DER', '-in', leafFile, '-noout', '-subject', '-nameopt', 'multiline,utf8,-esc_msb');
+    expect(names).toContain('commonName                = #1 Müller, Zoë "Z"');
+    expect(names).toContain('organizationName          = Acme, Inc.');
+    const parsed = openssl('asn1parse', '-inform', 'DER', '-in', leafFile);
+    expect(parsed).toMatch(/UTF8STRING\s+:#1 /);
+    const text = openssl('x509', '-inform', 'DER', '-in', leafFile, '-noout', '-text');
+    expect(text).toMatch(/TLS Web Client Authentication, Microsoft Smartcard Login\s*\n/);
+    expect(text).toMatch(/othername: UPN(::|:)jane\.doe\n/);
+    expect(text).not.toContain('1.3.6.1.4.1.311.25.2');
+    const caKeyId = /Subject Key Identifier:\s*\n\s*([0-9A-F:]+)/.exec(openssl('x509', '-in', file('ca-names.pem', caPem), '-noout', '-text'))![1];
+    expect(text).toMatch(new RegExp(`Authority Key Identifier:\\s*\\n\\s*(keyid:)?${caKeyId}`));
+    expect(issued.subject).toContain('Acme');
+    expect(issued.notAfter.getTime() % 1000).toBe(0);
+  });
+
   it('refuses bad CSRs with the code first: CSR_INVALID, CSR_POP_INVALID, CSR_KEY_POLICY (curve, RSA size, SHA-1), CSR_KEY_REUSED', async () => {
     const refuse = (input: string | Buffer) => authority.issue(org, subject(), input, 'Acme Corp', SYSTEM);
     await expect(refuse('not a csr')).rejects.toMatchObject({ code: 'INVALID_VALUE', detail: expect.stringMatching(/^CSR_INVALID: /) });
@@ -133,6 +158,7 @@ describe('issuing CA', () => {
     good[good.length - 5] ^= 0xff;
     await expect(refuse(good)).rejects.toMatchObject({ detail: expect.stringMatching(/^CSR_POP_INVALID: /) });
     await expect(refuse(csr(['ec', '-pkeyopt', 'ec_paramgen_curve:P-521']))).rejects.toMatchObject({ detail: expect.stringMatching(/^CSR_KEY_POLICY: /) });
+    await expect(refuse(csr(['ed25519']))).rejects.toMatchObject({ detail: expect.stringMatching(/^CSR_KEY_POLICY: ed25519 keys are not accepted/) });
     await expect(refuse(csr(['rsa:1024']))).rejects.toMatchObject({ detail: expect.stringMatching(/^CSR_KEY_POLICY: RSA 1024/) });
     await expect(refuse(csr(['ec', '-pkeyopt', 'ec_paramgen_curve:P-256'], '-sha1'))).rejects.toMatchObject({
       detail: expect.stringMatching(/^CSR_KEY_POLICY: .*SHA-1/),
@@ -144,6 +170,13 @@ describe('issuing CA', () => {
     const rsa = await refuse(csr(['rsa:2048']));
     const text = openssl('x509', '-inform', 'DER', '-in', file('rsa.der', rsa.der), '-noout', '-text');
     expect(text).toMatch(/Key Usage: critical\s+Digital Signature, Key Encipherment/);
+    // A card that signs its request with RSA-PSS proves possession as well; a tampered PSS signature does not.
+    const pss = csr(['rsa:2048'], '-sha256', ['-sigopt', 'rsa_padding_mode:pss', '-sigopt', 'rsa_pss_saltlen:32']);
+    expect(openssl('req', '-in', file('pss.csr', pss), '-noout', '-text')).toContain('rsassaPss');
+    expect((await refuse(pss)).der.length).toBeGreaterThan(0);
+    const tampered = Buffer.from(pss.replace(/-----[^-]+-----/g, '').replace(/\s/g, ''), 'base64');
+    tampered[tampered.length - 3] ^= 0x01;
+    await expect(refuse(tampered)).rejects.toMatchObject({ detail: expect.stringMatching(/^CSR_POP_INVALID: /) });
   });
 
   it('parallel issuance never repeats a serial, and one public key is certified once even when asked twice at the same time', async () => {
@@ -264,6 +297,125 @@ describe('issuing CA', () => {
     expect(malformed.status).toBe(200);
     const printed = spawnSync('openssl', ['ocsp', '-respin', file('malformed.der', malformed.body as Buffer), '-resp_text', '-noverify'], { encoding: 'utf8' });
     expect(`${printed.stdout}${printed.stderr}`).toMatch(/malformedrequest/i);
+  });
+
+  it('one OCSP request for several certificates answers each; more than 32 is malformedRequest; an organization without a CA is 404', async () => {
+    const caFile = file('ca-ocsp-many.pem', caPem);
+    const leafOf = (der: Buffer) =>
+      file(`leaf-${randomBytes(3).toString('hex')}.pem`, `-----BEGIN CERTIFICATE-----\n${der.toString('base64')}\n-----END CERTIFICATE-----\n`);
+    const good = leafOf((await authority.issue(org, subject(), p256(), 'Acme Corp', SYSTEM)).der);
+    const lost = await authority.issue(org, subject(), p256(), 'Acme Corp', SYSTEM);
+    await authority.revoke(org, lost.serialNumber, 'superseded', SYSTEM);
+    const revoked = leafOf(lost.der);
+    const neverIssued = `0x${randomBytes(20)
+      .toString('hex')
+      .replace(/^[89a-f]/, '1')}`;
+    const targets = ['-cert', good, '-cert', revoked, '-serial', neverIssued];
+    const post = async (targetOptions: string[]) => {
+      const requestFile = join(dir, `req-${randomBytes(3).toString('hex')}.der`);
+      openssl('ocsp', '-issuer', caFile, ...targetOptions, '-no_nonce', '-reqout', requestFile);
+      const response = await t.bare
+        .post(`/pki/${org}/ocsp`)
+        .set('Content-Type', 'application/ocsp-request')
+        .send(readFileSync(requestFile))
+        .responseType('blob');
+      expect(response.status).toBe(200);
+      return file(`resp-${randomBytes(3).toString('hex')}.der`, response.body as Buffer);
+    };
+    const answer = execFileSync('openssl', ['ocsp', '-respin', await post(targets), '-issuer', caFile, ...targets, '-CAfile', caFile, '-no_nonce'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    expect(answer).toContain(`${good}: good`);
+    expect(answer).toContain(`${revoked}: revoked`);
+    expect(answer).toContain('Reason: superseded');
+    expect(answer).toContain(`${neverIssued}: unknown`);
+    const many = Array.from({ length: 33 }, () => ['-serial', `0x${randomBytes(8).toString('hex')}`]).flat();
+    const printed = spawnSync('openssl', ['ocsp', '-respin', await post(many), '-resp_text', '-noverify'], { encoding: 'utf8' });
+    expect(`${printed.stdout}${printed.stderr}`).toMatch(/malformedrequest/i);
+    const request = readFileSync(
+      join(
+        dir,
+        readdirSync(dir).find((name) => name.startsWith('req-'))!,
+      ),
+    );
+    const noCa = await t.bare
+      .post(`/pki/nobody_${randomBytes(2).toString('hex')}/ocsp`)
+      .set('Content-Type', 'application/ocsp-request')
+      .send(request);
+    expect({ status: noCa.status, detail: noCa.body.detail }).toEqual({ status: 404, detail: expect.stringContaining('has no active CA') });
+  });
+
+  it('an answer without a nonce is pre-produced and served again until the status changes, also on another instance (change feed); a nonce gets a fresh one', async () => {
+    const second = await createTestApp({ databaseUrl: t.databaseUrl, shareHsmWith: t });
+    try {
+      const caFile = file('ca-ocsp-feed.pem', caPem);
+      const issued = await authority.issue(org, subject(), p256(), 'Acme Corp', SYSTEM);
+      const leaf = file(
+        `leaf-${randomBytes(3).toString('hex')}.pem`,
+        `-----BEGIN CERTIFICATE-----\n${issued.der.toString('base64')}\n-----END CERTIFICATE-----\n`,
+      );
+      const requestFile = join(dir, `req-feed-${randomBytes(3).toString('hex')}.der`);
+      openssl('ocsp', '-issuer', caFile, '-cert', leaf, '-no_nonce', '-reqout', requestFile);
+      const status = async () => {
+        const response = await t.bare
+          .post(`/pki/${org}/ocsp`)
+          .set('Content-Type', 'application/ocsp-request')
+          .send(readFileSync(requestFile))
+          .responseType('blob');
+        const answer = execFileSync(
+          'openssl',
+          [
+            'ocsp',
+            '-respin',
+            file(`resp-${randomBytes(3).toString('hex')}.der`, response.body as Buffer),
+            '-issuer',
+            caFile,
+            '-cert',
+            leaf,
+            '-CAfile',
+            caFile,
+            '-no_nonce',
+          ],
+          {
+            encoding: 'utf8',
+            stdio: ['ignore', 'pipe', 'pipe'],
+          },
+        );
+        last = response.body as Buffer;
+        return /: (good|revoked|unknown)/.exec(answer)?.[1];
+      };
+      let last: Buffer = Buffer.alloc(0);
+      expect(await status()).toBe('good');
+      const first = last;
+      expect(await status()).toBe('good');
+      expect(last.equals(first)).toBe(true);
+      // With a nonce (openssl adds one by default) every answer is signed afresh and echoes it.
+      const withNonce = async () => {
+        const nonceRequest = join(dir, `req-nonce-${randomBytes(3).toString('hex')}.der`);
+        openssl('ocsp', '-issuer', caFile, '-cert', leaf, '-reqout', nonceRequest);
+        const response = await t.bare
+          .post(`/pki/${org}/ocsp`)
+          .set('Content-Type', 'application/ocsp-request')
+          .send(readFileSync(nonceRequest))
+          .responseType('blob');
+        return response.body as Buffer;
+      };
+      const [a, b] = [await withNonce(), await withNonce()];
+      expect(a.equals(b)).toBe(false);
+      expect(a.equals(first)).toBe(false);
+      await second.app.get(CertificateAuthority).revoke(org, issued.serialNumber, 'keyCompromise', SYSTEM);
+      const deadline = Date.now() + 1000;
+      let seen = await status();
+      while (seen === 'good' && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        seen = await status();
+      }
+      expect(seen).toBe('revoked');
+      expect(last.equals(first)).toBe(false);
+    } finally {
+      await second.close();
+    }
   });
 
   it('the bootstrap organization gets a self-signed CA on first start (BOOTSTRAP_CA), once, also when two instances start together', async () => {

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Database, PG_UNIQUE_VIOLATION, Transaction, isPgError } from '@app/persistence';
+import { Database, Transaction } from '@app/persistence';
 import type { KeyAlgorithm } from '@app/hsm';
 
 export interface CaRow {
@@ -39,6 +39,15 @@ export interface ListedRow {
   status: 'revoked' | 'on-hold';
   revoked_at: Date;
   reason: string | null;
+}
+
+/** What OCSP answers of an issued certificate. */
+export type IssuedStatus = Pick<IssuedRow, 'status' | 'revoked_at' | 'reason'>;
+
+/** What OCSP needs of one request in one round trip: the CA row and the status of the serials asked for (those issued). */
+export interface OcspLookup {
+  ca: CaRow;
+  issued: Map<string, IssuedStatus>;
 }
 
 export interface PublishedCrl {
@@ -90,26 +99,37 @@ export class CertificateAuthorityRepository {
     return row;
   }
 
-  /** Stores an issued certificate; 'KEY_REUSED' when this CA certified the public key before (unique in the database). */
-  async insertIssued(row: Omit<IssuedRow, 'status' | 'revoked_at' | 'reason'> & { public_key_sha256: Buffer }): Promise<'ok' | 'KEY_REUSED'> {
-    try {
-      await this.db.query(
-        `INSERT INTO issued_certificates (org_id, serial, user_id, subject, public_key_sha256, der, not_before, not_after, issued_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-        [row.org_id, row.serial, row.user_id, row.subject, row.public_key_sha256, row.der, row.not_before, row.not_after, row.issued_at],
-      );
-      return 'ok';
-    } catch (error) {
-      if (isPgError(error, PG_UNIQUE_VIOLATION) && (error as { constraint?: string }).constraint === 'issued_certificates_org_id_public_key_sha256_key') {
-        return 'KEY_REUSED';
-      }
-      throw error;
-    }
+  /**
+   * Stores an issued certificate in the caller's transaction; 'KEY_REUSED' when this CA certified the
+   * public key before (the unique key decides, also for two requests at once).
+   */
+  async insertIssued(row: Omit<IssuedRow, 'status' | 'revoked_at' | 'reason'> & { public_key_sha256: Buffer }, tx: Transaction): Promise<'ok' | 'KEY_REUSED'> {
+    const inserted = await this.db.query(
+      `INSERT INTO issued_certificates (org_id, serial, user_id, subject, public_key_sha256, der, not_before, not_after, issued_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (org_id, public_key_sha256) DO NOTHING RETURNING 1`,
+      [row.org_id, row.serial, row.user_id, row.subject, row.public_key_sha256, row.der, row.not_before, row.not_after, row.issued_at],
+      tx,
+    );
+    return inserted.length > 0 ? 'ok' : 'KEY_REUSED';
   }
 
   async findIssued(orgId: string, serial: string, tx?: Transaction): Promise<IssuedRow | undefined> {
     const [row] = await this.db.query<IssuedRow>('SELECT * FROM issued_certificates WHERE org_id = $1 AND serial = $2', [orgId, serial], tx);
     return row;
+  }
+
+  /** The CA row and the statuses of `serials` in one query (OCSP answers thousands a second). */
+  async ocspLookup(orgId: string, serials: string[]): Promise<OcspLookup | undefined> {
+    const [row] = await this.db.query<CaRow & { issued: { serial: string; status: CertificateStatus; revoked_at: string | null; reason: string | null }[] }>(
+      `SELECT ca.*, (SELECT coalesce(json_agg(json_build_object('serial', i.serial, 'status', i.status, 'revoked_at', i.revoked_at, 'reason', i.reason)), '[]')
+                       FROM issued_certificates i WHERE i.org_id = ca.org_id AND i.serial = ANY($2::text[])) AS issued
+         FROM certification_authorities ca WHERE ca.org_id = $1`,
+      [orgId, serials],
+    );
+    if (!row) return undefined;
+    const { issued, ...ca } = row;
+    const statuses = new Map(issued.map((i) => [i.serial, { status: i.status, revoked_at: i.revoked_at ? new Date(i.revoked_at) : null, reason: i.reason }]));
+    return { ca, issued: statuses };
   }
 
   /** Moves a certificate's status; undefined when the move does not apply (unknown, or revoked for good). */

@@ -1,19 +1,22 @@
 import 'reflect-metadata';
-import { createHash } from 'node:crypto';
+import { KeyObject, X509Certificate as NodeX509Certificate, verify } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { AsnConvert } from '@peculiar/asn1-schema';
-import { CRLNumber, id_ce_cRLNumber } from '@peculiar/asn1-x509';
+import { Certificate } from '@peculiar/asn1-x509';
 import * as x509 from '@peculiar/x509';
 import { Actor, AuditLog, byActor } from '@app/audit';
 import { Clock, DomainError, notFound } from '@app/common';
 import { AppConfig } from '@app/config';
 import { HsmKeyPair, KeyAlgorithm, KeyStore } from '@app/hsm';
-import { Database, Transaction } from '@app/persistence';
+import { ChangeFeed, Database, Transaction } from '@app/persistence';
 import { CaRow, CertificateAuthorityRepository, CertificateStatus, IssuedRow, PublishedCrl } from './certificate-authority.repository';
-import { CertificateSubject, leafExtensions, randomSerial, signingAlgorithmOf } from './profile';
+import { CRL_REASON_CODES, encodeTbsCertList } from './crl';
+import { signedEnvelope } from './der';
+import { CaLeafProfile, CertificateSubject, SIGNATURE_ALGORITHMS, caLeafProfile, leafTbsCertificate, randomSerial, signingAlgorithmOf } from './profile';
 import { readCsr } from './csr';
 
 const DAY_MS = 86_400_000;
+const wholeSeconds = (ms: number) => new Date(Math.floor(ms / 1000) * 1000);
 /** Leaf lifetime until CredentialPolicy (credential management) sets it per organization. */
 export const DEFAULT_CERTIFICATE_LIFETIME_DAYS = 365;
 /** nextUpdate of every CRL: thisUpdate + 7 days (CREDENTIAL-MANAGEMENT.md, "PKI"). */
@@ -29,6 +32,16 @@ export interface CreateCaInput {
   keyAlgorithm?: KeyAlgorithm;
   validityDays?: number;
   mode?: 'self-signed' | 'subordinate';
+}
+
+interface SigningState {
+  key: string;
+  certificate: x509.X509Certificate;
+  pair: HsmKeyPair;
+  issuerName: Buffer;
+  keyId: Buffer;
+  verifyKey: KeyObject;
+  leafProfile: CaLeafProfile;
 }
 
 export interface IssuedCertificate {
@@ -48,7 +61,7 @@ export interface IssuedCertificate {
  */
 @Injectable()
 export class CertificateAuthority {
-  private readonly loaded = new Map<string, { key: string; certificate: x509.X509Certificate; pair: HsmKeyPair }>();
+  private readonly loaded = new Map<string, SigningState>();
 
   constructor(
     private readonly db: Database,
@@ -57,6 +70,7 @@ export class CertificateAuthority {
     private readonly clock: Clock,
     private readonly audit: AuditLog,
     private readonly config: AppConfig,
+    private readonly changes: ChangeFeed,
   ) {}
 
   /** Creates the organization's CA: self-signed (active at once) or subordinate (a CSR for the enterprise root). 409 if it has one. */
@@ -65,7 +79,7 @@ export class CertificateAuthority {
     const mode = input.mode ?? 'self-signed';
     const subject = input.subject ?? `CN=${orgId} Issuing CA`;
     const label = `CA_KEY/${orgId}`;
-    return this.db.transaction(async (tx) => {
+    const created = await this.db.transaction(async (tx) => {
       const now = this.clock.now();
       if (!(await this.cas.insert({ org_id: orgId, key_label: label, key_algorithm: algorithm, mode, subject, created_at: now, updated_at: now }, tx))) {
         throw new DomainError('CONFLICT', `Organization "${orgId}" already has a CA; GET /admin/v1/organizations/${orgId}/ca shows it.`);
@@ -119,6 +133,8 @@ export class CertificateAuthority {
       );
       return row;
     });
+    await this.changes.publish('ca', orgId);
+    return created;
   }
 
   /**
@@ -150,7 +166,7 @@ export class CertificateAuthority {
         'The certificate is not a CA certificate: it needs basicConstraints cA=true and keyUsage keyCertSign and cRLSign.',
       );
     }
-    return this.db.transaction(async (tx) => {
+    const installed = await this.db.transaction(async (tx) => {
       const row = await this.cas.activate(orgId, Buffer.from(certificate.rawData), certificate.notAfter, this.clock.now(), tx);
       await this.audit.record(
         {
@@ -165,6 +181,8 @@ export class CertificateAuthority {
       );
       return row;
     });
+    await this.changes.publish('ca', orgId);
+    return installed;
   }
 
   async get(orgId: string): Promise<CaRow> {
@@ -187,52 +205,45 @@ export class CertificateAuthority {
       throw new DomainError('CONFLICT', `Organization "${orgId}" has no CA to issue from; create one with POST /admin/v1/organizations/${orgId}/ca.`);
     }
     const ca = this.requireActive(found);
-    const csr = await readCsr(csrInput);
-    // A key this CA certified before is refused by the unique key on (CA, public key) at the insert.
-    const publicKeySha256 = createHash('sha256').update(Buffer.from(csr.publicKey.rawData)).digest();
-    const { certificate: caCertificate, pair } = await this.signingState(ca);
+    const csr = readCsr(csrInput);
+    const state = await this.signingState(ca);
     const now = this.clock.now();
-    const notAfter = new Date(Math.min(now.getTime() + DEFAULT_CERTIFICATE_LIFETIME_DAYS * DAY_MS, caCertificate.notAfter.getTime()));
+    // Whole seconds: what the certificate can say is what the database keeps.
+    const notBefore = wholeSeconds(now.getTime() - 60_000);
+    const notAfter = wholeSeconds(Math.min(now.getTime() + DEFAULT_CERTIFICATE_LIFETIME_DAYS * DAY_MS, state.certificate.notAfter.getTime()));
     const serial = randomSerial();
-    const caKeyIdentifier = caCertificate.getExtension(x509.SubjectKeyIdentifierExtension)?.keyId;
-    const publicKey = await csr.publicKey.export(this.keys.crypto);
-    const leaf = await x509.X509CertificateGenerator.create(
-      {
-        serialNumber: serial,
-        subject: [{ CN: [subject.displayName || subject.userName] }, { O: [organizationName] }],
-        issuer: caCertificate.subjectName,
-        notBefore: new Date(now.getTime() - 60_000),
-        notAfter,
-        publicKey: csr.publicKey,
-        signingKey: pair.privateKey,
-        signingAlgorithm: signingAlgorithmOf(ca.key_algorithm),
-        extensions: await leafExtensions({
-          subject,
-          publicKey: csr.publicKey,
-          rsa: publicKey.algorithm.name.startsWith('RSA'),
-          caKeyIdentifier: caKeyIdentifier ?? (await caCertificate.getThumbprint('SHA-1', this.keys.crypto)).toString(),
-          pkiBaseUrl: this.pkiBaseUrl(orgId),
-          crypto: this.keys.crypto,
-        }),
-      },
-      this.keys.crypto,
-    );
-    if (!(await leaf.verify({ publicKey: caCertificate.publicKey, signatureOnly: true }, this.keys.crypto))) {
+    const algorithm = SIGNATURE_ALGORITHMS[ca.key_algorithm];
+    const leaf = leafTbsCertificate({
+      profile: state.leafProfile,
+      serial,
+      signatureAlgorithm: algorithm.der,
+      issuer: state.issuerName,
+      notBefore,
+      notAfter,
+      subject,
+      organizationName,
+      csr,
+    });
+    const signature = await this.keys.sign(ca.key_label, leaf.tbs, { hash: algorithm.hash, encoding: 'der' });
+    if (!verify(algorithm.hash, leaf.tbs, state.verifyKey, signature)) {
       throw new Error(`A certificate signed with ${ca.key_label} does not verify with the CA certificate`);
     }
-    const der = Buffer.from(leaf.rawData);
+    const der = signedEnvelope(leaf.tbs, algorithm.der, signature);
     const stored = await this.db.transaction(async (tx) => {
-      const outcome = await this.cas.insertIssued({
-        org_id: orgId,
-        serial,
-        user_id: subject.userId,
-        subject: leaf.subject,
-        public_key_sha256: publicKeySha256,
-        der,
-        not_before: leaf.notBefore,
-        not_after: leaf.notAfter,
-        issued_at: now,
-      });
+      const outcome = await this.cas.insertIssued(
+        {
+          org_id: orgId,
+          serial,
+          user_id: subject.userId,
+          subject: leaf.subject,
+          public_key_sha256: csr.spkiSha256,
+          der,
+          not_before: notBefore,
+          not_after: notAfter,
+          issued_at: now,
+        },
+        tx,
+      );
       if (outcome === 'KEY_REUSED') return outcome;
       await this.audit.record(
         {
@@ -241,7 +252,7 @@ export class CertificateAuthority {
           action: 'certificate.issue',
           target: serial,
           outcome: 'success',
-          details: { userId: subject.userId, subject: leaf.subject, notAfter: leaf.notAfter.toISOString() },
+          details: { userId: subject.userId, subject: leaf.subject, notAfter: notAfter.toISOString() },
         },
         tx,
       );
@@ -250,7 +261,7 @@ export class CertificateAuthority {
     if (stored === 'KEY_REUSED') {
       throw new DomainError('INVALID_VALUE', 'CSR_KEY_REUSED: this CA has already certified the public key of the CSR; generate a new key pair on the card.');
     }
-    return { serialNumber: serial, subject: leaf.subject, issuer: leaf.issuer, notBefore: leaf.notBefore, notAfter: leaf.notAfter, der };
+    return { serialNumber: serial, subject: leaf.subject, issuer: state.certificate.subject, notBefore, notAfter, der };
   }
 
   /** Revokes for good (RFC 5280 reason); the CRL is re-signed in the same transaction. */
@@ -298,7 +309,7 @@ export class CertificateAuthority {
     actor: Actor,
     action: 'certificate.revoke' | 'certificate.hold' | 'certificate.release',
   ): Promise<IssuedRow> {
-    return this.db.transaction(async (tx) => {
+    const changed = await this.db.transaction(async (tx) => {
       const ca = await this.cas.lock(orgId, tx);
       if (!ca || ca.status !== 'active') throw this.noCa(orgId);
       const current = await this.cas.findIssued(orgId, serial, tx);
@@ -322,40 +333,41 @@ export class CertificateAuthority {
       await this.publishCrl(ca, actor, tx);
       return moved;
     });
+    // After the commit: every instance's OCSP answers drop what they knew of this certificate.
+    await this.changes.publish('certificate', `${orgId}/${serial}`);
+    return changed;
   }
 
-  /** Builds, signs in the HSM, verifies and stores the CRL; the caller holds the CA row lock. */
+  /**
+   * Builds (crl.ts writes the DER directly: 100,000 entries in milliseconds), signs in the HSM,
+   * verifies with the CA certificate's public key and stores the CRL; the caller holds the CA row lock.
+   */
   private async publishCrl(ca: CaRow, actor: Actor, tx: Transaction): Promise<PublishedCrl> {
     const now = this.clock.now();
-    const { certificate: caCertificate, pair } = await this.signingState(ca);
+    const state = await this.signingState(ca);
     const entries = await this.cas.listed(ca.org_id, now, tx);
     const crlNumber = await this.cas.nextCrlNumber(tx);
-    const keyId = caCertificate.getExtension(x509.SubjectKeyIdentifierExtension)?.keyId;
-    const crl = await x509.X509CrlGenerator.create(
-      {
-        issuer: caCertificate.subjectName,
-        thisUpdate: now,
-        nextUpdate: new Date(now.getTime() + CRL_VALIDITY_MS),
-        signingKey: pair.privateKey,
-        signingAlgorithm: signingAlgorithmOf(ca.key_algorithm),
-        extensions: [
-          ...(keyId ? [new x509.AuthorityKeyIdentifierExtension(keyId, false)] : []),
-          new x509.Extension(id_ce_cRLNumber, false, AsnConvert.serialize(new CRLNumber(Number(crlNumber)))),
-        ],
-        entries: entries.map((entry) => ({
-          serialNumber: entry.serial,
-          revocationDate: entry.revoked_at,
-          reason: x509.X509CrlReason[(entry.reason ?? 'unspecified') as keyof typeof x509.X509CrlReason],
-        })),
-      },
-      this.keys.crypto,
-    );
-    if (!(await crl.verify({ publicKey: caCertificate.publicKey }, this.keys.crypto))) {
+    const algorithm = SIGNATURE_ALGORITHMS[ca.key_algorithm];
+    const tbs = encodeTbsCertList({
+      signatureAlgorithm: algorithm.der,
+      issuer: state.issuerName,
+      thisUpdate: now,
+      nextUpdate: new Date(now.getTime() + CRL_VALIDITY_MS),
+      entries: entries.map((entry) => ({
+        serial: entry.serial,
+        revokedAt: entry.revoked_at,
+        reason: CRL_REASON_CODES[(entry.status === 'on-hold' ? 'certificateHold' : entry.reason) as keyof typeof CRL_REASON_CODES],
+      })),
+      authorityKeyId: state.keyId,
+      crlNumber: BigInt(crlNumber),
+    });
+    const signature = await this.keys.sign(ca.key_label, tbs, { hash: algorithm.hash, encoding: 'der' });
+    if (!verify(algorithm.hash, tbs, state.verifyKey, signature)) {
       throw new Error(`A CRL signed with ${ca.key_label} does not verify with the CA certificate`);
     }
     const published: PublishedCrl = {
       crl_number: crlNumber,
-      der: Buffer.from(crl.rawData),
+      der: signedEnvelope(tbs, algorithm.der, signature),
       this_update: now,
       next_update: new Date(now.getTime() + CRL_VALIDITY_MS),
     };
@@ -375,15 +387,27 @@ export class CertificateAuthority {
   }
 
   /**
-   * The CA's parsed certificate and HSM key handle, kept per CA row (its key label, creation and
-   * version), so that issuance and CRLs neither search the HSM nor parse the certificate each time.
-   * The handle names the key by label and CKA_ID, so it survives an HSM reconnect.
+   * What signing needs of the CA, kept per CA row (its key label, creation and version), so that
+   * issuance and CRLs neither search the HSM nor parse the certificate each time: the parsed
+   * certificate, the HSM key handle (named by label and CKA_ID, so it survives an HSM reconnect),
+   * the subject Name as DER, the subject key identifier and the public key for Node's verify.
    */
-  private async signingState(ca: CaRow): Promise<{ certificate: x509.X509Certificate; pair: HsmKeyPair }> {
+  private async signingState(ca: CaRow): Promise<SigningState> {
     const key = `${ca.key_label}|${ca.created_at.getTime()}|${ca.version}`;
     const cached = this.loaded.get(ca.org_id);
     if (cached?.key === key) return cached;
-    const state = { key, certificate: new x509.X509Certificate(ca.certificate!), pair: await this.keyPair(ca) };
+    const certificate = new x509.X509Certificate(ca.certificate!);
+    const keyId =
+      certificate.getExtension(x509.SubjectKeyIdentifierExtension)?.keyId ?? (await certificate.getThumbprint('SHA-1', this.keys.crypto)).toString();
+    const state: SigningState = {
+      key,
+      certificate,
+      pair: await this.keyPair(ca),
+      issuerName: Buffer.from(AsnConvert.serialize(AsnConvert.parse(ca.certificate!, Certificate).tbsCertificate.subject)),
+      keyId: Buffer.from(keyId, 'hex'),
+      verifyKey: new NodeX509Certificate(ca.certificate!).publicKey,
+      leafProfile: caLeafProfile(keyId, this.pkiBaseUrl(ca.org_id)),
+    };
     this.loaded.set(ca.org_id, state);
     return state;
   }

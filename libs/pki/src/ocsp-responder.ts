@@ -2,36 +2,30 @@ import 'reflect-metadata';
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import {
-  BasicOCSPResponse,
   CertID,
   CertStatus,
   OCSPRequest,
   OCSPResponse,
   OCSPResponseStatus,
   ResponderID,
-  ResponseBytes,
   ResponseData,
   RevokedInfo,
   SingleResponse,
   id_pkix_ocsp_basic,
   id_pkix_ocsp_nonce,
 } from '@peculiar/asn1-ocsp';
-import { AsnConvert, OctetString } from '@peculiar/asn1-schema';
-import { AlgorithmIdentifier, CRLReason, CRLReasons, Certificate, Extension } from '@peculiar/asn1-x509';
+import { AsnConvert, AsnObjectIdentifierConverter, OctetString } from '@peculiar/asn1-schema';
+import { CRLReason, CRLReasons, Certificate, Extension } from '@peculiar/asn1-x509';
 import { Clock, notFound } from '@app/common';
 import { KeyStore } from '@app/hsm';
-import { CaRow, CertificateAuthorityRepository } from './certificate-authority.repository';
+import { ChangeFeed, FeedCache } from '@app/persistence';
+import { CaRow, CertificateAuthorityRepository, IssuedStatus, OcspLookup } from './certificate-authority.repository';
 import { CRL_VALIDITY_MS } from './certificate-authority.service';
+import { TAG, signedEnvelope, tlv } from './der';
+import { SIGNATURE_ALGORITHMS } from './profile';
 
 /** Hash algorithms a CertID may use (SHA-1 is what most clients send). */
 const HASHES: Record<string, string> = { '1.3.14.3.2.26': 'sha1', '2.16.840.1.101.3.4.2.1': 'sha256', '2.16.840.1.101.3.4.2.2': 'sha384' };
-
-/** The signature algorithm identifiers of the CA keys. */
-const SIGNATURES = {
-  'EC-P256': { oid: '1.2.840.10045.4.3.2', hash: 'SHA-256' },
-  'EC-P384': { oid: '1.2.840.10045.4.3.3', hash: 'SHA-384' },
-  'RSA-3072': { oid: '1.2.840.113549.1.1.11', hash: 'SHA-256' },
-} as const;
 
 const REASONS: Record<string, CRLReasons> = {
   keyCompromise: CRLReasons.keyCompromise,
@@ -40,6 +34,35 @@ const REASONS: Record<string, CRLReasons> = {
   affiliationChanged: CRLReasons.affiliationChanged,
   certificateHold: CRLReasons.certificateHold,
 };
+
+const MAX_CACHED_CAS = 1_000;
+const MAX_CACHED_STATUSES = 100_000;
+const MAX_PRE_PRODUCED = 20_000;
+const MAX_REMEMBERED_REQUEST_BYTES = 512;
+/** As long as GET answers may be cached by HTTP caches (`Cache-Control: max-age=60`). */
+const PRE_PRODUCED_MAX_AGE_MS = 60_000;
+
+/** More CertIDs in one request are refused as malformedRequest: each is a lookup and a hash. */
+const MAX_CERTIFICATES_PER_REQUEST = 32;
+
+const MALFORMED_REQUEST = Buffer.from(AsnConvert.serialize(new OCSPResponse({ responseStatus: OCSPResponseStatus.malformedRequest })));
+/** responseStatus successful (ENUMERATED 0) and responseType id-pkix-ocsp-basic, encoded. */
+const SUCCESSFUL = Buffer.from([TAG.ENUMERATED, 1, OCSPResponseStatus.successful]);
+const ID_PKIX_OCSP_BASIC = Buffer.from(AsnObjectIdentifierConverter.toASN(id_pkix_ocsp_basic).toBER());
+
+/** The serial a CertID asks for, as `issued_certificates.serial` keeps it (40 hex digits); undefined when it cannot be one of ours. */
+function serialOf(id: CertID): string | undefined {
+  const serial = Buffer.from(id.serialNumber)
+    .toString('hex')
+    .replace(/^(00)+/, '')
+    .padStart(40, '0');
+  return /^[0-9a-f]{40}$/.test(serial) ? serial : undefined;
+}
+
+/** What identifies a CertID besides its serial: the hash algorithm and the issuer's name and key hashes. */
+function certIdKey(id: CertID): string {
+  return `${id.hashAlgorithm.algorithm}|${Buffer.from(id.issuerNameHash.buffer).toString('hex')}|${Buffer.from(id.issuerKeyHash.buffer).toString('hex')}`;
+}
 
 /** GeneralizedTime without fractions of a second. */
 const seconds = (date: Date) => new Date(Math.floor(date.getTime() / 1000) * 1000);
@@ -53,54 +76,134 @@ const seconds = (date: Date) => new Date(Math.floor(date.getTime() / 1000) * 100
 export class OcspResponder {
   private readonly issuers = new Map<string, { key: string; issuerName: Buffer; issuerKey: Buffer; responderKeyHash: Buffer }>();
 
+  /** CA rows by organization: a CA's creation or new certificate publishes `ca`. */
+  private readonly caRows: FeedCache<CaRow>;
+  /** Statuses by `{org}/{serial}`: each revocation, hold and release publishes `certificate`. */
+  private readonly statuses: FeedCache<IssuedStatus>;
+  /**
+   * Pre-produced answers (RFC 6960 §2.4, RFC 5019 §2.2): the signed answer to a request without a
+   * nonce for one issued certificate, by `{org}/{serial}`, served again until its status changes
+   * (the same feed) or PRE_PRODUCED_MAX_AGE_MS pass. A request with a nonce is always signed afresh.
+   */
+  private readonly produced: FeedCache<{ certId: string; response: Buffer }>;
+  /** Nonce-less requests by `{org}\n{request bytes}`: the `produced` key and CertID they ask for. */
+  private readonly nonceless = new Map<string, { key: string; certId: string }>();
+
   constructor(
     private readonly cas: CertificateAuthorityRepository,
     private readonly keys: KeyStore,
     private readonly clock: Clock,
-  ) {}
+    changes: ChangeFeed,
+  ) {
+    // An organization's deletion removes its CA and certificates: everything goes.
+    const organizationGone = (topic: string) => (topic === 'organization' ? 'all' : undefined);
+    this.caRows = new FeedCache(changes, {
+      evicts: (change) => (change.topic === 'ca' ? { key: change.id } : organizationGone(change.topic)),
+      maxEntries: MAX_CACHED_CAS,
+    });
+    this.statuses = new FeedCache(changes, {
+      evicts: (change) => (change.topic === 'certificate' ? { key: change.id } : organizationGone(change.topic)),
+      maxEntries: MAX_CACHED_STATUSES,
+    });
+    this.produced = new FeedCache(changes, {
+      evicts: (change) => (change.topic === 'certificate' ? { key: change.id } : change.topic === 'ca' ? 'all' : organizationGone(change.topic)),
+      maxEntries: MAX_PRE_PRODUCED,
+      maxAgeMs: PRE_PRODUCED_MAX_AGE_MS,
+    });
+  }
 
   async respond(orgId: string, requestDer: Buffer): Promise<Buffer> {
-    const ca = await this.cas.find(orgId);
-    if (!ca || ca.status !== 'active') throw notFound(`Organization "${orgId}" has no active CA.`);
-    let request: OCSPRequest;
+    // A request seen before without a nonce is the same question (RFC 5019 clients repeat it byte
+    // for byte): what it asks is remembered, so its pre-produced answer is found without reading
+    // the ASN.1 again (asn1js takes a tenth of a millisecond for a hundred bytes).
+    const seenKey = requestDer.length <= MAX_REMEMBERED_REQUEST_BYTES ? `${orgId}\n${requestDer.toString('latin1')}` : undefined;
+    const seen = seenKey === undefined ? undefined : this.nonceless.get(seenKey);
+    if (seen) {
+      const ready = this.produced.get(seen.key);
+      if (ready?.certId === seen.certId) return ready.response;
+    }
+    let request: OCSPRequest | undefined;
     try {
       request = AsnConvert.parse(requestDer, OCSPRequest);
+      if (request.tbsRequest.requestList.length > MAX_CERTIFICATES_PER_REQUEST) request = undefined;
     } catch {
-      return Buffer.from(AsnConvert.serialize(new OCSPResponse({ responseStatus: OCSPResponseStatus.malformedRequest })));
+      request = undefined;
     }
+    const serials = request?.tbsRequest.requestList.map(({ reqCert }) => serialOf(reqCert)) ?? [];
+    const nonce = request?.tbsRequest.requestExtensions?.find((extension) => extension.extnID === id_pkix_ocsp_nonce);
+    const reusable =
+      !nonce && serials.length === 1 && serials[0] !== undefined
+        ? { key: `${orgId}/${serials[0]}`, certId: certIdKey(request!.tbsRequest.requestList[0].reqCert) }
+        : undefined;
+    if (reusable) {
+      const ready = this.produced.get(reusable.key);
+      if (ready?.certId === reusable.certId) return ready.response;
+    }
+    const producedMark = this.produced.mark();
+    const found = await this.lookup(
+      orgId,
+      serials.filter((serial): serial is string => serial !== undefined),
+    );
+    if (!found || found.ca.status !== 'active') throw notFound(`Organization "${orgId}" has no active CA.`);
+    if (!request) return MALFORMED_REQUEST;
+    const { ca, issued } = found;
     const { issuerName, issuerKey, responderKeyHash } = this.issuerOf(ca);
     const now = seconds(this.clock.now());
-    const responses: SingleResponse[] = [];
-    for (const { reqCert } of request.tbsRequest.requestList) {
-      responses.push(
+    const responses = request.tbsRequest.requestList.map(
+      ({ reqCert }, i) =>
         new SingleResponse({
           certID: reqCert,
-          certStatus: await this.statusOf(ca, reqCert, issuerName, issuerKey),
+          certStatus: this.statusOf(reqCert, serials[i], issued, issuerName, issuerKey),
           thisUpdate: now,
           nextUpdate: new Date(now.getTime() + CRL_VALIDITY_MS),
         }),
-      );
-    }
-    const nonce = request.tbsRequest.requestExtensions?.find((extension) => extension.extnID === id_pkix_ocsp_nonce);
+    );
     const data = new ResponseData({
       responderID: new ResponderID({ byKey: new OctetString(responderKeyHash) }),
       producedAt: now,
       responses,
       ...(nonce ? { responseExtensions: [new Extension({ extnID: id_pkix_ocsp_nonce, critical: false, extnValue: nonce.extnValue })] } : {}),
     });
+    // ResponseData is encoded once, by its schema; the envelopes around it are written directly
+    // (serializing BasicOCSPResponse and OCSPResponse objects would encode it twice more).
     const tbs = Buffer.from(AsnConvert.serialize(data));
-    const algorithm = SIGNATURES[ca.key_algorithm];
+    const algorithm = SIGNATURE_ALGORITHMS[ca.key_algorithm];
     const signature = await this.keys.sign(ca.key_label, tbs, { hash: algorithm.hash, encoding: 'der' });
-    const basic = new BasicOCSPResponse({
-      tbsResponseData: data,
-      signatureAlgorithm: new AlgorithmIdentifier({ algorithm: algorithm.oid, ...(ca.key_algorithm === 'RSA-3072' ? { parameters: null } : {}) }),
-      signature: new Uint8Array(signature).buffer,
-    });
-    const response = new OCSPResponse({
-      responseStatus: OCSPResponseStatus.successful,
-      responseBytes: new ResponseBytes({ responseType: id_pkix_ocsp_basic, response: new OctetString(AsnConvert.serialize(basic)) }),
-    });
-    return Buffer.from(AsnConvert.serialize(response));
+    const basic = signedEnvelope(tbs, algorithm.der, signature);
+    const response = tlv(TAG.SEQUENCE, SUCCESSFUL, tlv(TAG.EXPLICIT_0, tlv(TAG.SEQUENCE, ID_PKIX_OCSP_BASIC, tlv(TAG.OCTET_STRING, basic))));
+    if (reusable && issued.has(serials[0]!)) {
+      this.produced.set(reusable.key, { certId: reusable.certId, response }, producedMark);
+      if (seenKey !== undefined) this.remember(seenKey, reusable);
+    }
+    return response;
+  }
+
+  /** Bounded: the oldest request makes room. What a request's bytes ask never changes, so nothing evicts it otherwise. */
+  private remember(seenKey: string, asked: { key: string; certId: string }): void {
+    if (this.nonceless.size >= MAX_PRE_PRODUCED && !this.nonceless.has(seenKey)) this.nonceless.delete(this.nonceless.keys().next().value!);
+    this.nonceless.set(seenKey, asked);
+  }
+
+  /**
+   * The CA row and the statuses asked for: from memory when this instance knows them all, else in
+   * one round trip, remembered. Serials never issued are not remembered (issuing one publishes
+   * nothing), so they are asked each time.
+   */
+  private async lookup(orgId: string, serials: string[]): Promise<OcspLookup | undefined> {
+    const ca = this.caRows.get(orgId);
+    const issued = new Map<string, IssuedStatus>();
+    for (const serial of serials) {
+      const known = this.statuses.get(`${orgId}/${serial}`);
+      if (known) issued.set(serial, known);
+    }
+    if (ca && issued.size === serials.length) return { ca, issued };
+    const caMark = this.caRows.mark();
+    const statusMark = this.statuses.mark();
+    const found = await this.cas.ocspLookup(orgId, serials);
+    if (!found) return undefined;
+    this.caRows.set(orgId, found.ca, caMark);
+    for (const [serial, status] of found.issued) this.statuses.set(`${orgId}/${serial}`, status, statusMark);
+    return found;
   }
 
   /** The CA's name and key as CertIDs hash them, parsed once per CA row (its creation and version). */
@@ -120,24 +223,20 @@ export class OcspResponder {
     return issuer;
   }
 
-  private async statusOf(ca: CaRow, id: CertID, issuerName: Buffer, issuerKey: Buffer): Promise<CertStatus> {
+  private statusOf(id: CertID, serial: string | undefined, issued: OcspLookup['issued'], issuerName: Buffer, issuerKey: Buffer): CertStatus {
     const hash = HASHES[id.hashAlgorithm.algorithm];
     const digest = (data: Buffer) => (hash ? createHash(hash).update(data).digest() : undefined);
     // A CertID of another issuer, or hashed with an algorithm this responder does not know: unknown.
     if (!hash || !digest(issuerName)!.equals(Buffer.from(id.issuerNameHash.buffer)) || !digest(issuerKey)!.equals(Buffer.from(id.issuerKeyHash.buffer))) {
       return new CertStatus({ unknown: null });
     }
-    const serial = Buffer.from(id.serialNumber)
-      .toString('hex')
-      .replace(/^(00)+/, '')
-      .padStart(40, '0');
-    const issued = /^[0-9a-f]{40}$/.test(serial) ? await this.cas.findIssued(ca.org_id, serial) : undefined;
-    if (!issued) return new CertStatus({ unknown: null });
-    if (issued.status === 'good') return new CertStatus({ good: null });
+    const found = serial === undefined ? undefined : issued.get(serial);
+    if (!found) return new CertStatus({ unknown: null });
+    if (found.status === 'good') return new CertStatus({ good: null });
     return new CertStatus({
       revoked: new RevokedInfo({
-        revocationTime: seconds(issued.revoked_at!),
-        revocationReason: new CRLReason(REASONS[issued.status === 'on-hold' ? 'certificateHold' : (issued.reason ?? '')] ?? CRLReasons.unspecified),
+        revocationTime: seconds(found.revoked_at!),
+        revocationReason: new CRLReason(REASONS[found.status === 'on-hold' ? 'certificateHold' : (found.reason ?? '')] ?? CRLReasons.unspecified),
       }),
     });
   }

@@ -1,9 +1,22 @@
 import 'reflect-metadata';
-import { randomBytes, type webcrypto } from 'node:crypto';
-import { AsnConvert, OctetString } from '@peculiar/asn1-schema';
-import { GeneralName, GeneralNames, OtherName } from '@peculiar/asn1-x509';
+import { randomBytes } from 'node:crypto';
+import { AsnConvert, AsnUtf8StringConverter, OctetString } from '@peculiar/asn1-schema';
+import {
+  AttributeTypeAndValue,
+  AttributeValue,
+  Extension,
+  GeneralName,
+  GeneralNames,
+  Name,
+  OtherName,
+  RelativeDistinguishedName,
+  id_ce_subjectAltName,
+  id_ce_subjectKeyIdentifier,
+} from '@peculiar/asn1-x509';
 import * as x509 from '@peculiar/x509';
-import type { KeyAlgorithm } from '@app/hsm';
+import type { KeyAlgorithm, KeyStoreHash } from '@app/hsm';
+import type { CheckedCsr } from './csr';
+import { TAG, integerContent, time, tlv } from './der';
 
 /** OIDs of the smart-card logon profile (CREDENTIAL-MANAGEMENT.md, "PKI"). */
 export const OID = {
@@ -13,6 +26,9 @@ export const OID = {
   /** Microsoft's SID extension (Windows strong certificate mapping) and its otherName type. */
   sidExtension: '1.3.6.1.4.1.311.25.2',
   sidOtherName: '1.3.6.1.4.1.311.25.2.1',
+  upn: '1.3.6.1.4.1.311.20.2.3',
+  commonName: '2.5.4.3',
+  organizationName: '2.5.4.10',
 } as const;
 
 /** How the CA key signs: ECDSA with the curve's hash, or RSA PKCS#1 v1.5 with SHA-256. */
@@ -20,6 +36,17 @@ export function signingAlgorithmOf(algorithm: KeyAlgorithm): { name: string; has
   if (algorithm === 'RSA-3072') return { name: 'RSASSA-PKCS1-v1_5' };
   return { name: 'ECDSA', hash: algorithm === 'EC-P384' ? 'SHA-384' : 'SHA-256' };
 }
+
+/**
+ * The signature algorithm of each CA key as certificates, CRLs and OCSP responses name it: the OID,
+ * the DER AlgorithmIdentifier (NULL parameters for RSA, none for ECDSA: RFC 5758 §3.2, RFC 4055 §5)
+ * and the hash the HSM signs with.
+ */
+export const SIGNATURE_ALGORITHMS: Record<KeyAlgorithm, { oid: string; der: Buffer; hash: KeyStoreHash }> = {
+  'EC-P256': { oid: '1.2.840.10045.4.3.2', der: Buffer.from('300a06082a8648ce3d040302', 'hex'), hash: 'SHA-256' },
+  'EC-P384': { oid: '1.2.840.10045.4.3.3', der: Buffer.from('300a06082a8648ce3d040303', 'hex'), hash: 'SHA-384' },
+  'RSA-3072': { oid: '1.2.840.113549.1.1.11', der: Buffer.from('300d06092a864886f70d01010b0500', 'hex'), hash: 'SHA-256' },
+};
 
 /** A serial of 20 random octets with the top bit cleared (positive, RFC 5280 4.1.2.2), never a leading zero octet. */
 export function randomSerial(): string {
@@ -48,30 +75,110 @@ export function sidExtension(sid: string): x509.Extension {
   return new x509.Extension(OID.sidExtension, false, AsnConvert.serialize(names));
 }
 
-/** The leaf's extensions: everything the smart-card logon profile asks for. */
-export async function leafExtensions(options: {
+/**
+ * The extensions every leaf of one CA carries whatever the user and key, encoded once per CA (the
+ * certificate authority keeps them with the CA's signing state): basicConstraints, keyUsage and
+ * extendedKeyUsage in their two variants, authorityKeyIdentifier, CRL distribution point and AIA.
+ */
+export interface CaLeafProfile {
+  basicConstraints: Buffer;
+  keyUsage: { ec: Buffer; rsa: Buffer };
+  extendedKeyUsage: { plain: Buffer; withEmail: Buffer };
+  authorityKeyIdentifier: Buffer;
+  crlDistributionPoints: Buffer;
+  authorityInfoAccess: Buffer;
+}
+
+export function caLeafProfile(caKeyIdentifier: string, pkiBaseUrl: string): CaLeafProfile {
+  const der = (extension: x509.Extension) => Buffer.from(extension.rawData);
+  const usages = [OID.clientAuth, OID.smartcardLogon];
+  return {
+    basicConstraints: der(new x509.BasicConstraintsExtension(false, undefined, true)),
+    keyUsage: {
+      ec: der(new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true)),
+      rsa: der(new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true)),
+    },
+    extendedKeyUsage: {
+      plain: der(new x509.ExtendedKeyUsageExtension(usages, false)),
+      withEmail: der(new x509.ExtendedKeyUsageExtension([...usages, OID.emailProtection], false)),
+    },
+    authorityKeyIdentifier: der(new x509.AuthorityKeyIdentifierExtension(caKeyIdentifier, false)),
+    crlDistributionPoints: der(new x509.CRLDistributionPointsExtension([`${pkiBaseUrl}/crl`], false)),
+    authorityInfoAccess: der(new x509.AuthorityInfoAccessExtension({ caIssuers: `${pkiBaseUrl}/ca.crt`, ocsp: `${pkiBaseUrl}/ocsp` }, false)),
+  };
+}
+
+/** One extension, encoded with the schemas: SEQUENCE { extnID, critical DEFAULT FALSE, extnValue OCTET STRING }. */
+function extension(extnID: string, value: unknown): Buffer {
+  return Buffer.from(AsnConvert.serialize(new Extension({ extnID, critical: false, extnValue: new OctetString(AsnConvert.serialize(value)) })));
+}
+
+/** A Name of UTF8String attributes (RFC 5280 §4.1.2.6 asks new certificates for UTF8String). */
+function utf8Name(attributes: [type: string, value: string][]): Buffer {
+  return Buffer.from(
+    AsnConvert.serialize(
+      new Name(
+        attributes.map(
+          ([type, value]) => new RelativeDistinguishedName([new AttributeTypeAndValue({ type, value: new AttributeValue({ utf8String: value }) })]),
+        ),
+      ),
+    ),
+  );
+}
+
+const VERSION_3 = Buffer.from('a003020102', 'hex');
+
+/**
+ * The leaf's TBSCertificate (RFC 5280 §4.1), everything the smart-card logon profile asks for:
+ * v3, the serial, issuer and validity, subject `CN={displayName or userName}, O={organization}`,
+ * the CSR's public key as sent, and the extensions in the order BC, KU, EKU, SAN (UPN, email), SKI,
+ * AKI, CDP, AIA, SID. The per-user parts are encoded with the `@peculiar/asn1-x509` schemas, the
+ * per-CA parts come encoded from `CaLeafProfile`; the DER is assembled around them directly (one
+ * object graph per certificate cost more than the HSM signature).
+ */
+export function leafTbsCertificate(options: {
+  profile: CaLeafProfile;
+  serial: string;
+  signatureAlgorithm: Buffer;
+  issuer: Buffer;
+  notBefore: Date;
+  notAfter: Date;
   subject: CertificateSubject;
-  publicKey: x509.PublicKey;
-  rsa: boolean;
-  caKeyIdentifier: string;
-  pkiBaseUrl: string;
-  crypto: webcrypto.Crypto;
-}): Promise<x509.Extension[]> {
-  const { subject, rsa, pkiBaseUrl } = options;
-  const usage = x509.KeyUsageFlags.digitalSignature | (rsa ? x509.KeyUsageFlags.keyEncipherment : 0);
-  const extendedUsages = [OID.clientAuth, OID.smartcardLogon, ...(subject.email ? [OID.emailProtection] : [])];
-  const names: x509.JsonGeneralNames = [{ type: 'upn', value: subject.userPrincipalName || subject.userName }];
-  if (subject.email) names.push({ type: 'email', value: subject.email });
-  const extensions: x509.Extension[] = [
-    new x509.BasicConstraintsExtension(false, undefined, true),
-    new x509.KeyUsagesExtension(usage, true),
-    new x509.ExtendedKeyUsageExtension(extendedUsages, false),
-    new x509.SubjectAlternativeNameExtension(names, false),
-    await x509.SubjectKeyIdentifierExtension.create(options.publicKey, false, options.crypto),
-    new x509.AuthorityKeyIdentifierExtension(options.caKeyIdentifier, false),
-    new x509.CRLDistributionPointsExtension([`${pkiBaseUrl}/crl`], false),
-    new x509.AuthorityInfoAccessExtension({ caIssuers: `${pkiBaseUrl}/ca.crt`, ocsp: `${pkiBaseUrl}/ocsp` }, false),
+  organizationName: string;
+  csr: CheckedCsr;
+}): { tbs: Buffer; subject: string } {
+  const { profile, subject, csr } = options;
+  const names = [
+    new GeneralName({
+      otherName: new OtherName({ typeId: OID.upn, value: AsnConvert.serialize(AsnUtf8StringConverter.toASN(subject.userPrincipalName || subject.userName)) }),
+    }),
   ];
-  if (subject.objectSid) extensions.push(sidExtension(subject.objectSid));
-  return extensions;
+  if (subject.email) names.push(new GeneralName({ rfc822Name: subject.email }));
+  const extensions = [
+    profile.basicConstraints,
+    csr.rsa ? profile.keyUsage.rsa : profile.keyUsage.ec,
+    subject.email ? profile.extendedKeyUsage.withEmail : profile.extendedKeyUsage.plain,
+    extension(id_ce_subjectAltName, new GeneralNames(names)),
+    extension(id_ce_subjectKeyIdentifier, new OctetString(csr.keyIdentifier)),
+    profile.authorityKeyIdentifier,
+    profile.crlDistributionPoints,
+    profile.authorityInfoAccess,
+    ...(subject.objectSid ? [Buffer.from(sidExtension(subject.objectSid).rawData)] : []),
+  ];
+  const subjectName = utf8Name([
+    [OID.commonName, subject.displayName || subject.userName],
+    [OID.organizationName, options.organizationName],
+  ]);
+  const tbs = tlv(
+    TAG.SEQUENCE,
+    VERSION_3,
+    tlv(TAG.INTEGER, integerContent(Buffer.from(options.serial, 'hex'))),
+    options.signatureAlgorithm,
+    options.issuer,
+    tlv(TAG.SEQUENCE, time(options.notBefore), time(options.notAfter)),
+    subjectName,
+    csr.spki,
+    tlv(TAG.EXPLICIT_3, tlv(TAG.SEQUENCE, ...extensions)),
+  );
+  return { tbs, subject: new x509.Name(subjectName).toString() };
 }
