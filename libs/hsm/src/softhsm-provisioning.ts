@@ -305,7 +305,9 @@ function resolveDuplicates(token: SoftHsmToken, options: SoftHsmTokenOptions, ma
   const described = contents.map((entry) => {
     const where = entry.token.folder === undefined ? `the token with serial ${entry.token.serial}` : join(tokenDirectory, entry.token.folder);
     if (entry.problem !== undefined) return `${where}: ${entry.problem}`;
-    return `${where} holds ${entry.objects} objects${entry.privateKeys.length > 0 ? `, private keys ${entry.privateKeys.map((label) => `"${label}"`).join(', ')}` : ''}`;
+    // In label order: the token lists its objects in no fixed order.
+    const keys = [...entry.privateKeys].sort().map((label) => `"${label}"`);
+    return `${where} holds ${entry.objects} objects${keys.length > 0 ? `, private keys ${keys.join(', ')}` : ''}`;
   });
   throw new HsmConfigurationError(
     'HSM_TOKEN_AMBIGUOUS',
