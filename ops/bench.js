@@ -9,6 +9,7 @@
 //   probe            GET .../whoami with one bearer token
 //   device-create    POST /aims/rs/scim/v2/Device, a distinct CUID per request (201)
 //   device-get       GET /aims/rs/scim/v2/Device/{id} of one device
+//   gateway-list     GET /configuration/{org}/v2/DeliveryGateway/Push (the organization's default gateways)
 // Each workload gets a 2 s warm-up run (not reported), then a measured run.
 //
 // Reading the table: req/s is the average over the run's 1 s samples; p50/p99 are response

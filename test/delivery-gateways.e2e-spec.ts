@@ -1018,4 +1018,37 @@ describe('push delivery gateways (DECISIONS 10)', () => {
       }
     });
   });
+  it('the list and GET read from memory follow a create, replace and delete made on another instance within a second (change feed)', async () => {
+    const second = await createTestApp({ databaseUrl: t.databaseUrl, shareHsmWith: t });
+    try {
+      const elsewhere = (method: Method, path: string) => second.http[method](path).auth(tokens.Administration, { type: 'bearer' });
+      const names = async () => ((await call('get', gateways())).body.resources as { name: string }[]).map((g) => g.name);
+      /** Polls this instance until `seen` holds, for at most a second. */
+      const within = async (seen: () => Promise<boolean>) => {
+        const deadline = Date.now() + 1000;
+        let ok = await seen();
+        while (!ok && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          ok = await seen();
+        }
+        return ok;
+      };
+      await names();
+      await names();
+      const body = fullBody();
+      const created = await elsewhere('post', gateways(ORG, '?api-version=3')).send(body);
+      expect(created.status).toBe(201);
+      const id = created.body.id as string;
+      expect(await within(async () => (await names()).includes(body.name as string))).toBe(true);
+      expect((await call('get', gateway(id))).body.name).toBe(body.name);
+      const renamed = `${body.name} renamed`;
+      expect((await elsewhere('put', gateway(id)).send({ schemas: [GATEWAY_SCHEMA], name: renamed })).status).toBe(200);
+      expect(await within(async () => (await call('get', gateway(id))).body.name === renamed)).toBe(true);
+      expect((await elsewhere('delete', gateway(id))).status).toBe(204);
+      expect(await within(async () => (await call('get', gateway(id))).status === 404)).toBe(true);
+      expect(await names()).not.toContain(renamed);
+    } finally {
+      await second.close();
+    }
+  });
 });

@@ -117,6 +117,13 @@ const WORKLOADS = [
   },
   { name: 'device-create', status: 201, prepare: deviceCreate },
   { name: 'device-get', prepare: deviceGet },
+  {
+    name: 'gateway-list',
+    prepare: async (ctx) => ({
+      url: `${ctx.baseUrl}/configuration/${ctx.org}/v2/DeliveryGateway/Push`,
+      headers: { ...ctx.applicationHeaders, authorization: `Bearer ${await ctx.accessToken()}`, accept: SCIM },
+    }),
+  },
 ];
 
 module.exports = { WORKLOADS };

@@ -6,11 +6,11 @@ import { Database } from './database';
  * What changed: an access token (revoked), a subject (system account or user: disabled, role,
  * groups, deleted, its secrets or certificates changed), an organization (settings, deleted), a
  * device (moved, deleted), a lockout counter key (a failure was counted), an organization's CA
- * (created, its certificate installed) or an issued certificate (revoked, held, released; id
- * `{org}/{serial}`).
+ * (created, its certificate installed), an issued certificate (revoked, held, released; id
+ * `{org}/{serial}`) or an organization's push delivery gateways (created, replaced, deleted).
  */
-export type ChangeTopic = 'token' | 'subject' | 'organization' | 'device' | 'lockout' | 'ca' | 'certificate';
-const TOPICS: readonly string[] = ['token', 'subject', 'organization', 'device', 'lockout', 'ca', 'certificate'] satisfies ChangeTopic[];
+export type ChangeTopic = 'token' | 'subject' | 'organization' | 'device' | 'lockout' | 'ca' | 'certificate' | 'gateway';
+const TOPICS: readonly string[] = ['token', 'subject', 'organization', 'device', 'lockout', 'ca', 'certificate', 'gateway'] satisfies ChangeTopic[];
 export type Change = { topic: ChangeTopic; id: string } | { topic: 'reset' };
 
 const CHANNEL = 'platform_changes';

@@ -1,6 +1,6 @@
 import { AuditLog } from '@app/audit';
 import { Clock, DomainError, IfMatch } from '@app/common';
-import { Database } from '@app/persistence';
+import { ChangeFeed, Database } from '@app/persistence';
 import { DataCipher } from '../crypto/data-cipher';
 import { AuthenticatorPolicyRepository } from '../policies/authenticator-policy.repository';
 import { PushGatewayRepository, PushGatewaySecretRow } from './push-gateway.repository';
@@ -39,6 +39,7 @@ describe('PushGatewayService.replace when another writer wins the race', () => {
     const db = { transaction: async <T>(work: (tx: unknown) => Promise<T>) => work({}) } as unknown as Database;
     const audit = { record: jest.fn(async () => undefined) };
     const clock = { now: () => now } as Clock;
+    const changes = { live: false, subscribe: () => undefined, publish: jest.fn(async () => undefined) };
     const subject = new PushGatewayService(
       db,
       gateways as unknown as PushGatewayRepository,
@@ -46,14 +47,15 @@ describe('PushGatewayService.replace when another writer wins the race', () => {
       new DataCipher([{ id: 'k', key: Buffer.alloc(32, 3) }]),
       audit as unknown as AuditLog,
       clock,
+      changes as unknown as ChangeFeed,
     );
-    return { subject, gateways, audit };
+    return { subject, gateways, audit, changes };
   }
   const actor = { name: 'acme-admin', sourceAddress: '127.0.0.1' };
   const body = { schemas: [PUSH_GATEWAY_SCHEMA], hub: 'mine' };
 
   it('with If-Match naming the version read: 412, no retry, nothing audited', async () => {
-    const { subject, gateways, audit } = service([row(1, 'old'), row(2, 'theirs')], [undefined]);
+    const { subject, gateways, audit, changes } = service([row(1, 'old'), row(2, 'theirs')], [undefined]);
     const error = await subject.replace('acme', '5', body, 1, IfMatch.parse('W/"1"'), actor).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DomainError);
     expect((error as DomainError).code).toBe('PRECONDITION_FAILED');
@@ -61,15 +63,19 @@ describe('PushGatewayService.replace when another writer wins the race', () => {
     expect(gateways.updateIfVersion).toHaveBeenCalledTimes(1);
     expect(gateways.updateIfVersion).toHaveBeenCalledWith('acme', '5', 1, expect.objectContaining({ hub: 'mine' }), now, {});
     expect(audit.record).not.toHaveBeenCalled();
+    expect(changes.publish).not.toHaveBeenCalled();
   });
 
   it('without If-Match: merged again on the newer version, keeping what the other writer changed', async () => {
     const theirs = { ...row(2, 'theirs'), notes: 'their notes' };
-    const { subject, gateways, audit } = service([row(1, 'old'), theirs], [undefined, { ...theirs, hub: 'mine', version: 3 }]);
+    const { subject, gateways, audit, changes } = service([row(1, 'old'), theirs], [undefined, { ...theirs, hub: 'mine', version: 3 }]);
     const written = await subject.replace('acme', '5', body, 1, undefined, actor);
     expect(written.row.version).toBe(3);
     expect(gateways.updateIfVersion).toHaveBeenLastCalledWith('acme', '5', 2, expect.objectContaining({ hub: 'mine', notes: 'their notes' }), now, {});
     expect(audit.record).toHaveBeenCalledTimes(1);
+    // Published once, after the write that won: every instance reads the tenant's gateways again.
+    expect(changes.publish).toHaveBeenCalledTimes(1);
+    expect(changes.publish).toHaveBeenCalledWith('gateway', 'acme');
   });
 
   it('gives up with a 409 after repeated losses, and answers 404 when the gateway went away', async () => {

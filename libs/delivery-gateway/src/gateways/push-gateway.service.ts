@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AuditLog } from '@app/audit';
 import { Clock, DomainError, notFound, parseBody, uniqueness, IfMatch, preconditionFailed, Actor } from '@app/common';
-import { Database, PG_FOREIGN_KEY_VIOLATION, PG_UNIQUE_VIOLATION, isPgError } from '@app/persistence';
+import { ChangeFeed, Database, FeedCache, PG_FOREIGN_KEY_VIOLATION, PG_UNIQUE_VIOLATION, isPgError } from '@app/persistence';
 import { ApiVersion, parseResourceId } from '../common/request-rules';
 import { DataCipher, SealedValue, UnknownKeyError } from '../crypto/data-cipher';
 import { AuthenticatorPolicyRepository } from '../policies/authenticator-policy.repository';
@@ -26,6 +26,8 @@ export interface WrittenGateway {
 
 /** Replaces that lose a race without If-Match are merged again on the newer version, this many times. */
 const REPLACE_ATTEMPTS = 5;
+/** Organizations whose gateway list this instance keeps in memory. */
+const MAX_CACHED_ORGANIZATIONS = 10_000;
 
 /**
  * The rules of push delivery gateways (DECISIONS 10). Callers pass the organization already checked
@@ -35,6 +37,14 @@ const REPLACE_ATTEMPTS = 5;
  */
 @Injectable()
 export class PushGatewayService {
+  /**
+   * Each organization's gateways (without their connection strings) as one entry: GET of the list
+   * and of one gateway read memory (Issue 15: configuration reads from the change-feed caches).
+   * Every create, replace and delete publishes `gateway` {org} after its commit; an organization's
+   * deletion publishes `organization`.
+   */
+  private readonly cache: FeedCache<PushGatewayRow[]>;
+
   constructor(
     private readonly db: Database,
     private readonly gateways: PushGatewayRepository,
@@ -42,17 +52,28 @@ export class PushGatewayService {
     private readonly cipher: DataCipher,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
-  ) {}
+    private readonly changes: ChangeFeed,
+  ) {
+    this.cache = new FeedCache(changes, {
+      evicts: (change) => (change.topic === 'gateway' || change.topic === 'organization' ? { key: change.id } : undefined),
+      maxEntries: MAX_CACHED_ORGANIZATIONS,
+    });
+  }
 
-  list(orgId: string): Promise<PushGatewayRow[]> {
-    return this.gateways.list(orgId);
+  async list(orgId: string): Promise<PushGatewayRow[]> {
+    return (await this.cache.read(orgId, () => this.gateways.list(orgId)))!;
   }
 
   async get(orgId: string, rawId: string): Promise<PushGatewayRow> {
     const id = parseResourceId(rawId);
-    const row = id && (await this.gateways.findById(orgId, id));
+    const row = id && (await this.list(orgId)).find((gateway) => gateway.id === id);
     if (!row) throw gatewayNotFound(orgId, rawId);
     return row;
+  }
+
+  /** After a commit: every instance reads this organization's gateways from the database again. */
+  private changed(orgId: string): Promise<void> {
+    return this.changes.publish('gateway', orgId);
   }
 
   async create(orgId: string, body: unknown, version: ApiVersion, actor: Actor): Promise<WrittenGateway> {
@@ -87,6 +108,7 @@ export class PushGatewayService {
         );
         return created;
       });
+      await this.changed(orgId);
       return { row, connectionString: input.connectionString ?? null };
     } catch (error) {
       throw translateWriteError(error, orgId, input.name);
@@ -133,7 +155,10 @@ export class PushGatewayService {
       } catch (error) {
         throw translateWriteError(error, orgId, fields.name);
       }
-      if (written) return { row: written, connectionString };
+      if (written) {
+        await this.changed(orgId);
+        return { row: written, connectionString };
+      }
       const newer = await this.gateways.findWithConnectionString(orgId, id);
       if (!newer) throw gatewayNotFound(orgId, rawId);
       if (ifMatch?.pinsVersion) throw preconditionFailed(`Push delivery gateway ${id}`, newer.version);
@@ -175,6 +200,7 @@ export class PushGatewayService {
           tx,
         );
       });
+      await this.changed(orgId);
     } catch (error) {
       // The row lock keeps bindings from appearing meanwhile; the foreign key is the last word anyway.
       if (isPgError(error, PG_FOREIGN_KEY_VIOLATION)) {
