@@ -38,14 +38,15 @@ export function signingAlgorithmOf(algorithm: KeyAlgorithm): { name: string; has
 }
 
 /**
- * The signature algorithm of each CA key as certificates, CRLs and OCSP responses name it: the OID,
- * the DER AlgorithmIdentifier (NULL parameters for RSA, none for ECDSA: RFC 5758 §3.2, RFC 4055 §5)
- * and the hash the HSM signs with.
+ * The signature algorithm of each CA key as certificates, CRLs and OCSP responses name it: the DER
+ * AlgorithmIdentifier of ecdsa-with-SHA256 (1.2.840.10045.4.3.2), ecdsa-with-SHA384 (...4.3.3) and
+ * sha256WithRSAEncryption (1.2.840.113549.1.1.11; NULL parameters for RSA, none for ECDSA: RFC 5758
+ * §3.2, RFC 4055 §5), and the hash the HSM signs with.
  */
-export const SIGNATURE_ALGORITHMS: Record<KeyAlgorithm, { oid: string; der: Buffer; hash: KeyStoreHash }> = {
-  'EC-P256': { oid: '1.2.840.10045.4.3.2', der: Buffer.from('300a06082a8648ce3d040302', 'hex'), hash: 'SHA-256' },
-  'EC-P384': { oid: '1.2.840.10045.4.3.3', der: Buffer.from('300a06082a8648ce3d040303', 'hex'), hash: 'SHA-384' },
-  'RSA-3072': { oid: '1.2.840.113549.1.1.11', der: Buffer.from('300d06092a864886f70d01010b0500', 'hex'), hash: 'SHA-256' },
+export const SIGNATURE_ALGORITHMS: Record<KeyAlgorithm, { der: Buffer; hash: KeyStoreHash }> = {
+  'EC-P256': { der: Buffer.from('300a06082a8648ce3d040302', 'hex'), hash: 'SHA-256' },
+  'EC-P384': { der: Buffer.from('300a06082a8648ce3d040303', 'hex'), hash: 'SHA-384' },
+  'RSA-3072': { der: Buffer.from('300d06092a864886f70d01010b0500', 'hex'), hash: 'SHA-256' },
 };
 
 /** A serial of 20 random octets with the top bit cleared (positive, RFC 5280 4.1.2.2), never a leading zero octet. */
