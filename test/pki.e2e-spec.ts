@@ -1,7 +1,9 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { AsnConvert } from '@peculiar/asn1-schema';
+import { Certificate } from '@peculiar/asn1-x509';
 import { CertificateAuthority, CertificateSubject } from '@app/pki';
 import { TestApp, createAdminAndPlainAccounts, createOrganization, createSuiteDatabase, createTestApp, platformAdminToken } from '@app/testing';
 
@@ -553,6 +555,54 @@ describe('issuing CA', () => {
     const subFile = file('sub-ca-installed.pem', good);
     expect(openssl('verify', '-CAfile', root, '-untrusted', subFile, leafPem).trim()).toBe(`${leafPem}: OK`);
     expect(openssl('x509', '-in', leafPem, '-noout', '-text')).toContain('Signature Algorithm: ecdsa-with-SHA384');
+  });
+
+  it('a root-signed CA certificate without a subject key identifier: leaves and CRLs name the CA by the SHA-1 of its key (RFC 5280 4.2.1.2)', async () => {
+    const sub = `pki_noski_${randomBytes(2).toString('hex')}`;
+    const admin = await platformAdminToken(t.http);
+    await createOrganization(t.http, admin, sub);
+    const created = await authority.create(sub, { mode: 'subordinate' }, SYSTEM);
+    const rootKey = join(dir, 'root-noski.key');
+    const root = join(dir, 'root-noski.pem');
+    openssl(
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-keyout',
+      rootKey,
+      '-out',
+      root,
+      '-subj',
+      '/CN=Plain Root',
+      '-days',
+      '30',
+    );
+    const csrFile = file('noski.csr', `-----BEGIN CERTIFICATE REQUEST-----\n${created.csr!.toString('base64')}\n-----END CERTIFICATE REQUEST-----\n`);
+    const ext = file(
+      'noski.ext',
+      'basicConstraints=critical,CA:TRUE,pathlen:0\nkeyUsage=critical,keyCertSign,cRLSign\nsubjectKeyIdentifier=none\nauthorityKeyIdentifier=none\n',
+    );
+    const subPem = join(dir, 'noski.pem');
+    openssl('x509', '-req', '-in', csrFile, '-CA', root, '-CAkey', rootKey, '-CAcreateserial', '-out', subPem, '-days', '20', '-sha256', '-extfile', ext);
+    expect(openssl('x509', '-in', subPem, '-noout', '-text')).not.toContain('Subject Key Identifier');
+    await authority.installCertificate(sub, readFileSync(subPem, 'utf8'), SYSTEM);
+
+    const caDer = execFileSync('openssl', ['x509', '-in', subPem, '-outform', 'DER']);
+    const subjectPublicKey = AsnConvert.parse(caDer, Certificate).tbsCertificate.subjectPublicKeyInfo.subjectPublicKey;
+    const expected = createHash('sha1').update(Buffer.from(subjectPublicKey)).digest('hex').toUpperCase().match(/../g)!.join(':');
+    const akiOf = (text: string) => /Authority Key Identifier:\s*\n\s*(?:keyid:)?([0-9A-F:]+)/.exec(text)?.[1];
+
+    const leaf = await authority.issue(sub, subject(), p256(), 'Plain Corp', SYSTEM);
+    const leafPem = file('noski-leaf.pem', openssl('x509', '-inform', 'DER', '-in', file('noski-leaf.der', leaf.der)));
+    expect(akiOf(openssl('x509', '-in', leafPem, '-noout', '-text'))).toBe(expected);
+    expect(openssl('verify', '-CAfile', root, '-untrusted', subPem, leafPem).trim()).toBe(`${leafPem}: OK`);
+    await authority.revoke(sub, leaf.serialNumber, 'superseded', SYSTEM);
+    const crl = file('noski-crl.der', (await authority.crl(sub)).der);
+    expect(akiOf(openssl('crl', '-inform', 'DER', '-in', crl, '-noout', '-text'))).toBe(expected);
   });
 
   it('issuing without a CA is a 409 saying how to create one', async () => {

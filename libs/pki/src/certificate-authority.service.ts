@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { KeyObject, X509Certificate as NodeX509Certificate, verify } from 'node:crypto';
+import { KeyObject, X509Certificate as NodeX509Certificate, createHash, verify } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { AsnConvert } from '@peculiar/asn1-schema';
 import { Certificate } from '@peculiar/asn1-x509';
@@ -7,7 +7,7 @@ import * as x509 from '@peculiar/x509';
 import { Actor, AuditLog, byActor } from '@app/audit';
 import { Clock, DomainError, notFound } from '@app/common';
 import { AppConfig } from '@app/config';
-import { HsmKeyPair, KeyAlgorithm, KeyStore } from '@app/hsm';
+import { KeyAlgorithm, KeyStore } from '@app/hsm';
 import { ChangeFeed, Database, Transaction } from '@app/persistence';
 import { CaRow, CertificateAuthorityRepository, CertificateStatus, IssuedRow, PublishedCrl } from './certificate-authority.repository';
 import { CRL_REASON_CODES, encodeTbsCertList } from './crl';
@@ -37,7 +37,6 @@ export interface CreateCaInput {
 interface SigningState {
   key: string;
   certificate: x509.X509Certificate;
-  pair: HsmKeyPair;
   issuerName: Buffer;
   keyId: Buffer;
   verifyKey: KeyObject;
@@ -206,7 +205,7 @@ export class CertificateAuthority {
     }
     const ca = this.requireActive(found);
     const csr = readCsr(csrInput);
-    const state = await this.signingState(ca);
+    const state = this.signingState(ca);
     const now = this.clock.now();
     // Whole seconds: what the certificate can say is what the database keeps.
     const notBefore = wholeSeconds(now.getTime() - 60_000);
@@ -344,7 +343,7 @@ export class CertificateAuthority {
    */
   private async publishCrl(ca: CaRow, actor: Actor, tx: Transaction): Promise<PublishedCrl> {
     const now = this.clock.now();
-    const state = await this.signingState(ca);
+    const state = this.signingState(ca);
     const entries = await this.cas.listed(ca.org_id, now, tx);
     const crlNumber = await this.cas.nextCrlNumber(tx);
     const algorithm = SIGNATURE_ALGORITHMS[ca.key_algorithm];
@@ -388,22 +387,25 @@ export class CertificateAuthority {
 
   /**
    * What signing needs of the CA, kept per CA row (its key label, creation and version), so that
-   * issuance and CRLs neither search the HSM nor parse the certificate each time: the parsed
-   * certificate, the HSM key handle (named by label and CKA_ID, so it survives an HSM reconnect),
-   * the subject Name as DER, the subject key identifier and the public key for Node's verify.
+   * issuance and CRLs do not parse the certificate each time: the parsed certificate, its subject
+   * Name as DER, its key identifier, its public key for Node's verify and the encoded extensions
+   * every leaf carries. The HSM key itself is named by label at each signature.
    */
-  private async signingState(ca: CaRow): Promise<SigningState> {
+  private signingState(ca: CaRow): SigningState {
     const key = `${ca.key_label}|${ca.created_at.getTime()}|${ca.version}`;
     const cached = this.loaded.get(ca.org_id);
     if (cached?.key === key) return cached;
     const certificate = new x509.X509Certificate(ca.certificate!);
+    const tbs = AsnConvert.parse(ca.certificate!, Certificate).tbsCertificate;
+    // A root-signed certificate may lack a subject key identifier: then the identifier is the one
+    // RFC 5280 §4.2.1.2 method 1 derives, the SHA-1 of the subject public key bits.
     const keyId =
-      certificate.getExtension(x509.SubjectKeyIdentifierExtension)?.keyId ?? (await certificate.getThumbprint('SHA-1', this.keys.crypto)).toString();
+      certificate.getExtension(x509.SubjectKeyIdentifierExtension)?.keyId ??
+      createHash('sha1').update(Buffer.from(tbs.subjectPublicKeyInfo.subjectPublicKey)).digest('hex');
     const state: SigningState = {
       key,
       certificate,
-      pair: await this.keyPair(ca),
-      issuerName: Buffer.from(AsnConvert.serialize(AsnConvert.parse(ca.certificate!, Certificate).tbsCertificate.subject)),
+      issuerName: Buffer.from(AsnConvert.serialize(tbs.subject)),
       keyId: Buffer.from(keyId, 'hex'),
       verifyKey: new NodeX509Certificate(ca.certificate!).publicKey,
       leafProfile: caLeafProfile(keyId, this.pkiBaseUrl(ca.org_id)),
