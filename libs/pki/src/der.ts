@@ -42,10 +42,15 @@ export function integerContent(bytes: Buffer): Buffer {
   return trimmed[0] & 0x80 ? Buffer.concat([Buffer.from([0]), trimmed]) : trimmed;
 }
 
-/** RFC 5280 §4.1.2.5: UTCTime through 2049, GeneralizedTime from 2050; whole seconds, Zulu. */
-export function timeSize(date: Date): number {
+/** RFC 5280 §4.1.2.5: UTCTime for 1950 through 2049, GeneralizedTime otherwise; whole seconds, Zulu. */
+function isUtcTime(date: Date): boolean {
   const year = date.getUTCFullYear();
-  return year >= 1950 && year < 2050 ? 15 : 17;
+  return year >= 1950 && year < 2050;
+}
+
+/** Octets of a Time element: tag, length, 13 (UTCTime) or 15 (GeneralizedTime) characters. */
+export function timeSize(date: Date): number {
+  return isUtcTime(date) ? 15 : 17;
 }
 
 function writeDigits(target: Buffer, offset: number, value: number, digits: number): number {
@@ -58,7 +63,7 @@ function writeDigits(target: Buffer, offset: number, value: number, digits: numb
 
 export function writeTime(target: Buffer, offset: number, date: Date): number {
   const year = date.getUTCFullYear();
-  const utc = year >= 1950 && year < 2050;
+  const utc = isUtcTime(date);
   target[offset++] = utc ? TAG.UTC_TIME : TAG.GENERALIZED_TIME;
   target[offset++] = utc ? 13 : 15;
   offset = utc ? writeDigits(target, offset, year % 100, 2) : writeDigits(target, offset, year, 4);

@@ -31,10 +31,10 @@ export const OID = {
   organizationName: '2.5.4.10',
 } as const;
 
-/** How the CA key signs: ECDSA with the curve's hash, or RSA PKCS#1 v1.5 with SHA-256. */
+/** How the CA key signs, as WebCrypto names it (for @peculiar/x509's generators): ECDSA with the curve's hash, or RSA PKCS#1 v1.5. */
 export function signingAlgorithmOf(algorithm: KeyAlgorithm): { name: string; hash?: string } {
   if (algorithm === 'RSA-3072') return { name: 'RSASSA-PKCS1-v1_5' };
-  return { name: 'ECDSA', hash: algorithm === 'EC-P384' ? 'SHA-384' : 'SHA-256' };
+  return { name: 'ECDSA', hash: SIGNATURE_ALGORITHMS[algorithm].hash };
 }
 
 /**
@@ -69,11 +69,11 @@ export interface CertificateSubject {
 }
 
 /** The SID extension: SEQUENCE { [0] otherName { 1.3.6.1.4.1.311.25.2.1, [0] OCTET STRING sid } }. */
-export function sidExtension(sid: string): x509.Extension {
+function sidExtension(sid: string): Buffer {
   const names = new GeneralNames([
     new GeneralName({ otherName: new OtherName({ typeId: OID.sidOtherName, value: AsnConvert.serialize(new OctetString(Buffer.from(sid, 'ascii'))) }) }),
   ]);
-  return new x509.Extension(OID.sidExtension, false, AsnConvert.serialize(names));
+  return extension(OID.sidExtension, names);
 }
 
 /**
@@ -164,7 +164,7 @@ export function leafTbsCertificate(options: {
     profile.authorityKeyIdentifier,
     profile.crlDistributionPoints,
     profile.authorityInfoAccess,
-    ...(subject.objectSid ? [Buffer.from(sidExtension(subject.objectSid).rawData)] : []),
+    ...(subject.objectSid ? [sidExtension(subject.objectSid)] : []),
   ];
   const subjectName = utf8Name([
     [OID.commonName, subject.displayName || subject.userName],
