@@ -1,12 +1,8 @@
-import 'reflect-metadata';
-import { createHash, createPublicKey, generateKeyPairSync, randomBytes, verify, webcrypto } from 'node:crypto';
-import { CertID, OCSPRequest, Request, TBSRequest, id_pkix_ocsp_nonce } from '@peculiar/asn1-ocsp';
-import { AsnConvert, OctetString } from '@peculiar/asn1-schema';
-import { AlgorithmIdentifier, Certificate, Extension } from '@peculiar/asn1-x509';
-import * as x509 from '@peculiar/x509';
+import { createPublicKey, randomBytes, verify } from 'node:crypto';
 import { KeyStore, Pkcs11Hsm, SignerUnavailableError } from '@app/hsm';
 import { CertificateAuthority } from '@app/pki';
 import { simulateModuleFailure } from '@app/hsm/testing';
+import { ocspRequest as ocspRequestFor, p256Csr } from '@app/pki/testing';
 import { TestApp, createTestApp, tokenRequest, PLATFORM_ADMIN_SECRET } from '@app/testing';
 
 /** DECISIONS 12: an HSM module error at run time gives 503 with Retry-After, turns readiness red, and heals. */
@@ -17,6 +13,15 @@ describe('HSM failure at run time', () => {
     t = await createTestApp({ env: { HSM_HEALTH_CHECK_INTERVAL_S: '1' } });
   });
   afterAll(() => t.close());
+
+  /** The signer reconnects in the background with backoff: polls readiness for up to 6 s. */
+  const readyAgain = async () => {
+    for (let i = 0; i < 60; i++) {
+      if ((await t.http.get('/health/ready')).status === 200) return true;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return false;
+  };
 
   const issue = () => tokenRequest(t.http, 'platform', { grant_type: 'client_credentials', client_id: 'platform-admin', client_secret: PLATFORM_ADMIN_SECRET });
 
@@ -36,13 +41,7 @@ describe('HSM failure at run time', () => {
       expect(ready.status).toBe(503);
       expect(ready.body).toEqual({ status: 'unavailable', checks: { database: 'ok', hsm: 'down' } });
 
-      // The signer reconnects in the background with backoff; poll the public endpoint.
-      let healed = false;
-      for (let i = 0; i < 60 && !healed; i++) {
-        await new Promise((r) => setTimeout(r, 100));
-        healed = (await t.http.get('/health/ready')).status === 200;
-      }
-      expect(healed).toBe(true);
+      expect(await readyAgain()).toBe(true);
       expect((await issue()).status).toBe(200);
     },
   );
@@ -66,12 +65,7 @@ describe('HSM failure at run time', () => {
       expect(token.status).toBe(503);
       expect(Number(token.headers['retry-after'])).toBeGreaterThan(0);
 
-      let healed = false;
-      for (let i = 0; i < 60 && !healed; i++) {
-        await new Promise((r) => setTimeout(r, 100));
-        healed = (await t.http.get('/health/ready')).status === 200;
-      }
-      expect(healed).toBe(true);
+      expect(await readyAgain()).toBe(true);
       const signature = await keyStore.sign(label, message, { hash: 'SHA-256', encoding: 'der' });
       expect(verify('sha256', message, createPublicKey({ key: pair.publicKeySpki, format: 'der', type: 'spki' }), signature)).toBe(true);
       expect((await issue()).status).toBe(200);
@@ -81,61 +75,11 @@ describe('HSM failure at run time', () => {
   it('the CA signing over HTTP meets a module failure: OCSP with a nonce and issuance are 503 with Retry-After, then work again without a restart', async () => {
     const authority = t.app.get(CertificateAuthority);
     await authority.create('platform', {}, { name: 'test' });
-    const caDer = (await t.bare.get('/pki/platform/ca.crt').responseType('blob')).body as Buffer;
-    const tbs = AsnConvert.parse(caDer, Certificate).tbsCertificate;
-    const sha1 = (data: ArrayBuffer) => new OctetString(createHash('sha1').update(Buffer.from(data)).digest());
-    const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-    const csr = await x509.Pkcs10CertificateRequestGenerator.create(
-      {
-        name: 'CN=card',
-        keys: {
-          privateKey: await webcrypto.subtle.importKey(
-            'pkcs8',
-            privateKey.export({ format: 'der', type: 'pkcs8' }),
-            { name: 'ECDSA', namedCurve: 'P-256' },
-            false,
-            ['sign'],
-          ),
-          publicKey: await webcrypto.subtle.importKey(
-            'spki',
-            createPublicKey(privateKey).export({ format: 'der', type: 'spki' }),
-            { name: 'ECDSA', namedCurve: 'P-256' },
-            true,
-            ['verify'],
-          ),
-        },
-        signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' },
-      },
-      webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0],
-    );
+    const caCertificate = (await t.bare.get('/pki/platform/ca.crt').responseType('blob')).body as Buffer;
+    const csr = await p256Csr();
     const subject = { userId: '7d444840-9dc0-11d1-b245-5ffdce74fad2', userName: 'card.holder' };
-    const issued = await authority.issue('platform', subject, Buffer.from(csr.rawData), 'Platform', { name: 'test' });
-    const ocspRequest = () =>
-      Buffer.from(
-        AsnConvert.serialize(
-          new OCSPRequest({
-            tbsRequest: new TBSRequest({
-              requestExtensions: [
-                new Extension({
-                  extnID: id_pkix_ocsp_nonce,
-                  critical: false,
-                  extnValue: new OctetString(AsnConvert.serialize(new OctetString(randomBytes(16)))),
-                }),
-              ],
-              requestList: [
-                new Request({
-                  reqCert: new CertID({
-                    hashAlgorithm: new AlgorithmIdentifier({ algorithm: '1.3.14.3.2.26', parameters: null }),
-                    issuerNameHash: sha1(AsnConvert.serialize(tbs.subject)),
-                    issuerKeyHash: sha1(tbs.subjectPublicKeyInfo.subjectPublicKey),
-                    serialNumber: new Uint8Array(Buffer.from(issued.serialNumber, 'hex')).buffer,
-                  }),
-                }),
-              ],
-            }),
-          }),
-        ),
-      );
+    const issued = await authority.issue('platform', subject, csr, 'Platform', { name: 'test' });
+    const ocspRequest = () => ocspRequestFor({ caCertificate, serial: issued.serialNumber, nonce: randomBytes(16) });
     const ocsp = () => t.bare.post('/pki/platform/ocsp').set('Content-Type', 'application/ocsp-request').send(ocspRequest());
     expect((await ocsp()).status).toBe(200);
     simulateModuleFailure(t.app.get(Pkcs11Hsm), 'sessions-closed');
@@ -144,15 +88,10 @@ describe('HSM failure at run time', () => {
     expect(refused.status).toBe(503);
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
     expect(refused.body.detail ?? refused.body.error_description).toMatch(/temporarily unavailable/i);
-    const another = await authority.issue('platform', subject, Buffer.from(csr.rawData), 'Platform', { name: 'test' }).catch((error: unknown) => error);
+    const another = await authority.issue('platform', subject, csr, 'Platform', { name: 'test' }).catch((error: unknown) => error);
     expect(another).toBeInstanceOf(SignerUnavailableError);
 
-    let healed = false;
-    for (let i = 0; i < 60 && !healed; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      healed = (await t.http.get('/health/ready')).status === 200;
-    }
-    expect(healed).toBe(true);
+    expect(await readyAgain()).toBe(true);
     expect((await ocsp()).status).toBe(200);
   });
 

@@ -9,7 +9,7 @@
 // BENCH_ROUNDS (3) rounds; BENCH_ISSUES (600) certificates per issuance round, BENCH_CONCURRENCY (8).
 const { Buffer } = require('node:buffer');
 const { chmodSync, mkdtempSync, rmSync, writeFileSync } = require('node:fs');
-const { createHash, randomBytes, webcrypto } = require('node:crypto');
+const { randomBytes } = require('node:crypto');
 const { execFile } = require('node:child_process');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
@@ -80,7 +80,6 @@ async function main() {
     const { CertificateAuthority } = dist('libs/pki/src/index');
     const { KeyStore } = dist('libs/hsm/src/index');
     const { Database } = dist('libs/persistence/src/index');
-    const x509 = require('@peculiar/x509');
     const authority = app.get(CertificateAuthority);
     const keys = app.get(KeyStore);
     const db = app.get(Database);
@@ -105,18 +104,8 @@ async function main() {
     const hsmParallel = median([await signRate(8), await signRate(8), await signRate(8)]);
 
     // P-256 CSRs, made before the clock starts (a card makes its own).
-    const makeCsrs = async (n) =>
-      Promise.all(
-        Array.from({ length: n }, async () => {
-          const pair = await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, false, ['sign', 'verify']);
-          const csr = await x509.Pkcs10CertificateRequestGenerator.create({
-            name: 'CN=card',
-            keys: pair,
-            signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' },
-          });
-          return Buffer.from(csr.rawData);
-        }),
-      );
+    const { ocspRequest, p256Csr } = dist('libs/pki/src/testing/index');
+    const makeCsrs = (n) => Promise.all(Array.from({ length: n }, p256Csr));
     progress('issuance...');
     const issuanceRates = [];
     let lastSerial;
@@ -159,38 +148,8 @@ async function main() {
 
     // OCSP over HTTP: one request for an issued certificate ("good"), without a nonce (as RFC 5019
     // clients send it: answered from the pre-produced answer) and with one (signed per request).
-    const { AsnConvert, OctetString } = require('@peculiar/asn1-schema');
-    const { AlgorithmIdentifier, Certificate, Extension } = require('@peculiar/asn1-x509');
-    const { CertID, OCSPRequest, Request, TBSRequest, id_pkix_ocsp_nonce } = require('@peculiar/asn1-ocsp');
-    const caDer = await authority.caCertificate('platform');
-    const tbs = AsnConvert.parse(caDer, Certificate).tbsCertificate;
-    const sha1 = (data) => new OctetString(createHash('sha1').update(Buffer.from(data)).digest());
-    const requestDer = (nonce) =>
-      Buffer.from(
-        AsnConvert.serialize(
-          new OCSPRequest({
-            tbsRequest: new TBSRequest({
-              ...(nonce
-                ? {
-                    requestExtensions: [
-                      new Extension({ extnID: id_pkix_ocsp_nonce, critical: false, extnValue: new OctetString(AsnConvert.serialize(new OctetString(nonce))) }),
-                    ],
-                  }
-                : {}),
-              requestList: [
-                new Request({
-                  reqCert: new CertID({
-                    hashAlgorithm: new AlgorithmIdentifier({ algorithm: '1.3.14.3.2.26', parameters: null }),
-                    issuerNameHash: sha1(AsnConvert.serialize(tbs.subject)),
-                    issuerKeyHash: sha1(tbs.subjectPublicKeyInfo.subjectPublicKey),
-                    serialNumber: new Uint8Array(Buffer.from(lastSerial, 'hex')).buffer,
-                  }),
-                }),
-              ],
-            }),
-          }),
-        ),
-      );
+    const caCertificate = await authority.caCertificate('platform');
+    const requestDer = (nonce) => ocspRequest({ caCertificate, serial: lastSerial, nonce });
     // The load comes from autocannon in a process of its own: in this process it would share the
     // service's event loop and halve what the service can answer.
     const requestFile = join(work, 'ocsp-request.der');
