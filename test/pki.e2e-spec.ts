@@ -28,6 +28,11 @@ describe('issuing CA', () => {
     writeFileSync(path, content);
     return path;
   };
+  /** POST /pki/{org}/ocsp with a DER request; the answer's body as bytes. */
+  const postOcsp = (request: Buffer) => t.bare.post(`/pki/${org}/ocsp`).set('Content-Type', 'application/ocsp-request').send(request).responseType('blob');
+  /** An issued certificate as a PEM file under a fresh name, for openssl. */
+  const leafFile = (der: Buffer) =>
+    file(`leaf-${randomBytes(3).toString('hex')}.pem`, `-----BEGIN CERTIFICATE-----\n${der.toString('base64')}\n-----END CERTIFICATE-----\n`);
   /** A CSR made by openssl req: a fresh key of `keyArgs`, the subject it asks for is ignored by the CA. */
   const csr = (keyArgs: string[], digest = '-sha256', extra: string[] = []) => {
     const name = randomBytes(4).toString('hex');
@@ -101,11 +106,11 @@ describe('issuing CA', () => {
   it('issues the smart-card logon profile from an openssl CSR: openssl verifies it against ca.crt; subject and SANs come from the user', async () => {
     const issued = await authority.issue(org, subject(), p256(), 'Acme Corp', SYSTEM);
     expect(issued.serialNumber).toMatch(/^[0-7][0-9a-f]{39}$/);
-    const leafFile = file('leaf.pem', `-----BEGIN CERTIFICATE-----\n${issued.der.toString('base64')}\n-----END CERTIFICATE-----\n`);
+    const leaf = leafFile(issued.der);
     const caFile = file('ca-verify.pem', caPem);
-    expect(openssl('verify', '-CAfile', caFile, leafFile).trim()).toBe(`${leafFile}: OK`);
-    expect(openssl('verify', '-CAfile', caFile, '-purpose', 'sslclient', leafFile).trim()).toBe(`${leafFile}: OK`);
-    const text = openssl('x509', '-in', leafFile, '-noout', '-text');
+    expect(openssl('verify', '-CAfile', caFile, leaf).trim()).toBe(`${leaf}: OK`);
+    expect(openssl('verify', '-CAfile', caFile, '-purpose', 'sslclient', leaf).trim()).toBe(`${leaf}: OK`);
+    const text = openssl('x509', '-in', leaf, '-noout', '-text');
     expect(text).toContain('Subject: CN = Jane Doe, O = Acme Corp');
     expect(text).not.toContain('asks-for-anything');
     expect(text).toMatch(/Basic Constraints: critical\s+CA:FALSE/);
@@ -130,13 +135,13 @@ describe('issuing CA', () => {
       'Acme, Inc.',
       SYSTEM,
     );
-    const leafFile = file('names.der', issued.der);
-    const names = openssl('x509', '-inform', 'DER', '-in', leafFile, '-noout', '-subject', '-nameopt', 'multiline,utf8,-esc_msb');
+    const namesDer = file('names.der', issued.der);
+    const names = openssl('x509', '-inform', 'DER', '-in', namesDer, '-noout', '-subject', '-nameopt', 'multiline,utf8,-esc_msb');
     expect(names).toContain('commonName                = #1 Müller, Zoë "Z"');
     expect(names).toContain('organizationName          = Acme, Inc.');
-    const parsed = openssl('asn1parse', '-inform', 'DER', '-in', leafFile);
+    const parsed = openssl('asn1parse', '-inform', 'DER', '-in', namesDer);
     expect(parsed).toMatch(/UTF8STRING\s+:#1 /);
-    const text = openssl('x509', '-inform', 'DER', '-in', leafFile, '-noout', '-text');
+    const text = openssl('x509', '-inform', 'DER', '-in', namesDer, '-noout', '-text');
     expect(text).toMatch(/TLS Web Client Authentication, Microsoft Smartcard Login\s*\n/);
     expect(text).toMatch(/othername: UPN(::|:)jane\.doe\n/);
     expect(text).not.toContain('1.3.6.1.4.1.311.25.2');
@@ -232,9 +237,7 @@ describe('issuing CA', () => {
 
   it('OCSP by POST and GET: good, revoked with time and reason, held, unknown; the nonce is echoed and openssl verifies the signature', async () => {
     const caFile = file('ca-ocsp.pem', caPem);
-    const leafOf = (der: Buffer) =>
-      file(`leaf-${randomBytes(3).toString('hex')}.pem`, `-----BEGIN CERTIFICATE-----\n${der.toString('base64')}\n-----END CERTIFICATE-----\n`);
-    const good = leafOf((await authority.issue(org, subject(), p256(), 'Acme Corp', SYSTEM)).der);
+    const good = leafFile((await authority.issue(org, subject(), p256(), 'Acme Corp', SYSTEM)).der);
     const stolen = await authority.issue(org, subject(), p256(), 'Acme Corp', SYSTEM);
     await authority.revoke(org, stolen.serialNumber, 'keyCompromise', SYSTEM);
     const held = await authority.issue(org, subject(), p256(), 'Acme Corp', SYSTEM);
@@ -245,7 +248,7 @@ describe('issuing CA', () => {
       const request = readFileSync(requestFile);
       const response =
         method === 'post'
-          ? await t.bare.post(`/pki/${org}/ocsp`).set('Content-Type', 'application/ocsp-request').send(request).responseType('blob')
+          ? await postOcsp(request)
           : await t.bare.get(`/pki/${org}/ocsp/${encodeURIComponent(request.toString('base64'))}`).responseType('blob');
       expect({ status: response.status, type: response.headers['content-type'] }).toEqual({ status: 200, type: 'application/ocsp-response' });
       const responseFile = file(`resp-${randomBytes(3).toString('hex')}.der`, response.body as Buffer);
@@ -268,11 +271,11 @@ describe('issuing CA', () => {
     const goodAnswer = await ask(good, 'post');
     expect(goodAnswer).toContain(`${good}: good`);
     expect(await ask(good, 'get')).toContain(`${good}: good`);
-    const revoked = await ask(leafOf(stolen.der), 'post');
+    const revoked = await ask(leafFile(stolen.der), 'post');
     expect(revoked).toMatch(/: revoked/);
     expect(revoked).toContain('Reason: keyCompromise');
     expect(revoked).toMatch(/Revocation Time: /);
-    expect(await ask(leafOf(held.der), 'get')).toContain('Reason: certificateHold');
+    expect(await ask(leafFile(held.der), 'get')).toContain('Reason: certificateHold');
     // A certificate of another issuer with this CA's name and key hashes: a serial it never issued is unknown.
     const otherKey = join(dir, 'other.key');
     const stranger = join(dir, 'stranger.pem');
@@ -295,7 +298,7 @@ describe('issuing CA', () => {
     );
     const unknown = await ask(stranger, 'post');
     expect(unknown).toMatch(/: unknown/);
-    const malformed = await t.bare.post(`/pki/${org}/ocsp`).set('Content-Type', 'application/ocsp-request').send(Buffer.from('not der')).responseType('blob');
+    const malformed = await postOcsp(Buffer.from('not der'));
     expect(malformed.status).toBe(200);
     const printed = spawnSync('openssl', ['ocsp', '-respin', file('malformed.der', malformed.body as Buffer), '-resp_text', '-noverify'], { encoding: 'utf8' });
     expect(`${printed.stdout}${printed.stderr}`).toMatch(/malformedrequest/i);
@@ -303,12 +306,10 @@ describe('issuing CA', () => {
 
   it('one OCSP request for several certificates answers each; more than 32 is malformedRequest; an organization without a CA is 404', async () => {
     const caFile = file('ca-ocsp-many.pem', caPem);
-    const leafOf = (der: Buffer) =>
-      file(`leaf-${randomBytes(3).toString('hex')}.pem`, `-----BEGIN CERTIFICATE-----\n${der.toString('base64')}\n-----END CERTIFICATE-----\n`);
-    const good = leafOf((await authority.issue(org, subject(), p256(), 'Acme Corp', SYSTEM)).der);
+    const good = leafFile((await authority.issue(org, subject(), p256(), 'Acme Corp', SYSTEM)).der);
     const lost = await authority.issue(org, subject(), p256(), 'Acme Corp', SYSTEM);
     await authority.revoke(org, lost.serialNumber, 'superseded', SYSTEM);
-    const revoked = leafOf(lost.der);
+    const revoked = leafFile(lost.der);
     const neverIssued = `0x${randomBytes(20)
       .toString('hex')
       .replace(/^[89a-f]/, '1')}`;
@@ -316,11 +317,7 @@ describe('issuing CA', () => {
     const post = async (targetOptions: string[]) => {
       const requestFile = join(dir, `req-${randomBytes(3).toString('hex')}.der`);
       openssl('ocsp', '-issuer', caFile, ...targetOptions, '-no_nonce', '-reqout', requestFile);
-      const response = await t.bare
-        .post(`/pki/${org}/ocsp`)
-        .set('Content-Type', 'application/ocsp-request')
-        .send(readFileSync(requestFile))
-        .responseType('blob');
+      const response = await postOcsp(readFileSync(requestFile));
       expect(response.status).toBe(200);
       return file(`resp-${randomBytes(3).toString('hex')}.der`, response.body as Buffer);
     };
@@ -353,18 +350,11 @@ describe('issuing CA', () => {
     try {
       const caFile = file('ca-ocsp-feed.pem', caPem);
       const issued = await authority.issue(org, subject(), p256(), 'Acme Corp', SYSTEM);
-      const leaf = file(
-        `leaf-${randomBytes(3).toString('hex')}.pem`,
-        `-----BEGIN CERTIFICATE-----\n${issued.der.toString('base64')}\n-----END CERTIFICATE-----\n`,
-      );
+      const leaf = leafFile(issued.der);
       const requestFile = join(dir, `req-feed-${randomBytes(3).toString('hex')}.der`);
       openssl('ocsp', '-issuer', caFile, '-cert', leaf, '-no_nonce', '-reqout', requestFile);
       const status = async () => {
-        const response = await t.bare
-          .post(`/pki/${org}/ocsp`)
-          .set('Content-Type', 'application/ocsp-request')
-          .send(readFileSync(requestFile))
-          .responseType('blob');
+        const response = await postOcsp(readFileSync(requestFile));
         const answer = execFileSync(
           'openssl',
           [
@@ -396,11 +386,7 @@ describe('issuing CA', () => {
       const withNonce = async () => {
         const nonceRequest = join(dir, `req-nonce-${randomBytes(3).toString('hex')}.der`);
         openssl('ocsp', '-issuer', caFile, '-cert', leaf, '-reqout', nonceRequest);
-        const response = await t.bare
-          .post(`/pki/${org}/ocsp`)
-          .set('Content-Type', 'application/ocsp-request')
-          .send(readFileSync(nonceRequest))
-          .responseType('blob');
+        const response = await postOcsp(readFileSync(nonceRequest));
         return response.body as Buffer;
       };
       const [a, b] = [await withNonce(), await withNonce()];
@@ -550,8 +536,7 @@ describe('issuing CA', () => {
     expect(installed.body).toMatchObject({ status: 'active', mode: 'subordinate' });
 
     const leaf = await authority.issue(sub, subject(), p256(), 'Sub Corp', SYSTEM);
-    const leafFile = file('sub-leaf.der', leaf.der);
-    const leafPem = file('sub-leaf.pem', openssl('x509', '-inform', 'DER', '-in', leafFile));
+    const leafPem = leafFile(leaf.der);
     const subFile = file('sub-ca-installed.pem', good);
     expect(openssl('verify', '-CAfile', root, '-untrusted', subFile, leafPem).trim()).toBe(`${leafPem}: OK`);
     expect(openssl('x509', '-in', leafPem, '-noout', '-text')).toContain('Signature Algorithm: ecdsa-with-SHA384');
@@ -597,7 +582,7 @@ describe('issuing CA', () => {
     const akiOf = (text: string) => /Authority Key Identifier:\s*\n\s*(?:keyid:)?([0-9A-F:]+)/.exec(text)?.[1];
 
     const leaf = await authority.issue(sub, subject(), p256(), 'Plain Corp', SYSTEM);
-    const leafPem = file('noski-leaf.pem', openssl('x509', '-inform', 'DER', '-in', file('noski-leaf.der', leaf.der)));
+    const leafPem = leafFile(leaf.der);
     expect(akiOf(openssl('x509', '-in', leafPem, '-noout', '-text'))).toBe(expected);
     expect(openssl('verify', '-CAfile', root, '-untrusted', subPem, leafPem).trim()).toBe(`${leafPem}: OK`);
     await authority.revoke(sub, leaf.serialNumber, 'superseded', SYSTEM);
