@@ -23,6 +23,15 @@ describe('issuing CA', () => {
   let caPem: string;
 
   const openssl = (...args: string[]) => execFileSync('openssl', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  /**
+   * openssl crl/ocsp with -CAfile: stdout, after checking the signature verdict it prints on stderr
+   * ("verify OK", "Response verify OK"). It exits 0 on "verify failure" too, so the exit code proves nothing.
+   */
+  const opensslVerified = (...args: string[]) => {
+    const run = spawnSync('openssl', args, { encoding: 'utf8' });
+    expect({ status: run.status, verdict: run.stderr.trim() }).toEqual({ status: 0, verdict: args[0] === 'crl' ? 'verify OK' : 'Response verify OK' });
+    return run.stdout;
+  };
   const file = (name: string, content: string | Buffer) => {
     const path = join(dir, name);
     writeFileSync(path, content);
@@ -202,11 +211,12 @@ describe('issuing CA', () => {
       expect({ status: response.status, type: response.headers['content-type'] }).toEqual({ status: 200, type: 'application/pkix-crl' });
       const path = file(`crl-${randomBytes(3).toString('hex')}.der`, response.body as Buffer);
       const text = openssl('crl', '-inform', 'DER', '-in', path, '-noout', '-text');
-      const verified = execFileSync('openssl', ['crl', '-inform', 'DER', '-in', path, '-CAfile', caFile, '-noout'], {
-        encoding: 'utf8',
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      return { text, etag: response.headers.etag as string, number: Number(/X509v3 CRL Number:\s*\n?\s*(\d+)/.exec(text)?.[1]), verified };
+      opensslVerified('crl', '-inform', 'DER', '-in', path, '-CAfile', caFile, '-noout');
+      // nextUpdate is thisUpdate + 7 days; HTTP caches may keep it, never past nextUpdate.
+      const update = (label: string) => Date.parse(new RegExp(`${label}: (.+)`).exec(text)![1]);
+      expect(update('Next Update') - update('Last Update')).toBe(7 * 86_400_000);
+      expect(response.headers['cache-control']).toMatch(/^public, max-age=\d+$/);
+      return { text, etag: response.headers.etag as string, number: Number(/X509v3 CRL Number:\s*\n?\s*(\d+)/.exec(text)?.[1]) };
     };
     const first = await read();
     const lost = await authority.issue(org, subject(), p256(), 'Acme Corp', SYSTEM);
@@ -256,14 +266,7 @@ describe('issuing CA', () => {
       const nonceOf = (text: string) => /OCSP Nonce:\s*\n\s*([0-9A-F]+)/.exec(text)?.[1];
       const sent = nonceOf(openssl('ocsp', '-reqin', requestFile, '-req_text'));
       // -no_nonce: openssl checks status and signature against a request it rebuilds from -cert; the echo is compared here.
-      const answer = execFileSync(
-        'openssl',
-        ['ocsp', '-respin', responseFile, '-issuer', caFile, '-cert', leaf, '-CAfile', caFile, '-no_nonce', '-resp_text'],
-        {
-          encoding: 'utf8',
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
-      );
+      const answer = opensslVerified('ocsp', '-respin', responseFile, '-issuer', caFile, '-cert', leaf, '-CAfile', caFile, '-no_nonce', '-resp_text');
       expect(sent).toMatch(/^[0-9A-F]{20,}$/);
       expect(nonceOf(answer)).toBe(sent);
       return answer;
@@ -321,10 +324,7 @@ describe('issuing CA', () => {
       expect(response.status).toBe(200);
       return file(`resp-${randomBytes(3).toString('hex')}.der`, response.body as Buffer);
     };
-    const answer = execFileSync('openssl', ['ocsp', '-respin', await post(targets), '-issuer', caFile, ...targets, '-CAfile', caFile, '-no_nonce'], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const answer = opensslVerified('ocsp', '-respin', await post(targets), '-issuer', caFile, ...targets, '-CAfile', caFile, '-no_nonce');
     expect(answer).toContain(`${good}: good`);
     expect(answer).toContain(`${revoked}: revoked`);
     expect(answer).toContain('Reason: superseded');
@@ -355,25 +355,8 @@ describe('issuing CA', () => {
       openssl('ocsp', '-issuer', caFile, '-cert', leaf, '-no_nonce', '-reqout', requestFile);
       const status = async () => {
         const response = await postOcsp(readFileSync(requestFile));
-        const answer = execFileSync(
-          'openssl',
-          [
-            'ocsp',
-            '-respin',
-            file(`resp-${randomBytes(3).toString('hex')}.der`, response.body as Buffer),
-            '-issuer',
-            caFile,
-            '-cert',
-            leaf,
-            '-CAfile',
-            caFile,
-            '-no_nonce',
-          ],
-          {
-            encoding: 'utf8',
-            stdio: ['ignore', 'pipe', 'pipe'],
-          },
-        );
+        const responseFile = file(`resp-${randomBytes(3).toString('hex')}.der`, response.body as Buffer);
+        const answer = opensslVerified('ocsp', '-respin', responseFile, '-issuer', caFile, '-cert', leaf, '-CAfile', caFile, '-no_nonce');
         last = response.body as Buffer;
         return /: (good|revoked|unknown)/.exec(answer)?.[1];
       };
@@ -460,7 +443,7 @@ describe('issuing CA', () => {
       const later = await authority.crl(org);
       expect(Number(later.crl_number)).toBeGreaterThan(Number(listed.crl_number));
       expect(textOf(later.der).toUpperCase()).not.toContain(expiring.serialNumber.toUpperCase());
-      execFileSync('openssl', ['crl', '-inform', 'DER', '-in', file('later.der', later.der), '-CAfile', caFile, '-noout'], { stdio: 'pipe' });
+      opensslVerified('crl', '-inform', 'DER', '-in', file('later.der', later.der), '-CAfile', caFile, '-noout');
     } finally {
       t.clock.advance(-400 * 86_400);
     }
