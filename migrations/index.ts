@@ -5,6 +5,7 @@ import { CreateDeliveryGateways1763900000100 } from './1763900000100-CreateDeliv
 import { CreateDevices1763900000200 } from './1763900000200-CreateDevices';
 import { AddAuditEventCodes1764100000000 } from './1764100000000-AddAuditEventCodes';
 import { CreatePki1764200000000 } from './1764200000000-CreatePki';
+import { CreateCredentialManagement1764300000000 } from './1764300000000-CreateCredentialManagement';
 
 /** Every migration, in order. The data source takes classes, not a glob, so source and dist/ behave alike. */
 export const MIGRATIONS = [
@@ -15,4 +16,5 @@ export const MIGRATIONS = [
   CreateDevices1763900000200,
   AddAuditEventCodes1764100000000,
   CreatePki1764200000000,
+  CreateCredentialManagement1764300000000,
 ];

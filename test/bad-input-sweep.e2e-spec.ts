@@ -123,6 +123,10 @@ describe('bad-input sweep over the OpenAPI document', () => {
         return randomUUID();
       case 'ocspRequest':
         return 'MEIwQDA-MDwwOjAJBgUrDgMCGgUABBQ';
+      case 'resourceTypeName':
+        return 'Nothing';
+      case 'schemaUrn':
+        return 'urn:example:nothing';
       default:
         throw new Error(`${operation.method} ${operation.path}: path parameter ${name} has no declared format (@PathFormats)`);
     }

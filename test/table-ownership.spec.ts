@@ -25,6 +25,8 @@ const OWNERS: Record<string, string> = {
   certification_authorities: 'pki',
   issued_certificates: 'pki',
   published_crls: 'pki',
+  wallets: 'credential-management',
+  user_groups: 'credential-management',
 };
 
 /**

@@ -9,6 +9,7 @@ import { ClockModule } from '@app/common';
 import { AppConfig, ConfigModule } from '@app/config';
 import { DeliveryGatewayModule } from '@app/delivery-gateway';
 import { DeviceModule } from '@app/device';
+import { CredentialManagementModule } from '@app/credential-management';
 import { HsmModule, HsmModuleOptions, openSoftHsmDirectory, provisionSoftHsmToken } from '@app/hsm';
 import { LOGGER, Logger, Metrics, ObservabilityModule } from '@app/observability';
 import { PersistenceModule } from '@app/persistence';
@@ -69,6 +70,7 @@ export class AppModule {
         AuthModule,
         DeliveryGatewayModule,
         DeviceModule,
+        CredentialManagementModule,
         PkiModule,
       ],
       controllers: [HealthController],

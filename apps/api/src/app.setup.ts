@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ResourceETagInterceptor, declareErrorResponses } from '@app/common';
+import { ResourceETagInterceptor, canonicalResourceSpelling, declareErrorResponses } from '@app/common';
 import { AppConfig } from '@app/config';
 import { Loggers, Metrics } from '@app/observability';
 import { toErrorResponse } from './error-response';
@@ -35,9 +35,10 @@ export function createAdapter(config: AppConfig): FastifyAdapter {
       void reply.code(answer.status).headers(answer.headers).send(answer.body);
     },
     // The positioning variant has its own host names; its routes live under /oip (DECISIONS 3.2).
+    // The customer form of credential management names resources case-insensitively (DECISIONS 1).
     rewriteUrl: (req: { url?: string; headers: { host?: string } }): string => {
       const host = (req.headers.host ?? '').split(':')[0].toLowerCase();
-      const url = req.url ?? '/';
+      const url = canonicalResourceSpelling(req.url ?? '/');
       return oipHosts.has(host) && !url.startsWith('/oip/') ? `/oip${url}` : url;
     },
   });

@@ -65,6 +65,10 @@ function statusOf(code: ErrorCode): [number, string | undefined] {
       return [400, 'invalidFilter'];
     case 'MUTABILITY':
       return [400, 'mutability'];
+    case 'INVALID_PATH':
+      return [400, 'invalidPath'];
+    case 'NO_TARGET':
+      return [400, 'noTarget'];
     case 'UNAUTHENTICATED':
       return [401, undefined];
     case 'FORBIDDEN':

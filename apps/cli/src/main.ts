@@ -6,6 +6,7 @@ import { DataSource } from 'typeorm';
 import { AccountsModule } from '@app/accounts';
 import { AuditModule } from '@app/audit';
 import { AuthStoreModule } from '@app/auth';
+import { CredentialManagementStoreModule } from '@app/credential-management';
 import { DeviceStoreModule } from '@app/device';
 import { ClockModule, DomainError } from '@app/common';
 import { AppConfig, ConfigModule, ConfigurationError, loadConfig } from '@app/config';
@@ -52,9 +53,11 @@ async function withServices<T>(work: (app: INestApplicationContext) => Promise<T
       PersistenceModule,
       AuditModule,
       AccountsModule,
-      // The libraries whose data accounts asks about (AccountDependents): tokens, lockout counters, devices.
+      // The libraries whose data accounts asks about (AccountDependents): tokens, lockout counters,
+      // devices, and each user's wallet and groups.
       AuthStoreModule,
       DeviceStoreModule,
+      CredentialManagementStoreModule,
       ...imports,
     ],
   })

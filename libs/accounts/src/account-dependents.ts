@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
+import { Actor } from '@app/common';
 import { Transaction } from '@app/persistence';
+import type { UserRow } from './users/user.repository';
 
 /** What an organization holds in another library's tables, named in the 409 of a delete without force. */
 export interface Holding {
@@ -9,6 +11,17 @@ export interface Holding {
   plural: string;
   count(orgId: string, tx: Transaction): Promise<number>;
 }
+
+/** What a user holds in another library (devices), named in the 409 of a delete without force. */
+export interface UserHolding {
+  /** A phrase naming what the user holds (e.g. `devices a, b (ISSUED, ON_HOLD)`), or undefined when nothing. */
+  describe(orgId: string, userId: string, tx: Transaction): Promise<string | undefined>;
+  /** Gives it up before a forced delete (devices are terminated, their credentials revoked), audited by its owner. */
+  release(orgId: string, userId: string, actor: Actor, tx: Transaction): Promise<void>;
+}
+
+/** Told of every user created or changed, in the transaction of the change. */
+export type UserWriteListener = (user: UserRow, change: 'created' | 'updated', tx: Transaction) => Promise<void>;
 
 /**
  * The ports through which accounts asks other libraries about data they own (each library owns its
@@ -21,6 +34,8 @@ export class AccountDependents {
   private readonly holdings: Holding[] = [];
   private readonly removers: ((orgId: string, tx: Transaction) => Promise<void>)[] = [];
   private readonly tokenRevokers: ((subject: TokenSubject, at: Date, tx: Transaction) => Promise<number>)[] = [];
+  private readonly userHoldings: UserHolding[] = [];
+  private readonly userWriteListeners: UserWriteListener[] = [];
 
   /** Counted before a delete without force; its rows go with the organization (ON DELETE CASCADE). */
   registerHolding(holding: Holding): void {
@@ -35,6 +50,33 @@ export class AccountDependents {
   /** Revokes the live tokens of a system account or user (at re-enable); answers how many. */
   registerTokenRevoker(revoke: (subject: TokenSubject, at: Date, tx: Transaction) => Promise<number>): void {
     this.tokenRevokers.push(revoke);
+  }
+
+  /** A user's holding in another library: a user delete without force is refused while it holds any. */
+  registerUserHolding(holding: UserHolding): void {
+    this.userHoldings.push(holding);
+  }
+
+  /** Credential management keeps each user's wallet and the rows of the group names users carry. */
+  registerUserWriteListener(listener: UserWriteListener): void {
+    this.userWriteListeners.push(listener);
+  }
+
+  async describeUserHoldings(orgId: string, userId: string, tx: Transaction): Promise<string[]> {
+    const held: string[] = [];
+    for (const holding of this.userHoldings) {
+      const description = await holding.describe(orgId, userId, tx);
+      if (description !== undefined) held.push(description);
+    }
+    return held;
+  }
+
+  async releaseUserHoldings(orgId: string, userId: string, actor: Actor, tx: Transaction): Promise<void> {
+    for (const holding of this.userHoldings) await holding.release(orgId, userId, actor, tx);
+  }
+
+  async userWritten(user: UserRow, change: 'created' | 'updated', tx: Transaction): Promise<void> {
+    for (const listener of this.userWriteListeners) await listener(user, change, tx);
   }
 
   registeredHoldings(): readonly Holding[] {

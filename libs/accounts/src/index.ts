@@ -11,5 +11,6 @@ export * from './admin/admin.schemas';
 export * from './applications/certified-application.service';
 export * from './users/password-hasher';
 export * from './users/user.repository';
+export * from './users/user-search';
 export * from './users/user.service';
 export * from './account-dependents';

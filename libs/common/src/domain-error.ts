@@ -8,6 +8,8 @@ export type ErrorCode =
   | 'INVALID_SYNTAX' // 400 invalidSyntax: the body cannot be read at all
   | 'INVALID_FILTER' // 400 invalidFilter
   | 'MUTABILITY' // 400 mutability: attempt to change an immutable attribute
+  | 'INVALID_PATH' // 400 invalidPath: a PATCH path that names nothing writable
+  | 'NO_TARGET' // 400 noTarget: a PATCH path whose filter matched no value
   | 'UNAUTHENTICATED' // 401
   | 'FORBIDDEN' // 403
   | 'NOT_FOUND' // 404

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DomainError } from './domain-error';
+import { DomainError, invalidValue } from './domain-error';
 
 /**
  * Validates a request body against a zod schema and turns the first problems into one SCIM 400
@@ -26,6 +26,13 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   }
   const field = issue.path.length > 0 ? issue.path.join('.') : 'body';
   return `${field}: ${issue.message}`;
+}
+
+/** `?force=true|false` (deletes that cascade); anything else is a 400 naming the parameter. */
+export function readForce(value: unknown): boolean {
+  if (value === undefined || value === 'false') return false;
+  if (value === 'true') return true;
+  throw invalidValue(`Query parameter force must be true or false, got "${String(value).slice(0, 40)}".`);
 }
 
 export { z };

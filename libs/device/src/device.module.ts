@@ -8,6 +8,7 @@ import { DeviceService } from './device.service';
 import { DeviceImportController } from './http/device-import.controller';
 import { DeviceController } from './http/device.controller';
 import { DeviceImportService } from './import/device-import.service';
+import { DeviceHoldings } from './device-holdings';
 
 /**
  * Device storage and the bulk import, without HTTP or the token service: what the command line
@@ -15,11 +16,13 @@ import { DeviceImportService } from './import/device-import.service';
  */
 @Module({
   imports: [AccountsModule],
-  providers: [DeviceRepository, DeviceImportService],
+  providers: [DeviceRepository, DeviceImportService, DeviceHoldings],
   exports: [DeviceRepository, DeviceImportService],
 })
 export class DeviceStoreModule {
-  constructor(dependents: AccountDependents, devices: DeviceRepository) {
+  constructor(dependents: AccountDependents, devices: DeviceRepository, holdings: DeviceHoldings) {
+    // A user who holds devices is deleted only with force, which terminates them first.
+    holdings.register(dependents);
     // An organization's devices block its deletion without force; they go with it (ON DELETE CASCADE).
     dependents.registerHolding({ key: 'devices', singular: 'device', plural: 'devices', count: (orgId, tx) => devices.countInOrg(orgId, tx) });
   }

@@ -168,6 +168,15 @@ export class DeviceRepository {
     return row;
   }
 
+  /** The devices a user owns that are not TERMINATED, locked for the transaction (a user delete asks). */
+  async lockHeldBy(orgId: string, userId: string, tx: Transaction): Promise<{ id: string; status: DeviceStatus }[]> {
+    return this.db.query<{ id: string; status: DeviceStatus }>(
+      `SELECT id, status FROM devices WHERE org_id = $1 AND owner_user_id = $2 AND status <> 'TERMINATED' ORDER BY created_at, id FOR UPDATE`,
+      [orgId, userId],
+      tx,
+    );
+  }
+
   async delete(orgId: string, id: string, tx: Transaction): Promise<void> {
     await this.db.query('DELETE FROM devices WHERE org_id = $1 AND id = $2', [orgId, id], tx);
   }

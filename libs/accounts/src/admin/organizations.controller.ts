@@ -6,7 +6,7 @@ import {
   ApiJsonBody,
   ApiPaging,
   CurrentPrincipal,
-  invalidValue,
+  readForce,
   listResponse,
   parseBody,
   parsePage,
@@ -20,13 +20,6 @@ import { Organization, OrganizationService } from '../organizations/organization
 import { AdminAccessPolicy, AdministeredOrganization } from './admin-access.policy';
 import { AdminPresenter } from './admin.presenter';
 import { createOrganizationSchema, patchOrganizationSchema } from './admin.schemas';
-
-/** `?force=true|false`; anything else is a 400 naming the parameter. */
-function readForce(value: unknown): boolean {
-  if (value === undefined || value === 'false') return false;
-  if (value === 'true') return true;
-  throw invalidValue(`Query parameter force must be true or false, got "${String(value).slice(0, 40)}".`);
-}
 
 /** Organizations (DECISIONS 11): the platform administrator manages them; an organization administrator reads and configures its own. */
 @ApiTags('administration')

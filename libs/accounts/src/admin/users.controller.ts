@@ -1,6 +1,6 @@
 import { Audited } from '@app/audit';
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import {
   ApiJsonBody,
@@ -16,6 +16,7 @@ import {
   RequestActor,
   PathFormats,
   readPem,
+  readForce,
 } from '@app/common';
 import { UserService } from '../users/user.service';
 import { AdminPresenter } from './admin.presenter';
@@ -100,11 +101,22 @@ export class UsersController {
   }
 
   @Delete(':id')
-  @Audited('user.delete')
+  @Audited('user.delete', 'device.terminate', 'device.update')
   @HttpCode(204)
-  @ApiOperation({ summary: 'Delete a user', description: 'Its certificates and tokens go with it; its tokens stop working at once.' })
-  async delete(@CurrentPrincipal() principal: Principal, @RequestActor() actor: Actor, @Param('org') orgId: string, @Param('id') id: string): Promise<void> {
-    await this.users.delete(orgId, id, actor);
+  @ApiOperation({
+    summary: 'Delete a user',
+    description:
+      'Its certificates, tokens and wallet go with it; its tokens stop working at once. 409 while the user holds devices that are not TERMINATED, unless force=true, which terminates them first.',
+  })
+  @ApiQuery({ name: 'force', required: false, schema: { type: 'boolean', default: false } })
+  async delete(
+    @CurrentPrincipal() principal: Principal,
+    @RequestActor() actor: Actor,
+    @Param('org') orgId: string,
+    @Param('id') id: string,
+    @Query('force') force: unknown,
+  ): Promise<void> {
+    await this.users.delete(orgId, id, actor, { force: readForce(force) });
   }
 
   /** PEM as application/x-pem-file or text/plain, or JSON {pem} (DECISIONS 11). */

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 
 import { Database, PG_FOREIGN_KEY_VIOLATION, PG_UNIQUE_VIOLATION, Transaction, isPgError } from '@app/persistence';
-import { notFound, uniqueness } from '@app/common';
+import { ScimSearch, SqlParameters, notFound, searchSql, uniqueness } from '@app/common';
+import { USER_SEARCH_DEFINITION } from './user-search';
 import { OrganizationSettings, withDefaults } from '../organizations/organization-settings';
 import { ParsedCertificate } from '../system-accounts/certificate-parser';
 import { addCertificate } from '../certificates/certificate-store';
@@ -13,16 +14,33 @@ export type UserType = 'operator' | 'cardholder';
 
 /** The SCIM complex attribute `name` (RFC 7643 4.1.1). */
 export interface UserNameParts {
-  givenName: string;
-  familyName: string;
+  givenName?: string;
+  familyName?: string;
   middleName?: string;
   formatted?: string;
+  honorificPrefix?: string;
+  honorificSuffix?: string;
 }
 
 export interface UserEmail {
   value: string;
   type?: string;
   primary?: boolean;
+}
+
+/**
+ * Profile attributes SCIM provisioning clients send (RFC 7643 4.1 and the enterprise extension
+ * 4.3), stored as one document: nothing in the platform decides on them, they are kept and returned.
+ */
+export interface UserProfile {
+  title?: string;
+  preferredLanguage?: string;
+  locale?: string;
+  timezone?: string;
+  nickName?: string;
+  phoneNumbers?: { value: string; type?: string; primary?: boolean }[];
+  addresses?: Record<string, unknown>[];
+  enterprise?: Record<string, unknown>;
 }
 
 /** A user as every read outside authentication sees it: no password hash, only whether there is one. */
@@ -36,9 +54,13 @@ export interface UserRow {
   name: UserNameParts | null;
   display_name: string | null;
   emails: UserEmail[];
+  external_id: string | null;
+  profile: UserProfile;
   has_password: boolean;
   /** x5t#S256 thumbprints of the enrolled certificates, oldest first. */
   certificate_thumbprints: string[];
+  /** The enrolled certificates (public material), in the same order. */
+  certificate_pems: string[];
   disabled: boolean;
   created_at: Date;
   updated_at: Date;
@@ -61,6 +83,9 @@ export interface NewUser {
   name: UserNameParts | null;
   displayName: string | null;
   emails: UserEmail[];
+  externalId?: string | null;
+  profile?: UserProfile;
+  disabled?: boolean;
   passwordHash: string | null;
   now: Date;
 }
@@ -73,12 +98,18 @@ export interface UserChanges {
   name?: UserNameParts | null;
   displayName?: string | null;
   emails?: UserEmail[] | null;
+  externalId?: string | null;
+  /** Replaces the whole profile document. */
+  profile?: UserProfile;
+  /** A new password hash (the service hashes; PATCH and PUT may set a password, never clear it). */
+  passwordHash?: string;
 }
 
 /** Every column but password_hash; `u` is the users table. */
 const USER_COLUMNS = `u.id, u.org_id, u.user_name, u.user_type, u.role, u.groups, u.name, u.display_name, u.emails,
-  u.password_hash IS NOT NULL AS has_password,
+  u.external_id, u.profile, u.password_hash IS NOT NULL AS has_password,
   ARRAY(SELECT uc.thumbprint FROM user_certificates uc WHERE uc.user_id = u.id ORDER BY uc.created_at, uc.thumbprint) AS certificate_thumbprints,
+  ARRAY(SELECT uc.pem FROM user_certificates uc WHERE uc.user_id = u.id ORDER BY uc.created_at, uc.thumbprint) AS certificate_pems,
   u.disabled, u.created_at, u.updated_at, u.version`;
 
 interface OrgSettingsColumn {
@@ -97,8 +128,8 @@ export class UserRepository {
   async create(row: NewUser, tx?: Transaction): Promise<UserRow> {
     try {
       const [created] = await this.db.query<UserRow>(
-        `INSERT INTO users AS u (id, org_id, user_name, user_type, role, groups, name, display_name, emails, password_hash, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11) RETURNING ${USER_COLUMNS}`,
+        `INSERT INTO users AS u (id, org_id, user_name, user_type, role, groups, name, display_name, emails, password_hash, created_at, updated_at, external_id, profile, disabled)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12, $13, $14) RETURNING ${USER_COLUMNS}`,
         [
           row.id,
           row.orgId,
@@ -111,6 +142,9 @@ export class UserRepository {
           JSON.stringify(row.emails),
           row.passwordHash,
           row.now,
+          row.externalId ?? null,
+          JSON.stringify(row.profile ?? {}),
+          row.disabled ?? false,
         ],
         tx,
       );
@@ -146,10 +180,16 @@ export class UserRepository {
    * service then revokes the tokens it still has, in the same transaction, so that re-enabling
    * never brings back a token the disabled flag stopped).
    */
-  async update(orgId: string, id: string, changes: UserChanges, now: Date, tx?: Transaction): Promise<(UserRow & { reenabled: boolean }) | undefined> {
-    const [row] = await this.db.query<UserRow & { was_disabled: boolean }>(
+  async update(
+    orgId: string,
+    id: string,
+    changes: UserChanges,
+    now: Date,
+    tx?: Transaction,
+  ): Promise<(UserRow & { reenabled: boolean; previousVersion: number }) | undefined> {
+    const [row] = await this.db.query<UserRow & { was_disabled: boolean; was_version: number }>(
       `WITH before AS (
-         SELECT id AS before_id, disabled AS was_disabled FROM users WHERE org_id = $1 AND id = $2 FOR UPDATE
+         SELECT id AS before_id, disabled AS was_disabled, version AS was_version FROM users WHERE org_id = $1 AND id = $2 FOR UPDATE
        ), changed AS (
          UPDATE users AS u
             SET role = COALESCE($3, role),
@@ -158,9 +198,12 @@ export class UserRepository {
                 name = CASE WHEN $7::boolean THEN $8::jsonb ELSE name END,
                 display_name = CASE WHEN $9::boolean THEN $10::text ELSE display_name END,
                 emails = CASE WHEN $11::boolean THEN COALESCE($12::jsonb, '[]'::jsonb) ELSE emails END,
+                external_id = CASE WHEN $14::boolean THEN $15::text ELSE external_id END,
+                profile = COALESCE($16::jsonb, profile),
+                password_hash = COALESCE($17::text, password_hash),
                 updated_at = $13, version = version + 1
            FROM before WHERE u.id = before.before_id
-         RETURNING ${USER_COLUMNS}, before.was_disabled
+         RETURNING ${USER_COLUMNS}, before.was_disabled, before.was_version
        )
        SELECT changed.* FROM changed`,
       [
@@ -177,12 +220,42 @@ export class UserRepository {
         changes.emails !== undefined,
         changes.emails ? JSON.stringify(changes.emails) : null,
         now,
+        changes.externalId !== undefined,
+        changes.externalId ?? null,
+        changes.profile === undefined ? null : JSON.stringify(changes.profile),
+        changes.passwordHash ?? null,
       ],
       tx,
     );
     if (!row) return undefined;
-    const { was_disabled: wasDisabled, ...user } = row;
-    return { ...user, reenabled: wasDisabled && !user.disabled };
+    const { was_disabled: wasDisabled, was_version: previousVersion, ...user } = row;
+    return { ...user, reenabled: wasDisabled && !user.disabled, previousVersion };
+  }
+
+  /** Locks the user's row for the transaction (a delete that first asks what the user holds). */
+  async lockInOrg(orgId: string, id: string, tx: Transaction): Promise<{ user_name: string } | undefined> {
+    const [row] = await this.db.query<{ user_name: string }>('SELECT user_name FROM users WHERE org_id = $1 AND id = $2 FOR UPDATE', [orgId, id], tx);
+    return row;
+  }
+
+  /**
+   * A page of users and the total matching, for SCIM lists and `.search` (DECISIONS 9). `groups`
+   * limits an Operator Dependent caller to the users who share one of its groups.
+   */
+  async search(orgId: string, search: ScimSearch, groups: readonly string[] | undefined): Promise<{ rows: UserRow[]; total: number }> {
+    const params = new SqlParameters([orgId]);
+    const scope = groups === undefined ? 'TRUE' : `u.groups && ${params.add(groups)}::text[]`;
+    const sql = searchSql(search, USER_SEARCH_DEFINITION, params);
+    const from = `FROM users u WHERE u.org_id = $1 AND ${scope} AND ${sql.where}`;
+    // The count takes the same parameters without the trailing LIMIT and OFFSET.
+    const countValues = params.values.slice(0, -2);
+    const [count, rows] = await Promise.all([
+      this.db.query<{ n: number }>(`SELECT count(*)::int AS n ${from}`, countValues),
+      search.page.count === 0
+        ? Promise.resolve([])
+        : this.db.query<UserRow>(`SELECT ${USER_COLUMNS} ${from} ORDER BY ${sql.orderBy} LIMIT ${sql.limit} OFFSET ${sql.offset}`, params.values),
+    ]);
+    return { rows, total: count[0].n };
   }
 
   /** Deletes the user with its certificates, tokens and assertion jtis (ON DELETE CASCADE); undefined when there was none. */
@@ -250,8 +323,11 @@ function userOf(row: UserRow): UserRow {
     name: row.name,
     display_name: row.display_name,
     emails: row.emails,
+    external_id: row.external_id,
+    profile: row.profile,
     has_password: row.has_password,
     certificate_thumbprints: row.certificate_thumbprints,
+    certificate_pems: row.certificate_pems,
     disabled: row.disabled,
     created_at: row.created_at,
     updated_at: row.updated_at,

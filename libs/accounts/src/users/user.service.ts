@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { Clock, DomainError, invalidValue, notFound } from '@app/common';
+import { Clock, DomainError, IfMatch, ScimSearch, invalidValue, notFound, preconditionFailed } from '@app/common';
 import { AppConfig } from '@app/config';
 import { ChangeFeed, Database } from '@app/persistence';
 import { Actor, AuditLog } from '@app/audit';
@@ -8,7 +8,7 @@ import { AccountDependents } from '../account-dependents';
 import { parseCertificateUpload } from '../system-accounts/certificate-parser';
 import { CertificateRow } from '../system-accounts/system-account.repository';
 import { PasswordHasher } from './password-hasher';
-import { UserChanges, UserEmail, UserNameParts, UserRepository, UserRow, UserType } from './user.repository';
+import { UserChanges, UserEmail, UserNameParts, UserProfile, UserRepository, UserRow, UserType } from './user.repository';
 
 /** userName: 1-128 characters of A-Z, a-z, 0-9, ".", "_", "@" and "-" (DECISIONS 11). */
 export const USER_NAME_PATTERN = /^[A-Za-z0-9._@-]{1,128}$/;
@@ -24,10 +24,17 @@ export interface CreateUserInput {
   name?: UserNameParts | null;
   displayName?: string | null;
   emails?: UserEmail[] | null;
+  externalId?: string | null;
+  profile?: UserProfile;
+  /** Created disabled (a SCIM client may provision a user with `active: false`). */
+  disabled?: boolean;
 }
 
-/** PATCH input: the changes, plus userName and userType, which may be sent back unchanged but never changed. */
-export type UpdateUserInput = UserChanges & { userName?: string; userType?: UserType };
+/**
+ * PATCH and PUT input: the changes, plus userName and userType, which may be sent back unchanged but
+ * never changed, and a new password (cardholders only; hashed here, never stored or logged as it is).
+ */
+export type UpdateUserInput = Omit<UserChanges, 'passwordHash'> & { userName?: string; userType?: UserType; password?: string };
 
 const DAY_MS = 86_400_000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -57,9 +64,7 @@ export class UserService {
       throw invalidValue('userName must be 1-128 characters of A-Z, a-z, 0-9, ".", "_", "@" and "-".');
     }
     const userType = input.userType ?? 'cardholder';
-    if (input.password !== undefined && userType === 'operator') {
-      throw invalidValue('password is for cardholders only: an operator signs in with an enrolled certificate (POST .../users/{id}/certificates).');
-    }
+    if (input.password !== undefined && userType === 'operator') throw operatorPassword();
     // Hashed before the transaction: scrypt takes a while and must not hold a database connection.
     const passwordHash = input.password === undefined ? null : await this.hasher.hash(input.password);
     return this.db.transaction(async (tx) => {
@@ -74,11 +79,16 @@ export class UserService {
           name: input.name ?? null,
           displayName: input.displayName ?? null,
           emails: input.emails ?? [],
+          externalId: input.externalId ?? null,
+          profile: input.profile ?? {},
+          disabled: input.disabled ?? false,
           passwordHash,
           now: this.clock.now(),
         },
         tx,
       );
+      // The user's wallet and the rows of its group names (libs/credential-management), in this transaction.
+      await this.dependents.userWritten(user, 'created', tx);
       await this.audit.record(
         {
           org: orgId,
@@ -88,7 +98,14 @@ export class UserService {
           outcome: 'success',
           sourceAddress: actor.sourceAddress,
           correlationId: actor.correlationId,
-          details: { userName: user.user_name, userType: user.user_type, role: user.role, groups: user.groups, hasPassword: user.has_password },
+          details: {
+            userName: user.user_name,
+            userType: user.user_type,
+            role: user.role,
+            groups: user.groups,
+            hasPassword: user.has_password,
+            ...(user.disabled ? { disabled: true } : {}),
+          },
         },
         tx,
       );
@@ -106,8 +123,14 @@ export class UserService {
     return this.users.listInOrg(orgId, offset, limit);
   }
 
-  async update(orgId: string, id: string, input: UpdateUserInput, actor: Actor): Promise<UserRow> {
-    const { userName, userType, ...changes } = input;
+  /** SCIM lists and `.search` (USER_SEARCH_DEFINITION); `groups` limits an Operator Dependent caller. */
+  search(orgId: string, search: ScimSearch, groups?: readonly string[]): Promise<{ rows: UserRow[]; total: number }> {
+    return this.users.search(orgId, search, groups);
+  }
+
+  /** `ifMatch` (SCIM PUT and PATCH): the change applies only to that version, checked under the row lock (else 412). */
+  async update(orgId: string, id: string, input: UpdateUserInput, actor: Actor, ifMatch?: IfMatch): Promise<UserRow> {
+    const { userName, userType, password, ...changes } = input;
     const current = await this.get(orgId, id);
     if (userName !== undefined && userName !== current.user_name) {
       throw new DomainError('MUTABILITY', `userName cannot be changed (it is "${current.user_name}"); create a new user instead.`);
@@ -115,12 +138,20 @@ export class UserService {
     if (userType !== undefined && userType !== current.user_type) {
       throw new DomainError('MUTABILITY', `userType cannot be changed (it is "${current.user_type}"); create a new user instead.`);
     }
+    if (password !== undefined && current.user_type === 'operator') throw operatorPassword();
+    // Hashed before the transaction: scrypt takes a while and must not hold a database connection.
+    const passwordHash = password === undefined ? undefined : await this.hasher.hash(password);
     const updated = await this.db.transaction(async (tx) => {
-      const result = await this.users.update(orgId, id, changes, this.clock.now(), tx);
+      const result = await this.users.update(orgId, id, { ...changes, passwordHash }, this.clock.now(), tx);
       if (!result) throw userNotFound(orgId, id);
-      const { reenabled, ...user } = result;
+      const { reenabled, previousVersion, ...user } = result;
+      if (ifMatch && !ifMatch.matches(previousVersion)) throw preconditionFailed(`User ${id}`, previousVersion);
+      await this.dependents.userWritten(user, 'updated', tx);
       const revokedTokens = reenabled ? await this.dependents.revokeTokens({ userId: user.id }, this.clock.now(), tx) : 0;
-      const details: Record<string, unknown> = { userName: user.user_name, changed: Object.keys(changes) };
+      const details: Record<string, unknown> = {
+        userName: user.user_name,
+        changed: [...Object.keys(changes), ...(password === undefined ? [] : ['password'])],
+      };
       if (changes.role !== undefined) details.role = user.role;
       if (changes.groups !== undefined) details.groups = user.groups;
       if (changes.disabled !== undefined) details.disabled = user.disabled;
@@ -146,10 +177,25 @@ export class UserService {
     return updated;
   }
 
-  /** Deletes the user; its certificates, tokens and assertion jtis go with it. */
-  async delete(orgId: string, id: string, actor: Actor): Promise<void> {
+  /**
+   * Deletes the user; its certificates, tokens, assertion jtis and wallet go with it. While the user
+   * holds something in another library (devices that are not TERMINATED) the delete is a 409 naming
+   * it, unless `force`, which first has the owners release it (devices terminated, audited there),
+   * all in one transaction under the user's row lock (CREDENTIAL-MANAGEMENT.md "Users").
+   */
+  async delete(orgId: string, id: string, actor: Actor, options: { force?: boolean } = {}): Promise<void> {
     if (!UUID.test(id)) throw userNotFound(orgId, id);
     await this.db.transaction(async (tx) => {
+      const locked = await this.users.lockInOrg(orgId, id, tx);
+      if (!locked) throw userNotFound(orgId, id);
+      const held = await this.dependents.describeUserHoldings(orgId, id, tx);
+      if (held.length > 0 && !options.force) {
+        throw new DomainError(
+          'CONFLICT',
+          `User "${locked.user_name}" holds ${held.join('; ')}. Terminate them first, or delete with ?force=true, which terminates them and revokes their credentials.`,
+        );
+      }
+      if (held.length > 0) await this.dependents.releaseUserHoldings(orgId, id, actor, tx);
       const user = await this.users.delete(orgId, id, tx);
       if (!user) throw userNotFound(orgId, id);
       await this.audit.record(
@@ -161,7 +207,7 @@ export class UserService {
           outcome: 'success',
           sourceAddress: actor.sourceAddress,
           correlationId: actor.correlationId,
-          details: { userName: user.user_name },
+          details: { userName: user.user_name, ...(held.length > 0 ? { forced: true } : {}) },
         },
         tx,
       );
@@ -197,9 +243,7 @@ export class UserService {
   /** Sets or replaces a cardholder's password (at least 12 characters, DECISIONS 3.5). */
   async setPassword(orgId: string, id: string, password: string, actor: Actor): Promise<UserRow> {
     const user = await this.get(orgId, id);
-    if (user.user_type === 'operator') {
-      throw invalidValue('password is for cardholders only: an operator signs in with an enrolled certificate (POST .../users/{id}/certificates).');
-    }
+    if (user.user_type === 'operator') throw operatorPassword();
     const passwordHash = await this.hasher.hash(password);
     return this.db.transaction(async (tx) => {
       const updated = await this.users.setPasswordHash(orgId, id, passwordHash, this.clock.now(), tx);
@@ -220,6 +264,10 @@ export class UserService {
       return updated;
     });
   }
+}
+
+function operatorPassword(): DomainError {
+  return invalidValue('password is for cardholders only: an operator signs in with an enrolled certificate (POST .../users/{id}/certificates).');
 }
 
 function userNotFound(orgId: string, id: string): DomainError {

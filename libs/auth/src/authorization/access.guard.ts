@@ -18,6 +18,9 @@ interface GuardedRequest extends Record<string, unknown> {
  * - permission: the caller's role must grant each one. The role is the live one of the caller's
  *   account or user, and the mapping the one loaded at boot, so a role change or a restart with a
  *   changed file applies to live tokens at once (DECISIONS 3.4).
+ *   A route with an organization in its path (the credential-management customer form,
+ *   `/credential-management/customer/{org}/...`) also needs that organization to be the caller's:
+ *   403 otherwise (DECISIONS 1).
  * - administrator: the administration API's rule (DECISIONS 11), decided and recorded by
  *   AdminAccessPolicy; an `organization` route finds its organization on the request afterwards.
  *   A route under /admin/ that declares anything else is refused, so a new admin route cannot ship
@@ -38,8 +41,12 @@ export class AccessGuard implements CanActivate {
     if (routeFamilyOf(request.url).name === 'admin' && rule.kind !== 'administrator') {
       throw forbidden('This administration entry point declares no administrator rule, so it is closed to everyone (deny by default).');
     }
-    if (rule.kind === 'public' || rule.kind === 'policy') return true;
+    if (rule.kind === 'public') return true;
     const principal = request[PRINCIPAL_KEY] as Principal;
+    if (rule.kind === 'policy') {
+      assertPathOrganization(request, principal);
+      return true;
+    }
     if (rule.kind === 'administrator') {
       const organization = await this.administrators.authorize(principal, rule.scope, request.params?.org, {
         method: request.method,
@@ -52,11 +59,21 @@ export class AccessGuard implements CanActivate {
       return true;
     }
     const missing = rule.permissions.find((permission) => !this.roles.allows(principal.role, permission));
-    if (missing === undefined) return true;
+    if (missing === undefined) {
+      assertPathOrganization(request, principal);
+      return true;
+    }
     const known = this.roles.find(principal.role) !== undefined;
     throw forbidden(
       `This entry point needs the permission ${missing}, which the role "${principal.role}" does not grant` +
         (known ? '.' : ' (the role is not in scopeAssignment.properties, so it reaches nothing).'),
     );
   }
+}
+
+/** The customer form of credential management names the organization in its path: it must be the caller's (DECISIONS 1). */
+function assertPathOrganization(request: GuardedRequest, principal: Principal): void {
+  const pathOrg = request.params?.org;
+  if (pathOrg === undefined || routeFamilyOf(request.url).name !== 'scim' || pathOrg === principal.org) return;
+  throw forbidden(`Organization "${pathOrg}" in the path is not your organization; your token is for organization "${principal.org}".`);
 }

@@ -15,14 +15,15 @@ import {
   Actor,
   RequestActor,
   PathFormats,
+  credentialManagementPaths,
 } from '@app/common';
 import { DevicePresenter, DeviceResource } from '../device.presenter';
 import { DEVICE_SEARCH_DEFINITION, parseActionBody } from '../device.schema';
 import { DeviceService } from '../device.service';
 import { DeviceAction } from '../lifecycle/device-lifecycle';
 
-/** The canonical path and the `scm` alias the interface's descriptive text writes (DECISIONS 1). */
-export const DEVICE_PATHS = ['aims/rs/scim/v2/Device', 'aims/rs/scm/v2/Device'];
+/** The canonical path, the `scm` alias and the customer form (DECISIONS 1). */
+export const DEVICE_PATHS = credentialManagementPaths('Device');
 
 /**
  * The Device entry points (interface "Credential-management REST API entry points"; DECISIONS 5.2

@@ -1,0 +1,2 @@
+export * from './credential-management.module';
+export * from './users/user.schema';
