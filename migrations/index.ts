@@ -6,6 +6,7 @@ import { CreateDevices1763900000200 } from './1763900000200-CreateDevices';
 import { AddAuditEventCodes1764100000000 } from './1764100000000-AddAuditEventCodes';
 import { CreatePki1764200000000 } from './1764200000000-CreatePki';
 import { CreateCredentialManagement1764300000000 } from './1764300000000-CreateCredentialManagement';
+import { CreateReferenceData1764300000100 } from './1764300000100-CreateReferenceData';
 
 /** Every migration, in order. The data source takes classes, not a glob, so source and dist/ behave alike. */
 export const MIGRATIONS = [
@@ -17,4 +18,5 @@ export const MIGRATIONS = [
   AddAuditEventCodes1764100000000,
   CreatePki1764200000000,
   CreateCredentialManagement1764300000000,
+  CreateReferenceData1764300000100,
 ];

@@ -125,6 +125,8 @@ describe('bad-input sweep over the OpenAPI document', () => {
         return 'MEIwQDA-MDwwOjAJBgUrDgMCGgUABBQ';
       case 'resourceTypeName':
         return 'Nothing';
+      case 'globalPolicyId':
+        return 'global';
       case 'schemaUrn':
         return 'urn:example:nothing';
       default:

@@ -27,6 +27,9 @@ const OWNERS: Record<string, string> = {
   published_crls: 'pki',
   wallets: 'credential-management',
   user_groups: 'credential-management',
+  device_policies: 'credential-management',
+  printers: 'credential-management',
+  organization_policies: 'credential-management',
 };
 
 /**

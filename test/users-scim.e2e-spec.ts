@@ -510,7 +510,7 @@ describe('Users over SCIM', () => {
       });
       const types = await get('/credential-management/customer/cm/resourcetypes', tokens.Cardholder);
       expect(types.status).toBe(200);
-      expect(types.body.Resources.map((r: { name: string }) => r.name)).toEqual(['User', 'Device']);
+      expect(types.body.Resources.map((r: { name: string }) => r.name)).toEqual(['User', 'Device', 'Group', 'DevicePolicy', 'Printer']);
       const schema = await get(`/aims/rs/scim/v2/Schemas/${CORE}`, tokens.Cardholder);
       expect(schema.status).toBe(200);
       const userName = schema.body.attributes.find((a: { name: string }) => a.name === 'userName');

@@ -6,8 +6,9 @@
  *
  * Ranges: 1xxxx devices, 2xxxx credentials, 3xxxx content requests, 4xxxx users, 5xxxx wallets,
  * 6xxxx the certification authority (all as the contract numbers them); the platform's own actions
- * follow in 7xxxx organizations and their accounts, 8xxxx tokens and authentication, 9xxxx push
- * gateways and authenticator policies.
+ * follow in 7xxxx organizations and their accounts (73xxx their credential-management reference
+ * data: groups, device policies, printers, the global policies), 8xxxx tokens and authentication,
+ * 9xxxx push gateways and authenticator policies.
  */
 interface CatalogueEntry {
   code: number;
@@ -75,6 +76,17 @@ export const AUDIT_CATALOGUE = {
   'client_certificate.delete': { code: 71007, description: 'Client certificate deleted' },
   'application.certify': { code: 72001, description: 'Application certified' },
   'application.uncertify': { code: 72002, description: 'Application certification withdrawn' },
+  'group.create': { code: 73001, description: 'Group created' },
+  'group.update': { code: 73002, description: 'Group renamed or its members changed' },
+  'group.delete': { code: 73003, description: 'Group deleted' },
+  'device_policy.create': { code: 73101, description: 'Device policy created' },
+  'device_policy.update': { code: 73102, description: 'Device policy changed' },
+  'device_policy.delete': { code: 73103, description: 'Device policy deleted' },
+  'printer.create': { code: 73201, description: 'Card printer added' },
+  'printer.update': { code: 73202, description: 'Card printer changed' },
+  'printer.delete': { code: 73203, description: 'Card printer removed' },
+  'credential_policy.replace': { code: 73301, description: 'Credential policy replaced' },
+  'wallet_policy.replace': { code: 73302, description: 'Wallet policy replaced' },
 
   'token.issue': { code: 80001, description: 'Access token issued' },
   'token.revoke': { code: 80002, description: 'Access token revoked' },

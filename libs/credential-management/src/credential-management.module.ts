@@ -4,7 +4,22 @@ import { AuthModule } from '@app/auth';
 import { Clock } from '@app/common';
 import { AppConfig } from '@app/config';
 import { DiscoveryDocuments, ResourceTypesController, SchemasController, ServiceProviderConfigController } from './discovery/discovery.controller';
+import { DevicePolicyAdminController, DevicePolicyController } from './device-policies/device-policies.controller';
+import { DevicePolicyPresenter } from './device-policies/device-policy.presenter';
+import { DevicePolicyRepository } from './device-policies/device-policy.repository';
+import { DevicePolicyService } from './device-policies/device-policy.service';
+import { GroupPresenter } from './groups/group.presenter';
 import { GroupRepository } from './groups/group.repository';
+import { GroupService } from './groups/group.service';
+import { GroupAdminController, GroupsController } from './groups/groups.controller';
+import { CredentialPolicyController, PolicyAdminController, WalletPolicyController } from './policies/policies.controller';
+import { PolicyPresenter } from './policies/policy.presenter';
+import { PolicyRepository } from './policies/policy.repository';
+import { PolicyService } from './policies/policy.service';
+import { PrinterPresenter } from './printers/printer.presenter';
+import { PrinterRepository } from './printers/printer.repository';
+import { PrinterService } from './printers/printer.service';
+import { PrinterAdminController, PrinterController } from './printers/printers.controller';
 import { ScimUserService } from './users/scim-user.service';
 import { UserPresenter } from './users/user.presenter';
 import { UsersController } from './users/users.controller';
@@ -29,14 +44,50 @@ export class CredentialManagementStoreModule {
   }
 }
 
-/** The credential-management API (CREDENTIAL-MANAGEMENT.md): Users and SCIM discovery so far. */
+/** Presenters build locations from PUBLIC_BASE_URL. */
+const presenter = <T>(type: new (baseUrl: string) => T) => ({
+  provide: type,
+  inject: [AppConfig],
+  useFactory: (config: AppConfig) => new type(config.publicBaseUrl),
+});
+
+/**
+ * The credential-management API (CREDENTIAL-MANAGEMENT.md): Users, Groups, DevicePolicy, the global
+ * policies, Printer and SCIM discovery, with the admin API of the reference data this library owns.
+ */
 @Module({
   imports: [CredentialManagementStoreModule, AccountsModule, AuthModule],
-  controllers: [UsersController, ServiceProviderConfigController, ResourceTypesController, SchemasController],
+  controllers: [
+    UsersController,
+    GroupsController,
+    GroupAdminController,
+    DevicePolicyController,
+    DevicePolicyAdminController,
+    CredentialPolicyController,
+    WalletPolicyController,
+    PolicyAdminController,
+    PrinterController,
+    PrinterAdminController,
+    ServiceProviderConfigController,
+    ResourceTypesController,
+    SchemasController,
+  ],
   providers: [
     ScimUserService,
+    GroupService,
+    DevicePolicyRepository,
+    DevicePolicyService,
+    PolicyRepository,
+    PolicyService,
+    PrinterRepository,
+    PrinterService,
     DiscoveryDocuments,
-    { provide: UserPresenter, inject: [AppConfig], useFactory: (config: AppConfig) => new UserPresenter(config.publicBaseUrl) },
+    presenter(UserPresenter),
+    presenter(GroupPresenter),
+    presenter(DevicePolicyPresenter),
+    presenter(PolicyPresenter),
+    presenter(PrinterPresenter),
   ],
+  exports: [PolicyService],
 })
 export class CredentialManagementModule {}

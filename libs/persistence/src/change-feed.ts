@@ -9,8 +9,8 @@ import { Database } from './database';
  * (created, its certificate installed), an issued certificate (revoked, held, released; id
  * `{org}/{serial}`) or an organization's push delivery gateways (created, replaced, deleted).
  */
-export type ChangeTopic = 'token' | 'subject' | 'organization' | 'device' | 'lockout' | 'ca' | 'certificate' | 'gateway';
-const TOPICS: readonly string[] = ['token', 'subject', 'organization', 'device', 'lockout', 'ca', 'certificate', 'gateway'] satisfies ChangeTopic[];
+export type ChangeTopic = 'token' | 'subject' | 'organization' | 'device' | 'lockout' | 'ca' | 'certificate' | 'gateway' | 'policy';
+const TOPICS: readonly string[] = ['token', 'subject', 'organization', 'device', 'lockout', 'ca', 'certificate', 'gateway', 'policy'] satisfies ChangeTopic[];
 export type Change = { topic: ChangeTopic; id: string } | { topic: 'reset' };
 
 const CHANNEL = 'platform_changes';

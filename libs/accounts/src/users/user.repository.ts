@@ -232,6 +232,68 @@ export class UserRepository {
     return { ...user, reenabled: wasDisabled && !user.disabled, previousVersion };
   }
 
+  /** The users who carry each of these group names (membership lives on the users). */
+  async groupMembers(orgId: string, names: readonly string[]): Promise<Map<string, { id: string; userName: string }[]>> {
+    const members = new Map<string, { id: string; userName: string }[]>();
+    if (names.length === 0) return members;
+    const rows = await this.db.query<{ name: string; id: string; user_name: string }>(
+      `SELECT g.name, u.id, u.user_name FROM users u CROSS JOIN LATERAL unnest(u.groups) AS g(name)
+        WHERE u.org_id = $1 AND u.groups && $2::text[] AND g.name = ANY($2::text[]) ORDER BY lower(u.user_name), u.id`,
+      [orgId, names],
+    );
+    for (const row of rows) members.set(row.name, [...(members.get(row.name) ?? []), { id: row.id, userName: row.user_name }]);
+    return members;
+  }
+
+  /** Of these ids, those that are not users of the organization. */
+  async unknownIds(orgId: string, ids: readonly string[], tx: Transaction): Promise<string[]> {
+    const rows = await this.db.query<{ id: string }>('SELECT id::text FROM users WHERE org_id = $1 AND id = ANY($2::uuid[])', [orgId, ids], tx);
+    const known = new Set(rows.map((row) => row.id.toLowerCase()));
+    return ids.filter((id) => !known.has(id.toLowerCase()));
+  }
+
+  /**
+   * Makes exactly `userIds` carry the group name: adds it where missing, removes it from users not
+   * listed. Answers the ids of the users that changed (their version grows, as for any change).
+   */
+  async setGroupMembers(orgId: string, name: string, userIds: readonly string[], now: Date, tx: Transaction): Promise<string[]> {
+    const rows = await this.db.query<{ id: string }>(
+      `WITH added AS (
+         UPDATE users SET groups = array_append(groups, $2), updated_at = $4, version = version + 1
+          WHERE org_id = $1 AND id = ANY($3::uuid[]) AND NOT ($2 = ANY(groups)) RETURNING id
+       ), removed AS (
+         UPDATE users SET groups = array_remove(groups, $2), updated_at = $4, version = version + 1
+          WHERE org_id = $1 AND $2 = ANY(groups) AND NOT (id = ANY($3::uuid[])) RETURNING id
+       )
+       SELECT id::text FROM added UNION ALL SELECT id::text FROM removed`,
+      [orgId, name, userIds, now],
+      tx,
+    );
+    return rows.map((row) => row.id);
+  }
+
+  /** Renames a group on every user who carries it; answers their ids. */
+  async renameGroup(orgId: string, from: string, to: string, now: Date, tx: Transaction): Promise<string[]> {
+    const rows = await this.db.query<{ id: string }>(
+      `UPDATE users SET groups = array_replace(groups, $2, $3), updated_at = $4, version = version + 1
+        WHERE org_id = $1 AND $2 = ANY(groups) RETURNING id::text`,
+      [orgId, from, to, now],
+      tx,
+    );
+    return rows.map((row) => row.id);
+  }
+
+  /** Takes a group name off every user who carries it; answers their ids. */
+  async removeGroup(orgId: string, name: string, now: Date, tx: Transaction): Promise<string[]> {
+    const rows = await this.db.query<{ id: string }>(
+      `UPDATE users SET groups = array_remove(groups, $2), updated_at = $3, version = version + 1
+        WHERE org_id = $1 AND $2 = ANY(groups) RETURNING id::text`,
+      [orgId, name, now],
+      tx,
+    );
+    return rows.map((row) => row.id);
+  }
+
   /** Locks the user's row for the transaction (a delete that first asks what the user holds). */
   async lockInOrg(orgId: string, id: string, tx: Transaction): Promise<{ user_name: string } | undefined> {
     const [row] = await this.db.query<{ user_name: string }>('SELECT user_name FROM users WHERE org_id = $1 AND id = $2 FOR UPDATE', [orgId, id], tx);

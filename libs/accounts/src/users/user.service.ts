@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { Clock, DomainError, IfMatch, ScimSearch, invalidValue, notFound, preconditionFailed } from '@app/common';
 import { AppConfig } from '@app/config';
-import { ChangeFeed, Database } from '@app/persistence';
+import { ChangeFeed, Database, Transaction } from '@app/persistence';
 import { Actor, AuditLog } from '@app/audit';
 import { AccountDependents } from '../account-dependents';
 import { parseCertificateUpload } from '../system-accounts/certificate-parser';
@@ -213,6 +213,34 @@ export class UserService {
       );
     });
     await this.changes.publish('subject', id);
+  }
+
+  /**
+   * Group membership, for the Groups resource (libs/credential-management owns the groups; the
+   * names live on the users, where tokens and Operator Dependent reach read them). The writes run in
+   * the caller's transaction and answer the ids of the users that changed: the caller publishes
+   * 'subject' for them after its commit, so their live tokens see the new groups.
+   */
+  groupMembers(orgId: string, names: readonly string[]): Promise<Map<string, { id: string; userName: string }[]>> {
+    return this.users.groupMembers(orgId, names);
+  }
+
+  async setGroupMembers(orgId: string, name: string, userIds: readonly string[], now: Date, tx: Transaction): Promise<string[]> {
+    const unknown = userIds.length === 0 ? [] : await this.users.unknownIds(orgId, userIds, tx);
+    if (unknown.length > 0) {
+      throw invalidValue(
+        `Invalid group: members names ${unknown.slice(0, 5).join(', ')}, which ${unknown.length === 1 ? 'is not a user' : 'are not users'} of organization "${orgId}".`,
+      );
+    }
+    return this.users.setGroupMembers(orgId, name, userIds, now, tx);
+  }
+
+  renameGroup(orgId: string, from: string, to: string, now: Date, tx: Transaction): Promise<string[]> {
+    return this.users.renameGroup(orgId, from, to, now, tx);
+  }
+
+  removeGroup(orgId: string, name: string, now: Date, tx: Transaction): Promise<string[]> {
+    return this.users.removeGroup(orgId, name, now, tx);
   }
 
   /** Enrolls a certificate for jwt-bearer sign-in (DECISIONS 3.5), with the upload rules of DECISIONS 4. */

@@ -13,6 +13,7 @@ export const PARAMETER_FORMATS = {
   thumbprint: { pattern: /^[A-Za-z0-9_-]{43}$/, description: 'an x5t#S256 thumbprint, 43 base64url characters' },
   ocspRequest: { pattern: /^[A-Za-z0-9+/=_-]{8,1000}$/, description: 'a DER OCSP request in base64 or base64url' },
   resourceTypeName: { pattern: /^[A-Za-z]{1,64}$/, description: 'a resource type name such as User' },
+  globalPolicyId: { pattern: /^global$/, description: 'global (an organization has one policy of each kind)' },
   schemaUrn: { pattern: /^urn:[A-Za-z0-9:._-]{1,250}$/, description: 'a schema URN such as urn:ietf:params:scim:schemas:core:2.0:User' },
 } as const;
 

@@ -13,6 +13,9 @@ import {
   credentialManagementPaths,
   notFound,
 } from '@app/common';
+import { DEVICE_POLICY_SCHEMA, DEVICE_POLICY_SEARCH_DEFINITION } from '../device-policies/device-policy.schema';
+import { GROUP_SEARCH_DEFINITION, SCIM_CORE_GROUP_SCHEMA } from '../groups/group.schema';
+import { PRINTER_SCHEMA, PRINTER_SEARCH_DEFINITION } from '../printers/printer.schema';
 import { ENTERPRISE_USER_SCHEMA, USER_PERMISSION_SCHEMA } from '../users/user.schema';
 import { ResourceSchema, schemaRepresentation } from './schema-representation';
 
@@ -52,6 +55,51 @@ const RESOURCES: { name: string; endpoint: string; description: string; schema: 
       readOnly: ['id', 'status', 'owner', 'issuanceDate', 'meta'],
       unique: [],
       multiValued: ['externalIds'],
+    },
+    extensions: [],
+  },
+  {
+    name: 'Group',
+    endpoint: '/Groups',
+    description: 'Sets of users (written through the admin API)',
+    schema: {
+      id: SCIM_CORE_GROUP_SCHEMA,
+      name: 'Group',
+      definition: GROUP_SEARCH_DEFINITION,
+      required: ['displayName'],
+      readOnly: ['id', 'members', 'meta'],
+      unique: ['displayName'],
+      multiValued: ['members'],
+    },
+    extensions: [],
+  },
+  {
+    name: 'DevicePolicy',
+    endpoint: '/DevicePolicy',
+    description: 'What goes on a device for which groups of users (written through the admin API)',
+    schema: {
+      id: DEVICE_POLICY_SCHEMA,
+      name: 'DevicePolicy',
+      definition: DEVICE_POLICY_SEARCH_DEFINITION,
+      required: ['name'],
+      readOnly: ['id', 'meta'],
+      unique: ['name'],
+      multiValued: ['deviceTypes', 'credentialTypes', 'groups'],
+    },
+    extensions: [],
+  },
+  {
+    name: 'Printer',
+    endpoint: '/Printer',
+    description: 'Card printers (written through the admin API)',
+    schema: {
+      id: PRINTER_SCHEMA,
+      name: 'Printer',
+      definition: PRINTER_SEARCH_DEFINITION,
+      required: ['name'],
+      readOnly: ['id', 'meta'],
+      unique: ['name'],
+      multiValued: [],
     },
     extensions: [],
   },

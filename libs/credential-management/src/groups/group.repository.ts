@@ -1,5 +1,19 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { Database, Transaction } from '@app/persistence';
+import { ScimSearch, SqlParameters, searchSql, uniqueness } from '@app/common';
+import { Database, PG_UNIQUE_VIOLATION, Transaction, isPgError } from '@app/persistence';
+import { GROUP_SEARCH_DEFINITION } from './group.schema';
+
+export interface GroupRow {
+  id: string;
+  org_id: string;
+  display_name: string;
+  created_at: Date;
+  updated_at: Date;
+  version: number;
+}
+
+const COLUMNS = 'g.id, g.org_id, g.display_name, g.created_at, g.updated_at, g.version';
 
 /**
  * The organization's groups. Membership is the list of names on each user (`users.groups`, where
@@ -29,5 +43,66 @@ export class GroupRepository {
       [orgId, names],
     );
     return new Map(rows.map((row) => [row.display_name, row.id]));
+  }
+
+  async create(orgId: string, displayName: string, now: Date, tx: Transaction): Promise<GroupRow> {
+    return nameTaken(displayName, async () => {
+      const [row] = await this.db.query<GroupRow>(
+        `INSERT INTO user_groups AS g (id, org_id, display_name, created_at, updated_at) VALUES ($1, $2, $3, $4, $4) RETURNING ${COLUMNS}`,
+        [randomUUID(), orgId, displayName, now],
+        tx,
+      );
+      return row;
+    });
+  }
+
+  async find(orgId: string, id: string, tx?: Transaction, lock = false): Promise<GroupRow | undefined> {
+    const [row] = await this.db.query<GroupRow>(
+      `SELECT ${COLUMNS} FROM user_groups g WHERE g.org_id = $1 AND g.id = $2${lock ? ' FOR UPDATE' : ''}`,
+      [orgId, id],
+      tx,
+    );
+    return row;
+  }
+
+  /** A page of groups; `names` limits an Operator Dependent caller to its own groups. */
+  async search(orgId: string, search: ScimSearch, names: readonly string[] | undefined): Promise<{ rows: GroupRow[]; total: number }> {
+    const params = new SqlParameters([orgId]);
+    const scope = names === undefined ? 'TRUE' : `g.display_name = ANY(${params.add(names)}::text[])`;
+    const sql = searchSql(search, GROUP_SEARCH_DEFINITION, params);
+    const from = `FROM user_groups g WHERE g.org_id = $1 AND ${scope} AND ${sql.where}`;
+    const [count, rows] = await Promise.all([
+      this.db.query<{ n: number }>(`SELECT count(*)::int AS n ${from}`, params.values.slice(0, -2)),
+      search.page.count === 0
+        ? Promise.resolve([])
+        : this.db.query<GroupRow>(`SELECT ${COLUMNS} ${from} ORDER BY ${sql.orderBy} LIMIT ${sql.limit} OFFSET ${sql.offset}`, params.values),
+    ]);
+    return { rows, total: count[0].n };
+  }
+
+  /** A new name and/or a new version (a member change bumps it too). */
+  async touch(orgId: string, id: string, displayName: string | undefined, now: Date, tx: Transaction): Promise<GroupRow> {
+    return nameTaken(displayName ?? '', async () => {
+      const [row] = await this.db.query<GroupRow>(
+        `UPDATE user_groups AS g SET display_name = COALESCE($3, display_name), updated_at = $4, version = version + 1
+          WHERE g.org_id = $1 AND g.id = $2 RETURNING ${COLUMNS}`,
+        [orgId, id, displayName ?? null, now],
+        tx,
+      );
+      return row;
+    });
+  }
+
+  async delete(orgId: string, id: string, tx: Transaction): Promise<void> {
+    await this.db.query('DELETE FROM user_groups WHERE org_id = $1 AND id = $2', [orgId, id], tx);
+  }
+}
+
+async function nameTaken<T>(name: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (isPgError(error, PG_UNIQUE_VIOLATION)) throw uniqueness(`A group named "${name}" already exists in this organization.`);
+    throw error;
   }
 }

@@ -1,0 +1,124 @@
+import { Audited, NotAudited } from '@app/audit';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import { Permission } from '@app/auth';
+import {
+  Actor,
+  ApiJsonBody,
+  CurrentPrincipal,
+  PathFormats,
+  Principal,
+  RequestActor,
+  RequireAdministrator,
+  RequirePermission,
+  ScimMediaTypes,
+  credentialManagementPaths,
+  listResponse,
+  projectResource,
+  projectionFromQuery,
+  searchFromBody,
+  searchFromQuery,
+} from '@app/common';
+import { DevicePolicyPresenter } from './device-policy.presenter';
+import { DEVICE_POLICY_SEARCH_DEFINITION, createDevicePolicySchema, patchDevicePolicySchema } from './device-policy.schema';
+import { DevicePolicyService } from './device-policy.service';
+
+/** GET /DevicePolicy/{id} and POST /DevicePolicy/.search (DECISIONS 5.2: devicePolicy.read, devicePolicy.search). */
+@ApiTags('credential management: device policies')
+@ApiBearerAuth()
+@ScimMediaTypes()
+@PathFormats({ id: 'uuid' })
+@Controller(credentialManagementPaths('DevicePolicy'))
+export class DevicePolicyController {
+  constructor(
+    private readonly policies: DevicePolicyService,
+    private readonly presenter: DevicePolicyPresenter,
+  ) {}
+
+  @Post('.search')
+  @NotAudited('a search (RFC 7644 3.4.3) changes nothing')
+  @HttpCode(200)
+  @RequirePermission(Permission.DevicePolicySearch)
+  @ApiOperation({ summary: 'Search device policies with a SCIM SearchRequest' })
+  async search(@CurrentPrincipal() principal: Principal, @Body() body: unknown) {
+    const search = searchFromBody(body, DEVICE_POLICY_SEARCH_DEFINITION);
+    const { rows, total } = await this.policies.search(principal.org, search);
+    return listResponse(
+      rows.map((row) => projectResource(this.presenter.policy(row), DEVICE_POLICY_SEARCH_DEFINITION, search)),
+      total,
+      search.page,
+    );
+  }
+
+  @Get(':id')
+  @RequirePermission(Permission.DevicePolicyRead)
+  @ApiOperation({ summary: 'Read a device policy' })
+  async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() query: Record<string, unknown>) {
+    const projection = projectionFromQuery(query, DEVICE_POLICY_SEARCH_DEFINITION);
+    return projectResource(this.presenter.policy(await this.policies.get(principal.org, id)), DEVICE_POLICY_SEARCH_DEFINITION, projection);
+  }
+}
+
+/** The administrator's side (CREDENTIAL-MANAGEMENT.md "Reference data"). */
+@ApiTags('administration: credential management')
+@ApiBearerAuth()
+@RequireAdministrator('organization')
+@PathFormats({ id: 'uuid' })
+@Controller('admin/v1/organizations/:org/device-policies')
+export class DevicePolicyAdminController {
+  constructor(
+    private readonly policies: DevicePolicyService,
+    private readonly presenter: DevicePolicyPresenter,
+  ) {}
+
+  @Post()
+  @Audited('device_policy.create')
+  @ApiOperation({ summary: 'Create a device policy' })
+  @ApiJsonBody(createDevicePolicySchema, {
+    name: 'Employee badge',
+    deviceTypes: ['IDPrime 940'],
+    credentialTypes: ['PKI_CERTIFICATE'],
+    groups: [],
+    requiresApproval: true,
+  })
+  async create(@RequestActor() actor: Actor, @Param('org') orgId: string, @Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
+    const view = this.presenter.policy(await this.policies.create(orgId, body, actor));
+    reply.header('Location', view.meta.location);
+    return view;
+  }
+
+  @Get()
+  @ApiOperation({ summary: 'List the device policies' })
+  async list(@Param('org') orgId: string, @Query() query: Record<string, unknown>) {
+    const search = searchFromQuery(query, DEVICE_POLICY_SEARCH_DEFINITION);
+    const { rows, total } = await this.policies.search(orgId, search);
+    return listResponse(
+      rows.map((row) => this.presenter.policy(row)),
+      total,
+      search.page,
+    );
+  }
+
+  @Get(':id')
+  @ApiOperation({ summary: 'Read a device policy' })
+  async get(@Param('org') orgId: string, @Param('id') id: string) {
+    return this.presenter.policy(await this.policies.get(orgId, id));
+  }
+
+  @Patch(':id')
+  @Audited('device_policy.update')
+  @ApiOperation({ summary: 'Change a device policy' })
+  @ApiJsonBody(patchDevicePolicySchema, { requiresApproval: false })
+  async update(@RequestActor() actor: Actor, @Param('org') orgId: string, @Param('id') id: string, @Body() body: unknown) {
+    return this.presenter.policy(await this.policies.update(orgId, id, body, actor));
+  }
+
+  @Delete(':id')
+  @Audited('device_policy.delete')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Delete a device policy' })
+  async remove(@RequestActor() actor: Actor, @Param('org') orgId: string, @Param('id') id: string): Promise<void> {
+    await this.policies.delete(orgId, id, actor);
+  }
+}

@@ -1,0 +1,79 @@
+import { Injectable } from '@nestjs/common';
+import { Actor, AuditLog, byActor } from '@app/audit';
+import { Clock, ScimSearch, notFound, parseBody } from '@app/common';
+import { Database } from '@app/persistence';
+import { isUuid } from '../common/ids';
+import { DevicePolicyRepository, DevicePolicyRow } from './device-policy.repository';
+import { createDevicePolicySchema, patchDevicePolicySchema } from './device-policy.schema';
+
+/**
+ * Device policies (CREDENTIAL-MANAGEMENT.md "Resources", "Reference data"): written by administrators,
+ * read and searched by Device Management and Help Desk. Content requests (Issue 14) will refuse to
+ * delete a policy that a device or an open request uses.
+ */
+@Injectable()
+export class DevicePolicyService {
+  constructor(
+    private readonly db: Database,
+    private readonly policies: DevicePolicyRepository,
+    private readonly audit: AuditLog,
+    private readonly clock: Clock,
+  ) {}
+
+  create(orgId: string, body: unknown, actor: Actor): Promise<DevicePolicyRow> {
+    const input = parseBody(createDevicePolicySchema, body, 'device policy');
+    return this.db.transaction(async (tx) => {
+      const row = await this.policies.create(orgId, input, this.clock.now(), tx);
+      await this.audit.record(
+        { org: orgId, ...byActor(actor), action: 'device_policy.create', target: row.id, outcome: 'success', details: { name: row.name } },
+        tx,
+      );
+      return row;
+    });
+  }
+
+  async get(orgId: string, id: string): Promise<DevicePolicyRow> {
+    const row = isUuid(id) ? await this.policies.find(orgId, id) : undefined;
+    if (!row) throw policyNotFound(id);
+    return row;
+  }
+
+  search(orgId: string, search: ScimSearch): Promise<{ rows: DevicePolicyRow[]; total: number }> {
+    return this.policies.search(orgId, search);
+  }
+
+  update(orgId: string, id: string, body: unknown, actor: Actor): Promise<DevicePolicyRow> {
+    const changes = parseBody(patchDevicePolicySchema, body, 'device policy');
+    return this.db.transaction(async (tx) => {
+      const row = isUuid(id) ? await this.policies.update(orgId, id, changes, this.clock.now(), tx) : undefined;
+      if (!row) throw policyNotFound(id);
+      await this.audit.record(
+        {
+          org: orgId,
+          ...byActor(actor),
+          action: 'device_policy.update',
+          target: id,
+          outcome: 'success',
+          details: { name: row.name, changed: Object.keys(changes) },
+        },
+        tx,
+      );
+      return row;
+    });
+  }
+
+  async delete(orgId: string, id: string, actor: Actor): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      const row = isUuid(id) ? await this.policies.delete(orgId, id, tx) : undefined;
+      if (!row) throw policyNotFound(id);
+      await this.audit.record(
+        { org: orgId, ...byActor(actor), action: 'device_policy.delete', target: id, outcome: 'success', details: { name: row.name } },
+        tx,
+      );
+    });
+  }
+}
+
+function policyNotFound(id: string) {
+  return notFound(`Device policy ${id.slice(0, 64)} does not exist.`);
+}
