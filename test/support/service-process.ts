@@ -17,14 +17,28 @@ export interface ServiceProcess {
 /** Every service started by this suite, so that none outlives a failed assertion (`stopAllServices`). */
 const started: ChildProcess[] = [];
 
-export function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer().once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
+/** Ports this process has handed out: the kernel may offer a closed one again at once. */
+const handedOut = new Set<number>();
+
+/**
+ * A loopback port nothing listens on, never one this process handed out before: a test asks for
+ * several (service, metrics, embedded PostgreSQL) before any is bound, and the kernel can return a
+ * port it just gave back (seen: PostgreSQL and the service on one port, EADDRINUSE).
+ */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await new Promise<number>((done, fail) => {
+      const server = createServer().once('error', fail);
+      server.listen(0, '127.0.0.1', () => {
+        const { port: bound } = server.address() as { port: number };
+        server.close(() => done(bound));
+      });
     });
-  });
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
 }
 
 export function startService(env: Record<string, string>): ServiceProcess {
