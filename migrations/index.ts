@@ -7,6 +7,7 @@ import { AddAuditEventCodes1764100000000 } from './1764100000000-AddAuditEventCo
 import { CreatePki1764200000000 } from './1764200000000-CreatePki';
 import { CreateCredentialManagement1764300000000 } from './1764300000000-CreateCredentialManagement';
 import { CreateReferenceData1764300000100 } from './1764300000100-CreateReferenceData';
+import { AddEnrollmentDataAndWalletSuspensions1764300000200 } from './1764300000200-AddEnrollmentDataAndWalletSuspensions';
 
 /** Every migration, in order. The data source takes classes, not a glob, so source and dist/ behave alike. */
 export const MIGRATIONS = [
@@ -19,4 +20,5 @@ export const MIGRATIONS = [
   CreatePki1764200000000,
   CreateCredentialManagement1764300000000,
   CreateReferenceData1764300000100,
+  AddEnrollmentDataAndWalletSuspensions1764300000200,
 ];

@@ -30,6 +30,7 @@ const OWNERS: Record<string, string> = {
   device_policies: 'credential-management',
   printers: 'credential-management',
   organization_policies: 'credential-management',
+  enrollment_data: 'credential-management',
 };
 
 /**
@@ -53,6 +54,10 @@ const REVIEWED: Record<string, { tables: string[]; reason: string }> = {
   'libs/device/src/device.repository.ts': {
     tables: ['users'],
     reason: "a device shows its owner's userName: a read-only join instead of one lookup per device in lists",
+  },
+  'libs/credential-management/src/wallets/wallet.repository.ts': {
+    tables: ['users'],
+    reason: "a wallet shows its owner's userName and is reached through its owner's groups (Operator Dependent): a read-only join, as for devices",
   },
 };
 

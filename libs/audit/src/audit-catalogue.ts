@@ -54,6 +54,7 @@ export const AUDIT_CATALOGUE = {
 
   'wallet.suspend': { code: 50001, description: 'Wallet suspended' },
   'wallet.resume': { code: 50002, description: 'Wallet resumed' },
+  'wallet.update': { code: 50003, description: "Wallet's notes changed" },
 
   'ca.create': { code: 60001, description: 'Certification authority created' },
   'certificate.issue': { code: 60002, description: 'Certificate issued' },

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { AccountDependents, AccountsModule } from '@app/accounts';
 import { AuthModule } from '@app/auth';
+import { DeviceModule, DeviceStoreModule } from '@app/device';
 import { Clock } from '@app/common';
 import { AppConfig } from '@app/config';
 import { DiscoveryDocuments, ResourceTypesController, SchemasController, ServiceProviderConfigController } from './discovery/discovery.controller';
@@ -24,6 +25,15 @@ import { ScimUserService } from './users/scim-user.service';
 import { UserPresenter } from './users/user.presenter';
 import { UsersController } from './users/users.controller';
 import { WalletRepository } from './wallets/wallet.repository';
+import { WalletPresenter } from './wallets/wallet.presenter';
+import { WalletService } from './wallets/wallet.service';
+import { WalletsController } from './wallets/wallets.controller';
+import { SelfController } from './self/self.controller';
+import { SelfService } from './self/self.service';
+import { StatsController } from './stats/stats.controller';
+import { StatsService } from './stats/stats.service';
+import { EnrollmentDataController, EnrollmentDataService } from './enrollment/enrollment-data.controller';
+import { EnrollmentDataRepository } from './enrollment/enrollment-data.repository';
 
 /**
  * The tables of credential management without HTTP: what the service and the command line both load,
@@ -52,13 +62,18 @@ const presenter = <T>(type: new (baseUrl: string) => T) => ({
 });
 
 /**
- * The credential-management API (CREDENTIAL-MANAGEMENT.md): Users, Groups, DevicePolicy, the global
- * policies, Printer and SCIM discovery, with the admin API of the reference data this library owns.
+ * The credential-management API (CREDENTIAL-MANAGEMENT.md): Users with their EnrollmentData, Groups,
+ * DevicePolicy, the global policies, Printer, Wallet, Stats, Self and SCIM discovery, with the admin
+ * API of the reference data this library owns.
  */
 @Module({
-  imports: [CredentialManagementStoreModule, AccountsModule, AuthModule],
+  imports: [CredentialManagementStoreModule, AccountsModule, AuthModule, DeviceStoreModule, DeviceModule],
   controllers: [
     UsersController,
+    EnrollmentDataController,
+    WalletsController,
+    SelfController,
+    StatsController,
     GroupsController,
     GroupAdminController,
     DevicePolicyController,
@@ -74,6 +89,12 @@ const presenter = <T>(type: new (baseUrl: string) => T) => ({
   ],
   providers: [
     ScimUserService,
+    EnrollmentDataRepository,
+    EnrollmentDataService,
+    WalletService,
+    SelfService,
+    StatsService,
+    presenter(WalletPresenter),
     GroupService,
     DevicePolicyRepository,
     DevicePolicyService,

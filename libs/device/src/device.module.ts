@@ -9,6 +9,7 @@ import { DeviceImportController } from './http/device-import.controller';
 import { DeviceController } from './http/device.controller';
 import { DeviceImportService } from './import/device-import.service';
 import { DeviceHoldings } from './device-holdings';
+import { OwnedDevices } from './owned-devices';
 
 /**
  * Device storage and the bulk import, without HTTP or the token service: what the command line
@@ -16,8 +17,8 @@ import { DeviceHoldings } from './device-holdings';
  */
 @Module({
   imports: [AccountsModule],
-  providers: [DeviceRepository, DeviceImportService, DeviceHoldings],
-  exports: [DeviceRepository, DeviceImportService],
+  providers: [DeviceRepository, DeviceImportService, DeviceHoldings, OwnedDevices],
+  exports: [DeviceRepository, DeviceImportService, OwnedDevices],
 })
 export class DeviceStoreModule {
   constructor(dependents: AccountDependents, devices: DeviceRepository, holdings: DeviceHoldings) {
@@ -33,6 +34,6 @@ export class DeviceStoreModule {
   imports: [DeviceStoreModule, AccountsModule, AuthModule],
   controllers: [DeviceController, DeviceImportController],
   providers: [DeviceService, { provide: DevicePresenter, inject: [AppConfig], useFactory: (config: AppConfig) => new DevicePresenter(config.publicBaseUrl) }],
-  exports: [DeviceService],
+  exports: [DeviceService, DevicePresenter],
 })
 export class DeviceModule {}

@@ -168,6 +168,48 @@ export class DeviceRepository {
     return row;
   }
 
+  /** The devices each of these users owns, oldest first. */
+  async ownedBy(orgId: string, ownerIds: readonly string[]): Promise<Map<string, { id: string; status: DeviceStatus }[]>> {
+    const owned = new Map<string, { id: string; status: DeviceStatus }[]>();
+    if (ownerIds.length === 0) return owned;
+    const rows = await this.db.query<{ id: string; status: DeviceStatus; owner_user_id: string }>(
+      'SELECT id, status, owner_user_id FROM devices WHERE org_id = $1 AND owner_user_id = ANY($2::uuid[]) ORDER BY created_at, id',
+      [orgId, ownerIds],
+    );
+    for (const row of rows) owned.set(row.owner_user_id, [...(owned.get(row.owner_user_id) ?? []), { id: row.id, status: row.status }]);
+    return owned;
+  }
+
+  /** The owner's devices in one of `statuses`, locked for the transaction. */
+  async lockOwnedBy(orgId: string, ownerId: string, statuses: readonly DeviceStatus[], tx: Transaction): Promise<{ id: string; status: DeviceStatus }[]> {
+    return this.db.query<{ id: string; status: DeviceStatus }>(
+      'SELECT id, status FROM devices WHERE org_id = $1 AND owner_user_id = $2 AND status = ANY($3::text[]) ORDER BY created_at, id FOR UPDATE',
+      [orgId, ownerId, statuses],
+      tx,
+    );
+  }
+
+  /** Devices by status; `groups` limits to unowned devices and those of owners in the groups (Operator Dependent). */
+  async countByStatus(orgId: string, groups: readonly string[] | undefined): Promise<Map<DeviceStatus, number>> {
+    const rows =
+      groups === undefined
+        ? await this.db.query<{ status: DeviceStatus; n: number }>('SELECT status, count(*)::int AS n FROM devices WHERE org_id = $1 GROUP BY status', [orgId])
+        : await this.db.query<{ status: DeviceStatus; n: number }>(
+            `SELECT d.status, count(*)::int AS n FROM devices d LEFT JOIN users u ON u.id = d.owner_user_id
+              WHERE d.org_id = $1 AND (d.owner_user_id IS NULL OR u.groups && $2::text[]) GROUP BY d.status`,
+            [orgId, groups],
+          );
+    return new Map(rows.map((row) => [row.status, row.n]));
+  }
+
+  /** Every device a user owns, as answers show them (/Self/Device). */
+  async findOwnedBy(orgId: string, ownerId: string): Promise<DeviceRow[]> {
+    return this.db.query<DeviceRow>(
+      `SELECT ${DEVICE_COLUMNS} FROM devices d LEFT JOIN users u ON u.id = d.owner_user_id WHERE d.org_id = $1 AND d.owner_user_id = $2 ORDER BY d.created_at, d.id`,
+      [orgId, ownerId],
+    );
+  }
+
   /** The devices a user owns that are not TERMINATED, locked for the transaction (a user delete asks). */
   async lockHeldBy(orgId: string, userId: string, tx: Transaction): Promise<{ id: string; status: DeviceStatus }[]> {
     return this.db.query<{ id: string; status: DeviceStatus }>(

@@ -108,14 +108,30 @@ export class DeviceService {
    * concurrent moves of one device run one after the other and each sees the result of the one
    * before (no lost update). Answers the moved device, or undefined once it is deleted.
    */
-  async act(principal: Principal, id: string, action: DeviceAction, reason: DeviceReason | undefined, actor: Actor): Promise<DeviceRow | undefined> {
+  /** A user's own devices (/Self/Device). */
+  ownedBy(orgId: string, ownerId: string): Promise<DeviceRow[]> {
+    return this.devices.findOwnedBy(orgId, ownerId);
+  }
+
+  /**
+   * `options.ownedBy`: the device must be that user's (a cardholder acting on its own devices, /Self);
+   * any other answers 404 as if it did not exist, decided under the row lock.
+   */
+  async act(
+    principal: Principal,
+    id: string,
+    action: DeviceAction,
+    reason: DeviceReason | undefined,
+    actor: Actor,
+    options: { ownedBy?: string } = {},
+  ): Promise<DeviceRow | undefined> {
     const checked = resolveReason(action, reason);
     if (!checked.ok) throw invalidValue(`Invalid reason: ${checked.problem}.`);
     if (!isDeviceId(id)) throw deviceNotFound(id);
     const transition = transitionOf(action);
     const result = await this.db.transaction(async (tx) => {
       const row = await this.devices.findForUpdate(principal.org, id, tx);
-      if (!row || !this.reachable(principal, row)) throw deviceNotFound(id);
+      if (!row || !this.reachable(principal, row) || (options.ownedBy !== undefined && row.owner_user_id !== options.ownedBy)) throw deviceNotFound(id);
       if (!transition.from.includes(row.status)) {
         throw new DomainError(
           'CONFLICT',

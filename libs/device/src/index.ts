@@ -6,3 +6,5 @@ export * from './lifecycle/device-lifecycle';
 export * from './lifecycle/lifecycle-markdown';
 export * from './import/device-import.parser';
 export * from './import/device-import.service';
+export * from './owned-devices';
+export type { DeviceRow } from './device.repository';

@@ -245,6 +245,17 @@ export class UserRepository {
     return members;
   }
 
+  /** Users by type; `groups` limits to users sharing one of them (an Operator Dependent caller's Stats). */
+  async countByType(orgId: string, groups: readonly string[] | undefined): Promise<Record<UserType, number>> {
+    const rows = await this.db.query<{ user_type: UserType; n: number }>(
+      `SELECT user_type, count(*)::int AS n FROM users WHERE org_id = $1 AND ($2::text[] IS NULL OR groups && $2::text[]) GROUP BY user_type`,
+      [orgId, groups ?? null],
+    );
+    const counts: Record<UserType, number> = { cardholder: 0, operator: 0 };
+    for (const row of rows) counts[row.user_type] = row.n;
+    return counts;
+  }
+
   /** Of these ids, those that are not users of the organization. */
   async unknownIds(orgId: string, ids: readonly string[], tx: Transaction): Promise<string[]> {
     const rows = await this.db.query<{ id: string }>('SELECT id::text FROM users WHERE org_id = $1 AND id = ANY($2::uuid[])', [orgId, ids], tx);

@@ -129,6 +129,11 @@ export class UserService {
   }
 
   /** `ifMatch` (SCIM PUT and PATCH): the change applies only to that version, checked under the row lock (else 412). */
+  /** Cardholders and operators (Stats); `groups` limits an Operator Dependent caller. */
+  countByType(orgId: string, groups?: readonly string[]): Promise<Record<UserType, number>> {
+    return this.users.countByType(orgId, groups);
+  }
+
   async update(orgId: string, id: string, input: UpdateUserInput, actor: Actor, ifMatch?: IfMatch): Promise<UserRow> {
     const { userName, userType, password, ...changes } = input;
     const current = await this.get(orgId, id);

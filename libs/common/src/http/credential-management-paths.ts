@@ -34,16 +34,22 @@ export function credentialManagementPaths(resource: CredentialManagementResource
   return [`aims/rs/scim/v2/${resource}`, `aims/rs/scm/v2/${resource}`, `credential-management/customer/:org/${resource}`];
 }
 
-const BY_LOWER_CASE = new Map(CREDENTIAL_MANAGEMENT_RESOURCES.map((name) => [name.toLowerCase(), name]));
-const CUSTOMER_FORM = /^(\/credential-management\/customer\/[^/?#]+\/)([^/?#]+)(.*)$/s;
+/** Names of sub-resources below a resource (`/Users/{id}/EnrollmentData`, `/Self/Device`), also matched in any case. */
+const SUB_RESOURCES = ['EnrollmentData'];
+const BY_LOWER_CASE = new Map([...CREDENTIAL_MANAGEMENT_RESOURCES, ...SUB_RESOURCES].map((name) => [name.toLowerCase(), name]));
+const CUSTOMER_FORM = /^(\/credential-management\/customer\/[^/?#]+\/)([^?#]*)(.*)$/s;
 
 /**
- * The URL with the customer form's resource name in its declared spelling (`users` -> `Users`), so
- * one route serves every spelling; any other URL unchanged. Runs before routing (Fastify rewriteUrl).
+ * The URL with the customer form's resource names in their declared spelling (`users` -> `Users`,
+ * `self/device` -> `Self/Device`), so one route serves every spelling; any other URL unchanged.
+ * Runs before routing (Fastify rewriteUrl). Ids never collide with these names (UUIDs, `global`).
  */
 export function canonicalResourceSpelling(url: string): string {
   const match = CUSTOMER_FORM.exec(url);
   if (!match) return url;
-  const declared = BY_LOWER_CASE.get(match[2].toLowerCase());
-  return declared === undefined || declared === match[2] ? url : `${match[1]}${declared}${match[3]}`;
+  const path = match[2]
+    .split('/')
+    .map((segment) => BY_LOWER_CASE.get(segment.toLowerCase()) ?? segment)
+    .join('/');
+  return `${match[1]}${path}${match[3]}`;
 }

@@ -1,0 +1,109 @@
+import { Audited, AuditLog, byActor } from '@app/audit';
+import { Body, Controller, HttpCode, Injectable, Param, Post } from '@nestjs/common';
+import { ApiBearerAuth, ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Permission } from '@app/auth';
+import {
+  Actor,
+  CANONICAL_PREFIX,
+  Clock,
+  CurrentPrincipal,
+  PathFormats,
+  Principal,
+  RequestActor,
+  RequirePermission,
+  ScimMediaTypes,
+  credentialManagementPaths,
+  isoTimestamp,
+} from '@app/common';
+import { AppConfig } from '@app/config';
+import { Database } from '@app/persistence';
+import { ScimUserService } from '../users/scim-user.service';
+import { EnrollmentDataRepository, EnrollmentDataRow } from './enrollment-data.repository';
+import { ENROLLMENT_DATA_SCHEMA, parseEnrollmentData } from './enrollment-data.schema';
+
+/** Replaces a user's enrollment data, audited with the attribute names only (values are personal data). */
+@Injectable()
+export class EnrollmentDataService {
+  constructor(
+    private readonly db: Database,
+    private readonly enrollment: EnrollmentDataRepository,
+    private readonly users: ScimUserService,
+    private readonly audit: AuditLog,
+    private readonly clock: Clock,
+  ) {}
+
+  async replace(principal: Principal, userId: string, body: unknown, actor: Actor): Promise<EnrollmentDataRow> {
+    await this.users.get(principal, userId);
+    const attributes = parseEnrollmentData(body);
+    return this.db.transaction(async (tx) => {
+      const row = await this.enrollment.replace(principal.org, userId, attributes, this.clock.now(), tx);
+      await this.audit.record(
+        {
+          org: principal.org,
+          ...byActor(actor),
+          action: 'user.enrollment_data.replace',
+          target: userId,
+          outcome: 'success',
+          details: { names: attributes.map((a) => a.name) },
+        },
+        tx,
+      );
+      return row;
+    });
+  }
+}
+
+/** POST /Users/{uid}/EnrollmentData (DECISIONS 5.2: user.enrollmentData.write). */
+@ApiTags('credential management: users')
+@ApiBearerAuth()
+@ScimMediaTypes()
+@PathFormats({ id: 'uuid' })
+@Controller(credentialManagementPaths('Users'))
+export class EnrollmentDataController {
+  constructor(
+    private readonly enrollment: EnrollmentDataService,
+    private readonly config: AppConfig,
+  ) {}
+
+  @Post(':id/EnrollmentData')
+  @Audited('user.enrollment_data.replace')
+  @HttpCode(200)
+  @RequirePermission(Permission.UserEnrollmentDataWrite)
+  @ApiOperation({ summary: "Replace a user's enrollment data (at most 50 {name, value}; photo: base64 JPEG or PNG up to 512 KiB)" })
+  @ApiBody({
+    schema: {
+      type: 'object',
+      required: ['attributes'],
+      properties: {
+        schemas: { type: 'array', items: { type: 'string', enum: [ENROLLMENT_DATA_SCHEMA] } },
+        attributes: {
+          type: 'array',
+          maxItems: 50,
+          items: { type: 'object', required: ['name', 'value'], properties: { name: { type: 'string' }, value: { type: 'string' } } },
+        },
+      },
+      example: {
+        schemas: [ENROLLMENT_DATA_SCHEMA],
+        attributes: [
+          { name: 'employeeId', value: '4711' },
+          { name: 'userPrincipalName', value: 'jane@corp.example' },
+        ],
+      },
+    },
+  })
+  async replace(@CurrentPrincipal() principal: Principal, @RequestActor() actor: Actor, @Param('id') id: string, @Body() body: unknown) {
+    const row = await this.enrollment.replace(principal, id, body, actor);
+    return {
+      schemas: [ENROLLMENT_DATA_SCHEMA],
+      id: row.user_id,
+      attributes: row.attributes,
+      meta: {
+        resourceType: 'EnrollmentData',
+        created: isoTimestamp(row.created_at),
+        lastModified: isoTimestamp(row.updated_at),
+        location: `${this.config.publicBaseUrl}${CANONICAL_PREFIX}/Users/${row.user_id}/EnrollmentData`,
+        version: String(row.version),
+      },
+    };
+  }
+}

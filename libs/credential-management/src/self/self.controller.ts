@@ -1,0 +1,127 @@
+import { Audited, NotAudited } from '@app/audit';
+import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { ApiBearerAuth, ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Permission } from '@app/auth';
+import {
+  Actor,
+  CurrentPrincipal,
+  DomainError,
+  PathFormats,
+  Principal,
+  RequestActor,
+  RequirePermission,
+  ScimMediaTypes,
+  credentialManagementPaths,
+  listResponse,
+} from '@app/common';
+import { DevicePresenter } from '@app/device';
+import { UserPresenter } from '../users/user.presenter';
+import { WalletPresenter } from '../wallets/wallet.presenter';
+import { SelfService } from './self.service';
+
+/** The entry points the interface marks "not implemented currently" (CREDENTIAL-MANAGEMENT.md "Self"): 501 with a SCIM error. */
+function notImplemented(what: string): never {
+  throw new DomainError(
+    'NOT_IMPLEMENTED',
+    `${what} is not implemented by this platform; an operator issues devices and credentials (ContentRequest, DeviceFlow).`,
+  );
+}
+
+/**
+ * Self: the caller's own user, devices and wallet (CREDENTIAL-MANAGEMENT.md "Self"; DECISIONS 5.2,
+ * scope Device). Only a user's token (password or jwt-bearer grant) has a self; another user's
+ * objects answer 404 as if they did not exist.
+ */
+@ApiTags('credential management: self')
+@ApiBearerAuth()
+@ScimMediaTypes()
+@PathFormats({ id: 'uuid' })
+@Controller(credentialManagementPaths('Self'))
+export class SelfController {
+  constructor(
+    private readonly self: SelfService,
+    private readonly users: UserPresenter,
+    private readonly devices: DevicePresenter,
+    private readonly wallets: WalletPresenter,
+  ) {}
+
+  @Get()
+  @RequirePermission(Permission.SelfRead)
+  @ApiOperation({ summary: "The caller's own user" })
+  async get(@CurrentPrincipal() principal: Principal) {
+    const { user, links } = await this.self.user(principal);
+    return this.users.user(user, links);
+  }
+
+  @Get('Device')
+  @RequirePermission(Permission.SelfDeviceRead)
+  @ApiOperation({ summary: "The caller's devices" })
+  async listDevices(@CurrentPrincipal() principal: Principal) {
+    const rows = await this.self.ownDevices(principal);
+    return listResponse(
+      rows.map((row) => this.devices.device(row)),
+      rows.length,
+      { startIndex: 1, count: rows.length },
+    );
+  }
+
+  @Get('Wallet')
+  @RequirePermission(Permission.SelfWalletRead)
+  @ApiOperation({ summary: "The caller's wallet" })
+  async wallet(@CurrentPrincipal() principal: Principal) {
+    return this.wallets.wallet(await this.self.wallet(principal));
+  }
+
+  @Post('Device/:id/suspend')
+  @Audited('device.suspend')
+  @HttpCode(200)
+  @ScimMediaTypes({ acceptForm: true })
+  @RequirePermission(Permission.SelfDeviceAction)
+  @ApiOperation({ summary: 'Suspend one of your devices (reason LOST, STOLEN, DAMAGED or FORGOTTEN)' })
+  @ApiBody({ schema: { type: 'object', properties: { reason: { type: 'string', enum: ['LOST', 'STOLEN', 'DAMAGED', 'FORGOTTEN'] } }, required: ['reason'] } })
+  async suspend(@CurrentPrincipal() principal: Principal, @RequestActor() actor: Actor, @Param('id') id: string, @Body() body: unknown) {
+    return this.devices.device(await this.self.move(principal, id, 'suspend', body, actor));
+  }
+
+  @Post('Device/:id/resume')
+  @Audited('device.resume')
+  @HttpCode(200)
+  @ScimMediaTypes({ acceptForm: true })
+  @RequirePermission(Permission.SelfDeviceAction)
+  @ApiOperation({ summary: 'Resume one of your devices, when the wallet policy allows self-service' })
+  async resume(@CurrentPrincipal() principal: Principal, @RequestActor() actor: Actor, @Param('id') id: string, @Body() body: unknown) {
+    return this.devices.device(await this.self.move(principal, id, 'resume', body, actor));
+  }
+
+  @Post('Device')
+  @NotAudited('not implemented (501): changes nothing')
+  @RequirePermission(Permission.SelfDeviceAction)
+  @ApiOperation({ summary: 'Not implemented (501)' })
+  addDevice(): never {
+    notImplemented('POST /Self/Device');
+  }
+
+  @Post('Device/:id/Credential')
+  @NotAudited('not implemented (501): changes nothing')
+  @RequirePermission(Permission.SelfDeviceAction)
+  @ApiOperation({ summary: 'Not implemented (501)' })
+  addCredential(): never {
+    notImplemented('POST /Self/Device/{id}/Credential');
+  }
+
+  @Post('DeviceFlow')
+  @NotAudited('not implemented (501): changes nothing')
+  @RequirePermission(Permission.SelfDeviceAction)
+  @ApiOperation({ summary: 'Not implemented (501)' })
+  startFlow(): never {
+    notImplemented('POST /Self/DeviceFlow');
+  }
+
+  @Post('DeviceFlow/:id')
+  @NotAudited('not implemented (501): changes nothing')
+  @RequirePermission(Permission.SelfDeviceAction)
+  @ApiOperation({ summary: 'Not implemented (501)' })
+  continueFlow(): never {
+    notImplemented('POST /Self/DeviceFlow/{id}');
+  }
+}

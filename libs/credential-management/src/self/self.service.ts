@@ -1,0 +1,66 @@
+import { Injectable } from '@nestjs/common';
+import { UserRow, UserService } from '@app/accounts';
+import { Actor, DomainError, Principal, forbidden, invalidValue } from '@app/common';
+import { DeviceRow, DeviceService, parseActionBody } from '@app/device';
+import { PolicyService } from '../policies/policy.service';
+import { ScimUserService } from '../users/scim-user.service';
+import { UserLinks } from '../users/user.presenter';
+import { WalletService, WalletView } from '../wallets/wallet.service';
+
+const SELF_SUSPEND_REASONS = ['LOST', 'STOLEN', 'DAMAGED', 'FORGOTTEN'];
+
+/** The caller's own objects (CREDENTIAL-MANAGEMENT.md "Self"). */
+@Injectable()
+export class SelfService {
+  constructor(
+    private readonly users: UserService,
+    private readonly scimUsers: ScimUserService,
+    private readonly devices: DeviceService,
+    private readonly wallets: WalletService,
+    private readonly policies: PolicyService,
+  ) {}
+
+  async user(principal: Principal): Promise<{ user: UserRow; links: UserLinks }> {
+    const user = await this.users.get(principal.org, userIdOf(principal));
+    const links = await this.scimUsers.links(principal.org, [user]);
+    return { user, links: links(user) };
+  }
+
+  ownDevices(principal: Principal): Promise<DeviceRow[]> {
+    return this.devices.ownedBy(principal.org, userIdOf(principal));
+  }
+
+  wallet(principal: Principal): Promise<WalletView> {
+    return this.wallets.ofOwner(principal.org, userIdOf(principal));
+  }
+
+  /**
+   * Suspend (a reason is required: the cardholder says why) or resume one of the caller's own
+   * devices; resume only while the organization's WalletPolicy allows self-service.
+   */
+  async move(principal: Principal, id: string, action: 'suspend' | 'resume', body: unknown, actor: Actor): Promise<DeviceRow> {
+    const owner = userIdOf(principal);
+    const reason = parseActionBody(body);
+    if (action === 'suspend' && (reason === undefined || !SELF_SUSPEND_REASONS.includes(reason))) {
+      throw invalidValue(`Invalid reason: say why the device is suspended, one of ${SELF_SUSPEND_REASONS.join(', ')}.`);
+    }
+    if (action === 'resume') {
+      const { policy } = await this.policies.read(principal.org, 'wallet');
+      if (!policy.allowSelfService) {
+        throw forbidden("Your organization's wallet policy does not let cardholders resume their own devices (allowSelfService is false); ask your help desk.");
+      }
+    }
+    return (await this.devices.act(principal, id, action, reason, actor, { ownedBy: owner }))!;
+  }
+}
+
+/** Only a user's token has a self; a system account's is refused with what to use instead. */
+function userIdOf(principal: Principal): string {
+  if (principal.kind !== 'user') {
+    throw new DomainError(
+      'FORBIDDEN',
+      `/Self is the signed-in user's; "${principal.name}" is a system account. Use a user's token (password or jwt-bearer grant).`,
+    );
+  }
+  return principal.subjectId;
+}

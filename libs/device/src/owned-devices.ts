@@ -1,0 +1,81 @@
+import { Injectable } from '@nestjs/common';
+import { AuditLog, byActor } from '@app/audit';
+import { Actor, Clock } from '@app/common';
+import { Transaction } from '@app/persistence';
+import { DeviceRepository } from './device.repository';
+import { DEVICE_STATUSES, DeviceReason, DeviceStatus, transitionOf } from './lifecycle/device-lifecycle';
+
+export interface OwnedDevice {
+  id: string;
+  status: DeviceStatus;
+}
+
+/**
+ * The devices of a user, as the credential-management library asks for them (a wallet holds its
+ * owner's devices; CREDENTIAL-MANAGEMENT.md "Resources"): listed, counted, and suspended or resumed
+ * together. Moves follow the lifecycle table and are audited per device like the Device entry points,
+ * in the caller's transaction; callers publish the 'device' change of the ids they get back.
+ */
+@Injectable()
+export class OwnedDevices {
+  constructor(
+    private readonly devices: DeviceRepository,
+    private readonly audit: AuditLog,
+    private readonly clock: Clock,
+  ) {}
+
+  /** The devices each of these users owns, oldest first. */
+  ownedBy(orgId: string, ownerIds: readonly string[]): Promise<Map<string, OwnedDevice[]>> {
+    return this.devices.ownedBy(orgId, ownerIds);
+  }
+
+  /** Every status with its count (zeros included); `groups` limits an Operator Dependent caller as its reads are. */
+  async countByStatus(orgId: string, groups: readonly string[] | undefined): Promise<Record<DeviceStatus, number>> {
+    const counts = await this.devices.countByStatus(orgId, groups);
+    return Object.fromEntries(DEVICE_STATUSES.map((status) => [status, counts.get(status) ?? 0])) as Record<DeviceStatus, number>;
+  }
+
+  /** Suspends every ISSUED device of the owner (wallet suspend); answers the ids moved. */
+  suspendAllOf(orgId: string, ownerId: string, reason: DeviceReason, actor: Actor, tx: Transaction): Promise<string[]> {
+    return this.moveAll(orgId, ownerId, 'suspend', reason, actor, tx);
+  }
+
+  /**
+   * Resumes those of `deviceIds` (the ones a wallet suspension moved) that the owner still has ON_HOLD;
+   * a device put on hold on its own (a lost card) stays so. Answers the ids moved.
+   */
+  resumeAllOf(orgId: string, ownerId: string, deviceIds: readonly string[], actor: Actor, tx: Transaction): Promise<string[]> {
+    return this.moveAll(orgId, ownerId, 'resume', transitionOf('resume').reason.default, actor, tx, deviceIds);
+  }
+
+  private async moveAll(
+    orgId: string,
+    ownerId: string,
+    action: 'suspend' | 'resume',
+    reason: DeviceReason,
+    actor: Actor,
+    tx: Transaction,
+    only?: readonly string[],
+  ): Promise<string[]> {
+    const transition = transitionOf(action);
+    const now = this.clock.now();
+    const moved: string[] = [];
+    const candidates = await this.devices.lockOwnedBy(orgId, ownerId, transition.from, tx);
+    for (const device of only ? candidates.filter((candidate) => only.includes(candidate.id)) : candidates) {
+      await this.devices.move(orgId, device.id, { status: transition.to!, reason, clearOwner: false, setIssuedAt: false, now }, tx);
+      await this.audit.record(
+        {
+          org: orgId,
+          ...byActor(actor),
+          action: `device.${action}`,
+          target: device.id,
+          outcome: 'success',
+          details: { from: device.status, to: transition.to, reason, via: `wallet.${action}` },
+        },
+        tx,
+      );
+      moved.push(device.id);
+    }
+    return moved;
+  }
+}
