@@ -131,6 +131,12 @@ describe('command line (apps/cli)', () => {
         'user delete',
         'user enroll-certificate',
         'user set-password',
+        'group create',
+        'group update',
+        'device-policy create',
+        'printer delete',
+        'credential-policy set',
+        'wallet-policy get',
         'application add',
         'application list',
         'application remove',
@@ -360,4 +366,63 @@ describe('command line (apps/cli)', () => {
       expect({ value, inStderr: stderrSeen.includes(value), inLogs: logs.includes(value) }).toEqual({ value, inStderr: false, inLogs: false });
     }
   }, 120_000);
+
+  it('credential-management reference data: groups, device policies, printers and the global policies, as the admin API has them', async () => {
+    const refOrg = `${org}_ref`;
+    expectOk(await cli(['organization', 'create', refOrg, '--name', 'Reference data']));
+    const member = await api('post', `/organizations/${refOrg}/users`).send({ userName: 'member.cli', role: 'Cardholder' });
+    expect(member.status).toBe(201);
+    const group = await cli(['group', 'create', refOrg, '--display-name', 'Berlin', '--member', member.body.id]);
+    expectOk(group);
+    expect(group.json()).toMatchObject({ displayName: 'Berlin', members: [{ value: member.body.id, display: 'member.cli' }] });
+    expect((await api('get', `/organizations/${refOrg}/users/${member.body.id}`)).body.groups).toEqual(['Berlin']);
+    expectRefused(await cli(['group', 'create', refOrg, '--display-name', 'Berlin']), 'A group named "Berlin" already exists in this organization.');
+    expectRefused(await cli(['group', 'create', 'no_such_org', '--display-name', 'X']), 'Organization "no_such_org" does not exist.');
+    const renamed = await cli(['group', 'update', refOrg, group.json().id, '--display-name', 'Berlin Mitte', '--no-members']);
+    expectOk(renamed);
+    expect(renamed.json()).toMatchObject({ displayName: 'Berlin Mitte', members: [] });
+
+    const policy = await cli([
+      'device-policy',
+      'create',
+      refOrg,
+      '--name',
+      'Badge',
+      '--credential-type',
+      'PKI_CERTIFICATE',
+      '--credential-type',
+      'OATH_TOTP',
+      '--group',
+      group.json().id,
+      '--requires-approval',
+      'false',
+    ]);
+    expectOk(policy);
+    expect(policy.json()).toMatchObject({
+      name: 'Badge',
+      credentialTypes: ['PKI_CERTIFICATE', 'OATH_TOTP'],
+      groups: [{ value: group.json().id, display: 'Berlin Mitte' }],
+      requiresApproval: false,
+    });
+    expect((await api('get', `/organizations/${refOrg}/device-policies/${policy.json().id}`)).body).toEqual(policy.json());
+    expect((await cli(['device-policy', 'create', refOrg, '--name', 'X', '--credential-type', 'PASSWORD'])).code).toBe(2);
+
+    const printer = await cli(['printer', 'create', refOrg, '--name', 'Desk 1', '--status', 'OFFLINE']);
+    expectOk(printer);
+    const printers = await cli(['printer', 'list', refOrg, '--filter', 'status eq "OFFLINE"']);
+    expectOk(printers);
+    expect(printers.json()).toMatchObject({ totalResults: 1, Resources: [{ name: 'Desk 1', status: 'OFFLINE' }] });
+    expectOk(await cli(['printer', 'delete', refOrg, printer.json().id]));
+
+    const credential = await cli(['credential-policy', 'set', refOrg, '--certificate-lifetime-days', '90', '--key-algorithm', 'EC-P384']);
+    expectOk(credential);
+    expect(credential.json()).toMatchObject({ id: 'global', certificateLifetimeDays: 90, keyAlgorithms: ['EC-P384'], oathDigits: 6, meta: { version: '1' } });
+    expectRefused(await cli(['credential-policy', 'set', refOrg, '--certificate-lifetime-days', '4000']), 'certificateLifetimeDays: must be at most 1825');
+    expect((await cli(['wallet-policy', 'set', refOrg, '--max-devices-per-wallet', 'many'])).code).toBe(2);
+    expectOk(await cli(['wallet-policy', 'set', refOrg, '--allow-self-service', 'false']));
+    expect((await cli(['wallet-policy', 'get', refOrg])).json()).toMatchObject({ maxDevicesPerWallet: 3, allowSelfService: false });
+    expect((await api('get', `/organizations/${refOrg}/credential-policy`)).body).toMatchObject({ certificateLifetimeDays: 90 });
+    const audit = await t.db.query("SELECT code FROM audit_events WHERE org_id = $1 AND actor = 'cli' AND code BETWEEN 73000 AND 73999 ORDER BY id", [refOrg]);
+    expect(audit.rows.map((r) => r.code)).toEqual([73001, 73002, 73101, 73201, 73203, 73301, 73302]);
+  });
 });

@@ -591,4 +591,26 @@ describe('Users over SCIM and Operator Dependent roles', () => {
     expectScimError(await t.http.get(`/aims/rs/scim/v2/Users/${west}`).auth(operator, { type: 'bearer' }), 404, undefined, missing);
     expectScimError(await t.http.delete(`/aims/rs/scim/v2/Users/${west}`).auth(operator, { type: 'bearer' }), 404, undefined, missing);
   });
+
+  it('reaches only the wallets, groups and counts of its groups (wallets, Groups, Stats)', async () => {
+    const get = (path: string) => t.http.get(path).auth(operator, { type: 'bearer' });
+    const walletOf = async (userName: string) =>
+      (await t.db.query('SELECT w.id FROM wallets w JOIN users u ON u.id = w.owner_user_id WHERE u.user_name = $1', [userName])).rows[0].id as string;
+    const eastWallet = await walletOf('eve.east');
+    const westWallet = await walletOf('walt.west');
+    expect((await get(`/aims/rs/scim/v2/Wallet/${eastWallet}`)).status).toBe(200);
+    expectScimError(await get(`/aims/rs/scim/v2/Wallet/${westWallet}`), 404, undefined, `Wallet ${westWallet} does not exist.`);
+    const wallets = await t.http
+      .post('/aims/rs/scim/v2/Wallet/.search')
+      .auth(operator, { type: 'bearer' })
+      .send({ schemas: [SEARCH] });
+    expect(wallets.body.Resources.map((w: { owner: { display: string } }) => w.owner.display).sort()).toEqual(['eve.east', 'olga.op']);
+    const groups = await get('/aims/rs/scim/v2/Groups?sortBy=displayName');
+    expect(groups.body.Resources.map((g: { displayName: string }) => g.displayName)).toEqual(['east']);
+    const west = (await t.db.query("SELECT id FROM user_groups WHERE display_name = 'west'")).rows[0].id;
+    expectScimError(await get(`/aims/rs/scim/v2/Groups/${west}`), 404, undefined, `Group ${west} does not exist.`);
+    const stats = await get('/aims/rs/scim/v2/Stats');
+    expect(stats.status).toBe(200);
+    expect(stats.body.users).toEqual({ cardholders: 1, operators: 1 });
+  });
 });

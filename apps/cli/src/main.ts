@@ -19,6 +19,7 @@ import { registerDeviceCommands } from './commands/device.commands';
 import { registerOrganizationCommands } from './commands/organization.commands';
 import { registerSystemAccountCommands } from './commands/system-account.commands';
 import { registerUserCommands } from './commands/user.commands';
+import { registerReferenceDataCommands } from './commands/reference-data.commands';
 
 /**
  * The operator command line: the same services as the API, straight on the database, for first
@@ -110,6 +111,7 @@ export function buildProgram(): Command {
   registerOrganizationCommands(program, cli);
   registerSystemAccountCommands(program, cli);
   registerUserCommands(program, cli);
+  registerReferenceDataCommands(program, cli);
   registerApplicationCommands(program, cli);
   registerAuditCommands(program, cli);
   registerDeviceCommands(program, cli);

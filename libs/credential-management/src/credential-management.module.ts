@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { Module, Provider } from '@nestjs/common';
 import { AccountDependents, AccountsModule } from '@app/accounts';
 import { AuthModule } from '@app/auth';
 import { DeviceModule, DeviceStoreModule } from '@app/device';
@@ -35,15 +35,27 @@ import { StatsService } from './stats/stats.service';
 import { EnrollmentDataController, EnrollmentDataService } from './enrollment/enrollment-data.controller';
 import { EnrollmentDataRepository } from './enrollment/enrollment-data.repository';
 
+/** Presenters build locations from PUBLIC_BASE_URL. */
+const presenter = (type: new (baseUrl: string) => object): Provider => ({
+  provide: type,
+  inject: [AppConfig],
+  useFactory: (config: AppConfig) => new type(config.publicBaseUrl),
+});
+
+/** The reference data's services and presenters: the admin API and the command line share them. */
+const REFERENCE_DATA_SERVICES = [GroupService, DevicePolicyRepository, DevicePolicyService, PolicyRepository, PolicyService, PrinterRepository, PrinterService];
+const REFERENCE_DATA_PRESENTERS = [GroupPresenter, DevicePolicyPresenter, PolicyPresenter, PrinterPresenter];
+
 /**
- * The tables of credential management without HTTP: what the service and the command line both load,
- * so that every user, however created, gets its wallet and the rows of its group names in the
- * transaction that writes it (AccountDependents).
+ * Credential management without HTTP: what the service and the command line both load, so that every
+ * user, however created, gets its wallet and the rows of its group names in the transaction that
+ * writes it (AccountDependents), and so that the command line manages the reference data with the
+ * API's own services.
  */
 @Module({
   imports: [AccountsModule],
-  providers: [WalletRepository, GroupRepository],
-  exports: [WalletRepository, GroupRepository],
+  providers: [WalletRepository, GroupRepository, ...REFERENCE_DATA_SERVICES, ...REFERENCE_DATA_PRESENTERS.map(presenter)],
+  exports: [WalletRepository, GroupRepository, ...REFERENCE_DATA_SERVICES, ...REFERENCE_DATA_PRESENTERS],
 })
 export class CredentialManagementStoreModule {
   constructor(dependents: AccountDependents, wallets: WalletRepository, groups: GroupRepository, clock: Clock) {
@@ -53,13 +65,6 @@ export class CredentialManagementStoreModule {
     });
   }
 }
-
-/** Presenters build locations from PUBLIC_BASE_URL. */
-const presenter = <T>(type: new (baseUrl: string) => T) => ({
-  provide: type,
-  inject: [AppConfig],
-  useFactory: (config: AppConfig) => new type(config.publicBaseUrl),
-});
 
 /**
  * The credential-management API (CREDENTIAL-MANAGEMENT.md): Users with their EnrollmentData, Groups,
@@ -94,21 +99,9 @@ const presenter = <T>(type: new (baseUrl: string) => T) => ({
     WalletService,
     SelfService,
     StatsService,
-    presenter(WalletPresenter),
-    GroupService,
-    DevicePolicyRepository,
-    DevicePolicyService,
-    PolicyRepository,
-    PolicyService,
-    PrinterRepository,
-    PrinterService,
     DiscoveryDocuments,
+    presenter(WalletPresenter),
     presenter(UserPresenter),
-    presenter(GroupPresenter),
-    presenter(DevicePolicyPresenter),
-    presenter(PolicyPresenter),
-    presenter(PrinterPresenter),
   ],
-  exports: [PolicyService],
 })
 export class CredentialManagementModule {}

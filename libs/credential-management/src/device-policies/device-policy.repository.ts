@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { ScimSearch, SqlParameters, invalidValue, searchSql, uniqueness } from '@app/common';
-import { Database, PG_UNIQUE_VIOLATION, Transaction, isPgError } from '@app/persistence';
+import { ScimSearch, SqlParameters, invalidValue, searchSql } from '@app/common';
+import { Database, Transaction } from '@app/persistence';
+import { refusedWrite } from '../common/store-errors';
 import { CredentialType, DEVICE_POLICY_SEARCH_DEFINITION, DevicePolicyChanges, NewDevicePolicy } from './device-policy.schema';
 
 export interface DevicePolicyRow {
@@ -32,7 +33,7 @@ export class DevicePolicyRepository {
 
   async create(orgId: string, policy: NewDevicePolicy, now: Date, tx: Transaction): Promise<DevicePolicyRow> {
     await this.assertGroups(orgId, policy.groups ?? [], tx);
-    return nameTaken(policy.name, async () => {
+    return refusedWrite(orgId, `A device policy named "${policy.name}" already exists in this organization.`, async () => {
       const [row] = await this.db.query<DevicePolicyRow>(
         `INSERT INTO device_policies AS dp (id, org_id, name, description, device_types, credential_types, group_ids, requires_approval, activation_required, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) RETURNING ${COLUMNS}`,
@@ -74,7 +75,7 @@ export class DevicePolicyRepository {
 
   async update(orgId: string, id: string, changes: DevicePolicyChanges, now: Date, tx: Transaction): Promise<DevicePolicyRow | undefined> {
     if (changes.groups) await this.assertGroups(orgId, changes.groups, tx);
-    return nameTaken(changes.name ?? '', async () => {
+    return refusedWrite(orgId, `A device policy named "${changes.name ?? ''}" already exists in this organization.`, async () => {
       const [row] = await this.db.query<DevicePolicyRow>(
         `UPDATE device_policies AS dp
             SET name = COALESCE($3, name),
@@ -130,14 +131,5 @@ export class DevicePolicyRepository {
     const known = new Set(rows.map((row) => row.id.toLowerCase()));
     const missing = ids.find((id) => !known.has(id.toLowerCase()));
     if (missing) throw invalidValue(`Invalid device policy: groups names ${missing}, which is not a group of this organization (GET .../groups lists them).`);
-  }
-}
-
-async function nameTaken<T>(name: string, work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (isPgError(error, PG_UNIQUE_VIOLATION)) throw uniqueness(`A device policy named "${name}" already exists in this organization.`);
-    throw error;
   }
 }

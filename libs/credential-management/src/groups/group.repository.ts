@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { ScimSearch, SqlParameters, searchSql, uniqueness } from '@app/common';
-import { Database, PG_UNIQUE_VIOLATION, Transaction, isPgError } from '@app/persistence';
+import { ScimSearch, SqlParameters, searchSql } from '@app/common';
+import { Database, Transaction } from '@app/persistence';
+import { refusedWrite } from '../common/store-errors';
 import { GROUP_SEARCH_DEFINITION } from './group.schema';
 
 export interface GroupRow {
@@ -46,7 +47,7 @@ export class GroupRepository {
   }
 
   async create(orgId: string, displayName: string, now: Date, tx: Transaction): Promise<GroupRow> {
-    return nameTaken(displayName, async () => {
+    return refusedWrite(orgId, `A group named "${displayName}" already exists in this organization.`, async () => {
       const [row] = await this.db.query<GroupRow>(
         `INSERT INTO user_groups AS g (id, org_id, display_name, created_at, updated_at) VALUES ($1, $2, $3, $4, $4) RETURNING ${COLUMNS}`,
         [randomUUID(), orgId, displayName, now],
@@ -82,7 +83,7 @@ export class GroupRepository {
 
   /** A new name and/or a new version (a member change bumps it too). */
   async touch(orgId: string, id: string, displayName: string | undefined, now: Date, tx: Transaction): Promise<GroupRow> {
-    return nameTaken(displayName ?? '', async () => {
+    return refusedWrite(orgId, `A group named "${displayName ?? ''}" already exists in this organization.`, async () => {
       const [row] = await this.db.query<GroupRow>(
         `UPDATE user_groups AS g SET display_name = COALESCE($3, display_name), updated_at = $4, version = version + 1
           WHERE g.org_id = $1 AND g.id = $2 RETURNING ${COLUMNS}`,
@@ -95,14 +96,5 @@ export class GroupRepository {
 
   async delete(orgId: string, id: string, tx: Transaction): Promise<void> {
     await this.db.query('DELETE FROM user_groups WHERE org_id = $1 AND id = $2', [orgId, id], tx);
-  }
-}
-
-async function nameTaken<T>(name: string, work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (isPgError(error, PG_UNIQUE_VIOLATION)) throw uniqueness(`A group named "${name}" already exists in this organization.`);
-    throw error;
   }
 }

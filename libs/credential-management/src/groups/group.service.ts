@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Actor, AuditLog, byActor } from '@app/audit';
 import { UserService } from '@app/accounts';
-import { OperatorDependentPolicy } from '@app/auth';
-import { Clock, Principal, ScimSearch, notFound, parseBody } from '@app/common';
+import { Clock, ScimSearch, notFound, parseBody } from '@app/common';
 import { ChangeFeed, Database } from '@app/persistence';
 import { isUuid } from '../common/ids';
 import { DevicePolicyRepository } from '../device-policies/device-policy.repository';
@@ -32,7 +31,6 @@ export class GroupService {
     private readonly groups: GroupRepository,
     private readonly devicePolicies: DevicePolicyRepository,
     private readonly users: UserService,
-    private readonly operatorDependent: OperatorDependentPolicy,
     private readonly audit: AuditLog,
     private readonly changes: ChangeFeed,
     private readonly clock: Clock,
@@ -61,16 +59,15 @@ export class GroupService {
     return this.view(orgId, row);
   }
 
-  /** `principal` present: an Operator Dependent caller reaches only its own groups (others 404). */
-  async get(orgId: string, id: string, principal?: Principal): Promise<GroupView> {
+  /** `limitTo`: the groups of an Operator Dependent caller, which reaches only those (others 404). */
+  async get(orgId: string, id: string, limitTo?: readonly string[]): Promise<GroupView> {
     const row = isUuid(id) ? await this.groups.find(orgId, id) : undefined;
-    const limited = principal ? this.operatorDependent.groupsOf(principal) : undefined;
-    if (!row || (limited && !limited.includes(row.display_name))) throw groupNotFound(id);
+    if (!row || (limitTo && !limitTo.includes(row.display_name))) throw groupNotFound(id);
     return this.view(orgId, row);
   }
 
-  async search(orgId: string, search: ScimSearch, principal?: Principal): Promise<{ views: GroupView[]; total: number }> {
-    const { rows, total } = await this.groups.search(orgId, search, principal ? this.operatorDependent.groupsOf(principal) : undefined);
+  async search(orgId: string, search: ScimSearch, limitTo?: readonly string[]): Promise<{ views: GroupView[]; total: number }> {
+    const { rows, total } = await this.groups.search(orgId, search, limitTo);
     const members = await this.users.groupMembers(
       orgId,
       rows.map((row) => row.display_name),

@@ -2,7 +2,7 @@ import { Audited } from '@app/audit';
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { Permission } from '@app/auth';
+import { OperatorDependentPolicy, Permission } from '@app/auth';
 import {
   Actor,
   ApiJsonBody,
@@ -33,6 +33,7 @@ export class GroupsController {
   constructor(
     private readonly groups: GroupService,
     private readonly presenter: GroupPresenter,
+    private readonly operatorDependent: OperatorDependentPolicy,
   ) {}
 
   @Get()
@@ -41,7 +42,7 @@ export class GroupsController {
   @ApiQuery({ name: 'filter', required: false, example: 'displayName eq "Berlin"' })
   async list(@CurrentPrincipal() principal: Principal, @Query() query: Record<string, unknown>) {
     const search = searchFromQuery(query, GROUP_SEARCH_DEFINITION);
-    const { views, total } = await this.groups.search(principal.org, search, principal);
+    const { views, total } = await this.groups.search(principal.org, search, this.operatorDependent.groupsOf(principal));
     return listResponse(
       views.map((view) => projectResource(this.presenter.group(view), GROUP_SEARCH_DEFINITION, search)),
       total,
@@ -54,7 +55,11 @@ export class GroupsController {
   @ApiOperation({ summary: 'Read a group' })
   async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() query: Record<string, unknown>) {
     const projection = projectionFromQuery(query, GROUP_SEARCH_DEFINITION);
-    return projectResource(this.presenter.group(await this.groups.get(principal.org, id, principal)), GROUP_SEARCH_DEFINITION, projection);
+    return projectResource(
+      this.presenter.group(await this.groups.get(principal.org, id, this.operatorDependent.groupsOf(principal))),
+      GROUP_SEARCH_DEFINITION,
+      projection,
+    );
   }
 }
 

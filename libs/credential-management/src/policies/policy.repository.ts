@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Database, Transaction } from '@app/persistence';
+import { refusedWrite } from '../common/store-errors';
 import { PolicyKind } from './policy.schema';
 
 export interface PolicyRow {
@@ -29,12 +30,14 @@ export class PolicyRepository {
 
   /** Writes the whole policy; concurrent first writes meet on the primary key and the second becomes version 2. */
   async put(orgId: string, kind: PolicyKind, document: Record<string, unknown>, now: Date, tx: Transaction): Promise<PolicyRow> {
-    const [row] = await this.db.query<PolicyRow>(
-      `INSERT INTO organization_policies (org_id, kind, document, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)
+    const [row] = await refusedWrite(orgId, 'The policy was written by another request at the same moment; read it and retry.', () =>
+      this.db.query<PolicyRow>(
+        `INSERT INTO organization_policies (org_id, kind, document, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)
        ON CONFLICT (org_id, kind) DO UPDATE SET document = EXCLUDED.document, updated_at = EXCLUDED.updated_at, version = organization_policies.version + 1
        RETURNING *`,
-      [orgId, kind, JSON.stringify(document), now],
-      tx,
+        [orgId, kind, JSON.stringify(document), now],
+        tx,
+      ),
     );
     return row;
   }

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { ScimSearch, SqlParameters, searchSql, uniqueness } from '@app/common';
-import { Database, PG_UNIQUE_VIOLATION, Transaction, isPgError } from '@app/persistence';
+import { ScimSearch, SqlParameters, searchSql } from '@app/common';
+import { Database, Transaction } from '@app/persistence';
+import { refusedWrite } from '../common/store-errors';
 import { NewPrinter, PRINTER_SEARCH_DEFINITION, PrinterChanges } from './printer.schema';
 
 export interface PrinterRow {
@@ -24,7 +25,7 @@ export class PrinterRepository {
   constructor(private readonly db: Database) {}
 
   async create(orgId: string, printer: NewPrinter, now: Date, tx: Transaction): Promise<PrinterRow> {
-    return nameTaken(printer.name, async () => {
+    return refusedWrite(orgId, `A printer named "${printer.name}" already exists in this organization.`, async () => {
       const [row] = await this.db.query<PrinterRow>(
         `INSERT INTO printers AS p (id, org_id, name, model, location, status, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING ${COLUMNS}`,
@@ -54,7 +55,7 @@ export class PrinterRepository {
   }
 
   async update(orgId: string, id: string, changes: PrinterChanges, now: Date, tx: Transaction): Promise<PrinterRow | undefined> {
-    return nameTaken(changes.name ?? '', async () => {
+    return refusedWrite(orgId, `A printer named "${changes.name ?? ''}" already exists in this organization.`, async () => {
       const [row] = await this.db.query<PrinterRow>(
         `UPDATE printers AS p
             SET name = COALESCE($3, name), status = COALESCE($4, status),
@@ -82,14 +83,5 @@ export class PrinterRepository {
   async delete(orgId: string, id: string, tx: Transaction): Promise<PrinterRow | undefined> {
     const [row] = await this.db.query<PrinterRow>(`DELETE FROM printers p WHERE p.org_id = $1 AND p.id = $2 RETURNING ${COLUMNS}`, [orgId, id], tx);
     return row;
-  }
-}
-
-async function nameTaken<T>(name: string, work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (isPgError(error, PG_UNIQUE_VIOLATION)) throw uniqueness(`A printer named "${name}" already exists in this organization.`);
-    throw error;
   }
 }
