@@ -166,6 +166,35 @@ describe('bad-input sweep over the OpenAPI document', () => {
     expect(undeclared).toEqual([]);
   });
 
+  it('every credential-management route documents its success answer, and every write its request body (Issue 12)', () => {
+    const document = served as {
+      paths: Record<
+        string,
+        Record<string, { responses: Record<string, { content?: Record<string, { schema?: unknown }> }>; requestBody?: { content?: unknown } }>
+      >;
+    };
+    const credentialManagement =
+      /^\/(?:aims\/rs\/scim\/v2\/(?!Device)|admin\/v1\/organizations\/\{org\}\/(?:groups|device-policies|printers|credential-policy|wallet-policy))/;
+    const missing: string[] = [];
+    for (const [path, methods] of Object.entries(document.paths).filter(([path]) => credentialManagement.test(path))) {
+      for (const [method, operation] of Object.entries(methods)) {
+        const success = Object.entries(operation.responses).filter(([status]) => /^2/.test(status));
+        const documented = success.some(([status, answer]) => status === '204' || Object.values(answer.content ?? {}).some((media) => media.schema));
+        const notImplemented = operation.responses['501'] !== undefined && /\/Self\//.test(path) && success.length === 0;
+        if (!documented && !notImplemented) missing.push(`${method} ${path}: no success answer schema`);
+        if (
+          ['post', 'put', 'patch'].includes(method) &&
+          !path.endsWith('/resume') &&
+          operation.requestBody?.content === undefined &&
+          !/\/Self\/(?:Device|DeviceFlow)/.test(path)
+        ) {
+          missing.push(`${method} ${path}: no request body`);
+        }
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
   it('the served OpenAPI document is valid (checked by @seriousme/openapi-schema-validator against the OpenAPI 3 schema)', async () => {
     const result = await new Validator().validate(served as Record<string, unknown>);
     expect(result.errors ?? []).toEqual([]);

@@ -185,6 +185,17 @@ describe('credential-management reference data', () => {
       }
     });
 
+    it('concurrent creates of one name: exactly one 201 (groups, printers, device policies)', async () => {
+      for (const [path, body] of [
+        ['/ref/groups', { displayName: 'Race' }],
+        ['/ref/printers', { name: 'Race' }],
+        ['/ref/device-policies', { name: 'Race' }],
+      ] as const) {
+        const answers = await Promise.all(Array.from({ length: 6 }, () => adminCall('post', path, body)));
+        expect(answers.map((a) => a.status).sort()).toEqual([201, 409, 409, 409, 409, 409]);
+      }
+    });
+
     it('a group is created with members; the users carry it; SCIM lists it with its members', async () => {
       const created = await adminCall('post', '/ref/groups', { displayName: 'Berlin', members: [alice] });
       expect(created.status).toBe(201);

@@ -179,6 +179,33 @@ describe('Users over SCIM', () => {
     });
   });
 
+  it('a read user is never served stale: changes through the admin API, a certificate and a group rename show at once', async () => {
+    const created = await t.http
+      .post('/admin/v1/organizations/cm/users')
+      .auth(admin, { type: 'bearer' })
+      .send({ userName: 'fresh', role: 'Help Desk', userType: 'operator', groups: ['Lyon'] });
+    const path = `${USERS}/${created.body.id}`;
+    expect((await get(path)).body.displayName).toBeUndefined();
+    expect(
+      (await t.http.patch(`/admin/v1/organizations/cm/users/${created.body.id}`).auth(admin, { type: 'bearer' }).send({ displayName: 'Fresh Name' })).status,
+    ).toBe(200);
+    expect((await get(path)).body).toMatchObject({ displayName: 'Fresh Name', meta: { version: '2' } });
+    const certificate = await makeCertificate();
+    const enrolled = await t.http
+      .post(`/admin/v1/organizations/cm/users/${created.body.id}/certificates`)
+      .auth(admin, { type: 'bearer' })
+      .set('Content-Type', 'application/x-pem-file')
+      .send(certificate.pem);
+    expect(enrolled.status).toBe(201);
+    const der = certificate.pem.replace(/-----(BEGIN|END) CERTIFICATE-----|\s+/g, '');
+    expect((await get(path)).body.x509Certificates).toEqual([{ value: der }]);
+    const group = (await get(path)).body.groups[0];
+    expect(
+      (await t.http.patch(`/admin/v1/organizations/cm/groups/${group.value}`).auth(admin, { type: 'bearer' }).send({ displayName: 'Lyon 2' })).status,
+    ).toBe(200);
+    expect((await get(path)).body.groups).toEqual([{ ...group, display: 'Lyon 2' }]);
+  });
+
   describe('path forms and media types (DECISIONS 1, 6)', () => {
     it("answers the interface's sample call: GET .../credential-management/customer/{org}/users with the vendor Content-Type", async () => {
       await createUser('sample.user');

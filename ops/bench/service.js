@@ -66,7 +66,7 @@ async function serviceEnvironment({ dataDir, placementDir, logLevel, databaseUrl
   return { env, baseUrl };
 }
 
-/** Spawns the service; answers { baseUrl, dataDir, workDir, placementDir, logFile, child, exited }. */
+/** Spawns the service; answers { baseUrl, dataDir, workDir, placementDir, logFile, child, exited, env }. */
 async function startService({ logLevel, databaseUrl }) {
   const workDir = makeWorkDir();
   const placementDir = makePlacementDir();
@@ -79,7 +79,7 @@ async function startService({ logLevel, databaseUrl }) {
   const child = spawn(process.execPath, [...nodeArgs, MAIN], { cwd: ROOT, env, stdio: ['ignore', log, log] });
   closeSync(log);
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
-  return { baseUrl, dataDir, workDir, placementDir, logFile, child, exited };
+  return { baseUrl, dataDir, workDir, placementDir, logFile, child, exited, env };
 }
 
 async function waitReady(service) {

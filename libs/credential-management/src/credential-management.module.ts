@@ -23,6 +23,7 @@ import { PrinterService } from './printers/printer.service';
 import { PrinterAdminController, PrinterController } from './printers/printers.controller';
 import { ScimUserService } from './users/scim-user.service';
 import { UserPresenter } from './users/user.presenter';
+import { UserLinksRepository } from './users/user-links.repository';
 import { UsersController } from './users/users.controller';
 import { WalletRepository } from './wallets/wallet.repository';
 import { WalletPresenter } from './wallets/wallet.presenter';
@@ -94,6 +95,7 @@ export class CredentialManagementStoreModule {
   ],
   providers: [
     ScimUserService,
+    UserLinksRepository,
     EnrollmentDataRepository,
     EnrollmentDataService,
     WalletService,

@@ -321,14 +321,16 @@ export class UserRepository {
     const sql = searchSql(search, USER_SEARCH_DEFINITION, params);
     const from = `FROM users u WHERE u.org_id = $1 AND ${scope} AND ${sql.where}`;
     // The count takes the same parameters without the trailing LIMIT and OFFSET.
-    const countValues = params.values.slice(0, -2);
-    const [count, rows] = await Promise.all([
-      this.db.query<{ n: number }>(`SELECT count(*)::int AS n ${from}`, countValues),
-      search.page.count === 0
-        ? Promise.resolve([])
-        : this.db.query<UserRow>(`SELECT ${USER_COLUMNS} ${from} ORDER BY ${sql.orderBy} LIMIT ${sql.limit} OFFSET ${sql.offset}`, params.values),
-    ]);
-    return { rows, total: count[0].n };
+    const count = async () => (await this.db.query<{ n: number }>(`SELECT count(*)::int AS n ${from}`, params.values.slice(0, -2)))[0].n;
+    if (search.page.count === 0) return { rows: [], total: await count() };
+    // One round trip for a page and its total (the window count); an empty page past the first
+    // has no row to carry it, and only then is the count asked on its own.
+    const rows = await this.db.query<UserRow & { total: number }>(
+      `SELECT ${USER_COLUMNS}, count(*) OVER ()::int AS total ${from} ORDER BY ${sql.orderBy} LIMIT ${sql.limit} OFFSET ${sql.offset}`,
+      params.values,
+    );
+    if (rows.length === 0) return { rows: [], total: search.page.startIndex === 1 ? 0 : await count() };
+    return { rows: rows.map(({ total: _total, ...row }) => row), total: rows[0].total };
   }
 
   /** Deletes the user with its certificates, tokens and assertion jtis (ON DELETE CASCADE); undefined when there was none. */

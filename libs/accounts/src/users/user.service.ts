@@ -114,9 +114,14 @@ export class UserService {
   }
 
   async get(orgId: string, id: string): Promise<UserRow> {
-    const user = UUID.test(id) ? await this.users.findInOrg(orgId, id) : undefined;
+    const user = await this.find(orgId, id);
     if (!user) throw userNotFound(orgId, id);
     return user;
+  }
+
+  /** The user, or undefined when the organization has none with this id. */
+  async find(orgId: string, id: string): Promise<UserRow | undefined> {
+    return UUID.test(id) ? this.users.findInOrg(orgId, id) : undefined;
   }
 
   list(orgId: string, offset: number, limit: number): Promise<{ rows: UserRow[]; total: number }> {
@@ -254,7 +259,7 @@ export class UserService {
     const now = this.clock.now();
     const parsed = parseCertificateUpload(pem, now);
     const expiresAt = new Date(now.getTime() + this.config.certificateLifetimeDays * DAY_MS);
-    return this.db.transaction(async (tx) => {
+    const enrolled = await this.db.transaction(async (tx) => {
       const row = await this.users.addCertificate(user.id, parsed, now, expiresAt, tx);
       await this.audit.record(
         {
@@ -271,6 +276,9 @@ export class UserService {
       );
       return row;
     });
+    // The user's answers list its certificates; every instance drops what it kept of the user.
+    await this.changes.publish('subject', id);
+    return enrolled;
   }
 
   /** Sets or replaces a cardholder's password (at least 12 characters, DECISIONS 3.5). */
@@ -278,7 +286,7 @@ export class UserService {
     const user = await this.get(orgId, id);
     if (user.user_type === 'operator') throw operatorPassword();
     const passwordHash = await this.hasher.hash(password);
-    return this.db.transaction(async (tx) => {
+    const changed = await this.db.transaction(async (tx) => {
       const updated = await this.users.setPasswordHash(orgId, id, passwordHash, this.clock.now(), tx);
       if (!updated) throw userNotFound(orgId, id);
       await this.audit.record(
@@ -296,6 +304,8 @@ export class UserService {
       );
       return updated;
     });
+    await this.changes.publish('subject', id);
+    return changed;
   }
 }
 

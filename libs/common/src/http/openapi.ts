@@ -1,5 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiQuery, SchemaObject } from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiQuery, ApiResponse, SchemaObject } from '@nestjs/swagger';
+import { ScimResourceDefinition, ScimScalarAttribute, isComplex } from '../scim-search/resource-definition';
 import { z } from '../validation';
 
 /**
@@ -34,4 +35,87 @@ export function ApiPaging(): MethodDecorator {
     ApiQuery({ name: 'startIndex', required: false, schema: { type: 'integer', minimum: 1, default: 1 } }),
     ApiQuery({ name: 'count', required: false, schema: { type: 'integer', minimum: 0, maximum: 1000, default: 100 } }),
   );
+}
+
+/** Attributes of a resource that hold several values, where its definition does not say so itself. */
+export interface ScimResponseOptions {
+  /** 200 (default) or 201 (created). */
+  status?: 200 | 201;
+  /** The answer is a ListResponse of the resource. */
+  list?: boolean;
+  /** Complex attributes that are arrays (a definition marks only those it filters through a table). */
+  multiValued?: readonly string[];
+  /** Attributes beside the definition's, e.g. a schema-URN extension. */
+  extra?: Record<string, SchemaObject>;
+}
+
+/** The JSON schema of a SCIM resource, from the same declaration its searches and /Schemas use. */
+export function scimResourceSchema(definition: ScimResourceDefinition, options: ScimResponseOptions = {}): SchemaObject {
+  const scalar = (attribute: ScimScalarAttribute): SchemaObject =>
+    attribute.type === 'dateTime' ? { type: 'string', format: 'date-time' } : { type: attribute.type === 'number' ? 'number' : attribute.type };
+  const properties: Record<string, SchemaObject> = { schemas: { type: 'array', items: { type: 'string' }, example: [definition.schema] } };
+  for (const [name, attribute] of Object.entries(definition.attributes)) {
+    if (!isComplex(attribute)) {
+      properties[name] = scalar(attribute);
+      continue;
+    }
+    // `$ref` (RFC 7643 2.3.7) is left out of `properties`, where OpenAPI tools would read it as a reference.
+    const subAttributes = Object.entries(attribute.subAttributes).filter(([sub]) => sub !== '$ref');
+    const object: SchemaObject = {
+      type: 'object',
+      properties: Object.fromEntries(subAttributes.map(([sub, subAttribute]) => [sub, scalar(subAttribute)])),
+      ...(subAttributes.length < Object.keys(attribute.subAttributes).length ? { description: 'also $ref, the URI of the referenced resource' } : {}),
+    };
+    properties[name] = attribute.multiValued || options.multiValued?.includes(name) ? { type: 'array', items: object } : object;
+  }
+  return { type: 'object', required: ['schemas', 'id'], properties: { ...properties, ...options.extra } };
+}
+
+/** The body of POST {Resource}/.search: a SCIM SearchRequest (RFC 7644 3.4.3). */
+export function ApiSearchBody(example: string): MethodDecorator {
+  return ApiBody({
+    schema: {
+      type: 'object',
+      required: ['schemas'],
+      properties: {
+        schemas: { type: 'array', items: { type: 'string', enum: ['urn:ietf:params:scim:api:messages:2.0:SearchRequest'] } },
+        filter: { type: 'string', example },
+        startIndex: { type: 'integer', minimum: 1 },
+        count: { type: 'integer', minimum: 0, maximum: 1000 },
+        sortBy: { type: 'string' },
+        sortOrder: { type: 'string', enum: ['ascending', 'descending'] },
+        attributes: { type: 'array', items: { type: 'string' } },
+        excludedAttributes: { type: 'array', items: { type: 'string' } },
+      },
+    },
+  });
+}
+
+/** A SCIM ListResponse of `item` (RFC 7644 3.4.2). */
+export function scimListSchema(item: SchemaObject): SchemaObject {
+  return {
+    type: 'object',
+    required: ['schemas', 'totalResults', 'Resources'],
+    properties: {
+      schemas: { type: 'array', items: { type: 'string' }, example: ['urn:ietf:params:scim:api:messages:2.0:ListResponse'] },
+      totalResults: { type: 'integer' },
+      itemsPerPage: { type: 'integer' },
+      startIndex: { type: 'integer' },
+      Resources: { type: 'array', items: item },
+    },
+  };
+}
+
+/** Declares a route's success answer: one resource (or a ListResponse of it) of `definition`, in application/scim+json. */
+export function ApiScimResponse(definition: ScimResourceDefinition, options: ScimResponseOptions = {}): MethodDecorator {
+  return ApiSchemaResponse(options.list ? scimListSchema(scimResourceSchema(definition, options)) : scimResourceSchema(definition, options), options.status);
+}
+
+/** Declares a route's success answer with a schema written for it (answers no definition describes, such as Stats). */
+export function ApiSchemaResponse(schema: SchemaObject, status: 200 | 201 = 200): MethodDecorator {
+  return ApiResponse({
+    status,
+    description: status === 201 ? 'Created; Location names it.' : 'OK',
+    content: { 'application/scim+json': { schema }, 'application/json': { schema } },
+  });
 }

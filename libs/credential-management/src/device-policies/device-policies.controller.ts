@@ -19,6 +19,8 @@ import {
   projectionFromQuery,
   searchFromBody,
   searchFromQuery,
+  ApiScimResponse,
+  ApiSearchBody,
 } from '@app/common';
 import { DevicePolicyPresenter } from './device-policy.presenter';
 import { DEVICE_POLICY_SEARCH_DEFINITION, createDevicePolicySchema, patchDevicePolicySchema } from './device-policy.schema';
@@ -40,7 +42,9 @@ export class DevicePolicyController {
   @NotAudited('a search (RFC 7644 3.4.3) changes nothing')
   @HttpCode(200)
   @RequirePermission(Permission.DevicePolicySearch)
+  @ApiSearchBody('credentialTypes.value eq "PKI_CERTIFICATE"')
   @ApiOperation({ summary: 'Search device policies with a SCIM SearchRequest' })
+  @ApiScimResponse(DEVICE_POLICY_SEARCH_DEFINITION, { list: true })
   async search(@CurrentPrincipal() principal: Principal, @Body() body: unknown) {
     const search = searchFromBody(body, DEVICE_POLICY_SEARCH_DEFINITION);
     const { rows, total } = await this.policies.search(principal.org, search);
@@ -54,6 +58,7 @@ export class DevicePolicyController {
   @Get(':id')
   @RequirePermission(Permission.DevicePolicyRead)
   @ApiOperation({ summary: 'Read a device policy' })
+  @ApiScimResponse(DEVICE_POLICY_SEARCH_DEFINITION)
   async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() query: Record<string, unknown>) {
     const projection = projectionFromQuery(query, DEVICE_POLICY_SEARCH_DEFINITION);
     return projectResource(this.presenter.policy(await this.policies.get(principal.org, id)), DEVICE_POLICY_SEARCH_DEFINITION, projection);
@@ -82,6 +87,7 @@ export class DevicePolicyAdminController {
     groups: [],
     requiresApproval: true,
   })
+  @ApiScimResponse(DEVICE_POLICY_SEARCH_DEFINITION, { status: 201 })
   async create(@RequestActor() actor: Actor, @Param('org') orgId: string, @Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
     const view = this.presenter.policy(await this.policies.create(orgId, body, actor));
     reply.header('Location', view.meta.location);
@@ -90,6 +96,7 @@ export class DevicePolicyAdminController {
 
   @Get()
   @ApiOperation({ summary: 'List the device policies' })
+  @ApiScimResponse(DEVICE_POLICY_SEARCH_DEFINITION, { list: true })
   async list(@Param('org') orgId: string, @Query() query: Record<string, unknown>) {
     const search = searchFromQuery(query, DEVICE_POLICY_SEARCH_DEFINITION);
     const { rows, total } = await this.policies.search(orgId, search);
@@ -102,6 +109,7 @@ export class DevicePolicyAdminController {
 
   @Get(':id')
   @ApiOperation({ summary: 'Read a device policy' })
+  @ApiScimResponse(DEVICE_POLICY_SEARCH_DEFINITION)
   async get(@Param('org') orgId: string, @Param('id') id: string) {
     return this.presenter.policy(await this.policies.get(orgId, id));
   }
@@ -110,6 +118,7 @@ export class DevicePolicyAdminController {
   @Audited('device_policy.update')
   @ApiOperation({ summary: 'Change a device policy' })
   @ApiJsonBody(patchDevicePolicySchema, { requiresApproval: false })
+  @ApiScimResponse(DEVICE_POLICY_SEARCH_DEFINITION)
   async update(@RequestActor() actor: Actor, @Param('org') orgId: string, @Param('id') id: string, @Body() body: unknown) {
     return this.presenter.policy(await this.policies.update(orgId, id, body, actor));
   }

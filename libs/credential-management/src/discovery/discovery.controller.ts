@@ -4,7 +4,9 @@ import { AppConfig } from '@app/config';
 import { SCIM_CORE_USER_SCHEMA, USER_SEARCH_DEFINITION } from '@app/accounts';
 import { DEVICE_SCHEMA, DEVICE_SEARCH_DEFINITION } from '@app/device';
 import {
+  ApiSchemaResponse,
   AuthorizedBy,
+  scimListSchema,
   CANONICAL_PREFIX,
   PathFormats,
   DEFAULT_PAGE_SIZE,
@@ -177,6 +179,8 @@ function unknownEntry(kind: string, id: string): never {
  * (CREDENTIAL-MANAGEMENT.md "Users"): provisioning clients read it before anything else.
  */
 const DISCOVERY = 'any valid token of the organization';
+/** RFC 7643 sections 5-7 define these documents; they are described here by reference. */
+const DISCOVERY_DOCUMENT = { type: 'object' as const, description: 'RFC 7643 section 5 (ServiceProviderConfig), 6 (ResourceType) or 7 (Schema)' };
 
 @ApiTags('credential management: discovery')
 @ApiBearerAuth()
@@ -188,6 +192,7 @@ export class ServiceProviderConfigController {
 
   @Get()
   @ApiOperation({ summary: 'What this SCIM service provider supports (RFC 7644 4)' })
+  @ApiSchemaResponse(DISCOVERY_DOCUMENT)
   get() {
     return this.documents.serviceProviderConfig();
   }
@@ -204,12 +209,14 @@ export class ResourceTypesController {
 
   @Get()
   @ApiOperation({ summary: 'The resource types (RFC 7644 4)' })
+  @ApiSchemaResponse(scimListSchema(DISCOVERY_DOCUMENT))
   list() {
     return this.documents.resourceTypes();
   }
 
   @Get(':name')
   @ApiOperation({ summary: 'One resource type, by name' })
+  @ApiSchemaResponse(DISCOVERY_DOCUMENT)
   get(@Param('name') name: string) {
     const resource = RESOURCES.find((r) => r.name === name);
     return resource ? this.documents.resourceType(resource) : unknownEntry('resource type', name);
@@ -227,12 +234,14 @@ export class SchemasController {
 
   @Get()
   @ApiOperation({ summary: 'The schemas of the resources (RFC 7643 7)' })
+  @ApiSchemaResponse(scimListSchema(DISCOVERY_DOCUMENT))
   list() {
     return this.documents.schemas();
   }
 
   @Get(':urn')
   @ApiOperation({ summary: 'One schema, by URN' })
+  @ApiSchemaResponse(DISCOVERY_DOCUMENT)
   get(@Param('urn') urn: string) {
     const resource = RESOURCES.find((r) => r.schema.id === urn);
     return resource ? this.documents.schema(resource) : unknownEntry('schema', urn);

@@ -4,6 +4,7 @@ import { ApiBearerAuth, ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Permission } from '@app/auth';
 import {
   Actor,
+  ApiSchemaResponse,
   CANONICAL_PREFIX,
   Clock,
   CurrentPrincipal,
@@ -88,6 +89,24 @@ export class EnrollmentDataController {
           { name: 'employeeId', value: '4711' },
           { name: 'userPrincipalName', value: 'jane@corp.example' },
         ],
+      },
+    },
+  })
+  @ApiSchemaResponse({
+    type: 'object',
+    properties: {
+      schemas: { type: 'array', items: { type: 'string' } },
+      id: { type: 'string', description: "the user's id" },
+      attributes: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, value: { type: 'string' } } } },
+      meta: {
+        type: 'object',
+        properties: {
+          resourceType: { type: 'string' },
+          created: { type: 'string' },
+          lastModified: { type: 'string' },
+          location: { type: 'string' },
+          version: { type: 'string' },
+        },
       },
     },
   })

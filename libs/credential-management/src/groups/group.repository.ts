@@ -36,16 +36,6 @@ export class GroupRepository {
     );
   }
 
-  /** The id of each named group (one round trip for a page of users). */
-  async idsByName(orgId: string, names: readonly string[]): Promise<Map<string, string>> {
-    if (names.length === 0) return new Map();
-    const rows = await this.db.query<{ id: string; display_name: string }>(
-      'SELECT id, display_name FROM user_groups WHERE org_id = $1 AND display_name = ANY($2::text[])',
-      [orgId, names],
-    );
-    return new Map(rows.map((row) => [row.display_name, row.id]));
-  }
-
   async create(orgId: string, displayName: string, now: Date, tx: Transaction): Promise<GroupRow> {
     return refusedWrite(orgId, `A group named "${displayName}" already exists in this organization.`, async () => {
       const [row] = await this.db.query<GroupRow>(

@@ -18,6 +18,7 @@ import {
   projectResource,
   projectionFromQuery,
   searchFromQuery,
+  ApiScimResponse,
 } from '@app/common';
 import { GroupPresenter } from './group.presenter';
 import { GROUP_SEARCH_DEFINITION, createGroupSchema, patchGroupSchema } from './group.schema';
@@ -40,6 +41,7 @@ export class GroupsController {
   @RequirePermission(Permission.GroupRead)
   @ApiOperation({ summary: 'List groups with their members (filter, paging, sorting, attributes)' })
   @ApiQuery({ name: 'filter', required: false, example: 'displayName eq "Berlin"' })
+  @ApiScimResponse(GROUP_SEARCH_DEFINITION, { multiValued: ['members'], list: true })
   async list(@CurrentPrincipal() principal: Principal, @Query() query: Record<string, unknown>) {
     const search = searchFromQuery(query, GROUP_SEARCH_DEFINITION);
     const { views, total } = await this.groups.search(principal.org, search, this.operatorDependent.groupsOf(principal));
@@ -53,6 +55,7 @@ export class GroupsController {
   @Get(':id')
   @RequirePermission(Permission.GroupRead)
   @ApiOperation({ summary: 'Read a group' })
+  @ApiScimResponse(GROUP_SEARCH_DEFINITION, { multiValued: ['members'] })
   async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() query: Record<string, unknown>) {
     const projection = projectionFromQuery(query, GROUP_SEARCH_DEFINITION);
     return projectResource(
@@ -79,6 +82,7 @@ export class GroupAdminController {
   @Audited('group.create')
   @ApiOperation({ summary: 'Create a group, optionally with its members (user ids)' })
   @ApiJsonBody(createGroupSchema, { displayName: 'Berlin', members: ['7d444840-9dc0-11d1-b245-5ffdce74fad2'] })
+  @ApiScimResponse(GROUP_SEARCH_DEFINITION, { multiValued: ['members'], status: 201 })
   async create(@RequestActor() actor: Actor, @Param('org') orgId: string, @Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
     const view = this.presenter.group(await this.groups.create(orgId, body, actor));
     reply.header('Location', view.meta.location);
@@ -87,6 +91,7 @@ export class GroupAdminController {
 
   @Get()
   @ApiOperation({ summary: 'List the groups' })
+  @ApiScimResponse(GROUP_SEARCH_DEFINITION, { multiValued: ['members'], list: true })
   async list(@Param('org') orgId: string, @Query() query: Record<string, unknown>) {
     const search = searchFromQuery(query, GROUP_SEARCH_DEFINITION);
     const { views, total } = await this.groups.search(orgId, search);
@@ -99,6 +104,7 @@ export class GroupAdminController {
 
   @Get(':id')
   @ApiOperation({ summary: 'Read a group' })
+  @ApiScimResponse(GROUP_SEARCH_DEFINITION, { multiValued: ['members'] })
   async get(@Param('org') orgId: string, @Param('id') id: string) {
     return this.presenter.group(await this.groups.get(orgId, id));
   }
@@ -107,6 +113,7 @@ export class GroupAdminController {
   @Audited('group.update')
   @ApiOperation({ summary: 'Rename a group and/or replace its members', description: 'members is the whole list: users left out leave the group.' })
   @ApiJsonBody(patchGroupSchema, { displayName: 'Berlin Mitte' })
+  @ApiScimResponse(GROUP_SEARCH_DEFINITION, { multiValued: ['members'] })
   async update(@RequestActor() actor: Actor, @Param('org') orgId: string, @Param('id') id: string, @Body() body: unknown) {
     return this.presenter.group(await this.groups.update(orgId, id, body, actor));
   }

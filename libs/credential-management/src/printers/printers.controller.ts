@@ -18,6 +18,7 @@ import {
   projectResource,
   projectionFromQuery,
   searchFromQuery,
+  ApiScimResponse,
 } from '@app/common';
 import { PrinterPresenter } from './printer.presenter';
 import { PRINTER_SEARCH_DEFINITION, createPrinterSchema, patchPrinterSchema } from './printer.schema';
@@ -39,6 +40,7 @@ export class PrinterController {
   @RequirePermission(Permission.PrinterRead)
   @ApiOperation({ summary: 'List the card printers (filter, paging, sorting, attributes)' })
   @ApiQuery({ name: 'filter', required: false, example: 'status eq "READY"' })
+  @ApiScimResponse(PRINTER_SEARCH_DEFINITION, { list: true })
   async list(@CurrentPrincipal() principal: Principal, @Query() query: Record<string, unknown>) {
     const search = searchFromQuery(query, PRINTER_SEARCH_DEFINITION);
     const { rows, total } = await this.printers.search(principal.org, search);
@@ -52,6 +54,7 @@ export class PrinterController {
   @Get(':id')
   @RequirePermission(Permission.PrinterRead)
   @ApiOperation({ summary: 'Read a card printer' })
+  @ApiScimResponse(PRINTER_SEARCH_DEFINITION)
   async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() query: Record<string, unknown>) {
     const projection = projectionFromQuery(query, PRINTER_SEARCH_DEFINITION);
     return projectResource(this.presenter.printer(await this.printers.get(principal.org, id)), PRINTER_SEARCH_DEFINITION, projection);
@@ -74,6 +77,7 @@ export class PrinterAdminController {
   @Audited('printer.create')
   @ApiOperation({ summary: 'Add a card printer' })
   @ApiJsonBody(createPrinterSchema, { name: 'Desk 1', model: 'Evolis Primacy 2', location: 'Berlin, front desk', status: 'READY' })
+  @ApiScimResponse(PRINTER_SEARCH_DEFINITION, { status: 201 })
   async create(@RequestActor() actor: Actor, @Param('org') orgId: string, @Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
     const view = this.presenter.printer(await this.printers.create(orgId, body, actor));
     reply.header('Location', view.meta.location);
@@ -82,6 +86,7 @@ export class PrinterAdminController {
 
   @Get()
   @ApiOperation({ summary: 'List the card printers' })
+  @ApiScimResponse(PRINTER_SEARCH_DEFINITION, { list: true })
   async list(@Param('org') orgId: string, @Query() query: Record<string, unknown>) {
     const search = searchFromQuery(query, PRINTER_SEARCH_DEFINITION);
     const { rows, total } = await this.printers.search(orgId, search);
@@ -94,6 +99,7 @@ export class PrinterAdminController {
 
   @Get(':id')
   @ApiOperation({ summary: 'Read a card printer' })
+  @ApiScimResponse(PRINTER_SEARCH_DEFINITION)
   async get(@Param('org') orgId: string, @Param('id') id: string) {
     return this.presenter.printer(await this.printers.get(orgId, id));
   }
@@ -102,6 +108,7 @@ export class PrinterAdminController {
   @Audited('printer.update')
   @ApiOperation({ summary: 'Change a card printer (null clears model or location)' })
   @ApiJsonBody(patchPrinterSchema, { status: 'OFFLINE' })
+  @ApiScimResponse(PRINTER_SEARCH_DEFINITION)
   async update(@RequestActor() actor: Actor, @Param('org') orgId: string, @Param('id') id: string, @Body() body: unknown) {
     return this.presenter.printer(await this.printers.update(orgId, id, body, actor));
   }

@@ -1,6 +1,6 @@
 import { Audited, NotAudited } from '@app/audit';
 import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { Permission } from '@app/auth';
 import {
   Actor,
@@ -13,8 +13,11 @@ import {
   ScimMediaTypes,
   credentialManagementPaths,
   listResponse,
+  ApiScimResponse,
 } from '@app/common';
-import { DevicePresenter } from '@app/device';
+import { USER_SEARCH_DEFINITION } from '@app/accounts';
+import { DEVICE_SEARCH_DEFINITION, DevicePresenter } from '@app/device';
+import { WALLET_SEARCH_DEFINITION } from '../wallets/wallet.schema';
 import { UserPresenter } from '../users/user.presenter';
 import { WalletPresenter } from '../wallets/wallet.presenter';
 import { SelfService } from './self.service';
@@ -48,6 +51,7 @@ export class SelfController {
   @Get()
   @RequirePermission(Permission.SelfRead)
   @ApiOperation({ summary: "The caller's own user" })
+  @ApiScimResponse(USER_SEARCH_DEFINITION, { multiValued: ['x509Certificates'] })
   async get(@CurrentPrincipal() principal: Principal) {
     const { user, links } = await this.self.user(principal);
     return this.users.user(user, links);
@@ -56,6 +60,7 @@ export class SelfController {
   @Get('Device')
   @RequirePermission(Permission.SelfDeviceRead)
   @ApiOperation({ summary: "The caller's devices" })
+  @ApiScimResponse(DEVICE_SEARCH_DEFINITION, { list: true })
   async listDevices(@CurrentPrincipal() principal: Principal) {
     const rows = await this.self.ownDevices(principal);
     return listResponse(
@@ -68,6 +73,7 @@ export class SelfController {
   @Get('Wallet')
   @RequirePermission(Permission.SelfWalletRead)
   @ApiOperation({ summary: "The caller's wallet" })
+  @ApiScimResponse(WALLET_SEARCH_DEFINITION, { multiValued: ['devices', 'credentials'] })
   async wallet(@CurrentPrincipal() principal: Principal) {
     return this.wallets.wallet(await this.self.wallet(principal));
   }
@@ -79,6 +85,7 @@ export class SelfController {
   @RequirePermission(Permission.SelfDeviceAction)
   @ApiOperation({ summary: 'Suspend one of your devices (reason LOST, STOLEN, DAMAGED or FORGOTTEN)' })
   @ApiBody({ schema: { type: 'object', properties: { reason: { type: 'string', enum: ['LOST', 'STOLEN', 'DAMAGED', 'FORGOTTEN'] } }, required: ['reason'] } })
+  @ApiScimResponse(DEVICE_SEARCH_DEFINITION)
   async suspend(@CurrentPrincipal() principal: Principal, @RequestActor() actor: Actor, @Param('id') id: string, @Body() body: unknown) {
     return this.devices.device(await this.self.move(principal, id, 'suspend', body, actor));
   }
@@ -89,6 +96,7 @@ export class SelfController {
   @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.SelfDeviceAction)
   @ApiOperation({ summary: 'Resume one of your devices, when the wallet policy allows self-service' })
+  @ApiScimResponse(DEVICE_SEARCH_DEFINITION)
   async resume(@CurrentPrincipal() principal: Principal, @RequestActor() actor: Actor, @Param('id') id: string, @Body() body: unknown) {
     return this.devices.device(await this.self.move(principal, id, 'resume', body, actor));
   }
@@ -97,6 +105,7 @@ export class SelfController {
   @NotAudited('not implemented (501): changes nothing')
   @RequirePermission(Permission.SelfDeviceAction)
   @ApiOperation({ summary: 'Not implemented (501)' })
+  @ApiResponse({ status: 501, description: 'The interface marks this entry point not implemented; a SCIM error says so.' })
   addDevice(): never {
     notImplemented('POST /Self/Device');
   }
@@ -105,6 +114,7 @@ export class SelfController {
   @NotAudited('not implemented (501): changes nothing')
   @RequirePermission(Permission.SelfDeviceAction)
   @ApiOperation({ summary: 'Not implemented (501)' })
+  @ApiResponse({ status: 501, description: 'The interface marks this entry point not implemented; a SCIM error says so.' })
   addCredential(): never {
     notImplemented('POST /Self/Device/{id}/Credential');
   }
@@ -113,6 +123,7 @@ export class SelfController {
   @NotAudited('not implemented (501): changes nothing')
   @RequirePermission(Permission.SelfDeviceAction)
   @ApiOperation({ summary: 'Not implemented (501)' })
+  @ApiResponse({ status: 501, description: 'The interface marks this entry point not implemented; a SCIM error says so.' })
   startFlow(): never {
     notImplemented('POST /Self/DeviceFlow');
   }
@@ -121,6 +132,7 @@ export class SelfController {
   @NotAudited('not implemented (501): changes nothing')
   @RequirePermission(Permission.SelfDeviceAction)
   @ApiOperation({ summary: 'Not implemented (501)' })
+  @ApiResponse({ status: 501, description: 'The interface marks this entry point not implemented; a SCIM error says so.' })
   continueFlow(): never {
     notImplemented('POST /Self/DeviceFlow/{id}');
   }

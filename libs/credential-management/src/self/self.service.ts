@@ -1,10 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { UserRow, UserService } from '@app/accounts';
 import { Actor, DomainError, Principal, forbidden, invalidValue } from '@app/common';
 import { DeviceRow, DeviceService, parseActionBody } from '@app/device';
 import { PolicyService } from '../policies/policy.service';
-import { ScimUserService } from '../users/scim-user.service';
-import { UserLinks } from '../users/user.presenter';
+import { LinkedUser, ScimUserService } from '../users/scim-user.service';
 import { WalletService, WalletView } from '../wallets/wallet.service';
 
 const SELF_SUSPEND_REASONS = ['LOST', 'STOLEN', 'DAMAGED', 'FORGOTTEN'];
@@ -13,17 +11,14 @@ const SELF_SUSPEND_REASONS = ['LOST', 'STOLEN', 'DAMAGED', 'FORGOTTEN'];
 @Injectable()
 export class SelfService {
   constructor(
-    private readonly users: UserService,
     private readonly scimUsers: ScimUserService,
     private readonly devices: DeviceService,
     private readonly wallets: WalletService,
     private readonly policies: PolicyService,
   ) {}
 
-  async user(principal: Principal): Promise<{ user: UserRow; links: UserLinks }> {
-    const user = await this.users.get(principal.org, userIdOf(principal));
-    const links = await this.scimUsers.links(principal.org, [user]);
-    return { user, links: links(user) };
+  user(principal: Principal): Promise<LinkedUser> {
+    return this.scimUsers.read(principal, userIdOf(principal));
   }
 
   ownDevices(principal: Principal): Promise<DeviceRow[]> {

@@ -2,10 +2,20 @@ import { Injectable } from '@nestjs/common';
 import { SCIM_CORE_USER_SCHEMA, UpdateUserInput, UserRow, UserService } from '@app/accounts';
 import { OperatorDependentPolicy } from '@app/auth';
 import { Actor, IfMatch, Principal, ScimSearch, applyPatch, invalidValue, notFound } from '@app/common';
-import { GroupRepository } from '../groups/group.repository';
-import { WalletRepository } from '../wallets/wallet.repository';
+import { ChangeFeed, FeedCache } from '@app/persistence';
+import { UserLinksRepository } from './user-links.repository';
 import { UserLinks } from './user.presenter';
 import { ENTERPRISE_USER_SCHEMA, USER_PERMISSION_SCHEMA, UserFields, parseUserBody, userFields, writableUser } from './user.schema';
+
+/** Bounds the per-instance cache of presented users. */
+const MAX_CACHED_USERS = 50_000;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A user with what its presentation needs from this library. */
+export interface LinkedUser {
+  user: UserRow;
+  links: UserLinks;
+}
 
 /** The role a cardholder gets when the body names none (interface: the Cardholder role holds Scope.device). */
 export const DEFAULT_CARDHOLDER_ROLE = 'Cardholder';
@@ -39,12 +49,24 @@ const PATCH_TARGET = { coreSchema: SCIM_CORE_USER_SCHEMA, extensions: [ENTERPRIS
  */
 @Injectable()
 export class ScimUserService {
+  /**
+   * Users as GET /Users/{id} and GET /Self present them, kept per instance: every change of a user
+   * (accounts' UserService, group membership here) publishes 'subject' with its id after commit,
+   * which evicts it on every instance; an organization change drops everything.
+   */
+  private readonly cache: FeedCache<LinkedUser>;
+
   constructor(
     private readonly users: UserService,
-    private readonly wallets: WalletRepository,
-    private readonly groups: GroupRepository,
+    private readonly userLinks: UserLinksRepository,
     private readonly operatorDependent: OperatorDependentPolicy,
-  ) {}
+    changes: ChangeFeed,
+  ) {
+    this.cache = new FeedCache(changes, {
+      evicts: (change) => (change.topic === 'subject' ? { key: change.id } : change.topic === 'organization' ? 'all' : undefined),
+      maxEntries: MAX_CACHED_USERS,
+    });
+  }
 
   async create(principal: Principal, body: unknown, actor: Actor): Promise<UserRow> {
     const fields = userFields(parseUserBody(body));
@@ -72,10 +94,21 @@ export class ScimUserService {
   }
 
   async get(principal: Principal, id: string): Promise<UserRow> {
-    const user = await this.users.get(principal.org, id);
-    // The same answer as for an id that does not exist (DECISIONS 2): nothing tells the two apart.
-    if (!this.operatorDependent.canReach(principal, user)) throw notFound(`User "${id}" does not exist in organization "${principal.org}".`);
-    return user;
+    return (await this.read(principal, id)).user;
+  }
+
+  /** A user with its wallet and group ids, from the cache when it has it. */
+  async read(principal: Principal, id: string): Promise<LinkedUser> {
+    const missing = () => notFound(`User "${id.slice(0, 64)}" does not exist in organization "${principal.org}".`);
+    if (!UUID.test(id)) throw missing();
+    const linked = await this.cache.read(id.toLowerCase(), async () => {
+      const user = await this.users.find(principal.org, id);
+      return user && { user, links: (await this.links(principal.org, [user]))(user) };
+    });
+    // The same answer for another organization's id and, for an Operator Dependent caller, for a
+    // user outside its groups, as for an id that does not exist (DECISIONS 2): nothing tells them apart.
+    if (!linked || linked.user.org_id !== principal.org || !this.operatorDependent.canReach(principal, linked.user)) throw missing();
+    return linked;
   }
 
   search(principal: Principal, search: ScimSearch): Promise<{ rows: UserRow[]; total: number }> {
@@ -100,15 +133,13 @@ export class ScimUserService {
     await this.users.delete(principal.org, id, actor, { force });
   }
 
-  /** The wallet and group ids of a page of users, in two round trips. */
+  /** The wallet and group ids of a page of users, in one round trip. */
   async links(orgId: string, users: readonly UserRow[]): Promise<(user: UserRow) => UserLinks> {
-    const [walletIds, groupIds] = await Promise.all([
-      this.wallets.idsByOwner(
-        orgId,
-        users.map((user) => user.id),
-      ),
-      this.groups.idsByName(orgId, [...new Set(users.flatMap((user) => user.groups))]),
-    ]);
+    const { walletIds, groupIds } = await this.userLinks.find(
+      orgId,
+      users.map((user) => user.id),
+      [...new Set(users.flatMap((user) => user.groups))],
+    );
     return (user) => ({ walletId: walletIds.get(user.id), groupIds });
   }
 }

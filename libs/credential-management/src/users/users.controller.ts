@@ -24,10 +24,21 @@ import {
   searchFromBody,
   searchFromQuery,
   ScimSearch,
+  ApiScimResponse,
+  ApiSearchBody,
 } from '@app/common';
 import { ScimUserService } from './scim-user.service';
 import { UserPresenter } from './user.presenter';
-import { CMS_USER_SCHEMA, userBodySchema } from './user.schema';
+import { CMS_USER_SCHEMA, ENTERPRISE_USER_SCHEMA, USER_PERMISSION_SCHEMA, userBodySchema } from './user.schema';
+
+/** The User answer: the attributes searches declare, the multi-valued ones as arrays, and both extensions. */
+const USER_RESPONSE = {
+  multiValued: ['x509Certificates'],
+  extra: {
+    [ENTERPRISE_USER_SCHEMA]: { type: 'object' as const, description: 'RFC 7643 4.3 enterprise extension, when the user has one' },
+    [USER_PERMISSION_SCHEMA]: { type: 'object' as const, description: '{roles, groups}, on operators' },
+  },
+};
 
 const EXAMPLE_USER = {
   schemas: ['urn:ietf:params:scim:schemas:core:2.0:User', CMS_USER_SCHEMA],
@@ -61,6 +72,7 @@ export class UsersController {
   @RequirePermission(Permission.OperatorCreate)
   @ApiOperation({ summary: 'Create a cardholder (default) or an operator; its wallet is created with it' })
   @ApiJsonBody(userBodySchema, EXAMPLE_USER)
+  @ApiScimResponse(USER_SEARCH_DEFINITION, { ...USER_RESPONSE, status: 201 })
   async create(@CurrentPrincipal() principal: Principal, @RequestActor() actor: Actor, @Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
     const user = await this.users.create(principal, body, actor);
     reply.header('Location', this.presenter.location(user.id));
@@ -71,6 +83,7 @@ export class UsersController {
   @RequirePermission(Permission.OperatorList)
   @ApiOperation({ summary: 'List users: filter, startIndex, count, sortBy, sortOrder, attributes, excludedAttributes (RFC 7644 3.4.2)' })
   @ApiQuery({ name: 'filter', required: false, example: 'userName eq "jane.doe"' })
+  @ApiScimResponse(USER_SEARCH_DEFINITION, { ...USER_RESPONSE, list: true })
   async list(@CurrentPrincipal() principal: Principal, @Query() query: Record<string, unknown>) {
     return this.page(principal, searchFromQuery(query, USER_SEARCH_DEFINITION));
   }
@@ -79,7 +92,9 @@ export class UsersController {
   @NotAudited('a search (RFC 7644 3.4.3) changes nothing')
   @HttpCode(200)
   @RequirePermission(Permission.UserSearch)
+  @ApiSearchBody('userName eq "jane.doe"')
   @ApiOperation({ summary: 'Search users with a SCIM SearchRequest' })
+  @ApiScimResponse(USER_SEARCH_DEFINITION, { ...USER_RESPONSE, list: true })
   async search(@CurrentPrincipal() principal: Principal, @Body() body: unknown) {
     return this.page(principal, searchFromBody(body, USER_SEARCH_DEFINITION));
   }
@@ -87,10 +102,11 @@ export class UsersController {
   @Get(':id')
   @RequirePermission(Permission.UserRead)
   @ApiOperation({ summary: 'Read a user' })
+  @ApiScimResponse(USER_SEARCH_DEFINITION, USER_RESPONSE)
   async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() query: Record<string, unknown>) {
     const projection = projectionFromQuery(query, USER_SEARCH_DEFINITION);
-    const user = await this.users.get(principal, id);
-    return projectResource((await this.present(principal.org, [user]))[0], USER_SEARCH_DEFINITION, projection);
+    const { user, links } = await this.users.read(principal, id);
+    return projectResource(this.presenter.user(user, links), USER_SEARCH_DEFINITION, projection);
   }
 
   @Put(':id')
@@ -101,6 +117,7 @@ export class UsersController {
     description: 'Attributes left out are cleared, except active, password, the role and groups, which keep their values.',
   })
   @ApiJsonBody(userBodySchema, EXAMPLE_USER)
+  @ApiScimResponse(USER_SEARCH_DEFINITION, USER_RESPONSE)
   async replace(
     @CurrentPrincipal() principal: Principal,
     @RequestActor() actor: Actor,
@@ -134,6 +151,7 @@ export class UsersController {
       example: { schemas: [PATCH_OP_SCHEMA], Operations: [{ op: 'replace', path: 'active', value: false }] },
     },
   })
+  @ApiScimResponse(USER_SEARCH_DEFINITION, USER_RESPONSE)
   async patch(
     @CurrentPrincipal() principal: Principal,
     @RequestActor() actor: Actor,

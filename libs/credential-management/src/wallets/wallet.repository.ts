@@ -39,16 +39,6 @@ export class WalletRepository {
     );
   }
 
-  /** The wallet id of each of these users (one round trip for a page of users). */
-  async idsByOwner(orgId: string, userIds: readonly string[]): Promise<Map<string, string>> {
-    if (userIds.length === 0) return new Map();
-    const rows = await this.db.query<{ id: string; owner_user_id: string }>(
-      'SELECT id, owner_user_id FROM wallets WHERE org_id = $1 AND owner_user_id = ANY($2::uuid[])',
-      [orgId, userIds],
-    );
-    return new Map(rows.map((row) => [row.owner_user_id, row.id]));
-  }
-
   async find(orgId: string, id: string, tx?: Transaction, lock = false): Promise<WalletRow | undefined> {
     const [row] = await this.db.query<WalletRow>(
       `SELECT ${COLUMNS} ${FROM} WHERE w.org_id = $1 AND w.id = $2${lock ? ' FOR UPDATE OF w' : ''}`,

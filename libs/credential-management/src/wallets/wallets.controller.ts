@@ -18,6 +18,8 @@ import {
   projectResource,
   projectionFromQuery,
   searchFromBody,
+  ApiScimResponse,
+  ApiSearchBody,
 } from '@app/common';
 import { WalletPresenter } from './wallet.presenter';
 import { WALLET_SEARCH_DEFINITION } from './wallet.schema';
@@ -39,7 +41,9 @@ export class WalletsController {
   @HttpCode(200)
   @ScimMediaTypes()
   @RequirePermission(Permission.WalletSearch)
+  @ApiSearchBody('owner.display eq "jane.doe"')
   @ApiOperation({ summary: 'Search wallets with a SCIM SearchRequest (status, notes, owner.value, owner.display, meta)' })
+  @ApiScimResponse(WALLET_SEARCH_DEFINITION, { multiValued: ['devices', 'credentials'], list: true })
   async search(@CurrentPrincipal() principal: Principal, @Body() body: unknown) {
     const search = searchFromBody(body, WALLET_SEARCH_DEFINITION);
     const { views, total } = await this.wallets.search(principal, search);
@@ -54,6 +58,7 @@ export class WalletsController {
   @ScimMediaTypes()
   @RequirePermission(Permission.WalletRead)
   @ApiOperation({ summary: 'Read a wallet' })
+  @ApiScimResponse(WALLET_SEARCH_DEFINITION, { multiValued: ['devices', 'credentials'] })
   async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() query: Record<string, unknown>) {
     const projection = projectionFromQuery(query, WALLET_SEARCH_DEFINITION);
     return projectResource(this.presenter.wallet(await this.wallets.get(principal, id)), WALLET_SEARCH_DEFINITION, projection);
@@ -67,6 +72,7 @@ export class WalletsController {
   @ApiBody({
     schema: { type: 'object', example: { schemas: [PATCH_OP_SCHEMA], Operations: [{ op: 'replace', path: 'notes', value: 'Card left at the front desk' }] } },
   })
+  @ApiScimResponse(WALLET_SEARCH_DEFINITION, { multiValued: ['devices', 'credentials'] })
   async patch(
     @CurrentPrincipal() principal: Principal,
     @RequestActor() actor: Actor,
@@ -84,6 +90,7 @@ export class WalletsController {
   @RequirePermission(Permission.WalletAction)
   @ApiOperation({ summary: 'Suspend a wallet: every ISSUED device of it goes ON_HOLD with the reason' })
   @ApiBody({ schema: { type: 'object', properties: { reason: { type: 'string', enum: ['LOST', 'STOLEN', 'DAMAGED', 'FORGOTTEN'] } }, required: ['reason'] } })
+  @ApiScimResponse(WALLET_SEARCH_DEFINITION, { multiValued: ['devices', 'credentials'] })
   async suspend(@CurrentPrincipal() principal: Principal, @RequestActor() actor: Actor, @Param('id') id: string, @Body() body: unknown) {
     return this.presenter.wallet(await this.wallets.suspend(principal, id, body, actor));
   }
@@ -94,6 +101,7 @@ export class WalletsController {
   @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.WalletAction)
   @ApiOperation({ summary: 'Resume a wallet: every ON_HOLD device of it is ISSUED again' })
+  @ApiScimResponse(WALLET_SEARCH_DEFINITION, { multiValued: ['devices', 'credentials'] })
   async resume(@CurrentPrincipal() principal: Principal, @RequestActor() actor: Actor, @Param('id') id: string, @Body() body: unknown) {
     return this.presenter.wallet(await this.wallets.resume(principal, id, body, actor));
   }

@@ -16,6 +16,7 @@ import {
   RequestActor,
   PathFormats,
   credentialManagementPaths,
+  ApiSearchBody,
 } from '@app/common';
 import { DevicePresenter, DeviceResource } from '../device.presenter';
 import { DEVICE_SEARCH_DEFINITION, parseActionBody } from '../device.schema';
@@ -55,6 +56,7 @@ export class DeviceController {
   @NotAudited('a search (RFC 7644 3.4.3) changes nothing')
   @HttpCode(200)
   @ScimMediaTypes()
+  @ApiSearchBody('status.status eq "AVAILABLE"')
   @RequirePermission(Permission.DeviceSearch)
   async search(@CurrentPrincipal() principal: Principal, @Body() body: unknown) {
     const search = searchFromBody(body, DEVICE_SEARCH_DEFINITION);
