@@ -8,6 +8,7 @@ import { CreatePki1764200000000 } from './1764200000000-CreatePki';
 import { CreateCredentialManagement1764300000000 } from './1764300000000-CreateCredentialManagement';
 import { CreateReferenceData1764300000100 } from './1764300000100-CreateReferenceData';
 import { AddEnrollmentDataAndWalletSuspensions1764300000200 } from './1764300000200-AddEnrollmentDataAndWalletSuspensions';
+import { AddUserEmailIndex1764300000300 } from './1764300000300-AddUserEmailIndex';
 
 /** Every migration, in order. The data source takes classes, not a glob, so source and dist/ behave alike. */
 export const MIGRATIONS = [
@@ -21,4 +22,5 @@ export const MIGRATIONS = [
   CreateCredentialManagement1764300000000,
   CreateReferenceData1764300000100,
   AddEnrollmentDataAndWalletSuspensions1764300000200,
+  AddUserEmailIndex1764300000300,
 ];

@@ -313,6 +313,12 @@ describe('Users over SCIM', () => {
       expect(excluded.body.totalResults).toBe(1);
       expect(excluded.body.Resources[0].userName).toBe('list.gamma');
       expect(excluded.body.Resources[0].emails).toBeUndefined();
+      // emails.value outside brackets goes through the trigram-indexed prefilter first, then the exact test.
+      const byEmail = await get(
+        `${USERS}?filter=${encodeURIComponent('emails.value co "LIST.GAMMA@" or emails.value eq "list.alpha@example.com"')}&sortBy=userName`,
+      );
+      expect(byEmail.body.Resources.map((u: { userName: string }) => u.userName)).toEqual(['list.alpha', 'list.gamma']);
+      expect((await get(`${USERS}?filter=${encodeURIComponent('emails.value eq "list.alpha@example"')}`)).body.totalResults).toBe(0);
       const extension = await get(`${USERS}?filter=${encodeURIComponent('urn:ietf:params:scim:schemas:core:2.0:User:externalId eq "ext-list.alpha"')}`);
       expect(extension.body.Resources.map((u: { userName: string }) => u.userName)).toEqual(['list.alpha']);
     });

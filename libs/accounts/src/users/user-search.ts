@@ -3,6 +3,9 @@ import { ScimResourceDefinition } from '@app/common';
 /** The SCIM core User schema (RFC 7643 4.1): what identity providers' filters are prefixed with. */
 export const SCIM_CORE_USER_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:User';
 
+/** Every e-mail address of a user in one lower-cased text, as its trigram index stores it. */
+export const EMAIL_VALUES = `lower(jsonb_path_query_array(u.emails, '$[*].value')::text)`;
+
 const text = (column: string, caseExact = false) => ({ type: 'string' as const, column, caseExact });
 
 /**
@@ -38,7 +41,11 @@ export const USER_SEARCH_DEFINITION: ScimResourceDefinition = {
     active: { type: 'boolean', column: '(NOT u.disabled)' },
     emails: {
       type: 'complex',
-      multiValued: { exists: (condition) => `EXISTS (SELECT 1 FROM jsonb_array_elements(u.emails) AS em(v) WHERE ${condition})` },
+      multiValued: {
+        exists: (condition) => `EXISTS (SELECT 1 FROM jsonb_array_elements(u.emails) AS em(v) WHERE ${condition})`,
+        // users_lower_email_values_trgm_idx (migration 1764300000300).
+        indexed: { value: EMAIL_VALUES },
+      },
       subAttributes: {
         value: text(`(em.v->>'value')`),
         type: text(`(em.v->>'type')`),

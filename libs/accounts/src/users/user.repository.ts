@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 
-import { Database, PG_FOREIGN_KEY_VIOLATION, PG_UNIQUE_VIOLATION, Transaction, isPgError } from '@app/persistence';
+import { Database, PG_FOREIGN_KEY_VIOLATION, PG_UNIQUE_VIOLATION, Transaction, isPgError, prepared, preparedShape } from '@app/persistence';
 import { ScimSearch, SqlParameters, notFound, searchSql, uniqueness } from '@app/common';
 import { USER_SEARCH_DEFINITION } from './user-search';
 import { OrganizationSettings, withDefaults } from '../organizations/organization-settings';
@@ -112,6 +112,8 @@ const USER_COLUMNS = `u.id, u.org_id, u.user_name, u.user_type, u.role, u.groups
   ARRAY(SELECT uc.pem FROM user_certificates uc WHERE uc.user_id = u.id ORDER BY uc.created_at, uc.thumbprint) AS certificate_pems,
   u.disabled, u.created_at, u.updated_at, u.version`;
 
+const FIND_IN_ORG = prepared('user_find_in_org', `SELECT ${USER_COLUMNS} FROM users u WHERE u.org_id = $1 AND u.id = $2`);
+
 interface OrgSettingsColumn {
   org_settings: Partial<OrganizationSettings>;
 }
@@ -158,7 +160,7 @@ export class UserRepository {
 
   /** `id` must be a UUID (the service checks it before asking). */
   async findInOrg(orgId: string, id: string, tx?: Transaction): Promise<UserRow | undefined> {
-    const [row] = await this.db.query<UserRow>(`SELECT ${USER_COLUMNS} FROM users u WHERE u.org_id = $1 AND u.id = $2`, [orgId, id], tx);
+    const [row] = await this.db.query<UserRow>(FIND_IN_ORG, [orgId, id], tx);
     return row;
   }
 
@@ -321,12 +323,12 @@ export class UserRepository {
     const sql = searchSql(search, USER_SEARCH_DEFINITION, params);
     const from = `FROM users u WHERE u.org_id = $1 AND ${scope} AND ${sql.where}`;
     // The count takes the same parameters without the trailing LIMIT and OFFSET.
-    const count = async () => (await this.db.query<{ n: number }>(`SELECT count(*)::int AS n ${from}`, params.values.slice(0, -2)))[0].n;
+    const count = async () => (await this.db.query<{ n: number }>(preparedShape(`SELECT count(*)::int AS n ${from}`), params.values.slice(0, -2)))[0].n;
     if (search.page.count === 0) return { rows: [], total: await count() };
     // One round trip for a page and its total (the window count); an empty page past the first
     // has no row to carry it, and only then is the count asked on its own.
     const rows = await this.db.query<UserRow & { total: number }>(
-      `SELECT ${USER_COLUMNS}, count(*) OVER ()::int AS total ${from} ORDER BY ${sql.orderBy} LIMIT ${sql.limit} OFFSET ${sql.offset}`,
+      preparedShape(`SELECT ${USER_COLUMNS}, count(*) OVER ()::int AS total ${from} ORDER BY ${sql.orderBy} LIMIT ${sql.limit} OFFSET ${sql.offset}`),
       params.values,
     );
     if (rows.length === 0) return { rows: [], total: search.page.startIndex === 1 ? 0 : await count() };

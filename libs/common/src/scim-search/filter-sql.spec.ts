@@ -131,3 +131,38 @@ describe('SCIM filter to SQL', () => {
     expect(refusal(filter)).toMatch(detail);
   });
 });
+
+describe('compileFilter with an indexed multi-valued sub-attribute', () => {
+  const INDEXED: ScimResourceDefinition = {
+    ...THING,
+    attributes: {
+      ...THING.attributes,
+      tags: {
+        type: 'complex',
+        multiValued: {
+          exists: (condition) => `EXISTS (SELECT 1 FROM tags g WHERE g.thing_id = t.id AND ${condition})`,
+          indexed: { name: 'lower(t.tag_names)' },
+        },
+        subAttributes: { name: { type: 'string', column: 'g.name' }, weight: { type: 'number', column: 'g.weight' } },
+      },
+    },
+  };
+  const compileIndexed = (filter: string) => {
+    const params = new SqlParameters([]);
+    return { sql: compileFilter(parseFilter(filter), INDEXED, params), values: params.values };
+  };
+
+  it('adds the indexable LIKE before the exact EXISTS for string comparisons', () => {
+    expect(compileIndexed('tags.name co "A_b"')).toEqual({
+      sql: `(lower(t.tag_names) LIKE lower($2::text) ESCAPE '\\' AND EXISTS (SELECT 1 FROM tags g WHERE g.thing_id = t.id AND (lower(g.name) LIKE lower($1::text) ESCAPE '\\')))`,
+      values: ['%A\\_b%', '%A\\_b%'],
+    });
+    expect(compileIndexed('tags.name eq "x"').sql).toMatch(/^\(lower\(t.tag_names\) LIKE .* AND EXISTS/);
+  });
+
+  it('leaves it out where it cannot hold: ne, numbers, inside brackets, a quote or backslash in the value', () => {
+    for (const filter of ['tags.name ne "x"', 'tags.weight gt 2', 'tags[name co "x"]', 'tags.name co "a\\"b"', 'tags.name pr']) {
+      expect(compileIndexed(filter).sql).not.toContain('tag_names');
+    }
+  });
+});

@@ -104,7 +104,20 @@ class FilterCompiler {
       );
     }
     const column = this.column(resolved);
-    return this.scoped(resolved, this.condition(resolved.name, resolved.attribute, column, op, value), insideValuePath);
+    const condition = this.scoped(resolved, this.condition(resolved.name, resolved.attribute, column, op, value), insideValuePath);
+    const indexed = resolved.within?.indexed;
+    // A trigram-indexed expression of all the values narrows the rows first (it can only say maybe).
+    if (
+      indexed &&
+      !insideValuePath &&
+      typeof value === 'string' &&
+      !/["\\]/.test(value) &&
+      !resolved.attribute.caseExact &&
+      ['eq', 'co', 'sw', 'ew'].includes(op)
+    ) {
+      return `(${indexed} LIKE lower(${this.params.add(`%${escapeLike(value)}%`)}::text) ESCAPE '\\' AND ${condition})`;
+    }
+    return condition;
   }
 
   /** A sub-attribute of a multi-valued attribute, outside brackets, is true when some value satisfies it. */

@@ -24,7 +24,16 @@ export interface ScimComplexAttribute {
    * of the row satisfies `condition`, e.g.
    * `(condition) => \`EXISTS (SELECT 1 FROM device_external_ids e WHERE e.device_id = d.id AND ${condition})\``.
    */
-  multiValued?: { exists: (condition: string) => string };
+  multiValued?: {
+    exists: (condition: string) => string;
+    /**
+     * Per sub-attribute, an SQL expression of the row holding every value of it lower-cased (e.g.
+     * `lower(jsonb_path_query_array(u.emails, '$[*].value')::text)`), with a trigram index on it: a
+     * string comparison on that sub-attribute then also requires `expression LIKE '%value%'`, which
+     * the index answers, before the exact EXISTS decides.
+     */
+    indexed?: Readonly<Record<string, string>>;
+  };
   returned?: 'always' | 'default';
 }
 
@@ -42,7 +51,12 @@ export interface ScimResourceDefinition {
 
 /** An attribute path resolved against a definition, with its canonical spelling. */
 export type ResolvedPath =
-  | { kind: 'scalar'; name: string; attribute: ScimScalarAttribute; within?: { name: string; exists: (condition: string) => string } }
+  | {
+      kind: 'scalar';
+      name: string;
+      attribute: ScimScalarAttribute;
+      within?: { name: string; exists: (condition: string) => string; indexed?: string };
+    }
   | { kind: 'complex'; name: string; attribute: ScimComplexAttribute };
 
 export const isComplex = (attribute: ScimAttribute): attribute is ScimComplexAttribute => attribute.type === 'complex';
@@ -66,7 +80,8 @@ export function resolvePath(definition: ScimResourceDefinition, path: string, pa
     if (parts.length !== 1) return undefined;
     const key = findKey(parent.attribute.subAttributes, parts[0]);
     if (!key) return undefined;
-    const within = parent.attribute.multiValued ? { name: parent.name, exists: parent.attribute.multiValued.exists } : undefined;
+    const multiValued = parent.attribute.multiValued;
+    const within = multiValued ? { name: parent.name, exists: multiValued.exists, indexed: multiValued.indexed?.[key] } : undefined;
     return { kind: 'scalar', name: `${parent.name}.${key}`, attribute: parent.attribute.subAttributes[key], within };
   }
   const topKey = findKey(definition.attributes, parts[0]);
