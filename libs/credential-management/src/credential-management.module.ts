@@ -33,7 +33,8 @@ import { SelfController } from './self/self.controller';
 import { SelfService } from './self/self.service';
 import { StatsController } from './stats/stats.controller';
 import { StatsService } from './stats/stats.service';
-import { EnrollmentDataController, EnrollmentDataService } from './enrollment/enrollment-data.controller';
+import { EnrollmentDataController } from './enrollment/enrollment-data.controller';
+import { EnrollmentDataService } from './enrollment/enrollment-data.service';
 import { EnrollmentDataRepository } from './enrollment/enrollment-data.repository';
 
 /** Presenters build locations from PUBLIC_BASE_URL. */

@@ -1,12 +1,11 @@
-import { Audited, AuditLog, byActor } from '@app/audit';
-import { Body, Controller, HttpCode, Injectable, Param, Post } from '@nestjs/common';
+import { Audited } from '@app/audit';
+import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Permission } from '@app/auth';
 import {
   Actor,
   ApiSchemaResponse,
   CANONICAL_PREFIX,
-  Clock,
   CurrentPrincipal,
   PathFormats,
   Principal,
@@ -17,42 +16,8 @@ import {
   isoTimestamp,
 } from '@app/common';
 import { AppConfig } from '@app/config';
-import { Database } from '@app/persistence';
-import { ScimUserService } from '../users/scim-user.service';
-import { EnrollmentDataRepository, EnrollmentDataRow } from './enrollment-data.repository';
-import { ENROLLMENT_DATA_SCHEMA, parseEnrollmentData } from './enrollment-data.schema';
-
-/** Replaces a user's enrollment data, audited with the attribute names only (values are personal data). */
-@Injectable()
-export class EnrollmentDataService {
-  constructor(
-    private readonly db: Database,
-    private readonly enrollment: EnrollmentDataRepository,
-    private readonly users: ScimUserService,
-    private readonly audit: AuditLog,
-    private readonly clock: Clock,
-  ) {}
-
-  async replace(principal: Principal, userId: string, body: unknown, actor: Actor): Promise<EnrollmentDataRow> {
-    await this.users.get(principal, userId);
-    const attributes = parseEnrollmentData(body);
-    return this.db.transaction(async (tx) => {
-      const row = await this.enrollment.replace(principal.org, userId, attributes, this.clock.now(), tx);
-      await this.audit.record(
-        {
-          org: principal.org,
-          ...byActor(actor),
-          action: 'user.enrollment_data.replace',
-          target: userId,
-          outcome: 'success',
-          details: { names: attributes.map((a) => a.name) },
-        },
-        tx,
-      );
-      return row;
-    });
-  }
-}
+import { ENROLLMENT_DATA_SCHEMA } from './enrollment-data.schema';
+import { EnrollmentDataService } from './enrollment-data.service';
 
 /** POST /Users/{uid}/EnrollmentData (DECISIONS 5.2: user.enrollmentData.write). */
 @ApiTags('credential management: users')

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Actor, DomainError, Principal, forbidden, invalidValue } from '@app/common';
+import { Actor, Principal, forbidden, invalidValue } from '@app/common';
 import { DeviceRow, DeviceService, parseActionBody } from '@app/device';
 import { PolicyService } from '../policies/policy.service';
 import { LinkedUser, ScimUserService } from '../users/scim-user.service';
@@ -52,10 +52,7 @@ export class SelfService {
 /** Only a user's token has a self; a system account's is refused with what to use instead. */
 function userIdOf(principal: Principal): string {
   if (principal.kind !== 'user') {
-    throw new DomainError(
-      'FORBIDDEN',
-      `/Self is the signed-in user's; "${principal.name}" is a system account. Use a user's token (password or jwt-bearer grant).`,
-    );
+    throw forbidden(`/Self is the signed-in user's; "${principal.name}" is a system account. Use a user's token (password or jwt-bearer grant).`);
   }
   return principal.subjectId;
 }

@@ -3,7 +3,7 @@ import { Actor, AuditLog, byActor } from '@app/audit';
 import { OperatorDependentPolicy } from '@app/auth';
 import { Clock, DomainError, IfMatch, Principal, ScimSearch, applyPatch, invalidValue, notFound, parseBody, preconditionFailed, z } from '@app/common';
 import { DEVICE_REASONS, OwnedDevice, OwnedDevices } from '@app/device';
-import { ChangeFeed, Database } from '@app/persistence';
+import { ChangeFeed, Database, Transaction } from '@app/persistence';
 import { isUuid } from '../common/ids';
 import { WalletRepository, WalletRow } from './wallet.repository';
 import { MAX_WALLET_NOTES, WALLET_SCHEMA } from './wallet.schema';
@@ -110,10 +110,7 @@ export class WalletService {
     actor: Actor,
     ifMatch: IfMatch | undefined,
     action: 'wallet.update' | 'wallet.suspend' | 'wallet.resume',
-    work: (
-      row: WalletRow,
-      tx: Parameters<Parameters<Database['transaction']>[0]>[0],
-    ) => Promise<{ details: Record<string, unknown>; moved: string[]; row: WalletRow }>,
+    work: (row: WalletRow, tx: Transaction) => Promise<{ details: Record<string, unknown>; moved: string[]; row: WalletRow }>,
   ): Promise<WalletView> {
     if (!isUuid(id)) throw walletNotFound(id);
     const moved = await this.db.transaction(async (tx) => {
