@@ -67,6 +67,14 @@ describe('device lifecycle (DECISIONS 8)', () => {
 
   const cases = DEVICE_STATUSES.flatMap((status) => DEVICE_ACTIONS.map((action) => [status, action, nextStatus(status, action)] as const));
 
+  it('a device read is never served stale when a move names it in capitals (the cache key is the lower-case id)', async () => {
+    const id = await seed('ISSUED');
+    const read = () => t.http.get(`/aims/rs/scim/v2/Device/${id}`).auth(token, { type: 'bearer' });
+    expect((await read()).body.status).toEqual({ status: 'ISSUED', reason: 'NONE' });
+    expect((await act(id.toUpperCase(), 'suspend', 'LOST')).status).toBe(200);
+    expect((await read()).body.status).toEqual({ status: 'ON_HOLD', reason: 'LOST' });
+  });
+
   it('the walk covers every entry point in every status', () => {
     expect(cases).toHaveLength(DEVICE_STATUSES.length * DEVICE_ACTIONS.length);
     expect(cases.filter(([, , next]) => next !== undefined).map(([status, action]) => `${status} ${action}`)).toEqual([

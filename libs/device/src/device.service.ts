@@ -96,7 +96,7 @@ export class DeviceService {
   }
 
   private read(org: string, id: string): Promise<DeviceRow | undefined> {
-    return this.cache.read(`${org}/${id}`, () => this.devices.findById(org, id));
+    return this.cache.read(deviceKey(org, id), () => this.devices.findById(org, id));
   }
 
   search(principal: Principal, search: ScimSearch): Promise<{ rows: DeviceRow[]; total: number }> {
@@ -174,7 +174,7 @@ export class DeviceService {
       const owner = moved.owner_user_id ? {} : { owner_user_name: null, owner_groups: null };
       return { ...row, ...moved, ...owner };
     });
-    await this.changes.publish('device', `${principal.org}/${id}`);
+    await this.changes.publish('device', deviceKey(principal.org, id));
     return result;
   }
 
@@ -196,6 +196,14 @@ export class DeviceService {
     if (taken.length === 0) return uniqueness('A CUID of this device is already registered in this organization.');
     return uniqueness(`CUID ${taken[0].cuid} is already registered in this organization (device ${taken[0].device_id}); a CUID identifies one device.`);
   }
+}
+
+/**
+ * A device's key in the read cache and on the change feed: ids are UUIDs, which a client may write
+ * in capitals, so the key is lower-case (as the database stores them and other publishers send them).
+ */
+function deviceKey(org: string, id: string): string {
+  return `${org}/${id.toLowerCase()}`;
 }
 
 function deviceNotFound(id: string): DomainError {

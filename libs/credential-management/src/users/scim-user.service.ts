@@ -63,7 +63,8 @@ export class ScimUserService {
     changes: ChangeFeed,
   ) {
     this.cache = new FeedCache(changes, {
-      evicts: (change) => (change.topic === 'subject' ? { key: change.id } : change.topic === 'organization' ? 'all' : undefined),
+      // Keys are lower-case: a client may write a UUID in capitals, and a change is published with the id as sent.
+      evicts: (change) => (change.topic === 'subject' ? { key: change.id.toLowerCase() } : change.topic === 'organization' ? 'all' : undefined),
       maxEntries: MAX_CACHED_USERS,
     });
   }
