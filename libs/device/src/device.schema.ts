@@ -1,4 +1,4 @@
-import { DomainError, ScimResourceDefinition, parseBody, z } from '@app/common';
+import { DomainError, ScimResourceDefinition, parseBody, z, metaAttribute } from '@app/common';
 import { DEVICE_REASONS, DeviceReason } from './lifecycle/device-lifecycle';
 
 /** The Device resource (interface "Device resource"; DECISIONS 8). */
@@ -133,15 +133,6 @@ export const DEVICE_SEARCH_DEFINITION: ScimResourceDefinition = {
       },
     },
     issuanceDate: { type: 'dateTime', column: 'd.issued_at' },
-    meta: {
-      type: 'complex',
-      subAttributes: {
-        created: { type: 'dateTime', column: 'd.created_at' },
-        lastModified: { type: 'dateTime', column: 'd.updated_at' },
-        location: { type: 'string' },
-        resourceType: { type: 'string' },
-        version: { type: 'string' },
-      },
-    },
+    meta: metaAttribute('d'),
   },
 };

@@ -1,4 +1,4 @@
-import { ScimResourceDefinition } from '@app/common';
+import { ScimResourceDefinition, metaAttribute } from '@app/common';
 
 /** The SCIM core User schema (RFC 7643 4.1): what identity providers' filters are prefixed with. */
 export const SCIM_CORE_USER_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:User';
@@ -81,15 +81,6 @@ export const USER_SEARCH_DEFINITION: ScimResourceDefinition = {
     },
     x509Certificates: { type: 'complex', subAttributes: { value: { type: 'string' } } },
     wallet: { type: 'complex', subAttributes: { value: { type: 'string' }, display: { type: 'string' }, $ref: { type: 'string' }, type: { type: 'string' } } },
-    meta: {
-      type: 'complex',
-      subAttributes: {
-        created: { type: 'dateTime', column: 'u.created_at' },
-        lastModified: { type: 'dateTime', column: 'u.updated_at' },
-        location: { type: 'string' },
-        resourceType: { type: 'string' },
-        version: { type: 'string' },
-      },
-    },
+    meta: metaAttribute('u'),
   },
 };

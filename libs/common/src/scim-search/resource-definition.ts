@@ -59,6 +59,23 @@ export type ResolvedPath =
     }
   | { kind: 'complex'; name: string; attribute: ScimComplexAttribute };
 
+/**
+ * The `meta` attribute of every resource (RFC 7643 3.1): created and lastModified filter and sort on
+ * the row's timestamps; location, resourceType and version are returned only.
+ */
+export function metaAttribute(row: string): ScimComplexAttribute {
+  return {
+    type: 'complex',
+    subAttributes: {
+      created: { type: 'dateTime', column: `${row}.created_at` },
+      lastModified: { type: 'dateTime', column: `${row}.updated_at` },
+      location: { type: 'string' },
+      resourceType: { type: 'string' },
+      version: { type: 'string' },
+    },
+  };
+}
+
 export const isComplex = (attribute: ScimAttribute): attribute is ScimComplexAttribute => attribute.type === 'complex';
 
 const findKey = <T>(record: Readonly<Record<string, T>>, name: string): string | undefined => {

@@ -1,4 +1,4 @@
-import { ScimResourceDefinition, z } from '@app/common';
+import { ScimResourceDefinition, z, metaAttribute } from '@app/common';
 
 export const DEVICE_POLICY_SCHEMA = 'urn:vendor:scim:api:cms:1.0:DevicePolicy';
 export const CREDENTIAL_TYPES = ['PKI_CERTIFICATE', 'OATH_TOTP', 'OATH_HOTP', 'STATIC_PASSWORD'] as const;
@@ -73,15 +73,6 @@ export const DEVICE_POLICY_SEARCH_DEFINITION: ScimResourceDefinition = {
     },
     requiresApproval: { type: 'boolean', column: 'dp.requires_approval' },
     activationRequired: { type: 'boolean', column: 'dp.activation_required' },
-    meta: {
-      type: 'complex',
-      subAttributes: {
-        created: { type: 'dateTime', column: 'dp.created_at' },
-        lastModified: { type: 'dateTime', column: 'dp.updated_at' },
-        location: { type: 'string' },
-        resourceType: { type: 'string' },
-        version: { type: 'string' },
-      },
-    },
+    meta: metaAttribute('dp'),
   },
 };

@@ -1,4 +1,4 @@
-import { ScimResourceDefinition, z } from '@app/common';
+import { ScimResourceDefinition, z, metaAttribute } from '@app/common';
 
 export const SCIM_CORE_GROUP_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:Group';
 export const CMS_GROUP_SCHEMA = 'urn:vendor:scim:api:cms:1.0:Group';
@@ -24,15 +24,6 @@ export const GROUP_SEARCH_DEFINITION: ScimResourceDefinition = {
     id: { type: 'string', column: 'g.id::text', returned: 'always' },
     displayName: { type: 'string', column: 'g.display_name', caseExact: true },
     members: { type: 'complex', subAttributes: { value: { type: 'string' }, display: { type: 'string' }, $ref: { type: 'string' }, type: { type: 'string' } } },
-    meta: {
-      type: 'complex',
-      subAttributes: {
-        created: { type: 'dateTime', column: 'g.created_at' },
-        lastModified: { type: 'dateTime', column: 'g.updated_at' },
-        location: { type: 'string' },
-        resourceType: { type: 'string' },
-        version: { type: 'string' },
-      },
-    },
+    meta: metaAttribute('g'),
   },
 };

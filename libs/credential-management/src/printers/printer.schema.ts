@@ -1,4 +1,4 @@
-import { ScimResourceDefinition, z } from '@app/common';
+import { ScimResourceDefinition, z, metaAttribute } from '@app/common';
 
 export const PRINTER_SCHEMA = 'urn:vendor:scim:api:cms:1.0:Printer';
 export const PRINTER_STATUSES = ['READY', 'OFFLINE'] as const;
@@ -30,15 +30,6 @@ export const PRINTER_SEARCH_DEFINITION: ScimResourceDefinition = {
     model: { type: 'string', column: 'p.model' },
     location: { type: 'string', column: 'p.location' },
     status: { type: 'string', column: 'p.status' },
-    meta: {
-      type: 'complex',
-      subAttributes: {
-        created: { type: 'dateTime', column: 'p.created_at' },
-        lastModified: { type: 'dateTime', column: 'p.updated_at' },
-        location: { type: 'string' },
-        resourceType: { type: 'string' },
-        version: { type: 'string' },
-      },
-    },
+    meta: metaAttribute('p'),
   },
 };

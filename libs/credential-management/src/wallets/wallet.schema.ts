@@ -1,4 +1,4 @@
-import { ScimResourceDefinition } from '@app/common';
+import { ScimResourceDefinition, metaAttribute } from '@app/common';
 
 export const WALLET_SCHEMA = 'urn:vendor:scim:api:cms:1.0:Wallet';
 export const MAX_WALLET_NOTES = 4000;
@@ -26,15 +26,6 @@ export const WALLET_SEARCH_DEFINITION: ScimResourceDefinition = {
     },
     devices: { type: 'complex', subAttributes: { value: { type: 'string' }, display: { type: 'string' }, $ref: { type: 'string' }, type: { type: 'string' } } },
     credentials: { type: 'complex', subAttributes: { value: { type: 'string' }, $ref: { type: 'string' }, type: { type: 'string' } } },
-    meta: {
-      type: 'complex',
-      subAttributes: {
-        created: { type: 'dateTime', column: 'w.created_at' },
-        lastModified: { type: 'dateTime', column: 'w.updated_at' },
-        location: { type: 'string' },
-        resourceType: { type: 'string' },
-        version: { type: 'string' },
-      },
-    },
+    meta: metaAttribute('w'),
   },
 };
