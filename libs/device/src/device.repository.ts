@@ -232,14 +232,6 @@ export class DeviceRepository {
     const scope = groups === undefined ? 'TRUE' : `(d.owner_user_id IS NULL OR u.groups && ${params.add(groups)}::text[])`;
     const sql = searchSql(search, DEVICE_SEARCH_DEFINITION, params);
     const from = `FROM devices d LEFT JOIN users u ON u.id = d.owner_user_id WHERE d.org_id = $1 AND ${scope} AND ${sql.where}`;
-    // The count takes the same parameters without the trailing LIMIT and OFFSET.
-    const countValues = params.values.slice(0, -2);
-    const [count, rows] = await Promise.all([
-      this.db.query<{ n: number }>(`SELECT count(*)::int AS n ${from}`, countValues),
-      search.page.count === 0
-        ? Promise.resolve([])
-        : this.db.query<DeviceRow>(`SELECT ${DEVICE_COLUMNS} ${from} ORDER BY ${sql.orderBy} LIMIT ${sql.limit} OFFSET ${sql.offset}`, params.values),
-    ]);
-    return { rows, total: count[0].n };
+    return this.db.searchPage<DeviceRow>(DEVICE_COLUMNS, from, { ...sql, ...search.page }, params.values);
   }
 }

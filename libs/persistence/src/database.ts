@@ -73,6 +73,29 @@ export class Database {
     }
   }
 
+  /**
+   * A page of a search and the total matching (SCIM lists and `.search`): `columns` selected over
+   * `from` (`FROM ... WHERE ...`), ordered and limited by `page` (ORDER BY, and the LIMIT and OFFSET
+   * placeholders, which are the last two of `values`). One statement carries both the page and the
+   * total (a window count); the count is asked on its own only when no row can carry it (count 0, or
+   * an empty page past the first). Statements are named per shape (preparedShape).
+   */
+  async searchPage<T>(
+    columns: string,
+    from: string,
+    page: { orderBy: string; limit: string; offset: string; count: number; startIndex: number },
+    values: unknown[],
+  ): Promise<{ rows: T[]; total: number }> {
+    const count = async () => (await this.query<{ n: number }>(preparedShape(`SELECT count(*)::int AS n ${from}`), values.slice(0, -2)))[0].n;
+    if (page.count === 0) return { rows: [], total: await count() };
+    const rows = await this.query<T & { search_total: number }>(
+      preparedShape(`SELECT ${columns}, count(*) OVER ()::int AS search_total ${from} ORDER BY ${page.orderBy} LIMIT ${page.limit} OFFSET ${page.offset}`),
+      values,
+    );
+    if (rows.length === 0) return { rows: [], total: page.startIndex === 1 ? 0 : await count() };
+    return { rows: rows.map(({ search_total: _total, ...row }) => row as unknown as T), total: rows[0].search_total };
+  }
+
   async transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
     let client: PoolClient;
     try {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 
-import { Database, PG_FOREIGN_KEY_VIOLATION, PG_UNIQUE_VIOLATION, Transaction, isPgError, prepared, preparedShape } from '@app/persistence';
+import { Database, PG_FOREIGN_KEY_VIOLATION, PG_UNIQUE_VIOLATION, Transaction, isPgError, prepared } from '@app/persistence';
 import { ScimSearch, SqlParameters, notFound, searchSql, uniqueness } from '@app/common';
 import { USER_SEARCH_DEFINITION } from './user-search';
 import { OrganizationSettings, withDefaults } from '../organizations/organization-settings';
@@ -322,17 +322,7 @@ export class UserRepository {
     const scope = groups === undefined ? 'TRUE' : `u.groups && ${params.add(groups)}::text[]`;
     const sql = searchSql(search, USER_SEARCH_DEFINITION, params);
     const from = `FROM users u WHERE u.org_id = $1 AND ${scope} AND ${sql.where}`;
-    // The count takes the same parameters without the trailing LIMIT and OFFSET.
-    const count = async () => (await this.db.query<{ n: number }>(preparedShape(`SELECT count(*)::int AS n ${from}`), params.values.slice(0, -2)))[0].n;
-    if (search.page.count === 0) return { rows: [], total: await count() };
-    // One round trip for a page and its total (the window count); an empty page past the first
-    // has no row to carry it, and only then is the count asked on its own.
-    const rows = await this.db.query<UserRow & { total: number }>(
-      preparedShape(`SELECT ${USER_COLUMNS}, count(*) OVER ()::int AS total ${from} ORDER BY ${sql.orderBy} LIMIT ${sql.limit} OFFSET ${sql.offset}`),
-      params.values,
-    );
-    if (rows.length === 0) return { rows: [], total: search.page.startIndex === 1 ? 0 : await count() };
-    return { rows: rows.map(({ total: _total, ...row }) => row), total: rows[0].total };
+    return this.db.searchPage<UserRow>(USER_COLUMNS, from, { ...sql, ...search.page }, params.values);
   }
 
   /** Deletes the user with its certificates, tokens and assertion jtis (ON DELETE CASCADE); undefined when there was none. */

@@ -91,6 +91,18 @@ export function ApiSearchBody(example: string): MethodDecorator {
   });
 }
 
+/** `meta` of an answer that no search definition describes (RFC 7643 3.1). */
+export const META_RESPONSE_SCHEMA: SchemaObject = {
+  type: 'object',
+  properties: {
+    resourceType: { type: 'string' },
+    created: { type: 'string', format: 'date-time' },
+    lastModified: { type: 'string', format: 'date-time' },
+    location: { type: 'string' },
+    version: { type: 'string' },
+  },
+};
+
 /** A SCIM ListResponse of `item` (RFC 7644 3.4.2). */
 export function scimListSchema(item: SchemaObject): SchemaObject {
   return {

@@ -64,13 +64,7 @@ export class DevicePolicyRepository {
     const params = new SqlParameters([orgId]);
     const sql = searchSql(search, DEVICE_POLICY_SEARCH_DEFINITION, params);
     const from = `FROM device_policies dp WHERE dp.org_id = $1 AND ${sql.where}`;
-    const [count, rows] = await Promise.all([
-      this.db.query<{ n: number }>(`SELECT count(*)::int AS n ${from}`, params.values.slice(0, -2)),
-      search.page.count === 0
-        ? Promise.resolve([])
-        : this.db.query<DevicePolicyRow>(`SELECT ${COLUMNS} ${from} ORDER BY ${sql.orderBy} LIMIT ${sql.limit} OFFSET ${sql.offset}`, params.values),
-    ]);
-    return { rows, total: count[0].n };
+    return this.db.searchPage<DevicePolicyRow>(COLUMNS, from, { ...sql, ...search.page }, params.values);
   }
 
   async update(orgId: string, id: string, changes: DevicePolicyChanges, now: Date, tx: Transaction): Promise<DevicePolicyRow | undefined> {

@@ -5,6 +5,7 @@ import { Permission } from '@app/auth';
 import {
   Actor,
   ApiSchemaResponse,
+  META_RESPONSE_SCHEMA,
   CANONICAL_PREFIX,
   CurrentPrincipal,
   PathFormats,
@@ -63,16 +64,7 @@ export class EnrollmentDataController {
       schemas: { type: 'array', items: { type: 'string' } },
       id: { type: 'string', description: "the user's id" },
       attributes: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, value: { type: 'string' } } } },
-      meta: {
-        type: 'object',
-        properties: {
-          resourceType: { type: 'string' },
-          created: { type: 'string' },
-          lastModified: { type: 'string' },
-          location: { type: 'string' },
-          version: { type: 'string' },
-        },
-      },
+      meta: META_RESPONSE_SCHEMA,
     },
   })
   async replace(@CurrentPrincipal() principal: Principal, @RequestActor() actor: Actor, @Param('id') id: string, @Body() body: unknown) {

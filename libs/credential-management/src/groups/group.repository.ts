@@ -62,13 +62,7 @@ export class GroupRepository {
     const scope = names === undefined ? 'TRUE' : `g.display_name = ANY(${params.add(names)}::text[])`;
     const sql = searchSql(search, GROUP_SEARCH_DEFINITION, params);
     const from = `FROM user_groups g WHERE g.org_id = $1 AND ${scope} AND ${sql.where}`;
-    const [count, rows] = await Promise.all([
-      this.db.query<{ n: number }>(`SELECT count(*)::int AS n ${from}`, params.values.slice(0, -2)),
-      search.page.count === 0
-        ? Promise.resolve([])
-        : this.db.query<GroupRow>(`SELECT ${COLUMNS} ${from} ORDER BY ${sql.orderBy} LIMIT ${sql.limit} OFFSET ${sql.offset}`, params.values),
-    ]);
-    return { rows, total: count[0].n };
+    return this.db.searchPage<GroupRow>(COLUMNS, from, { ...sql, ...search.page }, params.values);
   }
 
   /** A new name and/or a new version (a member change bumps it too). */

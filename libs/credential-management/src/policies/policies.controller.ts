@@ -16,6 +16,7 @@ import {
   ScimMediaTypes,
   credentialManagementPaths,
   ApiSchemaResponse,
+  META_RESPONSE_SCHEMA,
   z,
 } from '@app/common';
 import { PolicyPresenter } from './policy.presenter';
@@ -32,16 +33,7 @@ function policyResponse(schema: z.ZodType): SchemaObject {
       schemas: { type: 'array', items: { type: 'string' } },
       id: { type: 'string', enum: ['global'] },
       ...attributes.properties,
-      meta: {
-        type: 'object',
-        properties: {
-          resourceType: { type: 'string' },
-          created: { type: 'string' },
-          lastModified: { type: 'string' },
-          location: { type: 'string' },
-          version: { type: 'string' },
-        },
-      },
+      meta: META_RESPONSE_SCHEMA,
     },
   };
 }

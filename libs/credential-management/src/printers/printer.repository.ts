@@ -45,13 +45,7 @@ export class PrinterRepository {
     const params = new SqlParameters([orgId]);
     const sql = searchSql(search, PRINTER_SEARCH_DEFINITION, params);
     const from = `FROM printers p WHERE p.org_id = $1 AND ${sql.where}`;
-    const [count, rows] = await Promise.all([
-      this.db.query<{ n: number }>(`SELECT count(*)::int AS n ${from}`, params.values.slice(0, -2)),
-      search.page.count === 0
-        ? Promise.resolve([])
-        : this.db.query<PrinterRow>(`SELECT ${COLUMNS} ${from} ORDER BY ${sql.orderBy} LIMIT ${sql.limit} OFFSET ${sql.offset}`, params.values),
-    ]);
-    return { rows, total: count[0].n };
+    return this.db.searchPage<PrinterRow>(COLUMNS, from, { ...sql, ...search.page }, params.values);
   }
 
   async update(orgId: string, id: string, changes: PrinterChanges, now: Date, tx: Transaction): Promise<PrinterRow | undefined> {

@@ -59,13 +59,7 @@ export class WalletRepository {
     const scope = groups === undefined ? 'TRUE' : `u.groups && ${params.add(groups)}::text[]`;
     const sql = searchSql(search, WALLET_SEARCH_DEFINITION, params);
     const from = `${FROM} WHERE w.org_id = $1 AND ${scope} AND ${sql.where}`;
-    const [count, rows] = await Promise.all([
-      this.db.query<{ n: number }>(`SELECT count(*)::int AS n ${from}`, params.values.slice(0, -2)),
-      search.page.count === 0
-        ? Promise.resolve([])
-        : this.db.query<WalletRow>(`SELECT ${COLUMNS} ${from} ORDER BY ${sql.orderBy} LIMIT ${sql.limit} OFFSET ${sql.offset}`, params.values),
-    ]);
-    return { rows, total: count[0].n };
+    return this.db.searchPage<WalletRow>(COLUMNS, from, { ...sql, ...search.page }, params.values);
   }
 
   async update(
