@@ -1,11 +1,11 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { MIGRATIONS } from '../migrations';
 import { ROOT, yamlDocuments } from './support/deploy-files';
+import { freePort } from './support/service-process';
 
 /**
  * docker-compose.yml's service configuration, executed without a container engine: the secrets from
@@ -25,16 +25,6 @@ interface Instance {
   process: ChildProcess;
   output: () => string;
   exited: Promise<number | null>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer().once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
 }
 
 function withDatabase(url: string, database: string): string {

@@ -1,6 +1,14 @@
-import { createServer } from 'node:net';
 import * as client from 'openid-client';
-import { TestApp, createOrganization, createSystemAccount, createTestApp, makeCertificate, platformAdminToken, uploadCertificate } from '@app/testing';
+import {
+  TestApp,
+  createOrganization,
+  createSystemAccount,
+  createTestApp,
+  freePort,
+  makeCertificate,
+  platformAdminToken,
+  uploadCertificate,
+} from '@app/testing';
 
 /**
  * A real partner client library, unchanged, gets a token (DECISIONS 3.1, 3.3; notes/runtime.md):
@@ -12,17 +20,6 @@ import { TestApp, createOrganization, createSystemAccount, createTestApp, makeCe
 
 /** openid-client's key type (the global CryptoKey; this project compiles without the DOM lib). */
 type ClientKey = Extract<Parameters<typeof client.PrivateKeyJwt>[0], { type: string }>;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 let sequence = 0;
 function orgId(label: string): string {
