@@ -28,6 +28,7 @@ export class ChangeFeed {
   private listener?: PoolClient;
   private stopped = false;
   private reconnectTimer?: NodeJS.Timeout;
+  private connecting?: Promise<void>;
 
   constructor(
     private readonly db: Database,
@@ -55,31 +56,54 @@ export class ChangeFeed {
 
   async start(): Promise<void> {
     this.stopped = false;
-    try {
-      const client = await this.pool.connect();
-      client.on('notification', (message) => {
-        const [topic, ...rest] = (message.payload ?? '').split(':');
-        if (TOPICS.includes(topic)) this.events.emit('change', { topic: topic as ChangeTopic, id: rest.join(':') } satisfies Change);
-      });
-      client.on('error', () => this.lost(client));
-      client.on('end', () => this.lost(client));
-      await client.query(`LISTEN ${CHANNEL}`);
-      this.listener = client;
-      // Anything may have changed while nobody listened.
-      this.events.emit('change', { topic: 'reset' } satisfies Change);
-    } catch {
-      this.scheduleReconnect();
-    }
+    await this.connect();
   }
 
+  /**
+   * Waits for a (re)connection under way, so that no client it takes outlives the feed: a pool
+   * with a client never released never ends, and the shutdown would wait for it until its deadline.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.reconnectTimer);
+    await this.connecting;
     const listener = this.listener;
     this.listener = undefined;
     if (listener) {
       await listener.query(`UNLISTEN ${CHANNEL}`).catch(() => undefined);
       listener.release();
+    }
+  }
+
+  /** One connection attempt at a time; `stop` waits for it. */
+  private connect(): Promise<void> {
+    this.connecting ??= this.listen().finally(() => (this.connecting = undefined));
+    return this.connecting;
+  }
+
+  private async listen(): Promise<void> {
+    let client: PoolClient | undefined;
+    try {
+      client = await this.pool.connect();
+      const connected = client;
+      connected.on('notification', (message) => {
+        const [topic, ...rest] = (message.payload ?? '').split(':');
+        if (TOPICS.includes(topic)) this.events.emit('change', { topic: topic as ChangeTopic, id: rest.join(':') } satisfies Change);
+      });
+      connected.on('error', () => this.lost(connected));
+      connected.on('end', () => this.lost(connected));
+      await connected.query(`LISTEN ${CHANNEL}`);
+      if (this.stopped) {
+        connected.release(true);
+        return;
+      }
+      this.listener = connected;
+      // Anything may have changed while nobody listened.
+      this.events.emit('change', { topic: 'reset' } satisfies Change);
+    } catch {
+      // A client taken before the failure goes back to the pool, broken, or the pool never ends.
+      client?.release(true);
+      this.scheduleReconnect();
     }
   }
 
@@ -94,7 +118,7 @@ export class ChangeFeed {
   private scheduleReconnect(): void {
     if (this.stopped) return;
     clearTimeout(this.reconnectTimer);
-    this.reconnectTimer = setTimeout(() => void this.start(), RECONNECT_DELAY_MS);
+    this.reconnectTimer = setTimeout(() => void this.connect(), RECONNECT_DELAY_MS);
     this.reconnectTimer.unref();
   }
 }

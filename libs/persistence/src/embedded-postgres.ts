@@ -83,8 +83,12 @@ export async function startEmbeddedPostgres(options: {
       await restart(attempt + 1);
     }
   };
+  // A stop waits for a restart under way, so that the server it starts is stopped too, not orphaned.
+  let restarting: Promise<void> | undefined;
   const supervise = (running: RunningServer): RunningServer => {
-    void running.died.then(() => restart(1));
+    void running.died.then(() => {
+      restarting = restart(1).finally(() => (restarting = undefined));
+    });
     return running;
   };
   try {
@@ -109,9 +113,10 @@ export async function startEmbeddedPostgres(options: {
     connection: { host: clusterDir, port: options.port, username: 'postgres', password: options.password, database: DATABASE },
     url: `postgresql://postgres:${password}@127.0.0.1:${options.port}/${DATABASE}`,
     socketUrl: `postgresql://postgres:${password}@localhost:${options.port}/${DATABASE}?host=${encodeURIComponent(clusterDir)}`,
-    stop: () => {
+    stop: async () => {
       stopping = true;
-      return server.stop();
+      await restarting;
+      await server.stop();
     },
   };
 }
