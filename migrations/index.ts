@@ -9,6 +9,7 @@ import { CreateCredentialManagement1764300000000 } from './1764300000000-CreateC
 import { CreateReferenceData1764300000100 } from './1764300000100-CreateReferenceData';
 import { AddEnrollmentDataAndWalletSuspensions1764300000200 } from './1764300000200-AddEnrollmentDataAndWalletSuspensions';
 import { AddUserEmailIndex1764300000300 } from './1764300000300-AddUserEmailIndex';
+import { CreateContentRequests1764400000000 } from './1764400000000-CreateContentRequests';
 
 /** Every migration, in order. The data source takes classes, not a glob, so source and dist/ behave alike. */
 export const MIGRATIONS = [
@@ -23,4 +24,5 @@ export const MIGRATIONS = [
   CreateReferenceData1764300000100,
   AddEnrollmentDataAndWalletSuspensions1764300000200,
   AddUserEmailIndex1764300000300,
+  CreateContentRequests1764400000000,
 ];

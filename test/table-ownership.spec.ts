@@ -31,6 +31,7 @@ const OWNERS: Record<string, string> = {
   printers: 'credential-management',
   organization_policies: 'credential-management',
   enrollment_data: 'credential-management',
+  content_requests: 'credential-management',
 };
 
 /**
@@ -54,6 +55,11 @@ const REVIEWED: Record<string, { tables: string[]; reason: string }> = {
   'libs/device/src/device.repository.ts': {
     tables: ['users'],
     reason: "a device shows its owner's userName: a read-only join instead of one lookup per device in lists",
+  },
+  'libs/credential-management/src/content-requests/content-request.repository.ts': {
+    tables: ['users'],
+    reason:
+      "a content request shows its wallet owner's userName and is reached through the owner's groups (Operator Dependent): a read-only join, as for wallets",
   },
   'libs/credential-management/src/wallets/wallet.repository.ts': {
     tables: ['users'],

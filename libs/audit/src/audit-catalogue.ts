@@ -44,6 +44,7 @@ export const AUDIT_CATALOGUE = {
   'content_request.retry': { code: 30007, description: 'Content request retried' },
   'content_request.expire': { code: 30008, description: 'Content request expired' },
   'content_request.unlock_pin': { code: 30009, description: 'PIN unlocked' },
+  'content_request.update': { code: 30010, description: 'Content request changed (PATCH while requested)' },
 
   'user.create': { code: 40001, description: 'User created' },
   'user.update': { code: 40002, description: 'User updated' },

@@ -16,3 +16,4 @@ export * from './http/openapi';
 export * from './http/request-input.guard';
 export * from './http/openapi-errors';
 export * from './http/read-pem';
+export * from './generated-section';

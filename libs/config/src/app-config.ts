@@ -50,6 +50,8 @@ export class AppConfig {
   secretLifetimeDays!: number;
   certificateLifetimeDays!: number;
   purgeIntervalS!: number;
+  /** How often open content requests past their expiresAt are expired and their devices released. */
+  contentRequestSweepS!: number;
   /** Give the bootstrap organization (`platform`) a self-signed CA on first start (BOOTSTRAP_CA, default true). */
   bootstrapCa!: boolean;
 

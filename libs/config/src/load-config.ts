@@ -64,6 +64,7 @@ const schema = z.object({
   SECRET_LIFETIME_DAYS: int(1825, 1, 36500),
   CERTIFICATE_LIFETIME_DAYS: int(365, 1, 36500),
   PURGE_INTERVAL_S: int(300, 1, 86400),
+  CONTENT_REQUEST_SWEEP_S: int(60, 1, 86400),
   BOOTSTRAP_CA: z
     .enum(['true', 'false'])
     .default('true')
@@ -159,6 +160,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   config.secretLifetimeDays = e.SECRET_LIFETIME_DAYS;
   config.certificateLifetimeDays = e.CERTIFICATE_LIFETIME_DAYS;
   config.purgeIntervalS = e.PURGE_INTERVAL_S;
+  config.contentRequestSweepS = e.CONTENT_REQUEST_SWEEP_S;
   config.bootstrapCa = e.BOOTSTRAP_CA;
   config.secretPepper = parsePepper(e.SECRET_PEPPER ?? generated!.secretPepper);
   config.dataEncryptionKeys = parseKeyring(e.DATA_ENCRYPTION_KEYS ?? generated!.dataEncryptionKey);

@@ -4,6 +4,12 @@ import { AuthModule } from '@app/auth';
 import { DeviceModule, DeviceStoreModule } from '@app/device';
 import { Clock } from '@app/common';
 import { AppConfig } from '@app/config';
+import { PkiModule } from '@app/pki';
+import { ContentRequestPresenter } from './content-requests/content-request.presenter';
+import { ContentRequestRepository } from './content-requests/content-request.repository';
+import { ContentRequestService } from './content-requests/content-request.service';
+import { ContentRequestSweepJob } from './content-requests/content-request-sweep.job';
+import { ContentRequestsController } from './content-requests/content-requests.controller';
 import { DiscoveryDocuments, ResourceTypesController, SchemasController, ServiceProviderConfigController } from './discovery/discovery.controller';
 import { DevicePolicyAdminController, DevicePolicyController } from './device-policies/device-policies.controller';
 import { DevicePolicyPresenter } from './device-policies/device-policy.presenter';
@@ -45,7 +51,16 @@ const presenter = (type: new (baseUrl: string) => object): Provider => ({
 });
 
 /** The reference data's services and presenters: the admin API and the command line share them. */
-const REFERENCE_DATA_SERVICES = [GroupService, DevicePolicyRepository, DevicePolicyService, PolicyRepository, PolicyService, PrinterRepository, PrinterService];
+const REFERENCE_DATA_SERVICES = [
+  GroupService,
+  ContentRequestRepository,
+  DevicePolicyRepository,
+  DevicePolicyService,
+  PolicyRepository,
+  PolicyService,
+  PrinterRepository,
+  PrinterService,
+];
 const REFERENCE_DATA_PRESENTERS = [GroupPresenter, DevicePolicyPresenter, PolicyPresenter, PrinterPresenter];
 
 /**
@@ -70,15 +85,16 @@ export class CredentialManagementStoreModule {
 
 /**
  * The credential-management API (CREDENTIAL-MANAGEMENT.md): Users with their EnrollmentData, Groups,
- * DevicePolicy, the global policies, Printer, Wallet, Stats, Self and SCIM discovery, with the admin
+ * DevicePolicy, the global policies, Printer, Wallet, ContentRequest, Stats, Self and SCIM discovery, with the admin
  * API of the reference data this library owns.
  */
 @Module({
-  imports: [CredentialManagementStoreModule, AccountsModule, AuthModule, DeviceStoreModule, DeviceModule],
+  imports: [CredentialManagementStoreModule, AccountsModule, AuthModule, DeviceStoreModule, DeviceModule, PkiModule],
   controllers: [
     UsersController,
     EnrollmentDataController,
     WalletsController,
+    ContentRequestsController,
     SelfController,
     StatsController,
     GroupsController,
@@ -100,10 +116,13 @@ export class CredentialManagementStoreModule {
     EnrollmentDataRepository,
     EnrollmentDataService,
     WalletService,
+    ContentRequestService,
+    ContentRequestSweepJob,
     SelfService,
     StatsService,
     DiscoveryDocuments,
     presenter(WalletPresenter),
+    presenter(ContentRequestPresenter),
     presenter(UserPresenter),
   ],
 })

@@ -12,3 +12,4 @@ export * from './printers/printer.schema';
 export * from './policies/policy.service';
 export * from './policies/policy.presenter';
 export * from './policies/policy.schema';
+export * from './content-requests/content-request-sweep.job';

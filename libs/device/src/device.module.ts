@@ -10,6 +10,7 @@ import { DeviceController } from './http/device.controller';
 import { DeviceImportService } from './import/device-import.service';
 import { DeviceHoldings } from './device-holdings';
 import { OwnedDevices } from './owned-devices';
+import { RequestedDevices } from './requested-devices';
 
 /**
  * Device storage and the bulk import, without HTTP or the token service: what the command line
@@ -17,8 +18,8 @@ import { OwnedDevices } from './owned-devices';
  */
 @Module({
   imports: [AccountsModule],
-  providers: [DeviceRepository, DeviceImportService, DeviceHoldings, OwnedDevices],
-  exports: [DeviceRepository, DeviceImportService, OwnedDevices],
+  providers: [DeviceRepository, DeviceImportService, DeviceHoldings, OwnedDevices, RequestedDevices],
+  exports: [DeviceRepository, DeviceImportService, OwnedDevices, RequestedDevices],
 })
 export class DeviceStoreModule {
   constructor(dependents: AccountDependents, devices: DeviceRepository, holdings: DeviceHoldings) {

@@ -152,17 +152,17 @@ export class DeviceRepository {
   async move(
     orgId: string,
     id: string,
-    change: { status: DeviceStatus; reason: DeviceReason; clearOwner: boolean; setIssuedAt: boolean; now: Date },
+    change: { status: DeviceStatus; reason: DeviceReason; clearOwner: boolean; setIssuedAt: boolean; now: Date; owner?: string },
     tx: Transaction,
   ): Promise<Pick<DeviceRow, 'status' | 'reason' | 'owner_user_id' | 'issued_at' | 'updated_at' | 'version'>> {
     const [row] = await this.db.query<Pick<DeviceRow, 'status' | 'reason' | 'owner_user_id' | 'issued_at' | 'updated_at' | 'version'>>(
       `UPDATE devices
           SET status = $3, reason = $4, updated_at = $5, version = version + 1,
-              owner_user_id = CASE WHEN $6::boolean THEN NULL ELSE owner_user_id END,
+              owner_user_id = CASE WHEN $6::boolean THEN NULL ELSE COALESCE($8::uuid, owner_user_id) END,
               issued_at = CASE WHEN $7::boolean THEN COALESCE(issued_at, $5) ELSE issued_at END
         WHERE org_id = $1 AND id = $2
         RETURNING status, reason, owner_user_id, issued_at, updated_at, version`,
-      [orgId, id, change.status, change.reason, change.now, change.clearOwner, change.setIssuedAt],
+      [orgId, id, change.status, change.reason, change.now, change.clearOwner, change.setIssuedAt, change.owner ?? null],
       tx,
     );
     return row;
@@ -208,6 +208,32 @@ export class DeviceRepository {
       `SELECT ${DEVICE_COLUMNS} FROM devices d LEFT JOIN users u ON u.id = d.owner_user_id WHERE d.org_id = $1 AND d.owner_user_id = $2 ORDER BY d.created_at, d.id`,
       [orgId, ownerId],
     );
+  }
+
+  /** A device as a content request targets it (status, owner, ATRs), locked for the transaction. */
+  async lockTarget(
+    orgId: string,
+    id: string,
+    tx: Transaction,
+  ): Promise<{ id: string; status: DeviceStatus; owner_user_id: string | null; atrs: string[] } | undefined> {
+    const [row] = await this.db.query<{ id: string; status: DeviceStatus; owner_user_id: string | null; atrs: string[] }>(
+      `SELECT d.id, d.status, d.owner_user_id,
+              ARRAY(SELECT e.atr FROM device_external_ids e WHERE e.device_id = d.id ORDER BY e.position) AS atrs
+         FROM devices d WHERE d.org_id = $1 AND d.id = $2 FOR UPDATE`,
+      [orgId, id],
+      tx,
+    );
+    return row;
+  }
+
+  /** How many devices the user owns in one of `statuses`. */
+  async countOwnedBy(orgId: string, ownerId: string, statuses: readonly DeviceStatus[], tx: Transaction): Promise<number> {
+    const [row] = await this.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM devices WHERE org_id = $1 AND owner_user_id = $2 AND status = ANY($3::text[])',
+      [orgId, ownerId, statuses],
+      tx,
+    );
+    return row.n;
   }
 
   /** The devices a user owns that are not TERMINATED, locked for the transaction (a user delete asks). */

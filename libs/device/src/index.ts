@@ -7,4 +7,5 @@ export * from './lifecycle/lifecycle-markdown';
 export * from './import/device-import.parser';
 export * from './import/device-import.service';
 export * from './owned-devices';
+export * from './requested-devices';
 export type { DeviceRow } from './device.repository';

@@ -194,16 +194,24 @@ export class CertificateAuthority {
   }
 
   /**
+   * The organization's CA, when it can issue (active); otherwise the 409 that says how to make it so.
+   * A content request that will need a certificate asks this at its creation.
+   */
+  async assertCanIssue(orgId: string): Promise<CaRow> {
+    const found = await this.cas.find(orgId);
+    if (!found) {
+      throw new DomainError('CONFLICT', `Organization "${orgId}" has no CA to issue from; create one with POST /admin/v1/organizations/${orgId}/ca.`);
+    }
+    return this.requireActive(found);
+  }
+
+  /**
    * Issues a certificate for `subject` from a PKCS#10 CSR (PEM, base64 DER or DER), with every check
    * of the contract (CSR_INVALID, CSR_POP_INVALID, CSR_KEY_POLICY, CSR_KEY_REUSED) and the smart-card
    * logon profile; signed in the HSM and verified with the CA public key before it is stored.
    */
   async issue(orgId: string, subject: CertificateSubject, csrInput: string | Buffer, organizationName: string, actor: Actor): Promise<IssuedCertificate> {
-    const found = await this.cas.find(orgId);
-    if (!found) {
-      throw new DomainError('CONFLICT', `Organization "${orgId}" has no CA to issue from; create one with POST /admin/v1/organizations/${orgId}/ca.`);
-    }
-    const ca = this.requireActive(found);
+    const ca = await this.assertCanIssue(orgId);
     const csr = readCsr(csrInput);
     const state = this.signingState(ca);
     const now = this.clock.now();

@@ -58,16 +58,9 @@ export class AccessGuard implements CanActivate {
       if (organization) request[ADMINISTERED_ORGANIZATION] = organization;
       return true;
     }
-    const missing = rule.permissions.find((permission) => !this.roles.allows(principal.role, permission));
-    if (missing === undefined) {
-      assertPathOrganization(request, principal);
-      return true;
-    }
-    const known = this.roles.find(principal.role) !== undefined;
-    throw forbidden(
-      `This entry point needs the permission ${missing}, which the role "${principal.role}" does not grant` +
-        (known ? '.' : ' (the role is not in scopeAssignment.properties, so it reaches nothing).'),
-    );
+    for (const permission of rule.permissions) this.roles.assertAllows(principal.role, permission);
+    assertPathOrganization(request, principal);
+    return true;
   }
 }
 

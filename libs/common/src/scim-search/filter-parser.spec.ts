@@ -94,7 +94,7 @@ const REFUSED: [string, RegExp][] = [
   ['emails[type eq "a"] eq "b"', /expected "and", "or" or the end of the filter, found "eq"/],
   ['emails[addresses[type pr]]', /inside another one/],
   ['emails.type[value pr]', /multi-valued attribute, not to the sub-attribute "emails.type"/],
-  ['a.b.c eq "x"', /"a.b.c" at position 1 is not an attribute path/],
+  ['a.b.c.d eq "x"', /"a.b.c.d" at position 1 is not an attribute path/],
   ['1abc eq "x"', /expected an attribute name, found "1"/],
   ['a eq 01', /expected "and", "or" or the end of the filter, found "1"/],
   ['a eq "x"; DROP TABLE devices', /unexpected character ";"/],

@@ -12,7 +12,8 @@ import { COMPARE_OPERATORS, CompareOperator, FilterNode, FilterValue } from './f
  *   attrExpr  = attrPath "pr" / attrPath compareOp compValue / attrPath "[" valFilter "]"
  *   valFilter = the same grammar without a nested "[" (RFC 7644: valFilter has no valuePath)
  *   compValue = false / null / true / number / string   ; JSON literals
- *   attrPath  = [URI ":"] ATTRNAME *1subAttr
+ *   attrPath  = [URI ":"] ATTRNAME *2subAttr   (RFC 7644 allows one; a reference inside a complex
+ *               attribute, such as ContentRequest's target.device.value, needs two)
  *
  * Operators and the logical words are case-insensitive (RFC 7644: "operators ... are case
  * insensitive"). Errors are DomainError INVALID_FILTER (400 invalidFilter) whose detail says where and
@@ -35,7 +36,7 @@ const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 // eslint-disable-next-line no-control-regex -- JSON (RFC 8259 7) forbids raw U+0000-U+001F in strings; the class says so.
 const STRING = /"(?:[^"\\\u0000-\u001f]|\\.)*"/y;
 const WHITESPACE = /[ \t\r\n]+/y;
-const ATTR_PATH = /^(?:[A-Za-z][A-Za-z0-9._-]*(?::[A-Za-z0-9._-]+)*:)?[A-Za-z$][A-Za-z0-9_$-]*(?:\.[A-Za-z$][A-Za-z0-9_$-]*)?$/;
+const ATTR_PATH = /^(?:[A-Za-z][A-Za-z0-9._-]*(?::[A-Za-z0-9._-]+)*:)?[A-Za-z$][A-Za-z0-9_$-]*(?:\.[A-Za-z$][A-Za-z0-9_$-]*){0,2}$/;
 
 export function invalidFilter(detail: string): DomainError {
   return new DomainError('INVALID_FILTER', detail);

@@ -165,4 +165,19 @@ describe('compileFilter with an indexed multi-valued sub-attribute', () => {
       expect(compileIndexed(filter).sql).not.toContain('tag_names');
     }
   });
+
+  it('a reference inside a complex attribute filters by its dotted name; undeclared deeper paths are refused', () => {
+    const request: ScimResourceDefinition = {
+      schema: 'urn:example:Request',
+      uniqueOrder: 'r.id',
+      attributes: {
+        target: { type: 'complex', subAttributes: { device: { type: 'string' }, 'device.value': { type: 'string', column: 'r.device_id::text' } } },
+      },
+    };
+    const params = new SqlParameters([]);
+    expect(compileFilter(parseFilter('target.device.value eq "D1"'), request, params)).toBe('(lower(r.device_id::text) = lower($1::text))');
+    expect(params.values).toEqual(['D1']);
+    expect(() => compileFilter(parseFilter('target.device.id eq "D1"'), request, new SqlParameters([]))).toThrow(/"target.device.id" is not an attribute/);
+    expect(() => compileFilter(parseFilter('meta.created.value eq "x"'), THING, new SqlParameters([]))).toThrow(/"meta.created.value" is not an attribute/);
+  });
 });

@@ -94,19 +94,19 @@ export function resolvePath(definition: ScimResourceDefinition, path: string, pa
   if (rest.includes(':')) return undefined;
   const parts = rest.split('.');
   if (parent) {
-    if (parts.length !== 1) return undefined;
-    const key = findKey(parent.attribute.subAttributes, parts[0]);
+    // A sub-attribute of a reference inside a complex attribute is declared by its dotted name ('device.value').
+    const key = findKey(parent.attribute.subAttributes, rest);
     if (!key) return undefined;
     const multiValued = parent.attribute.multiValued;
     const within = multiValued ? { name: parent.name, exists: multiValued.exists, indexed: multiValued.indexed?.[key] } : undefined;
     return { kind: 'scalar', name: `${parent.name}.${key}`, attribute: parent.attribute.subAttributes[key], within };
   }
   const topKey = findKey(definition.attributes, parts[0]);
-  if (!topKey || parts.length > 2) return undefined;
+  if (!topKey || parts.length > 3) return undefined;
   const top = definition.attributes[topKey];
   if (parts.length === 1) return isComplex(top) ? { kind: 'complex', name: topKey, attribute: top } : { kind: 'scalar', name: topKey, attribute: top };
   if (!isComplex(top)) return undefined;
-  return resolvePath(definition, parts[1], { kind: 'complex', name: topKey, attribute: top });
+  return resolvePath(definition, parts.slice(1).join('.'), { kind: 'complex', name: topKey, attribute: top });
 }
 
 /** Every filterable path of a definition, for error details ("filterable: ..."). */

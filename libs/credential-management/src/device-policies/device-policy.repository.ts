@@ -60,6 +60,29 @@ export class DevicePolicyRepository {
     return row;
   }
 
+  /**
+   * The policy a content request is created with, share-locked for the transaction: a delete (which
+   * takes the row's update lock, then looks for open requests) waits for the creation, and the
+   * creation for the delete.
+   */
+  findForShare(orgId: string, id: string, tx: Transaction): Promise<DevicePolicyRow | undefined> {
+    return this.findLocked(orgId, id, 'SHARE', tx);
+  }
+
+  /** The policy about to be deleted, update-locked: see findForShare. */
+  findForUpdate(orgId: string, id: string, tx: Transaction): Promise<DevicePolicyRow | undefined> {
+    return this.findLocked(orgId, id, 'UPDATE', tx);
+  }
+
+  private async findLocked(orgId: string, id: string, mode: 'SHARE' | 'UPDATE', tx: Transaction): Promise<DevicePolicyRow | undefined> {
+    const [row] = await this.db.query<DevicePolicyRow>(
+      `SELECT ${COLUMNS} FROM device_policies dp WHERE dp.org_id = $1 AND dp.id = $2 FOR ${mode} OF dp`,
+      [orgId, id],
+      tx,
+    );
+    return row;
+  }
+
   async search(orgId: string, search: ScimSearch): Promise<{ rows: DevicePolicyRow[]; total: number }> {
     const params = new SqlParameters([orgId]);
     const sql = searchSql(search, DEVICE_POLICY_SEARCH_DEFINITION, params);

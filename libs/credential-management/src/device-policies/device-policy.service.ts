@@ -1,15 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import { Actor, AuditLog, byActor } from '@app/audit';
-import { Clock, ScimSearch, notFound, parseBody } from '@app/common';
+import { Clock, DomainError, ScimSearch, notFound, parseBody } from '@app/common';
 import { Database } from '@app/persistence';
 import { isUuid } from '../common/ids';
+import { ContentRequestRepository } from '../content-requests/content-request.repository';
 import { DevicePolicyRepository, DevicePolicyRow } from './device-policy.repository';
 import { createDevicePolicySchema, patchDevicePolicySchema } from './device-policy.schema';
 
 /**
  * Device policies (CREDENTIAL-MANAGEMENT.md "Resources", "Reference data"): written by administrators,
- * read and searched by Device Management and Help Desk. Content requests (Issue 14) will refuse to
- * delete a policy that a device or an open request uses.
+ * read and searched by Device Management and Help Desk. A policy that an open content request names
+ * is not deleted (409).
  */
 @Injectable()
 export class DevicePolicyService {
@@ -18,6 +19,7 @@ export class DevicePolicyService {
     private readonly policies: DevicePolicyRepository,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
+    private readonly requests: ContentRequestRepository,
   ) {}
 
   create(orgId: string, body: unknown, actor: Actor): Promise<DevicePolicyRow> {
@@ -64,8 +66,19 @@ export class DevicePolicyService {
 
   async delete(orgId: string, id: string, actor: Actor): Promise<void> {
     await this.db.transaction(async (tx) => {
-      const row = isUuid(id) ? await this.policies.delete(orgId, id, tx) : undefined;
+      // Under the row's update lock, a request being created with the policy (which share-locks it) has
+      // committed before the count below, and one created later finds no policy. The count comes
+      // before the delete, whose foreign key action clears the requests' reference.
+      const row = isUuid(id) ? await this.policies.findForUpdate(orgId, id, tx) : undefined;
       if (!row) throw policyNotFound(id);
+      const open = await this.requests.countOpenWithPolicy(orgId, row.id, tx);
+      if (open > 0) {
+        throw new DomainError(
+          'CONFLICT',
+          `Device policy "${row.name}" is named by ${open} open content request${open === 1 ? '' : 's'}; cancel ${open === 1 ? 'it' : 'them'} or let ${open === 1 ? 'it' : 'them'} complete before deleting the policy.`,
+        );
+      }
+      await this.policies.delete(orgId, row.id, tx);
       await this.audit.record(
         { org: orgId, ...byActor(actor), action: 'device_policy.delete', target: id, outcome: 'success', details: { name: row.name } },
         tx,

@@ -1,5 +1,6 @@
 import { Audited, NotAudited } from '@app/audit';
-import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
 import { ApiBearerAuth, ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { Permission } from '@app/auth';
 import {
@@ -13,10 +14,21 @@ import {
   ScimMediaTypes,
   credentialManagementPaths,
   listResponse,
+  ApiJsonBody,
   ApiScimResponse,
+  ApiSearchBody,
+  projectResource,
+  searchFromBody,
 } from '@app/common';
 import { USER_SEARCH_DEFINITION } from '@app/accounts';
 import { DEVICE_SEARCH_DEFINITION, DevicePresenter } from '@app/device';
+import { ContentRequestPresenter } from '../content-requests/content-request.presenter';
+import {
+  CONTENT_REQUEST_SCHEMA,
+  CONTENT_REQUEST_SEARCH_DEFINITION,
+  actionSchema,
+  createContentRequestSchema,
+} from '../content-requests/content-request.schema';
 import { WALLET_SEARCH_DEFINITION } from '../wallets/wallet.schema';
 import { UserPresenter } from '../users/user.presenter';
 import { WalletPresenter } from '../wallets/wallet.presenter';
@@ -46,6 +58,7 @@ export class SelfController {
     private readonly users: UserPresenter,
     private readonly devices: DevicePresenter,
     private readonly wallets: WalletPresenter,
+    private readonly requests: ContentRequestPresenter,
   ) {}
 
   @Get()
@@ -99,6 +112,55 @@ export class SelfController {
   @ApiScimResponse(DEVICE_SEARCH_DEFINITION)
   async resume(@CurrentPrincipal() principal: Principal, @RequestActor() actor: Actor, @Param('id') id: string, @Body() body: unknown) {
     return this.devices.device(await this.self.move(principal, id, 'resume', body, actor));
+  }
+
+  @Post('ContentRequest')
+  @Audited('content_request.create')
+  @RequirePermission(Permission.SelfContentRequestCreate)
+  @ApiOperation({ summary: 'Ask for "unlock pin" or "recycle" on one of your own devices' })
+  @ApiJsonBody(createContentRequestSchema, {
+    schemas: [CONTENT_REQUEST_SCHEMA],
+    type: 'unlock pin',
+    target: { device: { value: '5b0c7d6e-9a43-4c1f-8a57-2f1e3c4d5a6b' } },
+  })
+  @ApiScimResponse(CONTENT_REQUEST_SEARCH_DEFINITION, { multiValued: ['parameters'], status: 201 })
+  async createRequest(
+    @CurrentPrincipal() principal: Principal,
+    @RequestActor() actor: Actor,
+    @Body() body: unknown,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    const row = await this.self.createRequest(principal, body, actor);
+    reply.header('Location', this.requests.location(row.id));
+    return this.requests.request(row);
+  }
+
+  @Post('ContentRequest/.search')
+  @NotAudited('a search (RFC 7644 3.4.3) changes nothing')
+  @HttpCode(200)
+  @RequirePermission(Permission.SelfContentRequestSearch)
+  @ApiSearchBody('status eq "approved"')
+  @ApiOperation({ summary: 'Search your own content requests' })
+  @ApiScimResponse(CONTENT_REQUEST_SEARCH_DEFINITION, { multiValued: ['parameters'], list: true })
+  async searchRequests(@CurrentPrincipal() principal: Principal, @Body() body: unknown) {
+    const search = searchFromBody(body, CONTENT_REQUEST_SEARCH_DEFINITION);
+    const { rows, total } = await this.self.searchRequests(principal, search);
+    return listResponse(
+      rows.map((row) => projectResource(this.requests.request(row), CONTENT_REQUEST_SEARCH_DEFINITION, search)),
+      total,
+      search.page,
+    );
+  }
+
+  @Post('ContentRequest/:id/cancel')
+  @Audited('content_request.cancel', 'content_request.expire', 'device.update')
+  @HttpCode(200)
+  @RequirePermission(Permission.SelfContentRequestAction)
+  @ApiOperation({ summary: 'Cancel one of your own content requests' })
+  @ApiJsonBody(actionSchema)
+  @ApiScimResponse(CONTENT_REQUEST_SEARCH_DEFINITION, { multiValued: ['parameters'] })
+  async cancelRequest(@CurrentPrincipal() principal: Principal, @RequestActor() actor: Actor, @Param('id') id: string, @Body() body: unknown) {
+    return this.requests.request(await this.self.cancelRequest(principal, id, body, actor));
   }
 
   @Post('Device')

@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { Actor, Principal, forbidden, invalidValue } from '@app/common';
+import { Actor, Principal, ScimSearch, forbidden, invalidValue } from '@app/common';
 import { DeviceRow, DeviceService, parseActionBody } from '@app/device';
+import { ContentRequestRepository, ContentRequestRow } from '../content-requests/content-request.repository';
+import { ContentRequestService } from '../content-requests/content-request.service';
 import { PolicyService } from '../policies/policy.service';
 import { LinkedUser, ScimUserService } from '../users/scim-user.service';
 import { WalletService, WalletView } from '../wallets/wallet.service';
@@ -15,7 +17,21 @@ export class SelfService {
     private readonly devices: DeviceService,
     private readonly wallets: WalletService,
     private readonly policies: PolicyService,
+    private readonly requests: ContentRequestService,
   ) {}
+
+  /** A content request on one of the caller's own devices: `unlock pin` or `recycle` (CREDENTIAL-MANAGEMENT.md "Self"). */
+  createRequest(principal: Principal, body: unknown, actor: Actor): Promise<ContentRequestRow> {
+    return this.requests.create(principal, body, actor, { ownerId: userIdOf(principal) });
+  }
+
+  searchRequests(principal: Principal, search: ScimSearch): ReturnType<ContentRequestRepository['search']> {
+    return this.requests.search(principal, search, { ownerId: userIdOf(principal) });
+  }
+
+  cancelRequest(principal: Principal, id: string, body: unknown, actor: Actor): Promise<ContentRequestRow> {
+    return this.requests.act(principal, id, 'cancel', body, actor, { ownerId: userIdOf(principal) });
+  }
 
   user(principal: Principal): Promise<LinkedUser> {
     return this.scimUsers.read(principal, userIdOf(principal));

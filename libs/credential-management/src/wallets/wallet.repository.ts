@@ -48,8 +48,8 @@ export class WalletRepository {
     return row;
   }
 
-  async findByOwner(orgId: string, ownerId: string): Promise<WalletRow | undefined> {
-    const [row] = await this.db.query<WalletRow>(`SELECT ${COLUMNS} ${FROM} WHERE w.org_id = $1 AND w.owner_user_id = $2`, [orgId, ownerId]);
+  async findByOwner(orgId: string, ownerId: string, tx?: Transaction): Promise<WalletRow | undefined> {
+    const [row] = await this.db.query<WalletRow>(`SELECT ${COLUMNS} ${FROM} WHERE w.org_id = $1 AND w.owner_user_id = $2`, [orgId, ownerId], tx);
     return row;
   }
 

@@ -1,7 +1,5 @@
+import { withGeneratedSection } from '@app/common';
 import { DEVICE_ACTIONS, DEVICE_LIFECYCLE, DEVICE_STATUSES, DeviceAction, DeviceTransition, nextStatus } from './device-lifecycle';
-
-export const GENERATED_BEGIN = '<!-- BEGIN GENERATED from libs/device/src/lifecycle/device-lifecycle.ts; do not edit by hand -->';
-export const GENERATED_END = '<!-- END GENERATED -->';
 
 const isAction = (trigger: string): trigger is DeviceAction => (DEVICE_ACTIONS as readonly string[]).includes(trigger);
 
@@ -43,8 +41,5 @@ export function renderLifecycleMarkdown(): string {
 
 /** Replaces the generated part of `document` with the current rendering. */
 export function withGeneratedLifecycle(document: string): string {
-  const begin = document.indexOf(GENERATED_BEGIN);
-  const end = document.indexOf(GENERATED_END);
-  if (begin < 0 || end < begin) throw new Error('LIFECYCLE.md lost its generated-section markers');
-  return `${document.slice(0, begin + GENERATED_BEGIN.length)}\n${renderLifecycleMarkdown()}\n${document.slice(end)}`;
+  return withGeneratedSection(document, 'libs/device/src/lifecycle/device-lifecycle.ts', renderLifecycleMarkdown());
 }

@@ -1,0 +1,50 @@
+import { CANONICAL_PREFIX, isoTimestamp } from '@app/common';
+import { ContentRequestRow } from './content-request.repository';
+import { CONTENT_REQUEST_SCHEMA } from './content-request.schema';
+
+/** The ContentRequest resource (CREDENTIAL-MANAGEMENT.md "Resources"); references carry value, display, $ref and type. */
+export class ContentRequestPresenter {
+  constructor(private readonly baseUrl: string) {}
+
+  location(id: string): string {
+    return `${this.baseUrl}${CANONICAL_PREFIX}/ContentRequest/${id}`;
+  }
+
+  request(row: ContentRequestRow) {
+    return {
+      schemas: [CONTENT_REQUEST_SCHEMA],
+      id: row.id,
+      type: row.type,
+      status: row.status,
+      target: {
+        device: { value: row.device_id, $ref: `${this.baseUrl}${CANONICAL_PREFIX}/Device/${row.device_id}`, type: 'Device' },
+        ...(row.device_policy_id
+          ? {
+              devicePolicy: {
+                value: row.device_policy_id,
+                display: row.device_policy_name,
+                $ref: `${this.baseUrl}${CANONICAL_PREFIX}/DevicePolicy/${row.device_policy_id}`,
+                type: 'DevicePolicy',
+              },
+            }
+          : {}),
+      },
+      ...(row.wallet_id
+        ? { wallet: { value: row.wallet_id, display: row.owner_user_name, $ref: `${this.baseUrl}${CANONICAL_PREFIX}/Wallet/${row.wallet_id}`, type: 'Wallet' } }
+        : {}),
+      reason: row.reason,
+      parameters: row.parameters,
+      requestedBy: row.requested_by,
+      ...(row.approved_by ? { approvedBy: row.approved_by } : {}),
+      expiresAt: isoTimestamp(row.expires_at),
+      ...(row.failure_detail ? { failure: { detail: row.failure_detail } } : {}),
+      meta: {
+        resourceType: 'ContentRequest',
+        created: isoTimestamp(row.created_at),
+        lastModified: isoTimestamp(row.updated_at),
+        location: this.location(row.id),
+        version: String(row.version),
+      },
+    };
+  }
+}

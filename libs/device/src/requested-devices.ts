@@ -1,0 +1,92 @@
+import { Injectable } from '@nestjs/common';
+import { AuditLog, byActor } from '@app/audit';
+import { Actor, Clock } from '@app/common';
+import { Transaction } from '@app/persistence';
+import { DeviceRepository } from './device.repository';
+import { DeviceStatus, transitionOf } from './lifecycle/device-lifecycle';
+
+/** A device as a content request sees it. */
+export interface TargetDevice {
+  id: string;
+  status: DeviceStatus;
+  ownerId: string | null;
+  /** The ATRs of its {ATR, CUID} pairs, upper-case hexadecimal: what a device policy's deviceTypes match. */
+  atrs: string[];
+}
+
+/**
+ * The devices content requests act on (CREDENTIAL-MANAGEMENT.md "ContentRequest lifecycle"), as the
+ * credential-management library asks for them: locked in the caller's transaction, so that the
+ * request's checks and its move of the device see one state; bound to a wallet's owner (`bind`,
+ * AVAILABLE -> ASSIGNED) and given back (`unbind`) by the lifecycle table's rows, audited per device
+ * like the Device entry points. Callers publish the 'device' change after commit.
+ */
+@Injectable()
+export class RequestedDevices {
+  constructor(
+    private readonly devices: DeviceRepository,
+    private readonly audit: AuditLog,
+    private readonly clock: Clock,
+  ) {}
+
+  async lock(orgId: string, id: string, tx: Transaction): Promise<TargetDevice | undefined> {
+    const row = await this.devices.lockTarget(orgId, id, tx);
+    return row && { id: row.id, status: row.status, ownerId: row.owner_user_id, atrs: row.atrs.map((atr) => atr.toUpperCase()) };
+  }
+
+  /** The devices the user holds in one of `statuses` (a wallet's device limit counts them). */
+  countOwnedBy(orgId: string, ownerId: string, statuses: readonly DeviceStatus[], tx: Transaction): Promise<number> {
+    return this.devices.countOwnedBy(orgId, ownerId, statuses, tx);
+  }
+
+  /** AVAILABLE -> ASSIGNED, owned by `ownerId`; the device must be locked and AVAILABLE (the caller checked). */
+  async bind(orgId: string, device: TargetDevice, ownerId: string, actor: Actor, tx: Transaction, via: string): Promise<void> {
+    const bind = transitionOf('bind');
+    await this.devices.move(
+      orgId,
+      device.id,
+      { status: bind.to!, reason: bind.reason.default, clearOwner: false, setIssuedAt: false, now: this.clock.now(), owner: ownerId },
+      tx,
+    );
+    await this.audit.record(
+      {
+        org: orgId,
+        ...byActor(actor),
+        action: 'device.assign',
+        target: device.id,
+        outcome: 'success',
+        details: { from: device.status, to: bind.to, owner: ownerId, via },
+      },
+      tx,
+    );
+  }
+
+  /**
+   * ASSIGNED -> AVAILABLE, owner cleared, when the request that bound it ends without completing
+   * (cancel, deny, expiry). A device that is no longer ASSIGNED (terminated meanwhile with its user) is
+   * left as it is; answers whether it moved.
+   */
+  async unbind(orgId: string, deviceId: string, actor: Actor, tx: Transaction, via: string): Promise<boolean> {
+    const device = await this.lock(orgId, deviceId, tx);
+    const unbind = transitionOf('unbind');
+    if (!device || !unbind.from.includes(device.status)) return false;
+    await this.devices.move(
+      orgId,
+      device.id,
+      { status: unbind.to!, reason: unbind.reason.default, clearOwner: true, setIssuedAt: false, now: this.clock.now() },
+      tx,
+    );
+    await this.audit.record(
+      {
+        org: orgId,
+        ...byActor(actor),
+        action: 'device.update',
+        target: device.id,
+        outcome: 'success',
+        details: { from: device.status, to: unbind.to, reason: unbind.reason.default, previousOwner: device.ownerId, via },
+      },
+      tx,
+    );
+    return true;
+  }
+}
