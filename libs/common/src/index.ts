@@ -17,3 +17,4 @@ export * from './http/request-input.guard';
 export * from './http/openapi-errors';
 export * from './http/read-pem';
 export * from './generated-section';
+export * from './crypto/data-cipher';

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { AccountsModule } from '@app/accounts';
 import { AppConfig } from '@app/config';
-import { DataCipher } from './crypto/data-cipher';
+import { DataCipher } from '@app/common';
 import { ConnectionStringResealer } from './gateways/connection-string.resealer';
 import { PushGatewayController } from './gateways/push-gateway.controller';
 import { PushGatewayPresenter } from './gateways/push-gateway.presenter';

@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { LOGGER, Logger } from '@app/observability';
-import { DataCipher, UnknownKeyError } from '../crypto/data-cipher';
+import { DataCipher, UnknownKeyError } from '@app/common';
 import { PushGatewayRepository } from './push-gateway.repository';
 import { sealContext } from './push-gateway.service';
 

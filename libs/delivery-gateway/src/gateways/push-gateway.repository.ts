@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Database, Transaction } from '@app/persistence';
-import { SealedValue } from '../crypto/data-cipher';
+import { SealedValue } from '@app/common';
 import { GatewayType, MessageTemplates } from './push-gateway.schema';
 
 /** A gateway as stored, without its connection string (reads never need it). */

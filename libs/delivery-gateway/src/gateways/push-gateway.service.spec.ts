@@ -1,7 +1,6 @@
 import { AuditLog } from '@app/audit';
-import { Clock, DomainError, IfMatch } from '@app/common';
+import { Clock, DataCipher, DomainError, IfMatch } from '@app/common';
 import { ChangeFeed, Database } from '@app/persistence';
-import { DataCipher } from '../crypto/data-cipher';
 import { AuthenticatorPolicyRepository } from '../policies/authenticator-policy.repository';
 import { PushGatewayRepository, PushGatewaySecretRow } from './push-gateway.repository';
 import { PUSH_GATEWAY_SCHEMA } from './push-gateway.schema';

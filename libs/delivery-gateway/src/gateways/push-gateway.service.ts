@@ -1,9 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { AuditLog } from '@app/audit';
-import { Clock, DomainError, notFound, parseBody, uniqueness, IfMatch, preconditionFailed, Actor } from '@app/common';
+import { Actor, Clock, DataCipher, DomainError, IfMatch, SealedValue, UnknownKeyError, notFound, parseBody, preconditionFailed, uniqueness } from '@app/common';
 import { ChangeFeed, Database, FeedCache, PG_FOREIGN_KEY_VIOLATION, PG_UNIQUE_VIOLATION, isPgError } from '@app/persistence';
 import { ApiVersion, parseResourceId } from '../common/request-rules';
-import { DataCipher, SealedValue, UnknownKeyError } from '../crypto/data-cipher';
 import { AuthenticatorPolicyRepository } from '../policies/authenticator-policy.repository';
 import { PushGatewayFields, PushGatewayRepository, PushGatewayRow, PushGatewaySecretRow } from './push-gateway.repository';
 import {
