@@ -10,6 +10,7 @@ import { CreateReferenceData1764300000100 } from './1764300000100-CreateReferenc
 import { AddEnrollmentDataAndWalletSuspensions1764300000200 } from './1764300000200-AddEnrollmentDataAndWalletSuspensions';
 import { AddUserEmailIndex1764300000300 } from './1764300000300-AddUserEmailIndex';
 import { CreateContentRequests1764400000000 } from './1764400000000-CreateContentRequests';
+import { CreateCredentialsAndSyncSessions1764400000100 } from './1764400000100-CreateCredentialsAndSyncSessions';
 
 /** Every migration, in order. The data source takes classes, not a glob, so source and dist/ behave alike. */
 export const MIGRATIONS = [
@@ -25,4 +26,5 @@ export const MIGRATIONS = [
   AddEnrollmentDataAndWalletSuspensions1764300000200,
   AddUserEmailIndex1764300000300,
   CreateContentRequests1764400000000,
+  CreateCredentialsAndSyncSessions1764400000100,
 ];

@@ -32,6 +32,8 @@ const OWNERS: Record<string, string> = {
   organization_policies: 'credential-management',
   enrollment_data: 'credential-management',
   content_requests: 'credential-management',
+  credentials: 'credential-management',
+  sync_sessions: 'credential-management',
 };
 
 /**
@@ -60,6 +62,10 @@ const REVIEWED: Record<string, { tables: string[]; reason: string }> = {
     tables: ['users'],
     reason:
       "a content request shows its wallet owner's userName and is reached through the owner's groups (Operator Dependent): a read-only join, as for wallets",
+  },
+  'libs/credential-management/src/credentials/credential.repository.ts': {
+    tables: ['users'],
+    reason: "a credential shows its wallet owner's userName and is reached through the owner's groups (Operator Dependent): a read-only join, as for wallets",
   },
   'libs/credential-management/src/wallets/wallet.repository.ts': {
     tables: ['users'],

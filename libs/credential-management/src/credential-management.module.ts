@@ -2,7 +2,7 @@ import { Module, Provider } from '@nestjs/common';
 import { AccountDependents, AccountsModule } from '@app/accounts';
 import { AuthModule } from '@app/auth';
 import { DeviceModule, DeviceStoreModule } from '@app/device';
-import { Clock } from '@app/common';
+import { Clock, DataCipher } from '@app/common';
 import { AppConfig } from '@app/config';
 import { PkiModule } from '@app/pki';
 import { ContentRequestPresenter } from './content-requests/content-request.presenter';
@@ -10,6 +10,14 @@ import { ContentRequestRepository } from './content-requests/content-request.rep
 import { ContentRequestService } from './content-requests/content-request.service';
 import { ContentRequestSweepJob } from './content-requests/content-request-sweep.job';
 import { ContentRequestsController } from './content-requests/content-requests.controller';
+import { CredentialFollower } from './credentials/credential-follower';
+import { CredentialPresenter } from './credentials/credential.presenter';
+import { CredentialRepository } from './credentials/credential.repository';
+import { CredentialsController } from './credentials/credentials.controller';
+import { SyncSessionPresenter } from './sync-sessions/sync-session.presenter';
+import { SyncSessionRepository } from './sync-sessions/sync-session.repository';
+import { SyncSessionService } from './sync-sessions/sync-session.service';
+import { SyncSessionsController } from './sync-sessions/sync-sessions.controller';
 import { DiscoveryDocuments, ResourceTypesController, SchemasController, ServiceProviderConfigController } from './discovery/discovery.controller';
 import { DevicePolicyAdminController, DevicePolicyController } from './device-policies/device-policies.controller';
 import { DevicePolicyPresenter } from './device-policies/device-policy.presenter';
@@ -95,6 +103,8 @@ export class CredentialManagementStoreModule {
     EnrollmentDataController,
     WalletsController,
     ContentRequestsController,
+    SyncSessionsController,
+    CredentialsController,
     SelfController,
     StatsController,
     GroupsController,
@@ -118,11 +128,19 @@ export class CredentialManagementStoreModule {
     WalletService,
     ContentRequestService,
     ContentRequestSweepJob,
+    CredentialRepository,
+    CredentialFollower,
+    SyncSessionRepository,
+    SyncSessionService,
+    // OATH secrets are sealed under DATA_ENCRYPTION_KEYS, as connection strings are (DECISIONS 10).
+    { provide: DataCipher, inject: [AppConfig], useFactory: (config: AppConfig) => new DataCipher(config.dataEncryptionKeys) },
     SelfService,
     StatsService,
     DiscoveryDocuments,
     presenter(WalletPresenter),
     presenter(ContentRequestPresenter),
+    presenter(CredentialPresenter),
+    presenter(SyncSessionPresenter),
     presenter(UserPresenter),
   ],
 })

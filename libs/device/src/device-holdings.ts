@@ -4,6 +4,7 @@ import { AuditLog } from '@app/audit';
 import { Actor, Clock } from '@app/common';
 import { Transaction } from '@app/persistence';
 import { DeviceRepository } from './device.repository';
+import { DeviceMoveListeners } from './device-move-listeners';
 import { transitionOf } from './lifecycle/device-lifecycle';
 
 /**
@@ -18,6 +19,7 @@ export class DeviceHoldings {
     private readonly devices: DeviceRepository,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
+    private readonly moves: DeviceMoveListeners,
   ) {}
 
   register(dependents: AccountDependents): void {
@@ -43,6 +45,7 @@ export class DeviceHoldings {
       const move = terminate.from.includes(device.status) ? terminate : unbind;
       const reason = move.reason.default;
       const moved = await this.devices.move(orgId, device.id, { status: move.to!, reason, clearOwner: true, setIssuedAt: false, now }, tx);
+      if (move === terminate) await this.moves.moved({ orgId, deviceId: device.id, action: 'terminate', reason, actor }, tx);
       await this.audit.record(
         {
           org: orgId,

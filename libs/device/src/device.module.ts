@@ -11,6 +11,7 @@ import { DeviceImportService } from './import/device-import.service';
 import { DeviceHoldings } from './device-holdings';
 import { OwnedDevices } from './owned-devices';
 import { RequestedDevices } from './requested-devices';
+import { DeviceMoveListeners } from './device-move-listeners';
 
 /**
  * Device storage and the bulk import, without HTTP or the token service: what the command line
@@ -18,8 +19,8 @@ import { RequestedDevices } from './requested-devices';
  */
 @Module({
   imports: [AccountsModule],
-  providers: [DeviceRepository, DeviceImportService, DeviceHoldings, OwnedDevices, RequestedDevices],
-  exports: [DeviceRepository, DeviceImportService, OwnedDevices, RequestedDevices],
+  providers: [DeviceRepository, DeviceImportService, DeviceHoldings, OwnedDevices, RequestedDevices, DeviceMoveListeners],
+  exports: [DeviceRepository, DeviceImportService, OwnedDevices, RequestedDevices, DeviceMoveListeners],
 })
 export class DeviceStoreModule {
   constructor(dependents: AccountDependents, devices: DeviceRepository, holdings: DeviceHoldings) {

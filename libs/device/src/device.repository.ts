@@ -215,10 +215,11 @@ export class DeviceRepository {
     orgId: string,
     id: string,
     tx: Transaction,
-  ): Promise<{ id: string; status: DeviceStatus; owner_user_id: string | null; atrs: string[] } | undefined> {
-    const [row] = await this.db.query<{ id: string; status: DeviceStatus; owner_user_id: string | null; atrs: string[] }>(
+  ): Promise<{ id: string; status: DeviceStatus; owner_user_id: string | null; external_ids: ExternalId[] } | undefined> {
+    const [row] = await this.db.query<{ id: string; status: DeviceStatus; owner_user_id: string | null; external_ids: ExternalId[] }>(
       `SELECT d.id, d.status, d.owner_user_id,
-              ARRAY(SELECT e.atr FROM device_external_ids e WHERE e.device_id = d.id ORDER BY e.position) AS atrs
+              COALESCE((SELECT json_agg(json_build_object('ATR', e.atr, 'CUID', e.cuid) ORDER BY e.position)
+                          FROM device_external_ids e WHERE e.device_id = d.id), '[]'::json) AS external_ids
          FROM devices d WHERE d.org_id = $1 AND d.id = $2 FOR UPDATE`,
       [orgId, id],
       tx,

@@ -7,6 +7,7 @@ import { Actor, Clock, DomainError, Principal, ScimSearch, forbidden, invalidVal
 import { ChangeFeed, Database, FeedCache, GroupCommit } from '@app/persistence';
 import { CreatedDevice, DeviceRepository, DeviceRow, isCuidTaken } from './device.repository';
 import { ExternalId, isDeviceId, parseCreateDevice } from './device.schema';
+import { DeviceMoveListeners } from './device-move-listeners';
 import { DeviceAction, DeviceReason, resolveReason, transitionOf } from './lifecycle/device-lifecycle';
 
 /**
@@ -36,6 +37,7 @@ export class DeviceService {
     private readonly operatorDependent: OperatorDependentPolicy,
     private readonly changes: ChangeFeed,
     private readonly clock: Clock,
+    private readonly moves: DeviceMoveListeners,
   ) {
     this.cache = new FeedCache(changes, {
       evicts: (change) => {
@@ -171,6 +173,8 @@ export class DeviceService {
         },
         tx,
       );
+      if (action !== 'delete')
+        await this.moves.moved({ orgId: principal.org, deviceId: id, action, reason: moved.reason, actor: { ...actor, name: principal.name } }, tx);
       const owner = moved.owner_user_id ? {} : { owner_user_name: null, owner_groups: null };
       return { ...row, ...moved, ...owner };
     });

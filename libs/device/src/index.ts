@@ -8,4 +8,5 @@ export * from './import/device-import.parser';
 export * from './import/device-import.service';
 export * from './owned-devices';
 export * from './requested-devices';
+export * from './device-move-listeners';
 export type { DeviceRow } from './device.repository';

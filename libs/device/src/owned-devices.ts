@@ -3,6 +3,7 @@ import { AuditLog, byActor } from '@app/audit';
 import { Actor, Clock } from '@app/common';
 import { Transaction } from '@app/persistence';
 import { DeviceRepository } from './device.repository';
+import { DeviceMoveListeners } from './device-move-listeners';
 import { DEVICE_STATUSES, DeviceReason, DeviceStatus, transitionOf } from './lifecycle/device-lifecycle';
 
 export interface OwnedDevice {
@@ -22,6 +23,7 @@ export class OwnedDevices {
     private readonly devices: DeviceRepository,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
+    private readonly moves: DeviceMoveListeners,
   ) {}
 
   /** The devices each of these users owns, oldest first. */
@@ -74,6 +76,7 @@ export class OwnedDevices {
         },
         tx,
       );
+      await this.moves.moved({ orgId, deviceId: device.id, action, reason, actor }, tx);
       moved.push(device.id);
     }
     return moved;

@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { AuditLog, byActor } from '@app/audit';
-import { Actor, Clock } from '@app/common';
+import { Actor, Clock, DomainError } from '@app/common';
 import { Transaction } from '@app/persistence';
 import { DeviceRepository } from './device.repository';
+import { ExternalId } from './device.schema';
 import { DeviceStatus, transitionOf } from './lifecycle/device-lifecycle';
 
 /** A device as a content request sees it. */
@@ -12,7 +13,12 @@ export interface TargetDevice {
   ownerId: string | null;
   /** The ATRs of its {ATR, CUID} pairs, upper-case hexadecimal: what a device policy's deviceTypes match. */
   atrs: string[];
+  externalIds: ExternalId[];
 }
+
+/** The moves a completed content request makes (DECISIONS 8), with the audit event of each. */
+const COMPLETIONS = { completeIssuance: 'device.issue', completeProduce: 'device.produce', recycle: 'device.recycle' } as const;
+export type CompletionMove = keyof typeof COMPLETIONS;
 
 /**
  * The devices content requests act on (CREDENTIAL-MANAGEMENT.md "ContentRequest lifecycle"), as the
@@ -31,7 +37,57 @@ export class RequestedDevices {
 
   async lock(orgId: string, id: string, tx: Transaction): Promise<TargetDevice | undefined> {
     const row = await this.devices.lockTarget(orgId, id, tx);
-    return row && { id: row.id, status: row.status, ownerId: row.owner_user_id, atrs: row.atrs.map((atr) => atr.toUpperCase()) };
+    return (
+      row && {
+        id: row.id,
+        status: row.status,
+        ownerId: row.owner_user_id,
+        atrs: row.external_ids.map((e) => e.ATR.toUpperCase()),
+        externalIds: row.external_ids,
+      }
+    );
+  }
+
+  /**
+   * The move a sync session's success makes on the locked device: issuance -> ISSUED (issuanceDate
+   * set), produce -> PRODUCED, recycle -> AVAILABLE (owner cleared). Answers the device's new status;
+   * a device not in a status the move starts from is a 409 (it changed since the request was made).
+   */
+  async complete(orgId: string, device: TargetDevice, move: CompletionMove, actor: Actor, tx: Transaction, via: string): Promise<DeviceStatus> {
+    const transition = transitionOf(move);
+    if (!transition.from.includes(device.status)) {
+      throw new DomainError('CONFLICT', `Device ${device.id} is ${device.status}; completing this request needs it ${transition.from.join(' or ')}.`);
+    }
+    const moved = await this.devices.move(
+      orgId,
+      device.id,
+      {
+        status: transition.to!,
+        reason: transition.reason.default,
+        clearOwner: transition.clearsOwner,
+        setIssuedAt: transition.setsIssuanceDate,
+        now: this.clock.now(),
+      },
+      tx,
+    );
+    await this.audit.record(
+      {
+        org: orgId,
+        ...byActor(actor),
+        action: COMPLETIONS[move],
+        target: device.id,
+        outcome: 'success',
+        details: {
+          from: device.status,
+          to: moved.status,
+          reason: moved.reason,
+          via,
+          ...(transition.clearsOwner && device.ownerId ? { previousOwner: device.ownerId } : {}),
+        },
+      },
+      tx,
+    );
+    return moved.status;
   }
 
   /** The devices the user holds in one of `statuses` (a wallet's device limit counts them). */

@@ -40,6 +40,12 @@ export function preparedShape(text: string): PreparedStatement | string {
 /** A transaction in progress: pass it to repository methods that must commit together. */
 export interface Transaction {
   readonly client: PoolClient;
+  /**
+   * Runs `work` once the transaction has committed (and not at all when it rolls back): what others
+   * must only learn of committed changes, such as a change-feed notice that makes other instances
+   * re-read a row, registered by code that runs inside someone else's transaction.
+   */
+  afterCommit(work: () => Promise<void>): void;
 }
 
 /**
@@ -104,12 +110,13 @@ export class Database {
       throw this.classify(error);
     }
     let broken: unknown;
+    const committed: (() => Promise<void>)[] = [];
+    let result: T;
     try {
       await client.query('BEGIN');
-      const result = await work({ client });
+      result = await work({ client, afterCommit: (then) => committed.push(then) });
       await client.query('COMMIT');
       if (this.downSince) this.markUp();
-      return result;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
       const classified = this.classify(error);
@@ -119,6 +126,8 @@ export class Database {
       // A connection that failed is destroyed rather than returned to the pool for the next request.
       client.release(broken instanceof Error ? broken : undefined);
     }
+    for (const then of committed) await then();
+    return result;
   }
 
   /** A connection failure becomes DatabaseUnavailableError (503 + Retry-After) and marks the outage; anything else passes unchanged. */

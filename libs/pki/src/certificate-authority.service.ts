@@ -17,7 +17,7 @@ import { readCsr } from './csr';
 
 const DAY_MS = 86_400_000;
 const wholeSeconds = (ms: number) => new Date(Math.floor(ms / 1000) * 1000);
-/** Leaf lifetime until CredentialPolicy (credential management) sets it per organization. */
+/** Leaf lifetime when the caller gives none (a sync session gives CredentialPolicy.certificateLifetimeDays). */
 export const DEFAULT_CERTIFICATE_LIFETIME_DAYS = 365;
 /** nextUpdate of every CRL: thisUpdate + 7 days (CREDENTIAL-MANAGEMENT.md, "PKI"). */
 export const CRL_VALIDITY_MS = 7 * DAY_MS;
@@ -41,6 +41,15 @@ interface SigningState {
   keyId: Buffer;
   verifyKey: KeyObject;
   leafProfile: CaLeafProfile;
+}
+
+export interface IssueOptions {
+  /** Issue in the caller's transaction (a sync session's), which then commits or rolls back the certificate with the rest. */
+  tx?: Transaction;
+  /** CredentialPolicy.certificateLifetimeDays; never past the CA's own notAfter. */
+  lifetimeDays?: number;
+  /** CredentialPolicy.keyAlgorithms: a CSR key outside them is CSR_KEY_POLICY. */
+  keyAlgorithms?: readonly string[];
 }
 
 export interface IssuedCertificate {
@@ -210,14 +219,28 @@ export class CertificateAuthority {
    * of the contract (CSR_INVALID, CSR_POP_INVALID, CSR_KEY_POLICY, CSR_KEY_REUSED) and the smart-card
    * logon profile; signed in the HSM and verified with the CA public key before it is stored.
    */
-  async issue(orgId: string, subject: CertificateSubject, csrInput: string | Buffer, organizationName: string, actor: Actor): Promise<IssuedCertificate> {
+  async issue(
+    orgId: string,
+    subject: CertificateSubject,
+    csrInput: string | Buffer,
+    organizationName: string,
+    actor: Actor,
+    options: IssueOptions = {},
+  ): Promise<IssuedCertificate> {
     const ca = await this.assertCanIssue(orgId);
     const csr = readCsr(csrInput);
+    if (options.keyAlgorithms && !options.keyAlgorithms.includes(csr.keyAlgorithm)) {
+      throw new DomainError(
+        'INVALID_VALUE',
+        `CSR_KEY_POLICY: the CSR's key is ${csr.keyAlgorithm}, which CredentialPolicy keyAlgorithms (${options.keyAlgorithms.join(', ')}) does not allow.`,
+      );
+    }
     const state = this.signingState(ca);
     const now = this.clock.now();
+    const lifetimeDays = options.lifetimeDays ?? DEFAULT_CERTIFICATE_LIFETIME_DAYS;
     // Whole seconds: what the certificate can say is what the database keeps.
     const notBefore = wholeSeconds(now.getTime() - 60_000);
-    const notAfter = wholeSeconds(Math.min(now.getTime() + DEFAULT_CERTIFICATE_LIFETIME_DAYS * DAY_MS, state.certificate.notAfter.getTime()));
+    const notAfter = wholeSeconds(Math.min(now.getTime() + lifetimeDays * DAY_MS, state.certificate.notAfter.getTime()));
     const serial = randomSerial();
     const algorithm = SIGNATURE_ALGORITHMS[ca.key_algorithm];
     const leaf = leafTbsCertificate({
@@ -236,7 +259,7 @@ export class CertificateAuthority {
       throw new Error(`A certificate signed with ${ca.key_label} does not verify with the CA certificate`);
     }
     const der = signedEnvelope(leaf.tbs, algorithm.der, signature);
-    const stored = await this.db.transaction(async (tx) => {
+    const stored = await this.within(options.tx, async (tx) => {
       const outcome = await this.cas.insertIssued(
         {
           org_id: orgId,
@@ -269,6 +292,47 @@ export class CertificateAuthority {
       throw new DomainError('INVALID_VALUE', 'CSR_KEY_REUSED: this CA has already certified the public key of the CSR; generate a new key pair on the card.');
     }
     return { serialNumber: serial, subject: leaf.subject, issuer: state.certificate.subject, notBefore, notAfter, der };
+  }
+
+  /**
+   * Revokes (RFC 5280 reason), puts on hold or releases `serials` in the caller's transaction, with
+   * one CRL re-signed for all of them (a device's credentials follow it together). Certificates
+   * already in the target status are left as they are.
+   */
+  async changeWithin(
+    orgId: string,
+    serials: readonly string[],
+    to: 'revoked' | 'on-hold' | 'good',
+    reason: RevocationReason | null,
+    actor: Actor,
+    tx: Transaction,
+  ): Promise<string[]> {
+    if (serials.length === 0) return [];
+    const ca = await this.cas.lock(orgId, tx);
+    if (!ca || ca.status !== 'active') throw this.noCa(orgId);
+    const action = to === 'revoked' ? 'certificate.revoke' : to === 'on-hold' ? 'certificate.hold' : 'certificate.release';
+    const changed: string[] = [];
+    for (const serial of serials) {
+      const current = await this.cas.findIssued(orgId, serial, tx);
+      if (!current || current.status === to || current.status === 'revoked' || (to === 'good' && current.status !== 'on-hold')) continue;
+      await this.cas.setStatus(orgId, serial, to, to === 'on-hold' ? 'certificateHold' : reason, this.clock.now(), tx);
+      await this.audit.record({ org: orgId, ...byActor(actor), action, target: serial, outcome: 'success', details: { from: current.status, to, reason } }, tx);
+      changed.push(serial);
+    }
+    if (changed.length === 0) return changed;
+    await this.publishCrl(ca, actor, tx);
+    // After the commit: every instance's OCSP answers drop what they knew of these certificates.
+    tx.afterCommit(() =>
+      this.changes.publishMany(
+        'certificate',
+        changed.map((serial) => `${orgId}/${serial}`),
+      ),
+    );
+    return changed;
+  }
+
+  private within<T>(tx: Transaction | undefined, work: (tx: Transaction) => Promise<T>): Promise<T> {
+    return tx ? work(tx) : this.db.transaction(work);
   }
 
   /** Revokes for good (RFC 5280 reason); the CRL is re-signed in the same transaction. */

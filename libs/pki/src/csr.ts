@@ -36,6 +36,8 @@ export interface CheckedCsr {
   spki: Buffer;
   /** SHA-256 of `spki`: the database's unique key on (CA, public key). */
   spkiSha256: Buffer;
+  /** The key as CredentialPolicy.keyAlgorithms names it: EC-P256, EC-P384, RSA-2048, RSA-3072, RSA-4096. */
+  keyAlgorithm: string;
   /** SHA-1 of the subjectPublicKey bits: the subject key identifier (RFC 5280 §4.2.1.2, method 1). */
   keyIdentifier: Buffer;
   rsa: boolean;
@@ -76,13 +78,14 @@ export function readCsr(input: string | Buffer): CheckedCsr {
   } catch {
     throw fail('CSR_KEY_POLICY', 'the key of the CSR is neither EC P-256/P-384 nor RSA 2048/3072/4096.');
   }
-  checkKeyPolicy(key);
+  const keyAlgorithm = checkKeyPolicy(key);
   const signature = signatureOf(request);
   if (!signature.strong) throw fail('CSR_KEY_POLICY', `the CSR is signed with ${signature.hash}; use SHA-256 or stronger.`);
   if (!verifies(request, key, signature)) throw fail('CSR_POP_INVALID', 'the signature of the CSR does not verify with its own public key.');
   return {
     spki,
     spkiSha256: createHash('sha256').update(spki).digest(),
+    keyAlgorithm,
     keyIdentifier: createHash('sha1').update(Buffer.from(info.subjectPublicKey)).digest(),
     rsa: key.asymmetricKeyType === 'rsa',
   };
@@ -118,14 +121,18 @@ function verifies(request: CertificationRequest, key: KeyObject, signature: CsrS
   }
 }
 
-function checkKeyPolicy(key: KeyObject): void {
+/** The key's algorithm name (EC-P256 ... RSA-4096), or the CSR_KEY_POLICY refusal. */
+function checkKeyPolicy(key: KeyObject): string {
   const details = key.asymmetricKeyDetails ?? {};
   if (key.asymmetricKeyType === 'ec') {
-    if (!CURVES[details.namedCurve ?? '']) throw fail('CSR_KEY_POLICY', `EC curve ${details.namedCurve} is not accepted; use P-256 or P-384.`);
-  } else if (key.asymmetricKeyType === 'rsa') {
+    const curve = CURVES[details.namedCurve ?? ''];
+    if (!curve) throw fail('CSR_KEY_POLICY', `EC curve ${details.namedCurve} is not accepted; use P-256 or P-384.`);
+    return `EC-${curve.replace('-', '')}`;
+  }
+  if (key.asymmetricKeyType === 'rsa') {
     if (!RSA_SIZES.has(details.modulusLength ?? 0)) throw fail('CSR_KEY_POLICY', `RSA ${details.modulusLength} is not accepted; use 2048, 3072 or 4096 bits.`);
     if (details.publicExponent !== 65537n) throw fail('CSR_KEY_POLICY', 'the RSA public exponent must be 65537.');
-  } else {
-    throw fail('CSR_KEY_POLICY', `${key.asymmetricKeyType} keys are not accepted; use EC P-256/P-384 or RSA.`);
+    return `RSA-${details.modulusLength}`;
   }
+  throw fail('CSR_KEY_POLICY', `${key.asymmetricKeyType} keys are not accepted; use EC P-256/P-384 or RSA.`);
 }

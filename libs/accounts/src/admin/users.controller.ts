@@ -101,7 +101,7 @@ export class UsersController {
   }
 
   @Delete(':id')
-  @Audited('user.delete', 'device.terminate', 'device.update')
+  @Audited('user.delete', 'device.terminate', 'device.update', 'credential.revoke', 'certificate.revoke', 'crl.publish')
   @HttpCode(204)
   @ApiOperation({
     summary: 'Delete a user',

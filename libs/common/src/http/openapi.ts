@@ -61,9 +61,19 @@ export function scimResourceSchema(definition: ScimResourceDefinition, options: 
     }
     // `$ref` (RFC 7643 2.3.7) is left out of `properties`, where OpenAPI tools would read it as a reference.
     const subAttributes = Object.entries(attribute.subAttributes).filter(([sub]) => sub !== '$ref');
+    // A reference inside a complex attribute is declared by dotted names ('device.value'): an object here.
+    const nested = (sub: string) => subAttributes.filter(([other]) => other.startsWith(`${sub}.`));
     const object: SchemaObject = {
       type: 'object',
-      properties: Object.fromEntries(subAttributes.map(([sub, subAttribute]) => [sub, scalar(subAttribute)])),
+      properties: Object.fromEntries(
+        subAttributes
+          .filter(([sub]) => !sub.includes('.'))
+          .map(([sub, subAttribute]) => {
+            const inner = nested(sub);
+            if (inner.length === 0) return [sub, scalar(subAttribute)];
+            return [sub, { type: 'object', properties: Object.fromEntries(inner.map(([name, declared]) => [name.slice(sub.length + 1), scalar(declared)])) }];
+          }),
+      ),
       ...(subAttributes.length < Object.keys(attribute.subAttributes).length ? { description: 'also $ref, the URI of the referenced resource' } : {}),
     };
     properties[name] = attribute.multiValued || options.multiValued?.includes(name) ? { type: 'array', items: object } : object;

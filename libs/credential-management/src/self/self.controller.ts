@@ -15,6 +15,7 @@ import {
   credentialManagementPaths,
   listResponse,
   ApiJsonBody,
+  ApiSchemaResponse,
   ApiScimResponse,
   ApiSearchBody,
   projectResource,
@@ -29,6 +30,9 @@ import {
   actionSchema,
   createContentRequestSchema,
 } from '../content-requests/content-request.schema';
+import { SyncSessionPresenter } from '../sync-sessions/sync-session.presenter';
+import { EXAMPLE_SESSION, SYNC_SESSION_EVENTS, SYNC_SESSION_RESPONSE } from '../sync-sessions/sync-sessions.controller';
+import { syncSessionSchema } from '../sync-sessions/sync-session.schema';
 import { WALLET_SEARCH_DEFINITION } from '../wallets/wallet.schema';
 import { UserPresenter } from '../users/user.presenter';
 import { WalletPresenter } from '../wallets/wallet.presenter';
@@ -59,6 +63,7 @@ export class SelfController {
     private readonly devices: DevicePresenter,
     private readonly wallets: WalletPresenter,
     private readonly requests: ContentRequestPresenter,
+    private readonly sessions: SyncSessionPresenter,
   ) {}
 
   @Get()
@@ -92,7 +97,7 @@ export class SelfController {
   }
 
   @Post('Device/:id/suspend')
-  @Audited('device.suspend')
+  @Audited('device.suspend', 'credential.suspend', 'certificate.hold', 'crl.publish')
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.SelfDeviceAction)
@@ -104,7 +109,7 @@ export class SelfController {
   }
 
   @Post('Device/:id/resume')
-  @Audited('device.resume')
+  @Audited('device.resume', 'credential.resume', 'certificate.release', 'crl.publish')
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.SelfDeviceAction)
@@ -161,6 +166,16 @@ export class SelfController {
   @ApiScimResponse(CONTENT_REQUEST_SEARCH_DEFINITION, { multiValued: ['parameters'] })
   async cancelRequest(@CurrentPrincipal() principal: Principal, @RequestActor() actor: Actor, @Param('id') id: string, @Body() body: unknown) {
     return this.requests.request(await this.self.cancelRequest(principal, id, body, actor));
+  }
+
+  @Post('SyncSession')
+  @Audited(...SYNC_SESSION_EVENTS)
+  @RequirePermission(Permission.SelfSyncSessionExecute)
+  @ApiOperation({ summary: 'Report what happened on your own card for one of your approved requests (unlock pin, recycle)' })
+  @ApiJsonBody(syncSessionSchema, EXAMPLE_SESSION)
+  @ApiSchemaResponse(SYNC_SESSION_RESPONSE, 201)
+  async syncSession(@CurrentPrincipal() principal: Principal, @RequestActor() actor: Actor, @Body() body: unknown) {
+    return this.sessions.session(await this.self.syncSession(principal, body, actor));
   }
 
   @Post('Device')

@@ -4,6 +4,7 @@ import { DeviceRow, DeviceService, parseActionBody } from '@app/device';
 import { ContentRequestRepository, ContentRequestRow } from '../content-requests/content-request.repository';
 import { ContentRequestService } from '../content-requests/content-request.service';
 import { PolicyService } from '../policies/policy.service';
+import { SyncOutcome, SyncSessionService } from '../sync-sessions/sync-session.service';
 import { LinkedUser, ScimUserService } from '../users/scim-user.service';
 import { WalletService, WalletView } from '../wallets/wallet.service';
 
@@ -18,7 +19,13 @@ export class SelfService {
     private readonly wallets: WalletService,
     private readonly policies: PolicyService,
     private readonly requests: ContentRequestService,
+    private readonly sessions: SyncSessionService,
   ) {}
+
+  /** A sync session for one of the caller's own requests (DECISIONS 5.2: the Device scope executes its own). */
+  syncSession(principal: Principal, body: unknown, actor: Actor): Promise<SyncOutcome> {
+    return this.sessions.execute(principal, body, actor, { ownerId: userIdOf(principal) });
+  }
 
   /** A content request on one of the caller's own devices: `unlock pin` or `recycle` (CREDENTIAL-MANAGEMENT.md "Self"). */
   createRequest(principal: Principal, body: unknown, actor: Actor): Promise<ContentRequestRow> {

@@ -164,7 +164,7 @@ export class UsersController {
   }
 
   @Delete(':id')
-  @Audited('user.delete', 'device.terminate', 'device.update')
+  @Audited('user.delete', 'device.terminate', 'device.update', 'credential.revoke', 'certificate.revoke', 'crl.publish')
   @HttpCode(204)
   @RequirePermission(Permission.OperatorDelete)
   @ApiOperation({

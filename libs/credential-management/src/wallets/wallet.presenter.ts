@@ -2,11 +2,11 @@ import { CANONICAL_PREFIX, isoTimestamp } from '@app/common';
 import { WALLET_SCHEMA } from './wallet.schema';
 import { WalletView } from './wallet.service';
 
-/** The Wallet resource (CREDENTIAL-MANAGEMENT.md "Resources"). Credentials arrive with Issue 14; until then the list is empty. */
+/** The Wallet resource (CREDENTIAL-MANAGEMENT.md "Resources"): its owner's devices and the credentials it holds. */
 export class WalletPresenter {
   constructor(private readonly baseUrl: string) {}
 
-  wallet({ row, devices }: WalletView) {
+  wallet({ row, devices, credentials }: WalletView) {
     return {
       schemas: [WALLET_SCHEMA],
       id: row.id,
@@ -18,7 +18,12 @@ export class WalletPresenter {
         $ref: `${this.baseUrl}${CANONICAL_PREFIX}/Device/${device.id}`,
         type: 'Device',
       })),
-      credentials: [],
+      credentials: credentials.map((credential) => ({
+        value: credential.id,
+        display: `${credential.type} ${credential.status}`,
+        $ref: `${this.baseUrl}${CANONICAL_PREFIX}/Credential/${credential.id}`,
+        type: 'Credential',
+      })),
       ...(row.notes ? { notes: row.notes } : {}),
       meta: {
         resourceType: 'Wallet',

@@ -5,12 +5,14 @@ import { Clock, DomainError, IfMatch, Principal, ScimSearch, applyPatch, invalid
 import { DEVICE_REASONS, OwnedDevice, OwnedDevices } from '@app/device';
 import { ChangeFeed, Database, Transaction } from '@app/persistence';
 import { isUuid } from '../common/ids';
+import { CredentialRepository } from '../credentials/credential.repository';
 import { WalletRepository, WalletRow } from './wallet.repository';
 import { MAX_WALLET_NOTES, WALLET_SCHEMA } from './wallet.schema';
 
 export interface WalletView {
   row: WalletRow;
   devices: OwnedDevice[];
+  credentials: { id: string; status: string; type: string }[];
 }
 
 /** The reasons a wallet suspension takes: those of a device suspension (DECISIONS 8). */
@@ -23,7 +25,7 @@ const resumeSchema = z.object({ schemas: z.array(z.string()).optional() }).stric
 
 /**
  * Wallets (CREDENTIAL-MANAGEMENT.md "Resources"): one per user, holding the user's devices (and,
- * with Issue 14, credentials). Reads follow the owner's reach for Operator Dependent callers; PATCH
+ * the credentials issued to it). Reads follow the owner's reach for Operator Dependent callers; PATCH
  * changes `notes` only; `suspend` suspends every ISSUED device of the wallet and `resume` resumes the
  * devices that suspension put on hold (not one suspended on its own, such as a lost card), in one
  * transaction under the wallet's row lock, each device move audited.
@@ -34,6 +36,7 @@ export class WalletService {
     private readonly db: Database,
     private readonly wallets: WalletRepository,
     private readonly devices: OwnedDevices,
+    private readonly credentials: CredentialRepository,
     private readonly operatorDependent: OperatorDependentPolicy,
     private readonly audit: AuditLog,
     private readonly changes: ChangeFeed,
@@ -55,11 +58,17 @@ export class WalletService {
 
   async search(principal: Principal, search: ScimSearch): Promise<{ views: WalletView[]; total: number }> {
     const { rows, total } = await this.wallets.search(principal.org, search, this.operatorDependent.groupsOf(principal));
-    const owned = await this.devices.ownedBy(
-      principal.org,
-      rows.map((row) => row.owner_user_id),
-    );
-    return { views: rows.map((row) => ({ row, devices: owned.get(row.owner_user_id) ?? [] })), total };
+    const [owned, held] = await Promise.all([
+      this.devices.ownedBy(
+        principal.org,
+        rows.map((row) => row.owner_user_id),
+      ),
+      this.credentials.inWallets(
+        principal.org,
+        rows.map((row) => row.id),
+      ),
+    ]);
+    return { views: rows.map((row) => ({ row, devices: owned.get(row.owner_user_id) ?? [], credentials: held.get(row.id) ?? [] })), total };
   }
 
   /** PATCH (RFC 7644 PatchOp) of `notes`; any other attribute is read-only here (400 mutability). */
@@ -132,8 +141,8 @@ export class WalletService {
   }
 
   private async view(row: WalletRow): Promise<WalletView> {
-    const owned = await this.devices.ownedBy(row.org_id, [row.owner_user_id]);
-    return { row, devices: owned.get(row.owner_user_id) ?? [] };
+    const [owned, held] = await Promise.all([this.devices.ownedBy(row.org_id, [row.owner_user_id]), this.credentials.inWallets(row.org_id, [row.id])]);
+    return { row, devices: owned.get(row.owner_user_id) ?? [], credentials: held.get(row.id) ?? [] };
   }
 }
 

@@ -84,7 +84,7 @@ export class WalletsController {
   }
 
   @Post(':id/suspend')
-  @Audited('wallet.suspend', 'device.suspend')
+  @Audited('wallet.suspend', 'device.suspend', 'credential.suspend', 'certificate.hold', 'crl.publish')
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.WalletAction)
@@ -96,7 +96,7 @@ export class WalletsController {
   }
 
   @Post(':id/resume')
-  @Audited('wallet.resume', 'device.resume')
+  @Audited('wallet.resume', 'device.resume', 'credential.resume', 'certificate.release', 'crl.publish')
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.WalletAction)

@@ -86,7 +86,7 @@ export class DeviceController {
   }
 
   @Post(':id/activate')
-  @Audited('device.activate')
+  @Audited('device.activate', 'credential.resume', 'certificate.release', 'crl.publish')
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.DeviceActivate)
@@ -95,7 +95,7 @@ export class DeviceController {
   }
 
   @Post(':id/suspend')
-  @Audited('device.suspend')
+  @Audited('device.suspend', 'credential.suspend', 'certificate.hold', 'crl.publish')
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.DeviceSuspend)
@@ -104,7 +104,7 @@ export class DeviceController {
   }
 
   @Post(':id/resume')
-  @Audited('device.resume')
+  @Audited('device.resume', 'credential.resume', 'certificate.release', 'crl.publish')
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.DeviceResume)
@@ -113,7 +113,7 @@ export class DeviceController {
   }
 
   @Post(':id/revoke')
-  @Audited('device.revoke')
+  @Audited('device.revoke', 'credential.revoke', 'certificate.revoke', 'crl.publish')
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.DeviceRevoke)
@@ -122,7 +122,7 @@ export class DeviceController {
   }
 
   @Post(':id/terminate')
-  @Audited('device.terminate')
+  @Audited('device.terminate', 'credential.revoke', 'certificate.revoke', 'crl.publish')
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.DeviceTerminate)

@@ -1,0 +1,79 @@
+import { Injectable } from '@nestjs/common';
+import { AuditLog, byActor } from '@app/audit';
+import { Clock } from '@app/common';
+import { DeviceMove, DeviceMoveListeners } from '@app/device';
+import { Transaction } from '@app/persistence';
+import { CertificateAuthority, RevocationReason } from '@app/pki';
+import { PolicyService } from '../policies/policy.service';
+import { CredentialRepository } from './credential.repository';
+import { CredentialStatus } from './credential.schema';
+
+/** What each device move does to the device's credentials and their certificates (DECISIONS 8; CREDENTIAL-MANAGEMENT.md "PKI"). */
+const FOLLOW = {
+  suspend: { from: ['ISSUED'], to: 'ON_HOLD', certificate: 'on-hold', audit: 'credential.suspend' },
+  resume: { from: ['ON_HOLD'], to: 'ISSUED', certificate: 'good', audit: 'credential.resume' },
+  activate: { from: ['ON_HOLD'], to: 'ISSUED', certificate: 'good', audit: 'credential.resume' },
+  revoke: { from: ['ISSUED', 'ON_HOLD'], to: 'REVOKED', certificate: 'revoked', audit: 'credential.revoke' },
+  terminate: { from: ['ISSUED', 'ON_HOLD'], to: 'REVOKED', certificate: 'revoked', audit: 'credential.revoke' },
+} as const satisfies Record<DeviceMove['action'], { from: readonly CredentialStatus[]; to: CredentialStatus; certificate: string; audit: string }>;
+
+/**
+ * The revocation reason of a device move (CREDENTIAL-MANAGEMENT.md "Open points"): the action's
+ * reason maps first (LOST, STOLEN: keyCompromise; DAMAGED, RENEW: superseded); otherwise terminate
+ * (and a user's deletion, which terminates) gives cessationOfOperation, and revoke unspecified.
+ */
+export function revocationReason(move: Pick<DeviceMove, 'action' | 'reason'>): RevocationReason {
+  if (move.reason === 'LOST' || move.reason === 'STOLEN') return 'keyCompromise';
+  if (move.reason === 'DAMAGED' || move.reason === 'RENEW') return 'superseded';
+  return move.action === 'terminate' ? 'cessationOfOperation' : 'unspecified';
+}
+
+/**
+ * Keeps a device's credentials with their device: registered with libs/device's move listeners, so
+ * every move (the Device entry points, a wallet's suspend and resume, a user's forced deletion)
+ * carries its credentials and their certificates (hold, release, revoke; the CRL re-signed) in the
+ * same transaction. CredentialPolicy.revokeOnTerminate false leaves a terminated device's credentials
+ * as they are.
+ */
+@Injectable()
+export class CredentialFollower {
+  constructor(
+    private readonly credentials: CredentialRepository,
+    private readonly ca: CertificateAuthority,
+    private readonly policies: PolicyService,
+    private readonly audit: AuditLog,
+    private readonly clock: Clock,
+    listeners: DeviceMoveListeners,
+  ) {
+    listeners.register((move, tx) => this.follow(move, tx));
+  }
+
+  private async follow(move: DeviceMove, tx: Transaction): Promise<void> {
+    const rule = FOLLOW[move.action];
+    const following = await this.credentials.lockOfDevice(move.orgId, move.deviceId, rule.from, tx);
+    if (following.length === 0) return;
+    if (move.action === 'terminate' && !(await this.policies.read(move.orgId, 'credential')).policy.revokeOnTerminate) return;
+    const reason = rule.to === 'REVOKED' ? revocationReason(move) : null;
+    await this.credentials.setStatus(
+      move.orgId,
+      following.map((c) => c.id),
+      { status: rule.to, reason, now: this.clock.now() },
+      tx,
+    );
+    for (const credential of following) {
+      await this.audit.record(
+        {
+          org: move.orgId,
+          ...byActor(move.actor),
+          action: rule.audit,
+          target: credential.id,
+          outcome: 'success',
+          details: { from: credential.status, to: rule.to, device: move.deviceId, via: `device.${move.action}`, ...(reason ? { reason } : {}) },
+        },
+        tx,
+      );
+    }
+    const serials = following.map((c) => c.certificate_serial).filter((serial): serial is string => serial !== null);
+    await this.ca.changeWithin(move.orgId, serials, rule.certificate, reason, move.actor, tx);
+  }
+}
