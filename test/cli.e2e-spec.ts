@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Command } from 'commander';
@@ -307,6 +307,33 @@ describe('command line (apps/cli)', () => {
     expect(users.json().Resources.map((u: { userName: string }) => u.userName)).toEqual(['card.cli', 'op.cli']);
     expectOk(await cli(['user', 'delete', org, operator.json().id]));
     expectRefused(await cli(['user', 'get', org, operator.json().id]), 'does not exist');
+
+    // A user whose card holds live credentials: only the service (with its HSM) revokes their certificates.
+    const holder = await cli(['user', 'create', org, '--user-name', 'holder.cli', '--role', 'Cardholder']);
+    expectOk(holder);
+    const card = randomUUID();
+    await t.db.query(
+      "INSERT INTO devices (id, org_id, status, reason, owner_user_id, created_at, updated_at) VALUES ($1, $2, 'ISSUED', 'NONE', $3, now(), now())",
+      [card, org, holder.json().id],
+    );
+    await t.db.query(
+      `INSERT INTO credentials (id, org_id, type, status, device_id, wallet_id, created_at, updated_at)
+       SELECT $1, $2, 'STATIC_PASSWORD', 'ISSUED', $3, w.id, now(), now() FROM wallets w WHERE w.owner_user_id = $4`,
+      [randomUUID(), org, card, holder.json().id],
+    );
+    expectRefused(
+      await cli(['user', 'delete', org, holder.json().id, '--force']),
+      `Device ${card} holds 1 live credential, whose certificates only the service can revoke (the command line has no HSM); do this through the API`,
+    );
+    expect((await t.db.query('SELECT status FROM devices WHERE id = $1', [card])).rows[0].status).toBe('ISSUED');
+    // Without live credentials the forced delete goes through (the card is terminated, then left unowned).
+    await t.db.query('DELETE FROM credentials WHERE device_id = $1', [card]);
+    expectOk(await cli(['user', 'delete', org, holder.json().id, '--force']));
+    expect((await t.db.query('SELECT status, owner_user_id FROM devices WHERE id = $1', [card])).rows[0]).toEqual({
+      status: 'TERMINATED',
+      owner_user_id: null,
+    });
+    await t.db.query('DELETE FROM devices WHERE id = $1', [card]);
 
     expectOk(await cli(['application', 'add', org, 'com.cli.app', '--name', 'CLI app']));
     const apps = await cli(['application', 'list', org]);

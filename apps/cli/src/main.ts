@@ -6,7 +6,7 @@ import { DataSource } from 'typeorm';
 import { AccountsModule } from '@app/accounts';
 import { AuditModule } from '@app/audit';
 import { AuthStoreModule } from '@app/auth';
-import { CredentialManagementStoreModule } from '@app/credential-management';
+import { CredentialManagementStoreModule, OfflineCredentialGuardModule } from '@app/credential-management';
 import { DeviceStoreModule } from '@app/device';
 import { ClockModule, DomainError } from '@app/common';
 import { AppConfig, ConfigModule, ConfigurationError, loadConfig } from '@app/config';
@@ -59,6 +59,7 @@ async function withServices<T>(work: (app: INestApplicationContext) => Promise<T
       AuthStoreModule,
       DeviceStoreModule,
       CredentialManagementStoreModule,
+      OfflineCredentialGuardModule,
       ...imports,
     ],
   })

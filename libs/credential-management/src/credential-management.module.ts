@@ -58,10 +58,14 @@ const presenter = (type: new (baseUrl: string) => object): Provider => ({
   useFactory: (config: AppConfig) => new type(config.publicBaseUrl),
 });
 
-/** The reference data's services and presenters: the admin API and the command line share them. */
+/**
+ * The reference data's services and presenters, and the repositories they and the command line ask
+ * (open requests of a policy, live credentials of a device): the admin API and the command line share them.
+ */
 const REFERENCE_DATA_SERVICES = [
   GroupService,
   ContentRequestRepository,
+  CredentialRepository,
   DevicePolicyRepository,
   DevicePolicyService,
   PolicyRepository,
@@ -128,7 +132,6 @@ export class CredentialManagementStoreModule {
     WalletService,
     ContentRequestService,
     ContentRequestSweepJob,
-    CredentialRepository,
     CredentialFollower,
     SyncSessionRepository,
     SyncSessionService,

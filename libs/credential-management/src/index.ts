@@ -13,3 +13,4 @@ export * from './policies/policy.service';
 export * from './policies/policy.presenter';
 export * from './policies/policy.schema';
 export * from './content-requests/content-request-sweep.job';
+export * from './credentials/offline-credential-guard';

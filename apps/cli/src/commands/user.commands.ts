@@ -100,7 +100,11 @@ export function registerUserCommands(program: Command, cli: CliRuntime): void {
   user
     .command('delete <org> <id>')
     .description('Delete a user with its certificates, tokens and wallet; refused while it holds devices that are not TERMINATED, unless --force.')
-    .option('--force', 'first terminate the devices the user holds (their credentials are revoked)', false)
+    .option(
+      '--force',
+      'first terminate the devices the user holds (refused for a device with live credentials: only the service, with its HSM, revokes their certificates)',
+      false,
+    )
     .action(async (org: string, id: string, options: { force: boolean }) => {
       await cli.withServices(async (app) => {
         await app.get(UserService).delete(org, id, cli.actor, { force: options.force });
