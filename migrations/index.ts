@@ -11,6 +11,7 @@ import { AddEnrollmentDataAndWalletSuspensions1764300000200 } from './1764300000
 import { AddUserEmailIndex1764300000300 } from './1764300000300-AddUserEmailIndex';
 import { CreateContentRequests1764400000000 } from './1764400000000-CreateContentRequests';
 import { CreateCredentialsAndSyncSessions1764400000100 } from './1764400000100-CreateCredentialsAndSyncSessions';
+import { CreateDeviceFlows1764400000200 } from './1764400000200-CreateDeviceFlows';
 
 /** Every migration, in order. The data source takes classes, not a glob, so source and dist/ behave alike. */
 export const MIGRATIONS = [
@@ -27,4 +28,5 @@ export const MIGRATIONS = [
   AddUserEmailIndex1764300000300,
   CreateContentRequests1764400000000,
   CreateCredentialsAndSyncSessions1764400000100,
+  CreateDeviceFlows1764400000200,
 ];

@@ -34,6 +34,7 @@ const OWNERS: Record<string, string> = {
   content_requests: 'credential-management',
   credentials: 'credential-management',
   sync_sessions: 'credential-management',
+  device_flows: 'credential-management',
 };
 
 /**

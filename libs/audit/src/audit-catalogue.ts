@@ -45,6 +45,9 @@ export const AUDIT_CATALOGUE = {
   'content_request.expire': { code: 30008, description: 'Content request expired' },
   'content_request.unlock_pin': { code: 30009, description: 'PIN unlocked' },
   'content_request.update': { code: 30010, description: 'Content request changed (PATCH while requested)' },
+  'device_flow.start': { code: 30011, description: 'Device flow started (with its content request)' },
+  'device_flow.advance': { code: 30012, description: 'Device flow step taken' },
+  'device_flow.cancel': { code: 30013, description: 'Device flow cancelled (with its content request)' },
 
   'user.create': { code: 40001, description: 'User created' },
   'user.update': { code: 40002, description: 'User updated' },

@@ -11,6 +11,10 @@ import { ContentRequestService } from './content-requests/content-request.servic
 import { ContentRequestSweepJob } from './content-requests/content-request-sweep.job';
 import { ContentRequestsController } from './content-requests/content-requests.controller';
 import { CredentialFollower } from './credentials/credential-follower';
+import { DeviceFlowPresenter } from './device-flows/device-flow.presenter';
+import { DeviceFlowRepository } from './device-flows/device-flow.repository';
+import { DeviceFlowService } from './device-flows/device-flow.service';
+import { DeviceFlowsController } from './device-flows/device-flows.controller';
 import { CredentialPresenter } from './credentials/credential.presenter';
 import { CredentialRepository } from './credentials/credential.repository';
 import { CredentialsController } from './credentials/credentials.controller';
@@ -108,6 +112,7 @@ export class CredentialManagementStoreModule {
     WalletsController,
     ContentRequestsController,
     SyncSessionsController,
+    DeviceFlowsController,
     CredentialsController,
     SelfController,
     StatsController,
@@ -135,6 +140,8 @@ export class CredentialManagementStoreModule {
     CredentialFollower,
     SyncSessionRepository,
     SyncSessionService,
+    DeviceFlowRepository,
+    DeviceFlowService,
     // OATH secrets are sealed under DATA_ENCRYPTION_KEYS, as connection strings are (DECISIONS 10).
     { provide: DataCipher, inject: [AppConfig], useFactory: (config: AppConfig) => new DataCipher(config.dataEncryptionKeys) },
     SelfService,
@@ -144,6 +151,7 @@ export class CredentialManagementStoreModule {
     presenter(ContentRequestPresenter),
     presenter(CredentialPresenter),
     presenter(SyncSessionPresenter),
+    presenter(DeviceFlowPresenter),
     presenter(UserPresenter),
   ],
 })

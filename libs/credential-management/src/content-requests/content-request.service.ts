@@ -45,6 +45,14 @@ export interface RequestScope {
   ownerId?: string;
 }
 
+/** How a request is created on behalf of another entry point (DeviceFlow). */
+export interface CreationOptions {
+  /** The caller's permission was checked by that entry point (a DeviceFlow's own, DECISIONS 5.2). */
+  authorized?: true;
+  /** Runs in the creating transaction, so that what the entry point records commits with the request. */
+  within?: (request: { id: string; status: string }, tx: Transaction) => Promise<void>;
+}
+
 /**
  * Content requests (CREDENTIAL-MANAGEMENT.md "ContentRequest lifecycle"): created with every check of
  * the contract in one transaction that holds the wallet's and the device's row locks (so the wallet's
@@ -69,14 +77,14 @@ export class ContentRequestService {
     private readonly clock: Clock,
   ) {}
 
-  async create(principal: Principal, body: unknown, actor: Actor, scope: RequestScope = {}): Promise<ContentRequestRow> {
+  async create(principal: Principal, body: unknown, actor: Actor, scope: RequestScope = {}, options: CreationOptions = {}): Promise<ContentRequestRow> {
     const input = parseBody(createContentRequestSchema, body, 'ContentRequest');
     if (scope.ownerId !== undefined && !(SELF_REQUEST_TYPES as readonly string[]).includes(input.type)) {
       throw invalidValue(
         `A cardholder may ask for ${SELF_REQUEST_TYPES.map((t) => `"${t}"`).join(' or ')} requests on their own devices, not "${input.type}".`,
       );
     }
-    if (scope.ownerId === undefined) this.roles.assertAllows(principal.role, CREATE_PERMISSION[input.type]);
+    if (scope.ownerId === undefined && !options.authorized) this.roles.assertAllows(principal.role, CREATE_PERMISSION[input.type]);
     const now = this.clock.now();
     const expiresAt = this.expiry(input.type, input.expiresAt, now, now);
     const id = randomUUID();
@@ -118,6 +126,7 @@ export class ContentRequestService {
         },
         tx,
       );
+      await options.within?.({ id, status }, tx);
       return bindsDevice(input.type);
     });
     if (bound) await this.changes.publish('device', `${principal.org}/${input.target.device.value.toLowerCase()}`);
