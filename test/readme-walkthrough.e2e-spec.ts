@@ -42,13 +42,19 @@ describe('README walk-through (Issue 14)', () => {
     await waitReady(base, service);
     // The first lines of the README's first block, with the administrator's secret this test set.
     const prelude = [
+      // A failing call stops the block with its answer on stderr (the README's calls use plain curl -s).
+      'curl() { command curl -sS --fail-with-body "$@"; }',
       `B=${base}`,
       `ADMIN=$(curl -s $B/authentication/customer/platform/token -d grant_type=client_credentials -d client_id=platform-admin --data-urlencode client_secret=${ADMIN_SECRET} | sed 's/.*"access_token":"\\([^"]*\\)".*/\\1/')`,
       "APP=(-H 'Application-ID: com.example.quickstart' -H 'Application-Version: 1.0')",
     ].join('\n');
     const run = spawnSync('bash', ['-eo', 'pipefail', '-c', `${prelude}\n${walkthrough()}`], { cwd: root, encoding: 'utf8', timeout: 60_000 });
     const output = `${run.stdout}\n${run.stderr}`;
-    expect({ status: run.status, output }).toEqual({ status: 0, output: expect.stringContaining('card.pem: OK') });
+    expect({ status: run.status, output, service: run.status === 0 ? '' : service.output() }).toEqual({
+      status: 0,
+      output: expect.stringContaining('card.pem: OK'),
+      service: '',
+    });
     expect(run.stdout).toContain('approved\n');
     expect(run.stdout).toContain('REVOKED\n');
     const serial = spawnSync('openssl', ['x509', '-in', join(root, 'card.pem'), '-noout', '-serial'], { encoding: 'utf8' })

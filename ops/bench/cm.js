@@ -14,12 +14,9 @@
 // of this host). Users and devices are seeded with SQL into the service's embedded database.
 // Medians of 3 runs of BENCH_DURATION_S (5) seconds after a warm-up, BENCH_CONNECTIONS (32) connections.
 const { execFile } = require('node:child_process');
-const { readFileSync } = require('node:fs');
 const os = require('node:os');
-const { join } = require('node:path');
-const { Client } = require('pg');
 const { ensureDependencies, ensureDebianPackages, build } = require('../setup');
-const { startService, waitReady, stopService, removeWorkDir } = require('./service');
+const { startService, waitReady, stopService, removeWorkDir, connectDatabase } = require('./service');
 const { setUpPlatform } = require('./platform');
 const { startCpuMeasurement } = require('./cpu');
 const { URLSearchParams } = require('node:url');
@@ -40,20 +37,6 @@ ensureDebianPackages([
   { name: 'opensc', binary: 'pkcs11-tool' },
 ]);
 build();
-
-/** The service's embedded database, with the password it generated into DATA_DIR. */
-async function connect(service) {
-  const { embeddedPostgresPassword } = JSON.parse(readFileSync(join(service.dataDir, 'secrets.json'), 'utf8'));
-  const client = new Client({
-    host: '127.0.0.1',
-    port: Number(service.env.EMBEDDED_PG_PORT),
-    user: 'postgres',
-    password: embeddedPostgresPassword,
-    database: 'platform',
-  });
-  await client.connect();
-  return client;
-}
 
 /** Users user000001.. with their wallets, and devices spread over the statuses, in the bench organization. */
 async function seed(db, org) {
@@ -124,7 +107,7 @@ async function main() {
   try {
     await waitReady(service);
     const ctx = await setUpPlatform(service);
-    const db = await connect(service);
+    const db = await connectDatabase(service);
     try {
       await seed(db, ctx.org);
     } finally {

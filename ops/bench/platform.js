@@ -94,7 +94,10 @@ async function setUpPlatform(service) {
     account,
     certificate,
     applicationHeaders: APPLICATION_HEADERS,
+    /** The platform administrator's token (creates what a workload needs besides the account). */
+    adminToken: admin,
     accessToken: () => tokenBySecret(baseUrl, ORG, account.clientId, account.secret),
+    tokenFor: (clientId, secret) => tokenBySecret(baseUrl, ORG, clientId, secret),
   };
 }
 

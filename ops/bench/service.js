@@ -128,4 +128,19 @@ function logTail(service, count = 8) {
     .join('\n');
 }
 
-module.exports = { startService, waitReady, stopService, removeWorkDir, logTail };
+/** A client of the service's embedded database, with the password it generated into DATA_DIR (for seeding). */
+async function connectDatabase(service) {
+  const { Client } = require('pg');
+  const { embeddedPostgresPassword } = JSON.parse(readFileSync(join(service.dataDir, 'secrets.json'), 'utf8'));
+  const client = new Client({
+    host: '127.0.0.1',
+    port: Number(service.env.EMBEDDED_PG_PORT),
+    user: 'postgres',
+    password: embeddedPostgresPassword,
+    database: 'platform',
+  });
+  await client.connect();
+  return client;
+}
+
+module.exports = { startService, waitReady, stopService, removeWorkDir, logTail, connectDatabase };

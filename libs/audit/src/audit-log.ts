@@ -42,34 +42,55 @@ export class AuditLog {
     private readonly clock: Clock,
   ) {}
 
+  /** The rows each open transaction has recorded, written in one statement just before it commits. */
+  private readonly pending = new WeakMap<Transaction, string[]>();
+
   async record(event: AuditEvent, tx?: Transaction): Promise<void> {
     await this.recordMany([event], tx);
   }
 
+  /**
+   * Without a transaction the rows are written at once. In one, they are written together just
+   * before its COMMIT (one statement for every event of a sync session, instead of one each); each
+   * row is serialized when it is recorded, so a later change to its details object changes nothing.
+   */
   async recordMany(events: readonly AuditEvent[], tx?: Transaction): Promise<void> {
     if (events.length === 0) return;
+    const rows = events.map((event) => JSON.stringify(row(event)));
+    if (!tx) return this.insert(rows);
+    let queued = this.pending.get(tx);
+    if (!queued) {
+      const created: string[] = [];
+      this.pending.set(tx, created);
+      tx.beforeCommit(() => this.insert(created.splice(0), tx));
+      queued = created;
+    }
+    queued.push(...rows);
+  }
+
+  private async insert(rows: string[], tx?: Transaction): Promise<void> {
+    if (rows.length === 0) return;
     await this.db.query(
       `${AUDIT_INSERT}
        SELECT $1, e.org_id, e.actor, e.action, e.code, e.target, e.outcome, e.source_address, e.details, e.correlation_id
          FROM jsonb_to_recordset($2::jsonb)
            AS e(org_id text, actor text, action text, code int, target text, outcome text, source_address text, details jsonb, correlation_id text)`,
-      [
-        this.clock.now(),
-        JSON.stringify(
-          events.map((event) => ({
-            org_id: event.org,
-            actor: event.actor,
-            action: event.action,
-            code: auditCodeOf(event.action),
-            target: event.target ?? null,
-            outcome: event.outcome,
-            source_address: event.sourceAddress ?? null,
-            details: event.details ?? {},
-            correlation_id: event.correlationId ?? null,
-          })),
-        ),
-      ],
+      [this.clock.now(), `[${rows.join(',')}]`],
       tx,
     );
   }
+}
+
+function row(event: AuditEvent) {
+  return {
+    org_id: event.org,
+    actor: event.actor,
+    action: event.action,
+    code: auditCodeOf(event.action),
+    target: event.target ?? null,
+    outcome: event.outcome,
+    source_address: event.sourceAddress ?? null,
+    details: event.details ?? {},
+    correlation_id: event.correlationId ?? null,
+  };
 }

@@ -17,6 +17,13 @@ export class Metrics {
     labelNames: ['method'] as const,
     registers: [this.registry],
   });
+  readonly hsmSigns = new Histogram({
+    name: 'hsm_sign_duration_seconds',
+    help: 'Signs with a CA key in the HSM, by use (certificate, crl, ocsp)',
+    labelNames: ['use'] as const,
+    buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05],
+    registers: [this.registry],
+  });
   readonly authFailures = new Counter({
     name: 'token_authentication_failures_total',
     help: 'Failed client or user authentications at the token service',

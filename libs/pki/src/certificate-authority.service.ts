@@ -8,7 +8,9 @@ import { Actor, AuditLog, byActor } from '@app/audit';
 import { Clock, DomainError, notFound } from '@app/common';
 import { AppConfig } from '@app/config';
 import { KeyAlgorithm, KeyStore } from '@app/hsm';
-import { ChangeFeed, Database, Transaction } from '@app/persistence';
+import { Metrics } from '@app/observability';
+import { signWithCaKey } from './ca-key-sign';
+import { ChangeFeed, FeedCache, Database, Transaction } from '@app/persistence';
 import { CaRow, CertificateAuthorityRepository, CertificateStatus, IssuedRow, PublishedCrl } from './certificate-authority.repository';
 import { CRL_REASON_CODES, encodeTbsCertList } from './crl';
 import { signedEnvelope } from './der';
@@ -21,6 +23,8 @@ const wholeSeconds = (ms: number) => new Date(Math.floor(ms / 1000) * 1000);
 export const DEFAULT_CERTIFICATE_LIFETIME_DAYS = 365;
 /** nextUpdate of every CRL: thisUpdate + 7 days (CREDENTIAL-MANAGEMENT.md, "PKI"). */
 export const CRL_VALIDITY_MS = 7 * DAY_MS;
+/** Bounds the per-instance cache of CA rows. */
+const MAX_CACHED_CA_ROWS = 10_000;
 /** A CRL is re-signed at least this often, even without a change. */
 const CRL_REFRESH_MS = DAY_MS;
 
@@ -79,7 +83,22 @@ export class CertificateAuthority {
     private readonly audit: AuditLog,
     private readonly config: AppConfig,
     private readonly changes: ChangeFeed,
-  ) {}
+    private readonly metrics: Metrics,
+  ) {
+    // Every issuance asks for the CA twice: kept per instance, as the OCSP responder keeps it; a CA's
+    // creation and certificate installation publish 'ca', an organization's deletion 'organization'.
+    this.rows = new FeedCache(changes, {
+      evicts: (change) => (change.topic === 'ca' ? { key: change.id } : change.topic === 'organization' ? 'all' : undefined),
+      maxEntries: MAX_CACHED_CA_ROWS,
+    });
+  }
+
+  private readonly rows: FeedCache<CaRow | null>;
+
+  /** The organization's CA row as the cache has it (null: none). */
+  private async cached(orgId: string): Promise<CaRow | undefined> {
+    return (await this.rows.read(orgId, async () => (await this.cas.find(orgId)) ?? null)) ?? undefined;
+  }
 
   /** Creates the organization's CA: self-signed (active at once) or subordinate (a CSR for the enterprise root). 409 if it has one. */
   async create(orgId: string, input: CreateCaInput, actor: Actor): Promise<CaRow> {
@@ -207,7 +226,7 @@ export class CertificateAuthority {
    * A content request that will need a certificate asks this at its creation.
    */
   async assertCanIssue(orgId: string): Promise<CaRow> {
-    const found = await this.cas.find(orgId);
+    const found = await this.cached(orgId);
     if (!found) {
       throw new DomainError('CONFLICT', `Organization "${orgId}" has no CA to issue from; create one with POST /admin/v1/organizations/${orgId}/ca.`);
     }
@@ -254,7 +273,7 @@ export class CertificateAuthority {
       organizationName,
       csr,
     });
-    const signature = await this.keys.sign(ca.key_label, leaf.tbs, { hash: algorithm.hash, encoding: 'der' });
+    const signature = await signWithCaKey(this.keys, this.metrics, 'certificate', ca.key_label, leaf.tbs, algorithm.hash);
     if (!verify(algorithm.hash, leaf.tbs, state.verifyKey, signature)) {
       throw new Error(`A certificate signed with ${ca.key_label} does not verify with the CA certificate`);
     }
@@ -432,7 +451,7 @@ export class CertificateAuthority {
       authorityKeyId: state.keyId,
       crlNumber: BigInt(crlNumber),
     });
-    const signature = await this.keys.sign(ca.key_label, tbs, { hash: algorithm.hash, encoding: 'der' });
+    const signature = await signWithCaKey(this.keys, this.metrics, 'crl', ca.key_label, tbs, algorithm.hash);
     if (!verify(algorithm.hash, tbs, state.verifyKey, signature)) {
       throw new Error(`A CRL signed with ${ca.key_label} does not verify with the CA certificate`);
     }
@@ -493,7 +512,7 @@ export class CertificateAuthority {
   }
 
   private async require(orgId: string, active: boolean): Promise<CaRow> {
-    const ca = await this.cas.find(orgId);
+    const ca = await this.cached(orgId);
     if (!ca) throw this.noCa(orgId);
     return active ? this.requireActive(ca) : ca;
   }

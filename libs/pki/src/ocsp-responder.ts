@@ -18,6 +18,8 @@ import { AsnConvert, AsnObjectIdentifierConverter, OctetString } from '@peculiar
 import { CRLReason, CRLReasons, Certificate, Extension } from '@peculiar/asn1-x509';
 import { Clock, notFound } from '@app/common';
 import { KeyStore } from '@app/hsm';
+import { Metrics } from '@app/observability';
+import { signWithCaKey } from './ca-key-sign';
 import { ChangeFeed, FeedCache } from '@app/persistence';
 import { CaRow, CertificateAuthorityRepository, IssuedStatus, OcspLookup } from './certificate-authority.repository';
 import { CRL_VALIDITY_MS } from './certificate-authority.service';
@@ -94,6 +96,7 @@ export class OcspResponder {
     private readonly keys: KeyStore,
     private readonly clock: Clock,
     changes: ChangeFeed,
+    private readonly metrics: Metrics,
   ) {
     // An organization's deletion removes its CA and certificates: everything goes.
     const organizationGone = (topic: string) => (topic === 'organization' ? 'all' : undefined);
@@ -168,7 +171,7 @@ export class OcspResponder {
     // (serializing BasicOCSPResponse and OCSPResponse objects would encode it twice more).
     const tbs = Buffer.from(AsnConvert.serialize(data));
     const algorithm = SIGNATURE_ALGORITHMS[ca.key_algorithm];
-    const signature = await this.keys.sign(ca.key_label, tbs, { hash: algorithm.hash, encoding: 'der' });
+    const signature = await signWithCaKey(this.keys, this.metrics, 'ocsp', ca.key_label, tbs, algorithm.hash);
     const basic = signedEnvelope(tbs, algorithm.der, signature);
     const response = tlv(TAG.SEQUENCE, SUCCESSFUL, tlv(TAG.EXPLICIT_0, tlv(TAG.SEQUENCE, ID_PKIX_OCSP_BASIC, tlv(TAG.OCTET_STRING, basic))));
     if (reusable && issued.has(serials[0]!)) {

@@ -88,30 +88,36 @@ export class ContentRequestService {
     const now = this.clock.now();
     const expiresAt = this.expiry(input.type, input.expiresAt, now, now);
     const id = randomUUID();
-    const bound = await this.db.transaction(async (tx) => {
+    const created = await this.db.transaction(async (tx) => {
       const checked = await this.checkCreation(principal, input, scope, tx);
       const status = checked.policy?.requires_approval && bindsDevice(input.type) ? 'requested' : 'approved';
       const open = await this.requests.findOpenOnDevice(principal.org, checked.device.id);
       if (open) throw busy(checked.device.id, open);
-      const outcome = await this.requests.insert(
-        {
-          id,
-          org_id: principal.org,
-          type: input.type,
-          status,
-          device_id: checked.device.id,
-          wallet_id: checked.wallet?.id ?? null,
-          device_policy_id: checked.policy?.id ?? null,
-          reason: input.reason ?? 'NONE',
-          parameters: input.parameters ?? [],
-          requested_by: principal.name,
-          requested_by_kind: principal.kind,
-          requested_by_id: principal.subjectId,
-          expires_at: expiresAt,
-          created_at: now,
-        },
-        tx,
-      );
+      const created: ContentRequestRow = {
+        id,
+        org_id: principal.org,
+        type: input.type,
+        status,
+        device_id: checked.device.id,
+        wallet_id: checked.wallet?.id ?? null,
+        device_policy_id: checked.policy?.id ?? null,
+        device_policy_name: checked.policy?.name ?? null,
+        owner_user_id: checked.wallet?.owner_user_id ?? null,
+        owner_user_name: checked.wallet?.owner_user_name ?? null,
+        owner_groups: checked.wallet?.owner_groups ?? null,
+        reason: input.reason ?? 'NONE',
+        parameters: input.parameters ?? [],
+        requested_by: principal.name,
+        requested_by_kind: principal.kind,
+        requested_by_id: principal.subjectId,
+        approved_by: null,
+        failure_detail: null,
+        expires_at: expiresAt,
+        created_at: now,
+        updated_at: now,
+        version: 1,
+      };
+      const outcome = await this.requests.insert(created, tx);
       if (outcome === 'DEVICE_BUSY') throw busy(checked.device.id);
       if (bindsDevice(input.type))
         await this.devices.bind(principal.org, checked.device, checked.wallet!.owner_user_id, actor, tx, `content_request.create ${id}`);
@@ -127,10 +133,11 @@ export class ContentRequestService {
         tx,
       );
       await options.within?.({ id, status }, tx);
-      return bindsDevice(input.type);
+      return created;
     });
-    if (bound) await this.changes.publish('device', `${principal.org}/${input.target.device.value.toLowerCase()}`);
-    return (await this.requests.find(principal.org, id))!;
+    if (bindsDevice(created.type)) await this.changes.publish('device', `${principal.org}/${created.device_id}`);
+    // The row as stored, from what the checks read: no statement to read it back.
+    return created;
   }
 
   /**
@@ -183,18 +190,22 @@ export class ContentRequestService {
       undefined,
       async (row, tx) => {
         if (action === 'approve' || action === 'deny') this.assertFourEyes(principal, row, action);
-        await this.requests.move(
-          principal.org,
-          row.id,
-          {
+        const now = this.clock.now();
+        const approvedBy = action === 'approve' ? principal.name : undefined;
+        const failureDetail = action === 'retry' ? null : undefined;
+        await this.requests.move(principal.org, row.id, { status: transition.to, approvedBy, failureDetail, now }, tx);
+        return {
+          audit: transition.audit,
+          details: { from: row.status, to: transition.to },
+          releases: transition.releasesDevice,
+          row: {
+            ...row,
             status: transition.to,
-            approvedBy: action === 'approve' ? principal.name : undefined,
-            failureDetail: action === 'retry' ? null : undefined,
-            now: this.clock.now(),
+            approved_by: approvedBy ?? row.approved_by,
+            failure_detail: failureDetail === null ? null : row.failure_detail,
+            updated_at: now,
           },
-          tx,
-        );
-        return { audit: transition.audit, details: { from: row.status, to: transition.to }, releases: transition.releasesDevice };
+        };
       },
       action,
     );
@@ -221,14 +232,20 @@ export class ContentRequestService {
           { reason: patched.reason, parameters: patched.parameters ?? [], expiresAt: patched.expiresAt },
           'ContentRequest',
         );
-        const expiresAt = this.expiry(row.type, changed.expiresAt, row.created_at, this.clock.now());
-        await this.requests.update(principal.org, row.id, { reason: changed.reason, parameters: changed.parameters, expiresAt }, this.clock.now(), tx);
+        const now = this.clock.now();
+        const expiresAt = this.expiry(row.type, changed.expiresAt, row.created_at, now);
+        await this.requests.update(principal.org, row.id, { reason: changed.reason, parameters: changed.parameters, expiresAt }, now, tx);
         const touched = Object.keys(view).filter(
           (key) =>
             JSON.stringify(view[key as keyof typeof view]) !==
             JSON.stringify(key === 'expiresAt' ? expiresAt.toISOString() : changed[key as keyof typeof changed]),
         );
-        return { audit: 'content_request.update', details: { changed: touched }, releases: false };
+        return {
+          audit: 'content_request.update',
+          details: { changed: touched },
+          releases: false,
+          row: { ...row, reason: changed.reason, parameters: changed.parameters, expires_at: expiresAt, updated_at: now },
+        };
       },
       'patch',
     );
@@ -283,7 +300,7 @@ export class ContentRequestService {
     work: (
       row: ContentRequestRow,
       tx: Transaction,
-    ) => Promise<{ audit: ReturnType<typeof requestTransitionOf>['audit']; details: Record<string, unknown>; releases: boolean }>,
+    ) => Promise<{ audit: ReturnType<typeof requestTransitionOf>['audit']; details: Record<string, unknown>; releases: boolean; row: ContentRequestRow }>,
     trigger: ContentRequestAction | 'delete' | 'patch',
   ): Promise<ContentRequestRow> {
     if (!isUuid(id)) throw requestNotFound(id);
@@ -292,7 +309,7 @@ export class ContentRequestService {
       const row = await this.requests.find(principal.org, id, tx, true);
       if (!row || !this.reachable(principal, row, scope)) throw requestNotFound(id);
       if (ifMatch && !ifMatch.matches(row.version)) throw preconditionFailed(`ContentRequest ${id}`, row.version);
-      if (isOverdue(row, this.clock.now())) return { overdue: row, device: undefined };
+      if (isOverdue(row, this.clock.now())) return { overdue: row, device: undefined, row };
       if (!transition.from.includes(row.status)) {
         const verb = trigger === 'patch' ? 'PATCH' : trigger === 'delete' ? 'DELETE' : trigger;
         throw new DomainError('CONFLICT', `Content request ${id} is ${row.status}; ${verb} applies only to a request that is ${transition.from.join(' or ')}.`);
@@ -301,7 +318,8 @@ export class ContentRequestService {
       const released =
         result.releases && bindsDevice(row.type) && (await this.devices.unbind(principal.org, row.device_id, actor, tx, `${result.audit} ${id}`));
       await this.audit.record({ org: principal.org, ...byActor(actor), action: result.audit, target: id, outcome: 'success', details: result.details }, tx);
-      return { overdue: undefined, device: released ? row.device_id : undefined };
+      // The row as the move left it (every move bumps the version): no statement to read it back.
+      return { overdue: undefined, device: released ? row.device_id : undefined, row: { ...result.row, version: row.version + 1 } };
     });
     if (outcome.overdue) {
       await this.expire(principal.org, outcome.overdue.id, SYSTEM);
@@ -311,7 +329,7 @@ export class ContentRequestService {
       );
     }
     if (outcome.device) await this.changes.publish('device', `${principal.org}/${outcome.device}`);
-    return (await this.requests.find(principal.org, id))!;
+    return outcome.row;
   }
 
   private assertFourEyes(principal: Principal, row: ContentRequestRow, action: 'approve' | 'deny'): void {
