@@ -1,4 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
+import { randomInt } from 'node:crypto';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 
@@ -17,28 +18,36 @@ export interface ServiceProcess {
 /** Every service started by this suite, so that none outlives a failed assertion (`stopAllServices`). */
 const started: ChildProcess[] = [];
 
-/** Ports this process has handed out: the kernel may offer a closed one again at once. */
+/** Ports this process has handed out: a port closed a moment ago is free again at once. */
 const handedOut = new Set<number>();
 
 /**
+ * Each jest worker draws from its own band of ports below the kernel's ephemeral range
+ * (32768-60999 on Linux), so that two workers never hand out the same port: the kernel's choice
+ * for port 0 is shared by every process, and one worker's service was seen answering another's test.
+ */
+const BAND = 2000;
+const FIRST_PORT = 12000;
+const WORKER = (Number(process.env.JEST_WORKER_ID ?? '1') - 1) % 10;
+
+/**
  * A loopback port nothing listens on, never one this process handed out before: a test asks for
- * several (service, metrics, embedded PostgreSQL) before any is bound, and the kernel can return a
- * port it just gave back (seen: PostgreSQL and the service on one port, EADDRINUSE).
+ * several (service, metrics, embedded PostgreSQL) before any is bound.
  */
 export async function freePort(): Promise<number> {
-  for (;;) {
-    const port = await new Promise<number>((done, fail) => {
-      const server = createServer().once('error', fail);
-      server.listen(0, '127.0.0.1', () => {
-        const { port: bound } = server.address() as { port: number };
-        server.close(() => done(bound));
-      });
+  for (let attempt = 0; attempt < 500; attempt++) {
+    const port = FIRST_PORT + WORKER * BAND + randomInt(BAND);
+    if (handedOut.has(port)) continue;
+    const free = await new Promise<boolean>((done) => {
+      const server = createServer().once('error', () => done(false));
+      server.listen(port, '127.0.0.1', () => server.close(() => done(true)));
     });
-    if (!handedOut.has(port)) {
+    if (free) {
       handedOut.add(port);
       return port;
     }
   }
+  throw new Error(`No free port in ${FIRST_PORT + WORKER * BAND}-${FIRST_PORT + (WORKER + 1) * BAND - 1} after 500 attempts.`);
 }
 
 export function startService(env: Record<string, string>): ServiceProcess {
