@@ -194,13 +194,15 @@ describe('DeviceFlow', () => {
       undefined,
       'This entry point needs the permission deviceFlow.issuance, which the role "Help Desk" does not grant.',
     );
-    const started = await start(
-      { type: 'APPLICATIONS_UPDATE', wallet: { value: bo.wallet }, device: { value: device.id }, devicePolicy: { value: policy } },
+    // The scm alias and the customer form answer as the canonical path does.
+    const started = await post(
+      '/aims/rs/scm/v2/DeviceFlow',
+      { schemas: [FLOW], type: 'APPLICATIONS_UPDATE', wallet: { value: bo.wallet }, device: { value: device.id }, devicePolicy: { value: policy } },
       tokens.helpdesk,
     );
     expect(started.status).toBe(201);
     expect(started.body).toMatchObject({ steps: ['ENCODE'], currentStep: 'ENCODE', contentRequest: { status: 'approved' } });
-    const encoded = await post(`/aims/rs/scim/v2/DeviceFlow/${started.body.id}`, encode(device), tokens.helpdesk);
+    const encoded = await post(`/credential-management/customer/${ORG}/deviceflow/${started.body.id}`, encode(device), tokens.helpdesk);
     expect(encoded.body).toMatchObject({ status: 'COMPLETED', syncSession: { device: { status: 'ISSUED' } } });
   });
 

@@ -2,6 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Pkcs11Hsm } from '@app/hsm';
+import { simulateModuleFailure } from '@app/hsm/testing';
 import {
   TestApp,
   createOrganization,
@@ -161,6 +163,9 @@ describe('SyncSession and Credential', () => {
     expect(stored.oath_key_id).toEqual(expect.any(String));
     expect(stored.oath_secret.toString('latin1')).not.toContain(totp.secret);
     expect(t.logs.join('\n')).not.toContain(totp.secret);
+    const audited = (await t.db.query('SELECT details::text AS d FROM audit_events WHERE org_id = $1', [ORG])).rows.map((r) => r.d).join('\n');
+    expect(audited).toContain(totp.value);
+    expect(audited).not.toContain(totp.secret);
 
     const read = await get(`/aims/rs/scim/v2/Credential/${totp.value}`);
     expect(read.status).toBe(200);
@@ -192,6 +197,52 @@ describe('SyncSession and Credential', () => {
       undefined,
       `Content request ${request} is completed; a sync session executes only an approved request.`,
     );
+  });
+
+  it('answers on the scm alias and the customer form too (vendor media type)', async () => {
+    const ida = await cardholder('ida');
+    const device = await card();
+    const request = await approvedIssuance(ida.wallet, device.id, pkiOnly);
+    const body = {
+      schemas: [SESSION],
+      contentRequest: { value: request },
+      device: { ATR: device.ATR, CUID: device.CUID },
+      results: [{ operation: 'GEN', status: 'SUCCESS', credentialType: 'PKI_CERTIFICATE', csr: csr() }],
+    };
+    const vendor = 'application/vnd.vendor.ma.credential-management-2.2+json';
+    const done = await t.http
+      .post(`/credential-management/customer/${ORG}/syncsession`)
+      .auth(tokens.issuer, { type: 'bearer' })
+      .set('Content-Type', vendor)
+      .send(JSON.stringify(body));
+    expect(done.status).toBe(201);
+    expect(done.headers['content-type']).toContain(vendor);
+    expect(done.body).toMatchObject({ contentRequest: { status: 'completed' } });
+    const credential = done.body.credentials[0].value;
+    expect((await get(`/aims/rs/scm/v2/Credential/${credential}`)).body).toMatchObject({ id: credential, status: 'ISSUED' });
+    expectScimError(await session(request, device, body.results, tokens.issuer, '/aims/rs/scm/v2/SyncSession'), 409, undefined, /is completed/);
+  });
+
+  it('an HSM fault while signing is a 503 with Retry-After; the request stays approved and completes once the HSM is back', async () => {
+    const joe = await cardholder('joe');
+    const device = await card();
+    const request = await approvedIssuance(joe.wallet, device.id, pkiOnly);
+    const results = [{ operation: 'GEN', status: 'SUCCESS', credentialType: 'PKI_CERTIFICATE', csr: csr() }];
+    simulateModuleFailure(t.app.get(Pkcs11Hsm), 'sessions-closed');
+    const refused = await session(request, device, results);
+    expect(refused.status).toBe(503);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect(refused.body).toMatchObject({ schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'], status: '503' });
+    expect(await statusOf('content_requests', request)).toBe('approved');
+    expect(await statusOf('devices', device.id)).toBe('ASSIGNED');
+    expect((await t.db.query('SELECT count(*)::int AS n FROM credentials WHERE device_id = $1', [device.id])).rows[0].n).toBe(0);
+    let done = refused;
+    for (let i = 0; i < 80 && done.status !== 201; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      done = await session(request, device, results);
+    }
+    expect(done.status).toBe(201);
+    expect(done.body).toMatchObject({ contentRequest: { status: 'completed' }, device: { status: 'ISSUED' } });
   });
 
   it('of two concurrent sessions for one request exactly one completes it', async () => {

@@ -51,6 +51,14 @@ describe('ScimMediaTypeInterceptor', () => {
     );
   });
 
+  it('without Accept, answers a vendor-typed body in the vendor type (the interface sends only Content-Type); other bodies in SCIM', () => {
+    const vendor = 'application/vnd.vendor.ma.credential-management-2.2+json';
+    expect(run({ 'content-type': vendor }).contentType).toBe(vendor);
+    expect(run({ 'content-type': `${vendor}; charset=utf-8` }).contentType).toBe(vendor);
+    expect(run({ 'content-type': vendor, accept: 'application/scim+json' }).contentType).toBe('application/scim+json');
+    expect(run({ 'content-type': 'application/json' }).contentType).toBe('application/scim+json');
+  });
+
   it('refuses an Accept it cannot meet, including another vendor major version, with 406', () => {
     for (const accept of ['text/html', 'application/vnd.vendor.ma.credential-management-3.1+json']) {
       expect(run({ accept }).error).toMatchObject({ code: 'NOT_ACCEPTABLE' });

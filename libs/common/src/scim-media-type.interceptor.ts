@@ -27,7 +27,7 @@ export class ScimMediaTypeInterceptor implements NestInterceptor {
     if (contentType && !acceptable(contentType) && !(this.options.acceptForm && contentType === FORM)) {
       throw new DomainError('UNSUPPORTED_MEDIA_TYPE', `Content-Type ${contentType} is not accepted here; send ${SCIM_MEDIA_TYPE} or application/json.`);
     }
-    reply.header('Content-Type', answerType(request.headers.accept));
+    reply.header('Content-Type', answerType(request.headers.accept, contentType));
     // 204 No Content has no body, so no media type either.
     return next.handle().pipe(tap(() => reply.statusCode === 204 && reply.removeHeader('Content-Type')));
   }
@@ -46,8 +46,13 @@ function acceptable(type: string): boolean {
   return JSON_TYPES.includes(type) || (vendor !== null && vendor[1] === '2');
 }
 
-function answerType(accept: string | undefined): string {
-  if (!accept) return SCIM_MEDIA_TYPE;
+/**
+ * The answer's media type follows Accept; without one, a body in the vendor type is answered in it
+ * (CREDENTIAL-MANAGEMENT.md "Open points": the interface's sample call sends only Content-Type), any
+ * other in application/scim+json.
+ */
+function answerType(accept: string | undefined, contentType: string | undefined): string {
+  if (!accept) return contentType && VENDOR.test(contentType) && acceptable(contentType) ? contentType : SCIM_MEDIA_TYPE;
   const asked = accept
     .split(',')
     .map((part) => mediaType(part)!)
