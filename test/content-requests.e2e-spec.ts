@@ -4,8 +4,10 @@ import {
   TestApp,
   createOrganization,
   createSystemAccount,
+  createCardholder,
   createTestApp,
   expectScimError,
+  insertCard,
   platformAdminToken,
   tokenBySecret,
   tokenRequest,
@@ -32,7 +34,6 @@ describe('ContentRequest', () => {
   const tokens: Record<string, string> = {};
   const accounts: Record<string, string> = {};
   let policy: string;
-  let cuid = 0;
 
   beforeAll(async () => {
     t = await createTestApp();
@@ -66,30 +67,9 @@ describe('ContentRequest', () => {
     t.http.patch(path).auth(token, { type: 'bearer' }).set('Content-Type', SCIM).send(JSON.stringify(body));
   const remove = (path: string, token = tokens.helpdesk) => t.http.delete(path).auth(token, { type: 'bearer' });
 
-  async function cardholder(userName: string, org = ORG): Promise<{ id: string; wallet: string }> {
-    const created = await adminCall('post', `/${org}/users`, { userName, role: 'Cardholder', password: PASSWORD });
-    expect(created.status).toBe(201);
-    const [row] = (await t.db.query('SELECT id FROM wallets WHERE owner_user_id = $1', [created.body.id])).rows;
-    return { id: created.body.id, wallet: row.id };
-  }
-
-  async function device(status = 'AVAILABLE', owner: string | null = null, atr = '3B8F8001', org = ORG): Promise<string> {
-    const id = randomUUID();
-    await t.db.query('INSERT INTO devices (id, org_id, status, reason, owner_user_id, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, now(), now())', [
-      id,
-      org,
-      status,
-      'NONE',
-      owner,
-    ]);
-    await t.db.query('INSERT INTO device_external_ids (device_id, org_id, position, atr, cuid) VALUES ($1, $2, 1, $3, $4)', [
-      id,
-      org,
-      atr,
-      String(700000 + ++cuid),
-    ]);
-    return id;
-  }
+  const cardholder = (userName: string, org = ORG) => createCardholder(t, admin, org, userName, { password: PASSWORD });
+  const device = async (status = 'AVAILABLE', owner: string | null = null, atr = '3B8F8001', org = ORG) =>
+    (await insertCard(t, org, { status, owner, atr })).id;
 
   const deviceRow = async (id: string) => (await t.db.query('SELECT status, reason, owner_user_id FROM devices WHERE id = $1', [id])).rows[0];
   const issuance = (wallet: string, target: string, extra: Record<string, unknown> = {}, policyId = policy) => ({

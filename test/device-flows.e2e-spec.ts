@@ -2,7 +2,17 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { TestApp, createOrganization, createSystemAccount, createTestApp, expectScimError, platformAdminToken, tokenBySecret } from '@app/testing';
+import {
+  TestApp,
+  createOrganization,
+  createSystemAccount,
+  createCardholder,
+  createTestApp,
+  insertCard,
+  expectScimError,
+  platformAdminToken,
+  tokenBySecret,
+} from '@app/testing';
 
 /**
  * DeviceFlow (CREDENTIAL-MANAGEMENT.md "DeviceFlow"; DECISIONS 5.2; Issue 14): ASSISTED_ISSUANCE,
@@ -20,7 +30,6 @@ describe('DeviceFlow', () => {
   const tokens: Record<string, string> = {};
   let policy: string;
   let printer: string;
-  let cuid = 0;
   const dir = join(process.env.TEST_RUN_DIR!, `flows-${randomBytes(4).toString('hex')}`);
 
   beforeAll(async () => {
@@ -76,25 +85,8 @@ describe('DeviceFlow', () => {
     return readFileSync(join(dir, `${name}.csr`), 'utf8');
   };
 
-  async function cardholder(userName: string): Promise<{ id: string; wallet: string }> {
-    const created = await adminCall('/users', { userName, role: 'Cardholder' });
-    const [row] = (await t.db.query('SELECT id FROM wallets WHERE owner_user_id = $1', [created.body.id])).rows;
-    return { id: created.body.id, wallet: row.id };
-  }
-
-  async function card(status = 'AVAILABLE', owner: string | null = null): Promise<{ id: string; ATR: string; CUID: string }> {
-    const id = randomUUID();
-    const CUID = String(900000 + ++cuid);
-    await t.db.query('INSERT INTO devices (id, org_id, status, reason, owner_user_id, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, now(), now())', [
-      id,
-      ORG,
-      status,
-      'NONE',
-      owner,
-    ]);
-    await t.db.query('INSERT INTO device_external_ids (device_id, org_id, position, atr, cuid) VALUES ($1, $2, 1, $3, $4)', [id, ORG, '3B8F8001', CUID]);
-    return { id, ATR: '3B8F8001', CUID };
-  }
+  const cardholder = (userName: string) => createCardholder(t, admin, ORG, userName);
+  const card = (status = 'AVAILABLE', owner: string | null = null) => insertCard(t, ORG, { status, owner });
 
   const encode = (device: { ATR: string; CUID: string }) => ({
     step: 'ENCODE',

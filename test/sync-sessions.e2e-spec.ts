@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pkcs11Hsm } from '@app/hsm';
@@ -8,8 +8,10 @@ import {
   TestApp,
   createOrganization,
   createSystemAccount,
+  createCardholder,
   createTestApp,
   expectScimError,
+  insertCard,
   platformAdminToken,
   tokenBySecret,
   tokenRequest,
@@ -35,7 +37,6 @@ describe('SyncSession and Credential', () => {
   const tokens: Record<string, string> = {};
   let pkiAndTotp: string;
   let pkiOnly: string;
-  let cuid = 0;
   const dir = join(process.env.TEST_RUN_DIR!, `sync-${randomBytes(4).toString('hex')}`);
   const openssl = (...args: string[]) => execFileSync('openssl', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 
@@ -86,30 +87,9 @@ describe('SyncSession and Credential', () => {
     return readFileSync(join(dir, `${name}.csr`), 'utf8');
   };
 
-  async function cardholder(userName: string): Promise<{ id: string; wallet: string }> {
-    const created = await t.http
-      .post(`/admin/v1/organizations/${ORG}/users`)
-      .auth(admin, { type: 'bearer' })
-      .send({ userName, role: 'Cardholder', password: PASSWORD, emails: [{ value: `${userName}@example.com`, primary: true }] });
-    expect(created.status).toBe(201);
-    const [row] = (await t.db.query('SELECT id FROM wallets WHERE owner_user_id = $1', [created.body.id])).rows;
-    return { id: created.body.id, wallet: row.id };
-  }
-
-  /** A card in stock (or as given), with its {ATR, CUID}. */
-  async function card(status = 'AVAILABLE', owner: string | null = null): Promise<{ id: string; ATR: string; CUID: string }> {
-    const id = randomUUID();
-    const CUID = String(800000 + ++cuid);
-    await t.db.query('INSERT INTO devices (id, org_id, status, reason, owner_user_id, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, now(), now())', [
-      id,
-      ORG,
-      status,
-      'NONE',
-      owner,
-    ]);
-    await t.db.query('INSERT INTO device_external_ids (device_id, org_id, position, atr, cuid) VALUES ($1, $2, 1, $3, $4)', [id, ORG, '3B8F8001', CUID]);
-    return { id, ATR: '3B8F8001', CUID };
-  }
+  const cardholder = (userName: string) =>
+    createCardholder(t, admin, ORG, userName, { password: PASSWORD, emails: [{ value: `${userName}@example.com`, primary: true }] });
+  const card = (status = 'AVAILABLE', owner: string | null = null) => insertCard(t, ORG, { status, owner });
 
   /** An issuance (or produce) request, approved by a second operator. */
   async function approvedIssuance(wallet: string, device: string, policy = pkiAndTotp, type = 'issuance'): Promise<string> {

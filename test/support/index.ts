@@ -8,3 +8,4 @@ export * from './assertions';
 export * from './routes';
 export * from './tcp-proxy';
 export * from './service-process';
+export * from './cards';
