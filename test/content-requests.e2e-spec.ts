@@ -311,6 +311,16 @@ describe('ContentRequest', () => {
       );
     });
 
+    it('more concurrent creations than the database pool has connections all complete (no transaction waits for a second connection)', async () => {
+      const many = await Promise.all(Array.from({ length: 30 }, (_, i) => cardholder(`pool.${i}`)));
+      const cards = await Promise.all(many.map(() => device()));
+      const started = Date.now();
+      const answers = await Promise.all(many.map((holder, i) => post('/aims/rs/scim/v2/ContentRequest', issuance(holder.wallet, cards[i]))));
+      expect(answers.map((a) => a.status)).toEqual(many.map(() => 201));
+      // A transaction that needs a second connection from an exhausted pool waits for the 3 s connect timeout.
+      expect(Date.now() - started).toBeLessThan(3000);
+    });
+
     it('one open request per device: of 8 concurrent creations one is 201, the others 409 naming it', async () => {
       const pia = await cardholder('pia');
       const card = await device();

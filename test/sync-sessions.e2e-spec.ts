@@ -412,6 +412,24 @@ describe('SyncSession and Credential', () => {
     expect(await certificateOf(made.body.credentials[0].value)).toEqual({ status: 'revoked', reason: 'cessationOfOperation' });
   });
 
+  it('an unlock pin for a card suspended since the request was made is refused (409 naming the status); the request stays approved', async () => {
+    const pia = await cardholder('pia');
+    const device = await card('ISSUED', pia.id);
+    const request = await post(
+      '/aims/rs/scim/v2/ContentRequest',
+      { schemas: [REQUEST], type: 'unlock pin', target: { device: { value: device.id } } },
+      tokens.helpdesk,
+    );
+    expect((await post(`/aims/rs/scim/v2/Device/${device.id}/suspend`, { reason: 'LOST' }, tokens.helpdesk)).status).toBe(200);
+    expectScimError(
+      await session(request.body.id, device, [{ operation: 'UNBLOCK_PIN', status: 'SUCCESS' }]),
+      409,
+      undefined,
+      `Device ${device.id} is ON_HOLD; a "unlock pin" request completes only on a device that is ISSUED.`,
+    );
+    expect(await statusOf('content_requests', request.body.id)).toBe('approved');
+  });
+
   it("a cardholder's own unlock pin runs through /Self/SyncSession and is audited as a PIN unlock", async () => {
     const uma = await cardholder('uma');
     const device = await card('ISSUED', uma.id);

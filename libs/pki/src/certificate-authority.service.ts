@@ -223,10 +223,12 @@ export class CertificateAuthority {
 
   /**
    * The organization's CA, when it can issue (active); otherwise the 409 that says how to make it so.
-   * A content request that will need a certificate asks this at its creation.
+   * A content request that will need a certificate asks this at its creation. Outside a transaction
+   * the row comes from the per-instance cache.
    */
-  async assertCanIssue(orgId: string): Promise<CaRow> {
-    const found = await this.cached(orgId);
+  async assertCanIssue(orgId: string, tx?: Transaction): Promise<CaRow> {
+    // In a transaction, read on its connection (another from the pool could wait on ones like it).
+    const found = tx ? await this.cas.find(orgId, tx) : await this.cached(orgId);
     if (!found) {
       throw new DomainError('CONFLICT', `Organization "${orgId}" has no CA to issue from; create one with POST /admin/v1/organizations/${orgId}/ca.`);
     }
@@ -246,7 +248,7 @@ export class CertificateAuthority {
     actor: Actor,
     options: IssueOptions = {},
   ): Promise<IssuedCertificate> {
-    const ca = await this.assertCanIssue(orgId);
+    const ca = await this.assertCanIssue(orgId, options.tx);
     const csr = readCsr(csrInput);
     if (options.keyAlgorithms && !options.keyAlgorithms.includes(csr.keyAlgorithm)) {
       throw new DomainError(

@@ -91,10 +91,11 @@ export class ContentRequestRepository {
   }
 
   /** The open request on a device, if any (named in the 409 of a second one). */
-  async findOpenOnDevice(orgId: string, deviceId: string): Promise<{ id: string; status: ContentRequestStatus } | undefined> {
+  async findOpenOnDevice(orgId: string, deviceId: string, tx: Transaction): Promise<{ id: string; status: ContentRequestStatus } | undefined> {
     const [row] = await this.db.query<{ id: string; status: ContentRequestStatus }>(
       `SELECT cr.id, cr.status FROM content_requests cr WHERE cr.org_id = $1 AND cr.device_id = $2 AND ${OPEN}`,
       [orgId, deviceId],
+      tx,
     );
     return row;
   }

@@ -9,6 +9,7 @@ import { CertificateAuthority } from '@app/pki';
 import { isUuid } from '../common/ids';
 import { DevicePolicyRepository, DevicePolicyRow } from '../device-policies/device-policy.repository';
 import { PolicyService } from '../policies/policy.service';
+import { WalletPolicy } from '../policies/policy.schema';
 import { WalletRepository, WalletRow } from '../wallets/wallet.repository';
 import {
   ContentRequestAction,
@@ -88,10 +89,13 @@ export class ContentRequestService {
     const now = this.clock.now();
     const expiresAt = this.expiry(input.type, input.expiresAt, now, now);
     const id = randomUUID();
+    // Read before the transaction: a read inside it on another pooled connection could wait for a
+    // connection that transactions like this one hold (the pool would deadlock until its timeout).
+    const { policy: walletPolicy } = await this.policies.read(principal.org, 'wallet');
     const created = await this.db.transaction(async (tx) => {
-      const checked = await this.checkCreation(principal, input, scope, tx);
+      const checked = await this.checkCreation(principal, input, scope, walletPolicy, tx);
       const status = checked.policy?.requires_approval && bindsDevice(input.type) ? 'requested' : 'approved';
-      const open = await this.requests.findOpenOnDevice(principal.org, checked.device.id);
+      const open = await this.requests.findOpenOnDevice(principal.org, checked.device.id, tx);
       if (open) throw busy(checked.device.id, open);
       const created: ContentRequestRow = {
         id,
@@ -150,8 +154,9 @@ export class ContentRequestService {
     if (input.type !== 'update')
       throw invalidValue(`Only "update" requests can be validated; this one is "${input.type}". Send the body of an update request.`);
     this.expiry(input.type, input.expiresAt, this.clock.now(), this.clock.now());
+    const { policy: walletPolicy } = await this.policies.read(principal.org, 'wallet');
     return this.db.transaction(async (tx) => {
-      const checked = await this.checkCreation(principal, input, {}, tx);
+      const checked = await this.checkCreation(principal, input, {}, walletPolicy, tx);
       return {
         device: { value: checked.device.id, status: checked.device.status },
         credentials: checked.policy!.credential_types.map((type) => ({ type, status: 'ISSUED' })),
@@ -352,6 +357,7 @@ export class ContentRequestService {
     principal: Principal,
     input: NewContentRequest,
     scope: RequestScope,
+    walletPolicy: WalletPolicy,
     tx: Transaction,
   ): Promise<{ device: TargetDevice; wallet?: WalletRow; policy?: DevicePolicyRow }> {
     const { type } = input;
@@ -391,12 +397,19 @@ export class ContentRequestService {
       policy = await this.devicePolicies.findForShare(principal.org, input.target.devicePolicy.value, tx);
       if (!policy) throw invalidValue(`target.devicePolicy ${input.target.devicePolicy.value} does not exist in this organization.`);
     }
-    if (bindsDevice(type)) await this.checkIssuance(principal, device, wallet!, policy!, tx);
-    if (policy?.credential_types.includes('PKI_CERTIFICATE')) await this.ca.assertCanIssue(principal.org);
+    if (bindsDevice(type)) await this.checkIssuance(principal, device, wallet!, policy!, walletPolicy, tx);
+    if (policy?.credential_types.includes('PKI_CERTIFICATE')) await this.ca.assertCanIssue(principal.org, tx);
     return { device, wallet, policy };
   }
 
-  private async checkIssuance(principal: Principal, device: TargetDevice, wallet: WalletRow, policy: DevicePolicyRow, tx: Transaction): Promise<void> {
+  private async checkIssuance(
+    principal: Principal,
+    device: TargetDevice,
+    wallet: WalletRow,
+    policy: DevicePolicyRow,
+    walletPolicy: WalletPolicy,
+    tx: Transaction,
+  ): Promise<void> {
     if (wallet.status !== 'ACTIVE') throw new DomainError('CONFLICT', `Wallet ${wallet.id} is ${wallet.status}; resume it before issuing to it.`);
     if (policy.device_types.length > 0 && !device.atrs.some((atr) => policy.device_types.some((type) => atr.startsWith(type.toUpperCase())))) {
       throw invalidValue(
@@ -409,7 +422,6 @@ export class ContentRequestService {
         `Device policy "${policy.name}" is for the groups ${policy.group_names.join(', ')}; ${wallet.owner_user_name} is in ${wallet.owner_groups.length > 0 ? wallet.owner_groups.join(', ') : 'no group'}.`,
       );
     }
-    const { policy: walletPolicy } = await this.policies.read(principal.org, 'wallet');
     const held = await this.devices.countOwnedBy(principal.org, wallet.owner_user_id, HELD_STATUSES, tx);
     if (held >= walletPolicy.maxDevicesPerWallet) {
       throw new DomainError(

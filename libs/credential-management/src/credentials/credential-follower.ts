@@ -52,7 +52,7 @@ export class CredentialFollower {
     const rule = FOLLOW[move.action];
     const following = await this.credentials.lockOfDevice(move.orgId, move.deviceId, rule.from, tx);
     if (following.length === 0) return;
-    if (move.action === 'terminate' && !(await this.policies.read(move.orgId, 'credential')).policy.revokeOnTerminate) return;
+    if (move.action === 'terminate' && !(await this.policies.read(move.orgId, 'credential', tx)).policy.revokeOnTerminate) return;
     const reason = rule.to === 'REVOKED' ? revocationReason(move) : null;
     await this.credentials.setStatus(
       move.orgId,

@@ -17,8 +17,8 @@ export interface PolicyRow {
 export class PolicyRepository {
   constructor(private readonly db: Database) {}
 
-  async find(orgId: string, kind: PolicyKind): Promise<PolicyRow | undefined> {
-    const [row] = await this.db.query<PolicyRow>('SELECT * FROM organization_policies WHERE org_id = $1 AND kind = $2', [orgId, kind]);
+  async find(orgId: string, kind: PolicyKind, tx?: Transaction): Promise<PolicyRow | undefined> {
+    const [row] = await this.db.query<PolicyRow>('SELECT * FROM organization_policies WHERE org_id = $1 AND kind = $2', [orgId, kind], tx);
     return row;
   }
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Actor, AuditLog } from '@app/audit';
 import { Clock, IfMatch, parseBody, preconditionFailed } from '@app/common';
-import { ChangeFeed, Database, FeedCache } from '@app/persistence';
+import { ChangeFeed, Database, FeedCache, Transaction } from '@app/persistence';
 import { PolicyRepository, PolicyRow } from './policy.repository';
 import { CredentialPolicy, POLICY_DEFAULTS, POLICY_RESOURCES, POLICY_SCHEMAS, PolicyKind, WalletPolicy } from './policy.schema';
 
@@ -36,8 +36,11 @@ export class PolicyService {
     });
   }
 
-  async read<K extends PolicyKind>(orgId: string, kind: K): Promise<PolicyView<K>> {
-    const row = await this.cache.read(`${orgId}/${kind}`, async () => (await this.policies.find(orgId, kind)) ?? null);
+  /** `tx`: read on the transaction's connection, past the cache (inside a transaction no read may wait for another pooled connection). */
+  async read<K extends PolicyKind>(orgId: string, kind: K, tx?: Transaction): Promise<PolicyView<K>> {
+    const row = tx
+      ? await this.policies.find(orgId, kind, tx)
+      : await this.cache.read(`${orgId}/${kind}`, async () => (await this.policies.find(orgId, kind)) ?? null);
     return viewOf(orgId, kind, row ?? undefined);
   }
 

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { OrganizationService, UserService } from '@app/accounts';
+import { OrganizationService, UserRow, UserService } from '@app/accounts';
 import { Actor, AuditLog, byActor } from '@app/audit';
 import { OperatorDependentPolicy } from '@app/auth';
 import { Clock, DataCipher, DomainError, Principal, invalidValue, parseBody } from '@app/common';
@@ -8,7 +8,7 @@ import { CompletionMove, DeviceStatus, RequestedDevices, TargetDevice } from '@a
 import { ChangeFeed, Database, PG_UNIQUE_VIOLATION, Transaction, isPgError } from '@app/persistence';
 import { CertificateAuthority, RevocationReason } from '@app/pki';
 import { ContentRequestRepository, ContentRequestRow } from '../content-requests/content-request.repository';
-import { ContentRequestType, requestTransitionOf } from '../content-requests/content-request-lifecycle';
+import { ContentRequestType, TARGET_STATUSES, requestTransitionOf } from '../content-requests/content-request-lifecycle';
 import { RequestScope } from '../content-requests/content-request.service';
 import { CredentialRepository, CredentialRow, NewCredential } from '../credentials/credential.repository';
 import { CredentialStatus } from '../credentials/credential.schema';
@@ -28,6 +28,14 @@ export interface SyncOutcome {
   credentials: { id: string; type: CredentialType; status: CredentialStatus; der?: Buffer; secret?: string; otpauthUri?: string }[];
   /** The issuing CA's certificate (DER), the chain of the certificates issued. */
   caCertificate?: Buffer;
+}
+
+/** What issuing reads without locking it, before the session's transaction. */
+interface IssuanceContext {
+  credentialPolicy: CredentialPolicy;
+  owner: UserRow | undefined;
+  organizationName: string;
+  enrollment: Map<string, string>;
 }
 
 /** A credential as the session answers it, with its certificate serial while the session runs. */
@@ -73,6 +81,9 @@ export class SyncSessionService {
     const input = parseBody(syncSessionSchema, body, 'SyncSession');
     const org = principal.org;
     const id = randomUUID();
+    // What the session reads but does not lock is read before its transaction: a read inside it on
+    // another pooled connection could wait for a connection that sessions like this one hold.
+    const context = await this.prefetch(org, input.contentRequest.value);
     const outcome = await this.db.transaction(async (tx) => {
       const now = this.clock.now();
       const request = await this.requests.find(org, input.contentRequest.value, tx, true);
@@ -94,7 +105,7 @@ export class SyncSessionService {
       }
       const failure = input.results.find((result) => result.status === 'FAILURE');
       if (failure) return this.fail(principal, actor, request, device, input.results, failure, id, tx);
-      return this.complete(principal, actor, request, device, input.results, id, tx);
+      return this.complete(principal, actor, request, device, input.results, id, context, tx);
     });
     await this.changes.publish('device', `${org}/${outcome.device.id}`);
     return outcome.credentials.some((c) => c.der) ? { ...outcome, caCertificate: await this.ca.caCertificate(org) } : outcome;
@@ -136,25 +147,29 @@ export class SyncSessionService {
     device: TargetDevice,
     results: SyncResult[],
     id: string,
+    context: IssuanceContext,
     tx: Transaction,
   ): Promise<SyncOutcome> {
     const org = principal.org;
     const now = this.clock.now();
     const via = `sync session ${id}`;
-    const { policy: credentialPolicy } = await this.policies.read(org, 'credential');
+    const move = DEVICE_MOVE[request.type];
+    // unlock pin and update act on an issued card; one suspended or revoked since the request was made is not theirs to change.
+    if (!move && !TARGET_STATUSES[request.type].includes(device.status)) {
+      throw new DomainError('CONFLICT', `Device ${device.id} is ${device.status}; a "${request.type}" request completes only on a device that is ISSUED.`);
+    }
     let issued: IssuedCredential[] = [];
     if (request.type === 'issuance' || request.type === 'produce' || request.type === 'update') {
       const policy = request.device_policy_id ? await this.devicePolicies.findForShare(org, request.device_policy_id, tx) : undefined;
       if (!policy) throw new DomainError('CONFLICT', `Content request ${request.id} has lost its device policy; cancel it and create a new one.`);
       if (request.type === 'update') await this.retire(org, device.id, 'superseded', { leaveWallet: false }, actor, tx);
       const status: CredentialStatus = request.type === 'produce' ? 'ON_HOLD' : 'ISSUED';
-      issued = await this.issueCredentials(principal, actor, request, policy, credentialPolicy, results, status, tx);
+      issued = await this.issueCredentials(principal, actor, request, policy, context, results, status, tx);
       const serials = issued.map((c) => c.serial).filter((serial): serial is string => serial !== undefined);
       // A produced card's certificates wait on hold (certificateHold) until the device is activated.
       if (status === 'ON_HOLD') await this.ca.changeWithin(org, serials, 'on-hold', null, actor, tx);
     }
     if (request.type === 'recycle') await this.retire(org, device.id, 'cessationOfOperation', { leaveWallet: true }, actor, tx);
-    const move = DEVICE_MOVE[request.type];
     const deviceStatus = move ? await this.devices.complete(org, device, move, actor, tx, via) : device.status;
     const transition = requestTransitionOf('complete');
     await this.requests.move(org, request.id, { status: transition.to, now }, tx);
@@ -184,7 +199,7 @@ export class SyncSessionService {
     actor: Actor,
     request: ContentRequestRow,
     policy: DevicePolicyRow,
-    credentialPolicy: CredentialPolicy,
+    { credentialPolicy, owner, organizationName, enrollment }: IssuanceContext,
     results: SyncResult[],
     status: CredentialStatus,
     tx: Transaction,
@@ -196,9 +211,9 @@ export class SyncSessionService {
         throw invalidValue(`results hold no SUCCESS for the credential type ${type} of device policy "${policy.name}"; report one per credential type.`);
       }
     }
-    const owner = request.owner_user_id ? await this.users.find(org, request.owner_user_id) : undefined;
-    if (!owner) throw new DomainError('CONFLICT', `Content request ${request.id} has no wallet owner to issue to; cancel it.`);
-    const organization = await this.organizations.get(org);
+    // The wallet's owner never changes, so what was read before the transaction is theirs.
+    if (!owner || owner.id !== request.owner_user_id)
+      throw new DomainError('CONFLICT', `Content request ${request.id} has no wallet owner to issue to; cancel it.`);
     const rows: NewCredential[] = [];
     const answers: IssuedCredential[] = [];
     for (const type of policy.credential_types) {
@@ -216,7 +231,6 @@ export class SyncSessionService {
       if (type === 'PKI_CERTIFICATE') {
         const csr = results.find((result) => result.credentialType === type)!.csr;
         if (!csr) throw invalidValue('CSR_INVALID: the PKI_CERTIFICATE result needs csr, the PKCS#10 request the card made (PEM or base64 DER).');
-        const attributes = new Map(((await this.enrollment.find(org, owner.id))?.attributes ?? []).map((a) => [a.name, a.value]));
         const certificate = await this.ca.issue(
           org,
           {
@@ -224,11 +238,11 @@ export class SyncSessionService {
             userName: owner.user_name,
             displayName: owner.display_name,
             email: (owner.emails.find((e) => e.primary) ?? owner.emails[0])?.value ?? null,
-            userPrincipalName: attributes.get('userPrincipalName') ?? null,
-            objectSid: attributes.get('objectSid') ?? null,
+            userPrincipalName: enrollment.get('userPrincipalName') ?? null,
+            objectSid: enrollment.get('objectSid') ?? null,
           },
           csr,
-          organization.name,
+          organizationName,
           actor,
           { tx, lifetimeDays: credentialPolicy.certificateLifetimeDays, keyAlgorithms: credentialPolicy.keyAlgorithms },
         );
@@ -262,7 +276,7 @@ export class SyncSessionService {
           oath_period: period,
           expires_at: null,
         });
-        answers.push({ id, type, status, secret, otpauthUri: otpauthUri(type, organization.name, owner.user_name, secret, digits, period) });
+        answers.push({ id, type, status, secret, otpauthUri: otpauthUri(type, organizationName, owner.user_name, secret, digits, period) });
       } else {
         rows.push({ ...base, ...NO_OATH, certificate_serial: null, certificate: null, expires_at: null });
         answers.push({ id, type, status });
@@ -351,6 +365,23 @@ export class SyncSessionService {
       if (isPgError(error, PG_UNIQUE_VIOLATION)) throw new DomainError('CONFLICT', `Content request ${request.id} is completed by another sync session.`);
       throw error;
     }
+  }
+
+  /** The policy, the wallet owner, the organization's name and the owner's enrollment data, as the request names them (unlocked reads). */
+  private async prefetch(org: string, requestId: string): Promise<IssuanceContext> {
+    const [{ policy: credentialPolicy }, request, organization] = await Promise.all([
+      this.policies.read(org, 'credential'),
+      this.requests.find(org, requestId),
+      this.organizations.get(org),
+    ]);
+    const ownerId = request?.owner_user_id;
+    const [owner, enrollment] = ownerId ? await Promise.all([this.users.find(org, ownerId), this.enrollment.find(org, ownerId)]) : [undefined, undefined];
+    return {
+      credentialPolicy,
+      owner,
+      organizationName: organization.name,
+      enrollment: new Map((enrollment?.attributes ?? []).map((a) => [a.name, a.value])),
+    };
   }
 
   private reachable(principal: Principal, request: ContentRequestRow, scope: RequestScope): boolean {
