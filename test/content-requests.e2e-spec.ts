@@ -5,6 +5,7 @@ import {
   createOrganization,
   createSystemAccount,
   createCardholder,
+  createIssuingOrganization,
   createTestApp,
   expectScimError,
   insertCard,
@@ -38,20 +39,18 @@ describe('ContentRequest', () => {
   beforeAll(async () => {
     t = await createTestApp();
     admin = await platformAdminToken(t.http);
-    await createOrganization(t.http, admin, ORG);
+    const issuing = await createIssuingOrganization(t, admin, ORG, {
+      issuer: 'Issuance',
+      approver: 'Issuance',
+      helpdesk: 'Help Desk',
+      cardholderAccount: 'Cardholder',
+    });
+    Object.assign(tokens, issuing.tokens);
+    Object.assign(accounts, issuing.clientIds);
+    // An organization without a CA, for the 409 of an issuance that needs certificates.
     await createOrganization(t.http, admin, 'crqnoca');
-    expect((await t.http.post(`/admin/v1/organizations/${ORG}/ca`).auth(admin, { type: 'bearer' }).send({})).status).toBe(201);
-    for (const [name, role, org] of [
-      ['issuer', 'Issuance', ORG],
-      ['approver', 'Issuance', ORG],
-      ['helpdesk', 'Help Desk', ORG],
-      ['cardholderAccount', 'Cardholder', ORG],
-      ['noca', 'Issuance', 'crqnoca'],
-    ] as const) {
-      const account = await createSystemAccount(t.http, admin, org, { role });
-      accounts[name] = account.clientId;
-      tokens[name] = await tokenBySecret(t.http, org, account.clientId, account.secret);
-    }
+    const noca = await createSystemAccount(t.http, admin, 'crqnoca', { role: 'Issuance' });
+    tokens.noca = await tokenBySecret(t.http, 'crqnoca', noca.clientId, noca.secret);
     policy = (await adminCall('post', `/${ORG}/device-policies`, { name: 'Badge', credentialTypes: ['PKI_CERTIFICATE'] })).body.id;
   });
   afterAll(() => t.close());

@@ -2,17 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  TestApp,
-  createOrganization,
-  createSystemAccount,
-  createCardholder,
-  createTestApp,
-  insertCard,
-  expectScimError,
-  platformAdminToken,
-  tokenBySecret,
-} from '@app/testing';
+import { TestApp, createCardholder, createIssuingOrganization, createTestApp, insertCard, expectScimError, platformAdminToken } from '@app/testing';
 
 /**
  * DeviceFlow (CREDENTIAL-MANAGEMENT.md "DeviceFlow"; DECISIONS 5.2; Issue 14): ASSISTED_ISSUANCE,
@@ -27,7 +17,7 @@ const ORG = 'flows';
 describe('DeviceFlow', () => {
   let t: TestApp;
   let admin: string;
-  const tokens: Record<string, string> = {};
+  let tokens: Record<string, string>;
   let policy: string;
   let printer: string;
   const dir = join(process.env.TEST_RUN_DIR!, `flows-${randomBytes(4).toString('hex')}`);
@@ -36,16 +26,7 @@ describe('DeviceFlow', () => {
     mkdirSync(dir, { recursive: true });
     t = await createTestApp();
     admin = await platformAdminToken(t.http);
-    await createOrganization(t.http, admin, ORG);
-    expect((await t.http.post(`/admin/v1/organizations/${ORG}/ca`).auth(admin, { type: 'bearer' }).send({})).status).toBe(201);
-    for (const [name, role] of [
-      ['desk', 'Issuance'],
-      ['approver', 'Issuance'],
-      ['helpdesk', 'Help Desk'],
-    ] as const) {
-      const account = await createSystemAccount(t.http, admin, ORG, { role });
-      tokens[name] = await tokenBySecret(t.http, ORG, account.clientId, account.secret);
-    }
+    ({ tokens } = await createIssuingOrganization(t, admin, ORG, { desk: 'Issuance', approver: 'Issuance', helpdesk: 'Help Desk' }));
     policy = (await adminCall('/device-policies', { name: 'Badge', credentialTypes: ['PKI_CERTIFICATE', 'OATH_HOTP'] })).body.id;
     printer = (await adminCall('/printers', { name: 'Front desk', model: 'CX-30' })).body.id;
   });

@@ -6,14 +6,12 @@ import { Pkcs11Hsm } from '@app/hsm';
 import { simulateModuleFailure } from '@app/hsm/testing';
 import {
   TestApp,
-  createOrganization,
-  createSystemAccount,
   createCardholder,
+  createIssuingOrganization,
   createTestApp,
   expectScimError,
   insertCard,
   platformAdminToken,
-  tokenBySecret,
   tokenRequest,
 } from '@app/testing';
 
@@ -34,7 +32,7 @@ const ORG = 'sync';
 describe('SyncSession and Credential', () => {
   let t: TestApp;
   let admin: string;
-  const tokens: Record<string, string> = {};
+  let tokens: Record<string, string>;
   let pkiAndTotp: string;
   let pkiOnly: string;
   const dir = join(process.env.TEST_RUN_DIR!, `sync-${randomBytes(4).toString('hex')}`);
@@ -44,16 +42,7 @@ describe('SyncSession and Credential', () => {
     mkdirSync(dir, { recursive: true });
     t = await createTestApp();
     admin = await platformAdminToken(t.http);
-    await createOrganization(t.http, admin, ORG);
-    expect((await t.http.post(`/admin/v1/organizations/${ORG}/ca`).auth(admin, { type: 'bearer' }).send({})).status).toBe(201);
-    for (const [name, role] of [
-      ['issuer', 'Issuance'],
-      ['approver', 'Issuance'],
-      ['helpdesk', 'Help Desk'],
-    ] as const) {
-      const account = await createSystemAccount(t.http, admin, ORG, { role });
-      tokens[name] = await tokenBySecret(t.http, ORG, account.clientId, account.secret);
-    }
+    ({ tokens } = await createIssuingOrganization(t, admin, ORG, { issuer: 'Issuance', approver: 'Issuance', helpdesk: 'Help Desk' }));
     pkiAndTotp = (await adminCall('post', '/device-policies', { name: 'Badge and OTP', credentialTypes: ['PKI_CERTIFICATE', 'OATH_TOTP'] })).body.id;
     pkiOnly = (await adminCall('post', '/device-policies', { name: 'Badge', credentialTypes: ['PKI_CERTIFICATE'] })).body.id;
   });

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { createOrganization, createSystemAccount, tokenBySecret } from './platform';
 import { TestApp } from './test-app';
 
 /** A card as the content-request suites use it: its id and its {ATR, CUID}. */
@@ -42,4 +43,27 @@ export async function createCardholder(
   if (created.status !== 201) throw new Error(`create cardholder ${userName} failed: ${created.status} ${JSON.stringify(created.body)}`);
   const [wallet] = (await t.db.query('SELECT id FROM wallets WHERE owner_user_id = $1', [created.body.id])).rows;
   return { id: created.body.id, wallet: wallet.id };
+}
+
+/**
+ * An organization with its issuing CA and one system account per entry of `roles` (name -> role),
+ * as the issuance suites start: answers each account's token and Client ID by name.
+ */
+export async function createIssuingOrganization(
+  t: TestApp,
+  adminToken: string,
+  org: string,
+  roles: Record<string, string>,
+): Promise<{ tokens: Record<string, string>; clientIds: Record<string, string> }> {
+  await createOrganization(t.http, adminToken, org);
+  const ca = await t.http.post(`/admin/v1/organizations/${org}/ca`).auth(adminToken, { type: 'bearer' }).send({});
+  if (ca.status !== 201) throw new Error(`create the CA of ${org} failed: ${ca.status} ${JSON.stringify(ca.body)}`);
+  const tokens: Record<string, string> = {};
+  const clientIds: Record<string, string> = {};
+  for (const [name, role] of Object.entries(roles)) {
+    const account = await createSystemAccount(t.http, adminToken, org, { role });
+    clientIds[name] = account.clientId;
+    tokens[name] = await tokenBySecret(t.http, org, account.clientId, account.secret);
+  }
+  return { tokens, clientIds };
 }
