@@ -13,12 +13,12 @@
 // and, for scale, GET /health/live through the same stack and load (the cheapest route: the ceiling
 // of this host). Users and devices are seeded with SQL into the service's embedded database.
 // Medians of 3 runs of BENCH_DURATION_S (5) seconds after a warm-up, BENCH_CONNECTIONS (32) connections.
-const { execFile } = require('node:child_process');
 const os = require('node:os');
 const { ensureDependencies, ensureDebianPackages, build } = require('../setup');
 const { startService, waitReady, stopService, removeWorkDir, connectDatabase } = require('./service');
 const { setUpPlatform } = require('./platform');
 const { startCpuMeasurement } = require('./cpu');
+const { autocannon: run } = require('./autocannon');
 const { URLSearchParams } = require('node:url');
 /* global fetch */
 
@@ -67,22 +67,9 @@ async function seed(db, org) {
   await db.query('VACUUM ANALYZE wallets');
 }
 
-/** One autocannon run in a child process (in this process it would share a core with nothing but itself). */
-function autocannon(url, { method = 'GET', headers = {}, body, seconds = DURATION_S, connections = CONNECTIONS }) {
-  const args = [require.resolve('autocannon/autocannon.js'), '-m', method, '-c', String(connections), '-d', String(seconds), '-j'];
-  for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}=${value}`);
-  if (body) args.push('-b', body);
-  args.push(url);
-  return new Promise((resolve, reject) =>
-    execFile(process.execPath, args, { maxBuffer: 16 * 1024 * 1024 }, (error, stdout) => {
-      if (error) return reject(error);
-      const result = JSON.parse(stdout);
-      if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
-        return reject(new Error(`${method} ${url}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`));
-      }
-      resolve({ rate: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, total: result.requests.total });
-    }),
-  );
+/** One autocannon run with this bench's defaults. */
+function autocannon(url, { seconds = DURATION_S, connections = CONNECTIONS, ...options }) {
+  return run(url, { ...options, seconds, connections });
 }
 
 /** `servicePid`: the service's process tree (its Node processes and its embedded PostgreSQL), for CPU per request. */
