@@ -1,7 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { p256Csr } from '@app/pki/testing';
 import { TestApp, createCardholder, createIssuingOrganization, createTestApp, insertCard, expectScimError, platformAdminToken } from '@app/testing';
 
 /**
@@ -20,10 +18,8 @@ describe('DeviceFlow', () => {
   let tokens: Record<string, string>;
   let policy: string;
   let printer: string;
-  const dir = join(process.env.TEST_RUN_DIR!, `flows-${randomBytes(4).toString('hex')}`);
 
   beforeAll(async () => {
-    mkdirSync(dir, { recursive: true });
     t = await createTestApp();
     admin = await platformAdminToken(t.http);
     ({ tokens } = await createIssuingOrganization(t, admin, ORG, { desk: 'Issuance', approver: 'Issuance', helpdesk: 'Help Desk' }));
@@ -40,40 +36,17 @@ describe('DeviceFlow', () => {
   const post = (path: string, body: unknown, token = tokens.desk) =>
     t.http.post(path).auth(token, { type: 'bearer' }).set('Content-Type', SCIM).send(JSON.stringify(body));
 
-  const csr = () => {
-    const name = randomBytes(4).toString('hex');
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-new',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:P-256',
-        '-nodes',
-        '-keyout',
-        join(dir, `${name}.key`),
-        '-out',
-        join(dir, `${name}.csr`),
-        '-subj',
-        '/CN=x',
-      ],
-      {
-        stdio: 'ignore',
-      },
-    );
-    return readFileSync(join(dir, `${name}.csr`), 'utf8');
-  };
+  /** The card's CSR (base64 DER), as a card makes one. */
+  const csr = async () => (await p256Csr()).toString('base64');
 
   const cardholder = (userName: string) => createCardholder(t, admin, ORG, userName);
   const card = (status = 'AVAILABLE', owner: string | null = null) => insertCard(t, ORG, { status, owner });
 
-  const encode = (device: { ATR: string; CUID: string }) => ({
+  const encode = async (device: { ATR: string; CUID: string }) => ({
     step: 'ENCODE',
     device: { ATR: device.ATR, CUID: device.CUID },
     responses: [
-      { operation: 'ENCODE_PKI_CERTIFICATE', status: 'SUCCESS', credentialType: 'PKI_CERTIFICATE', csr: csr() },
+      { operation: 'ENCODE_PKI_CERTIFICATE', status: 'SUCCESS', credentialType: 'PKI_CERTIFICATE', csr: await csr() },
       { operation: 'ENCODE_OATH_HOTP', status: 'SUCCESS', credentialType: 'OATH_HOTP' },
     ],
   });
@@ -130,13 +103,13 @@ describe('DeviceFlow', () => {
       ],
     });
     expectScimError(
-      await post(path, encode(device)),
+      await post(path, await encode(device)),
       409,
       undefined,
       `DeviceFlow ${id} cannot encode yet: approval is pending (content request ${started.body.contentRequest.value} is requested; another operator approves it).`,
     );
     expect((await post(`/aims/rs/scim/v2/ContentRequest/${started.body.contentRequest.value}/approve`, {}, tokens.approver)).status).toBe(200);
-    const encoded = await post(path, encode(device));
+    const encoded = await post(path, await encode(device));
     expect(encoded.status).toBe(200);
     expect(encoded.body).toMatchObject({ status: 'COMPLETED', contentRequest: { status: 'completed' }, operations: [] });
     expect(encoded.body.currentStep).toBeUndefined();
@@ -175,7 +148,7 @@ describe('DeviceFlow', () => {
     );
     expect(started.status).toBe(201);
     expect(started.body).toMatchObject({ steps: ['ENCODE'], currentStep: 'ENCODE', contentRequest: { status: 'approved' } });
-    const encoded = await post(`/credential-management/customer/${ORG}/deviceflow/${started.body.id}`, encode(device), tokens.helpdesk);
+    const encoded = await post(`/credential-management/customer/${ORG}/deviceflow/${started.body.id}`, await encode(device), tokens.helpdesk);
     expect(encoded.body).toMatchObject({ status: 'COMPLETED', syncSession: { device: { status: 'ISSUED' } } });
   });
 

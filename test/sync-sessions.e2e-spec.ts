@@ -4,6 +4,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pkcs11Hsm } from '@app/hsm';
 import { simulateModuleFailure } from '@app/hsm/testing';
+import { p256Csr } from '@app/pki/testing';
 import {
   TestApp,
   createCardholder,
@@ -56,8 +57,10 @@ describe('SyncSession and Credential', () => {
   const post = (path: string, body: unknown, token = tokens.issuer) =>
     t.http.post(path).auth(token, { type: 'bearer' }).set('Content-Type', SCIM).send(JSON.stringify(body));
 
-  /** A CSR made by openssl req (the subject it asks for is ignored by the CA). */
-  const csr = (keyArgs = ['ec', '-pkeyopt', 'ec_paramgen_curve:P-256']) => {
+  /** A card's P-256 CSR, base64 DER (the project's own test CSR). */
+  const csr = async () => (await p256Csr()).toString('base64');
+  /** A CSR made by openssl req, PEM (the subject it asks for is ignored by the CA). */
+  const opensslCsr = (keyArgs = ['ec', '-pkeyopt', 'ec_paramgen_curve:P-256']) => {
     const name = randomBytes(4).toString('hex');
     openssl(
       'req',
@@ -107,7 +110,7 @@ describe('SyncSession and Credential', () => {
     const jane = await cardholder('jane');
     const device = await card();
     const request = await approvedIssuance(jane.wallet, device.id);
-    const done = await session(request, { ATR: '3b8f8001', CUID: device.CUID }, success(csr()));
+    const done = await session(request, { ATR: '3b8f8001', CUID: device.CUID }, success(opensslCsr()));
     expect(done.status).toBe(201);
     expect(done.body).toMatchObject({
       schemas: [SESSION],
@@ -161,7 +164,7 @@ describe('SyncSession and Credential', () => {
     expect(stats.body.credentials.ISSUED).toBeGreaterThanOrEqual(2);
 
     expectScimError(
-      await session(request, device, success(csr())),
+      await session(request, device, success(await csr())),
       409,
       undefined,
       `Content request ${request} is completed; a sync session executes only an approved request.`,
@@ -176,7 +179,7 @@ describe('SyncSession and Credential', () => {
       schemas: [SESSION],
       contentRequest: { value: request },
       device: { ATR: device.ATR, CUID: device.CUID },
-      results: [{ operation: 'GEN', status: 'SUCCESS', credentialType: 'PKI_CERTIFICATE', csr: csr() }],
+      results: [{ operation: 'GEN', status: 'SUCCESS', credentialType: 'PKI_CERTIFICATE', csr: await csr() }],
     };
     const vendor = 'application/vnd.vendor.ma.credential-management-2.2+json';
     const done = await t.http
@@ -196,7 +199,7 @@ describe('SyncSession and Credential', () => {
     const joe = await cardholder('joe');
     const device = await card();
     const request = await approvedIssuance(joe.wallet, device.id, pkiOnly);
-    const results = [{ operation: 'GEN', status: 'SUCCESS', credentialType: 'PKI_CERTIFICATE', csr: csr() }];
+    const results = [{ operation: 'GEN', status: 'SUCCESS', credentialType: 'PKI_CERTIFICATE', csr: await csr() }];
     simulateModuleFailure(t.app.get(Pkcs11Hsm), 'sessions-closed');
     const refused = await session(request, device, results);
     expect(refused.status).toBe(503);
@@ -219,7 +222,7 @@ describe('SyncSession and Credential', () => {
     const device = await card();
     const request = await approvedIssuance(kim.wallet, device.id, pkiOnly);
     const answers = await Promise.all(
-      [0, 1, 2].map(() => session(request, device, [{ operation: 'GEN', status: 'SUCCESS', credentialType: 'PKI_CERTIFICATE', csr: csr() }])),
+      [0, 1, 2].map(async () => session(request, device, [{ operation: 'GEN', status: 'SUCCESS', credentialType: 'PKI_CERTIFICATE', csr: await csr() }])),
     );
     expect(answers.map((a) => a.status).sort()).toEqual([201, 409, 409]);
     expect((await t.db.query('SELECT count(*)::int AS n FROM credentials WHERE content_request_id = $1', [request])).rows[0].n).toBe(1);
@@ -239,7 +242,10 @@ describe('SyncSession and Credential', () => {
     });
     expect((await t.db.query('SELECT count(*)::int AS n FROM credentials WHERE device_id = $1', [device.id])).rows[0].n).toBe(0);
     expect(await post(`/aims/rs/scim/v2/ContentRequest/${request}/retry`, {}, tokens.helpdesk)).toMatchObject({ status: 200 });
-    expect((await session(request, device, success(csr()))).body).toMatchObject({ contentRequest: { status: 'completed' }, device: { status: 'ISSUED' } });
+    expect((await session(request, device, success(await csr()))).body).toMatchObject({
+      contentRequest: { status: 'completed' },
+      device: { status: 'ISSUED' },
+    });
   });
 
   it('a CSR the CA refuses, a missing result and the wrong card are refused; the request stays approved', async () => {
@@ -249,19 +255,19 @@ describe('SyncSession and Credential', () => {
     expectScimError(await session(request, device, success('not a csr')), 400, 'invalidValue', /^CSR_INVALID: /);
     expectScimError(await session(request, device, success()), 400, 'invalidValue', /^CSR_INVALID: the PKI_CERTIFICATE result needs csr/);
     expectScimError(
-      await session(request, device, [success(csr())[0]]),
+      await session(request, device, [success(await csr())[0]]),
       400,
       'invalidValue',
       'results hold no SUCCESS for the credential type OATH_TOTP of device policy "Badge and OTP"; report one per credential type.',
     );
     expectScimError(
-      await session(request, device, success(csr(['rsa:2048']))),
+      await session(request, device, success(opensslCsr(['rsa:2048']))),
       400,
       'invalidValue',
       "CSR_KEY_POLICY: the CSR's key is RSA-2048, which CredentialPolicy keyAlgorithms (EC-P256, EC-P384, RSA-3072, RSA-4096) does not allow.",
     );
     expectScimError(
-      await session(request, { ATR: device.ATR, CUID: '1' }, success(csr())),
+      await session(request, { ATR: device.ATR, CUID: '1' }, success(await csr())),
       409,
       undefined,
       `The card presented (ATR ${device.ATR}, CUID 1) is not device ${device.id}, the target of content request ${request}.`,
@@ -282,13 +288,13 @@ describe('SyncSession and Credential', () => {
       wallet: { value: max.wallet },
     });
     expectScimError(
-      await session(waiting.body.id, device, success(csr())),
+      await session(waiting.body.id, device, success(await csr())),
       409,
       undefined,
       `Content request ${waiting.body.id} is requested; a sync session executes only an approved request.`,
     );
     expectScimError(
-      await session(request, device, success(csr()), tokens.helpdesk),
+      await session(request, device, success(await csr()), tokens.helpdesk),
       403,
       undefined,
       'This entry point needs the permission syncSession.execute, which the role "Help Desk" does not grant.',
@@ -299,7 +305,7 @@ describe('SyncSession and Credential', () => {
     const ned = await cardholder('ned');
     const produced = await card();
     const request = await approvedIssuance(ned.wallet, produced.id, pkiOnly, 'produce');
-    const done = await session(request, produced, [{ operation: 'GEN', status: 'SUCCESS', credentialType: 'PKI_CERTIFICATE', csr: csr() }]);
+    const done = await session(request, produced, [{ operation: 'GEN', status: 'SUCCESS', credentialType: 'PKI_CERTIFICATE', csr: await csr() }]);
     expect(done.body).toMatchObject({ device: { status: 'PRODUCED' }, credentials: [{ type: 'PKI_CERTIFICATE', status: 'ON_HOLD' }] });
     const serial = (await t.db.query('SELECT certificate_serial FROM credentials WHERE id = $1', [done.body.credentials[0].value])).rows[0].certificate_serial;
     expect((await t.db.query('SELECT status, reason FROM issued_certificates WHERE serial = $1', [serial])).rows[0]).toEqual({
@@ -309,7 +315,7 @@ describe('SyncSession and Credential', () => {
 
     const issued = await card();
     await session(await approvedIssuance(ned.wallet, issued.id, pkiOnly), issued, [
-      { operation: 'GEN', status: 'SUCCESS', credentialType: 'PKI_CERTIFICATE', csr: csr() },
+      { operation: 'GEN', status: 'SUCCESS', credentialType: 'PKI_CERTIFICATE', csr: await csr() },
     ]);
     const first = (await t.db.query('SELECT id, certificate_serial FROM credentials WHERE device_id = $1', [issued.id])).rows[0];
     const update = await post('/aims/rs/scim/v2/ContentRequest', {
@@ -318,7 +324,7 @@ describe('SyncSession and Credential', () => {
       target: { device: { value: issued.id }, devicePolicy: { value: pkiAndTotp } },
     });
     expect(update.body.status).toBe('approved');
-    const updated = await session(update.body.id, issued, success(csr()));
+    const updated = await session(update.body.id, issued, success(await csr()));
     expect(updated.body).toMatchObject({ contentRequest: { status: 'completed' }, device: { status: 'ISSUED' } });
     expect(updated.body.credentials.map((c: { type: string }) => c.type)).toEqual(['PKI_CERTIFICATE', 'OATH_TOTP']);
     expect((await get(`/aims/rs/scim/v2/Credential/${first.id}`)).body).toMatchObject({ status: 'REVOKED', revocationReason: 'superseded' });
@@ -364,7 +370,7 @@ describe('SyncSession and Credential', () => {
 
     const oda = await cardholder('oda');
     const device = await card();
-    const done = await session(await approvedIssuance(oda.wallet, device.id), device, success(csr()));
+    const done = await session(await approvedIssuance(oda.wallet, device.id), device, success(await csr()));
     const pki = done.body.credentials[0].value;
     expect((await act(device.id, 'suspend', { reason: 'LOST' })).status).toBe(200);
     expect((await credentialsOf(device.id)).map((c) => c.status)).toEqual(['ON_HOLD', 'ON_HOLD']);
@@ -389,7 +395,7 @@ describe('SyncSession and Credential', () => {
 
     const produced = await card();
     const made = await session(await approvedIssuance(oda.wallet, produced.id, pkiOnly, 'produce'), produced, [
-      { operation: 'GEN', status: 'SUCCESS', credentialType: 'PKI_CERTIFICATE', csr: csr() },
+      { operation: 'GEN', status: 'SUCCESS', credentialType: 'PKI_CERTIFICATE', csr: await csr() },
     ]);
     expect((await act(produced.id, 'activate', {}, tokens.issuer)).status).toBe(200);
     expect(await certificateOf(made.body.credentials[0].value)).toEqual({ status: 'good', reason: null });

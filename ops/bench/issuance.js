@@ -10,14 +10,12 @@
 // Where the time goes, per issuance: the service's own time per route and in the HSM (from its
 // /metrics), and the CPU time of the service's Node process, of its PostgreSQL and of this load
 // generator (from /proc).
-require('reflect-metadata');
-const { webcrypto } = require('node:crypto');
 const { Buffer } = require('node:buffer');
 const http = require('node:http');
 const os = require('node:os');
 const { URL } = require('node:url');
-const x509 = require('@peculiar/x509');
-const { ensureDependencies, ensureDebianPackages, build } = require('../setup');
+const { join } = require('node:path');
+const { ROOT, ensureDependencies, ensureDebianPackages, build } = require('../setup');
 const { startService, waitReady, stopService, removeWorkDir, connectDatabase } = require('./service');
 const { setUpPlatform } = require('./platform');
 const { startCpuMeasurement } = require('./cpu');
@@ -31,7 +29,6 @@ const SCIM = 'application/scim+json';
 const progress = (message) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${message}\n`);
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
-x509.cryptoProvider.set(webcrypto);
 ensureDependencies();
 ensureDebianPackages([
   { name: 'softhsm2', binary: 'softhsm2-util' },
@@ -68,12 +65,10 @@ async function seed(db, org, count, firstCuid) {
 
 /** P-256 CSRs, as cards make them. */
 async function makeCsrs(count) {
+  // The PKI library's test CSR (built into dist/ with the service).
+  const { p256Csr } = require(join(ROOT, 'dist/libs/pki/src/testing'));
   const csrs = [];
-  for (let i = 0; i < count; i++) {
-    const keys = await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, false, ['sign', 'verify']);
-    const csr = await x509.Pkcs10CertificateRequestGenerator.create({ name: 'CN=card', keys, signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' } });
-    csrs.push(csr.toString('pem'));
-  }
+  for (let i = 0; i < count; i++) csrs.push((await p256Csr()).toString('base64'));
   return csrs;
 }
 

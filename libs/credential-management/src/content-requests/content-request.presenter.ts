@@ -1,6 +1,6 @@
-import { CANONICAL_PREFIX, isoTimestamp } from '@app/common';
+import { CANONICAL_PREFIX, ScimSearch, isoTimestamp, listResponse, projectResource } from '@app/common';
 import { ContentRequestRow } from './content-request.repository';
-import { CONTENT_REQUEST_SCHEMA } from './content-request.schema';
+import { CONTENT_REQUEST_SCHEMA, CONTENT_REQUEST_SEARCH_DEFINITION } from './content-request.schema';
 
 /** The ContentRequest resource (CREDENTIAL-MANAGEMENT.md "Resources"); references carry value, display, $ref and type. */
 export class ContentRequestPresenter {
@@ -8,6 +8,15 @@ export class ContentRequestPresenter {
 
   location(id: string): string {
     return `${this.baseUrl}${CANONICAL_PREFIX}/ContentRequest/${id}`;
+  }
+
+  /** A `.search` answer (operators' and a cardholder's own): the page, projected as the SearchRequest asks. */
+  page({ rows, total }: { rows: ContentRequestRow[]; total: number }, search: ScimSearch) {
+    return listResponse(
+      rows.map((row) => projectResource(this.request(row), CONTENT_REQUEST_SEARCH_DEFINITION, search)),
+      total,
+      search.page,
+    );
   }
 
   request(row: ContentRequestRow) {

@@ -20,7 +20,6 @@ import {
   RequirePermission,
   ScimMediaTypes,
   credentialManagementPaths,
-  listResponse,
   projectResource,
   projectionFromQuery,
   searchFromBody,
@@ -97,12 +96,7 @@ export class ContentRequestsController {
   @ApiScimResponse(CONTENT_REQUEST_SEARCH_DEFINITION, { ...RESPONSE, list: true })
   async search(@CurrentPrincipal() principal: Principal, @Body() body: unknown) {
     const search = searchFromBody(body, CONTENT_REQUEST_SEARCH_DEFINITION);
-    const { rows, total } = await this.requests.search(principal, search);
-    return listResponse(
-      rows.map((row) => projectResource(this.presenter.request(row), CONTENT_REQUEST_SEARCH_DEFINITION, search)),
-      total,
-      search.page,
-    );
+    return this.presenter.page(await this.requests.search(principal, search), search);
   }
 
   @Get(':id')

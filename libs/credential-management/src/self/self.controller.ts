@@ -18,7 +18,6 @@ import {
   ApiSchemaResponse,
   ApiScimResponse,
   ApiSearchBody,
-  projectResource,
   searchFromBody,
 } from '@app/common';
 import { USER_SEARCH_DEFINITION } from '@app/accounts';
@@ -149,12 +148,7 @@ export class SelfController {
   @ApiScimResponse(CONTENT_REQUEST_SEARCH_DEFINITION, { multiValued: ['parameters'], list: true })
   async searchRequests(@CurrentPrincipal() principal: Principal, @Body() body: unknown) {
     const search = searchFromBody(body, CONTENT_REQUEST_SEARCH_DEFINITION);
-    const { rows, total } = await this.self.searchRequests(principal, search);
-    return listResponse(
-      rows.map((row) => projectResource(this.requests.request(row), CONTENT_REQUEST_SEARCH_DEFINITION, search)),
-      total,
-      search.page,
-    );
+    return this.requests.page(await this.self.searchRequests(principal, search), search);
   }
 
   @Post('ContentRequest/:id/cancel')
