@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { ContentRequestSweepJob } from '@app/credential-management';
 import {
   TestApp,
@@ -9,7 +11,9 @@ import {
   createTestApp,
   expectScimError,
   insertCard,
+  makeCertificate,
   platformAdminToken,
+  signAssertion,
   tokenBySecret,
   tokenRequest,
 } from '@app/testing';
@@ -621,5 +625,115 @@ describe('ContentRequest', () => {
     const after = await get(`/aims/rs/scim/v2/ContentRequest/${created.body.id}`);
     expect(after.body.status).toBe('cancelled');
     expect(after.body.target.devicePolicy).toBeUndefined();
+  });
+});
+
+/**
+ * CREDENTIAL-MANAGEMENT.md "Operator Dependent": an operator whose role is Operator Dependent
+ * reaches the content requests and credentials of its groups' users only; the others are 404, left
+ * out of .search, unknown as a target, and not counted by Stats.
+ */
+describe('ContentRequest and Credential for an Operator Dependent operator', () => {
+  let t: TestApp;
+  let admin: string;
+  let desk: string;
+  let operator: string;
+
+  beforeAll(async () => {
+    const dir = join(process.env.TEST_RUN_DIR!, 'scope-files');
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, 'content-requests-operator-dependent.properties');
+    writeFileSync(
+      file,
+      [
+        'roleWithScope.name.1=Administration',
+        'roleWithScope.scopes.1=Scope.device_management,Scope.helpdesk,Scope.configuration_operator',
+        'roleWithScope.name.2=Desk East',
+        'roleWithScope.scopes.2=Scope.helpdesk',
+        'roleWithScope.operatorDependent.2=true',
+        'roleWithScope.name.3=Cardholder',
+        'roleWithScope.scopes.3=Scope.device',
+        '',
+      ].join('\n'),
+    );
+    t = await createTestApp({ env: { SCOPE_ASSIGNMENT_FILE: file } });
+    admin = await platformAdminToken(t.http);
+    ({
+      tokens: { desk },
+    } = await createIssuingOrganization(t, admin, 'crqod', { desk: 'Administration' }));
+    // An operator signs in with an enrolled certificate (RFC 7523 jwt-bearer), as in test/device.
+    const olga = await createCardholder(t, admin, 'crqod', 'olga.op', { role: 'Desk East', userType: 'operator', groups: ['east'] });
+    const certificate = await makeCertificate();
+    const enrolled = await t.http
+      .post(`/admin/v1/organizations/crqod/users/${olga.id}/certificates`)
+      .auth(admin, { type: 'bearer' })
+      .set('Content-Type', 'application/x-pem-file')
+      .send(certificate.pem);
+    expect(enrolled.status).toBe(201);
+    const grant = await tokenRequest(t.http, 'crqod', {
+      grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer',
+      assertion: await signAssertion(certificate, 'olga.op', 'https://auth.example.test/authentication/customer/crqod/token', { now: t.clock.now() }),
+    });
+    expect(grant.status).toBe(200);
+    operator = grant.body.access_token;
+  });
+  afterAll(() => t.close());
+
+  const send = (method: 'get' | 'post', path: string, token: string, body?: unknown) => {
+    const request = t.http[method](path).auth(token, { type: 'bearer' }).set('Content-Type', SCIM);
+    return body === undefined ? request : request.send(JSON.stringify(body));
+  };
+
+  it("reaches its groups' requests and credentials only; Stats counts only them", async () => {
+    const east = await createCardholder(t, admin, 'crqod', 'eve.east', { groups: ['east'] });
+    const west = await createCardholder(t, admin, 'crqod', 'will.west', { groups: ['west'] });
+    const eastCard = await insertCard(t, 'crqod', { status: 'ISSUED', owner: east.id });
+    const westCard = await insertCard(t, 'crqod', { status: 'ISSUED', owner: west.id });
+    const unlock = (card: string, token: string) =>
+      send('post', '/aims/rs/scim/v2/ContentRequest', token, { schemas: [SCHEMA], type: 'unlock pin', target: { device: { value: card } } });
+    const eastRequest = (await unlock(eastCard.id, desk)).body.id;
+    const westRequest = (await unlock(westCard.id, desk)).body.id;
+    const credentials: Record<string, string> = {};
+    for (const [name, holder, card] of [
+      ['east', east, eastCard],
+      ['west', west, westCard],
+    ] as const) {
+      credentials[name] = randomUUID();
+      await t.db.query(
+        "INSERT INTO credentials (id, org_id, type, status, device_id, wallet_id, created_at, updated_at) VALUES ($1, 'crqod', 'STATIC_PASSWORD', 'ISSUED', $2, $3, now(), now())",
+        [credentials[name], card.id, holder.wallet],
+      );
+    }
+
+    expect((await send('get', `/aims/rs/scim/v2/ContentRequest/${eastRequest}`, operator)).status).toBe(200);
+    expectScimError(
+      await send('get', `/aims/rs/scim/v2/ContentRequest/${westRequest}`, operator),
+      404,
+      undefined,
+      `Content request ${westRequest} does not exist.`,
+    );
+    expectScimError(
+      await send('post', `/aims/rs/scim/v2/ContentRequest/${westRequest}/cancel`, operator, {}),
+      404,
+      undefined,
+      `Content request ${westRequest} does not exist.`,
+    );
+    const found = await send('post', '/aims/rs/scim/v2/ContentRequest/.search', operator, { schemas: [SEARCH] });
+    expect(found.body.Resources.map((r: { id: string }) => r.id)).toEqual([eastRequest]);
+    expectScimError(await unlock(westCard.id, operator), 400, 'invalidValue', `target.device ${westCard.id} does not exist in this organization.`);
+
+    expect((await send('get', `/aims/rs/scim/v2/Credential/${credentials.east}`, operator)).status).toBe(200);
+    expectScimError(
+      await send('get', `/aims/rs/scim/v2/Credential/${credentials.west}`, operator),
+      404,
+      undefined,
+      `Credential ${credentials.west} does not exist.`,
+    );
+    const stats = await send('get', '/aims/rs/scim/v2/Stats', operator);
+    expect(stats.body.contentRequests).toMatchObject({ approved: 1 });
+    expect(stats.body.credentials).toEqual({ ISSUED: 1, ON_HOLD: 0, REVOKED: 0 });
+    const all = await send('get', '/aims/rs/scim/v2/Stats', desk);
+    expect(all.body.contentRequests).toMatchObject({ approved: 2 });
+    expect(all.body.credentials).toEqual({ ISSUED: 2, ON_HOLD: 0, REVOKED: 0 });
   });
 });
