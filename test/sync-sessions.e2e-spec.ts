@@ -342,11 +342,14 @@ describe('SyncSession and Credential', () => {
     );
     const recycled = await session(recycle.body.id, issued, [{ operation: 'ERASE', status: 'SUCCESS' }]);
     expect(recycled.body).toMatchObject({ contentRequest: { status: 'completed' }, device: { status: 'AVAILABLE' }, credentials: [] });
-    const left = (await t.db.query('SELECT status, wallet_id, revocation_reason FROM credentials WHERE device_id = $1 ORDER BY created_at', [issued.id])).rows;
+    // Ordered by reason: the two credentials of the update share one transaction's timestamp, so
+    // creation time does not order them.
+    const left = (await t.db.query('SELECT status, wallet_id, revocation_reason FROM credentials WHERE device_id = $1 ORDER BY revocation_reason', [issued.id]))
+      .rows;
     expect(left).toEqual([
+      { status: 'REVOKED', wallet_id: null, revocation_reason: 'cessationOfOperation' },
+      { status: 'REVOKED', wallet_id: null, revocation_reason: 'cessationOfOperation' },
       { status: 'REVOKED', wallet_id: null, revocation_reason: 'superseded' },
-      { status: 'REVOKED', wallet_id: null, revocation_reason: 'cessationOfOperation' },
-      { status: 'REVOKED', wallet_id: null, revocation_reason: 'cessationOfOperation' },
     ]);
     expect((await get(`/aims/rs/scim/v2/Wallet/${ned.wallet}`)).body.credentials).toHaveLength(1);
     const crl = await t.bare.get(`/pki/${ORG}/crl`).responseType('blob');
