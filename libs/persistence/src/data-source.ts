@@ -3,6 +3,17 @@ import { MIGRATIONS } from '../../../migrations';
 import type { PostgresConnection } from './embedded-postgres';
 
 /**
+ * Every statement is prepared once per connection (Database.query), and each is planned once too.
+ * With PostgreSQL's default (`auto`) a statement whose generic plan looks dearer than the plans made
+ * for its first five executions is planned again on every execution, for good: that was the case
+ * of most of ours (an `= ANY($n)` array of unknown length, `LIMIT $n`), and planning cost more than
+ * executing (`npm run bench:cm`: PostgreSQL CPU per `userName eq` search 465 -> 200 µs, docs/decisions.md
+ * "Performance"). Searches keep good plans generically because their total (a window count) reads
+ * every match whatever the plan.
+ */
+export const PLAN_CACHE_MODE = 'force_generic_plan';
+
+/**
  * The single data source definition shared by the service, the CLI and the migration script.
  * The schema comes only from migrations/ (never synchronize). Repositories use explicit,
  * parameterised SQL through this data source: every rule that must hold under concurrency
@@ -18,9 +29,14 @@ export function dataSourceOptions(target: string | PostgresConnection, poolSize 
     migrationsTableName: 'schema_migrations',
     entities: [],
     logging: false,
-    // A database that does not answer must not hold requests for ever: a connection is had within
-    // 3 s or the request answers 503 (DatabaseUnavailableError).
-    extra: { max: poolSize, application_name: 'credential-platform', connectionTimeoutMillis: 3000 },
+    extra: {
+      max: poolSize,
+      application_name: 'credential-platform',
+      // A database that does not answer must not hold requests for ever: a connection is had within
+      // 3 s or the request answers 503 (DatabaseUnavailableError).
+      connectionTimeoutMillis: 3000,
+      options: `-c plan_cache_mode=${PLAN_CACHE_MODE}`,
+    },
   };
 }
 

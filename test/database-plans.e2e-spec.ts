@@ -1,0 +1,34 @@
+import { Database } from '@app/persistence';
+import { TestApp, createTestApp } from '@app/testing';
+
+/**
+ * The service's connections plan each prepared statement once (data-source.ts, PLAN_CACHE_MODE):
+ * with PostgreSQL's default, a statement such as the user-links lookup (`= ANY($n)`) was planned
+ * again on every execution, which cost more than running it.
+ */
+describe('query planning', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(() => t.close());
+
+  it('every pooled connection runs with plan_cache_mode force_generic_plan', async () => {
+    const db = t.app.get(Database);
+    const answers = await Promise.all(Array.from({ length: 8 }, () => db.query<{ plan_cache_mode: string }>('SHOW plan_cache_mode')));
+    expect(answers.map(([row]) => row.plan_cache_mode)).toEqual(Array(8).fill('force_generic_plan'));
+  });
+
+  it('a prepared statement with an array parameter is planned once, not on each execution', async () => {
+    const db = t.app.get(Database);
+    const plans = await db.transaction(async (tx) => {
+      for (let i = 0; i < 8; i++) await db.query('SELECT id FROM organizations WHERE id = ANY($1::text[])', [[`org-${i}`]], tx);
+      return db.query<{ generic_plans: string; custom_plans: string }>(
+        "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE 'SELECT id FROM organizations WHERE id = ANY%'",
+        [],
+        tx,
+      );
+    });
+    expect(plans).toEqual([{ generic_plans: '8', custom_plans: '0' }]);
+  });
+});
