@@ -332,6 +332,17 @@ describe('Users over SCIM', () => {
       expect(extension.body.Resources.map((u: { userName: string }) => u.userName)).toEqual(['list.alpha']);
     });
 
+    it('a user found by a search is the user GET answers, with its wallet and group ids', async () => {
+      const found = await send('post', `${USERS}/.search`, { schemas: [SEARCH], filter: 'userName eq "oscar.op"' });
+      expect(found.body.totalResults).toBe(1);
+      const [user] = found.body.Resources;
+      const wallet = (await t.db.query('SELECT id FROM wallets WHERE owner_user_id = $1', [user.id])).rows[0].id;
+      const berlin = (await t.db.query("SELECT id FROM user_groups WHERE org_id = 'cm' AND display_name = 'Berlin'")).rows[0].id;
+      expect(user.wallet).toMatchObject({ value: wallet, display: 'oscar.op' });
+      expect(user.groups).toEqual([expect.objectContaining({ value: berlin, display: 'Berlin' })]);
+      expect(user).toEqual((await get(`${USERS}/${user.id}`)).body);
+    });
+
     it('POST /Users/.search takes a SearchRequest; a bad filter or sortBy is 400 invalidFilter or invalidValue', async () => {
       const search = await send('post', `${USERS}/.search`, {
         schemas: [SEARCH],

@@ -8,7 +8,7 @@ import { AccountDependents } from '../account-dependents';
 import { parseCertificateUpload } from '../system-accounts/certificate-parser';
 import { CertificateRow } from '../system-accounts/system-account.repository';
 import { PasswordHasher } from './password-hasher';
-import { UserChanges, UserEmail, UserNameParts, UserProfile, UserRepository, UserRow, UserType } from './user.repository';
+import { UserChanges, UserEmail, UserNameParts, UserProfile, UserRepository, UserRow, UserSearchColumns, UserType } from './user.repository';
 
 /** userName: 1-128 characters of A-Z, a-z, 0-9, ".", "_", "@" and "-" (DECISIONS 11). */
 export const USER_NAME_PATTERN = /^[A-Za-z0-9._@-]{1,128}$/;
@@ -128,9 +128,17 @@ export class UserService {
     return this.users.listInOrg(orgId, offset, limit);
   }
 
-  /** SCIM lists and `.search` (USER_SEARCH_DEFINITION); `groups` limits an Operator Dependent caller. */
-  search(orgId: string, search: ScimSearch, groups?: readonly string[]): Promise<{ rows: UserRow[]; total: number }> {
-    return this.users.search(orgId, search, groups);
+  /**
+   * SCIM lists and `.search` (USER_SEARCH_DEFINITION); `groups` limits an Operator Dependent caller;
+   * `related` adds another library's columns to each row (UserSearchColumns).
+   */
+  search<Related extends object = object>(
+    orgId: string,
+    search: ScimSearch,
+    groups?: readonly string[],
+    related?: UserSearchColumns,
+  ): Promise<{ rows: (UserRow & Related)[]; total: number }> {
+    return this.users.search<Related>(orgId, search, groups, related);
   }
 
   /** `ifMatch` (SCIM PUT and PATCH): the change applies only to that version, checked under the row lock (else 412). */

@@ -3,7 +3,7 @@ import { SCIM_CORE_USER_SCHEMA, UpdateUserInput, UserRow, UserService } from '@a
 import { OperatorDependentPolicy } from '@app/auth';
 import { Actor, IfMatch, Principal, ScimSearch, applyPatch, invalidValue, notFound } from '@app/common';
 import { ChangeFeed, FeedCache } from '@app/persistence';
-import { UserLinksRepository } from './user-links.repository';
+import { USER_LINK_COLUMNS, UserLinkColumns, UserLinksRepository, linkedRow } from './user-links.repository';
 import { UserLinks } from './user.presenter';
 import { ENTERPRISE_USER_SCHEMA, USER_PERMISSION_SCHEMA, UserFields, parseUserBody, userFields, writableUser } from './user.schema';
 
@@ -112,8 +112,10 @@ export class ScimUserService {
     return linked;
   }
 
-  search(principal: Principal, search: ScimSearch): Promise<{ rows: UserRow[]; total: number }> {
-    return this.users.search(principal.org, search, this.operatorDependent.groupsOf(principal));
+  /** A page of users with their wallet and group ids, in one statement. */
+  async search(principal: Principal, search: ScimSearch): Promise<{ rows: LinkedUser[]; total: number }> {
+    const { rows, total } = await this.users.search<UserLinkColumns>(principal.org, search, this.operatorDependent.groupsOf(principal), USER_LINK_COLUMNS);
+    return { rows: rows.map(linkedRow), total };
   }
 
   /** PUT: the body replaces every writable attribute; `active`, `password`, the role and groups left out keep their values. */

@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
+import type { UserRow, UserSearchColumns } from '@app/accounts';
 import { Database, prepared } from '@app/persistence';
+import type { UserLinks } from './user.presenter';
 
 const FIND = prepared(
   'user_links_find',
@@ -7,6 +9,26 @@ const FIND = prepared(
    UNION ALL
    SELECT 'group', display_name, id::text FROM user_groups WHERE org_id = $1 AND display_name = ANY($3::text[])`,
 );
+
+/**
+ * The same links selected in a users search's own statement (accounts' UserSearchColumns, over the
+ * search's row `u`): a page of users is one round trip, not two.
+ */
+export const USER_LINK_COLUMNS: UserSearchColumns = {
+  sql: `(SELECT w.id::text FROM wallets w WHERE w.org_id = u.org_id AND w.owner_user_id = u.id) AS link_wallet_id,
+    (SELECT jsonb_object_agg(g.display_name, g.id::text) FROM user_groups g WHERE g.org_id = u.org_id AND g.display_name = ANY(u.groups)) AS link_group_ids`,
+};
+
+/** What USER_LINK_COLUMNS adds to a row. */
+export interface UserLinkColumns {
+  link_wallet_id: string | null;
+  link_group_ids: Record<string, string> | null;
+}
+
+/** A searched row split into the user and its links. */
+export function linkedRow({ link_wallet_id, link_group_ids, ...user }: UserRow & UserLinkColumns): { user: UserRow; links: UserLinks } {
+  return { user, links: { walletId: link_wallet_id ?? undefined, groupIds: new Map(Object.entries(link_group_ids ?? {})) } };
+}
 
 /**
  * What a page of users needs from this library to be presented, in one round trip: each user's

@@ -178,9 +178,8 @@ export class UsersController {
 
   private async page(principal: Principal, search: ScimSearch) {
     const { rows, total } = await this.users.search(principal, search);
-    const resources = await this.present(principal.org, rows);
     return listResponse(
-      resources.map((resource) => projectResource(resource, USER_SEARCH_DEFINITION, search)),
+      rows.map(({ user, links }) => projectResource(this.presenter.user(user, links), USER_SEARCH_DEFINITION, search)),
       total,
       search.page,
     );
