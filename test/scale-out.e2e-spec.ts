@@ -129,6 +129,17 @@ describe('scale-out: two instances, one database', () => {
     expect(await eventually(async () => (await create(String(++n))).status === 403)).toBe(true);
   });
 
+  it('an organization renamed through one instance has its new name on the other, whose cache held it', async () => {
+    const org = `scale${++counter}`;
+    await createOrganization(a.http, admin, org);
+    const read = async () => (await a.http.get(`/admin/v1/organizations/${org}`).auth(admin, { type: 'bearer' })).body.name;
+    const before = await read();
+    const renamed = await b.http.patch(`/admin/v1/organizations/${org}`).auth(admin, { type: 'bearer' }).send({ name: 'Renamed Elsewhere' });
+    expect(renamed.status).toBe(200);
+    expect(before).not.toBe('Renamed Elsewhere');
+    expect(await eventually(async () => (await read()) === 'Renamed Elsewhere')).toBe(true);
+  });
+
   it('a secret revoked through one instance stops working on the other, whose cache held the account', async () => {
     const { org, account } = await accountWithToken();
     const form = { grant_type: 'client_credentials', client_id: account.clientId, client_secret: account.secret };

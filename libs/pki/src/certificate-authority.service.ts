@@ -96,8 +96,8 @@ export class CertificateAuthority {
   private readonly rows: FeedCache<CaRow | null>;
 
   /** The organization's CA row as the cache has it (null: none). */
-  private async cached(orgId: string): Promise<CaRow | undefined> {
-    return (await this.rows.read(orgId, async () => (await this.cas.find(orgId)) ?? null)) ?? undefined;
+  private async cached(orgId: string, tx?: Transaction): Promise<CaRow | undefined> {
+    return (await this.rows.read(orgId, async () => (await this.cas.find(orgId, tx)) ?? null)) ?? undefined;
   }
 
   /** Creates the organization's CA: self-signed (active at once) or subordinate (a CSR for the enterprise root). 409 if it has one. */
@@ -223,12 +223,12 @@ export class CertificateAuthority {
 
   /**
    * The organization's CA, when it can issue (active); otherwise the 409 that says how to make it so.
-   * A content request that will need a certificate asks this at its creation. Outside a transaction
-   * the row comes from the per-instance cache.
+   * A content request that will need a certificate asks this at its creation. The row comes from
+   * the per-instance cache; a miss inside a transaction is read on its connection (another from the
+   * pool could wait on ones like it).
    */
   async assertCanIssue(orgId: string, tx?: Transaction): Promise<CaRow> {
-    // In a transaction, read on its connection (another from the pool could wait on ones like it).
-    const found = tx ? await this.cas.find(orgId, tx) : await this.cached(orgId);
+    const found = await this.cached(orgId, tx);
     if (!found) {
       throw new DomainError('CONFLICT', `Organization "${orgId}" has no CA to issue from; create one with POST /admin/v1/organizations/${orgId}/ca.`);
     }

@@ -25,16 +25,17 @@ export function toOrganization(row: OrganizationRow): Organization {
   return { id: row.id, name: row.name, settings: withDefaults(row.settings), created: row.created_at, lastModified: row.updated_at, version: row.version };
 }
 
-/** Bounds memory; settings are a few fields per organization. */
-const MAX_CACHED_SETTINGS = 10_000;
+/** Bounds memory; an organization is its name and a few settings. */
+const MAX_CACHED_ORGANIZATIONS = 10_000;
 
 @Injectable()
 export class OrganizationService {
   /**
-   * Settings read on hot paths (device creation), kept per instance. Every settings change or
-   * deletion publishes 'organization' with the organization's id, which evicts it on every instance.
+   * Organizations as hot paths read them (settings on device creation and token issue, the name on
+   * certificate issuance), kept per instance. Every change or deletion publishes 'organization' with
+   * the organization's id, which evicts it on every instance.
    */
-  private readonly settingsCache: FeedCache<OrganizationSettings>;
+  private readonly cache: FeedCache<Organization | null>;
 
   constructor(
     private readonly organizations: OrganizationRepository,
@@ -44,16 +45,16 @@ export class OrganizationService {
     private readonly audit: AuditLog,
     private readonly dependents: AccountDependents,
   ) {
-    this.settingsCache = new FeedCache(changes, {
+    this.cache = new FeedCache(changes, {
       evicts: (change) => (change.topic === 'organization' ? { key: change.id } : undefined),
-      maxEntries: MAX_CACHED_SETTINGS,
+      maxEntries: MAX_CACHED_ORGANIZATIONS,
     });
   }
 
   async get(id: string): Promise<Organization> {
-    const row = isOrgId(id) ? await this.organizations.findById(id) : undefined;
-    if (!row) throw notFound(`Organization "${id}" does not exist.`);
-    return toOrganization(row);
+    const organization = isOrgId(id) ? await this.cached(id) : undefined;
+    if (!organization) throw notFound(`Organization "${id}" does not exist.`);
+    return organization;
   }
 
   async list(offset: number, limit: number): Promise<{ rows: Organization[]; total: number }> {
@@ -63,10 +64,15 @@ export class OrganizationService {
 
   /** Settings as the token service and resources read them; undefined for an unknown org. */
   async findSettings(id: string): Promise<OrganizationSettings | undefined> {
-    return this.settingsCache.read(id, async () => {
+    return (await this.cached(id))?.settings;
+  }
+
+  private async cached(id: string): Promise<Organization | undefined> {
+    const organization = await this.cache.read(id, async () => {
       const row = await this.organizations.findById(id);
-      return row ? withDefaults(row.settings) : undefined;
+      return row ? toOrganization(row) : null;
     });
+    return organization ?? undefined;
   }
 
   async create(input: { id: string; name: string; settings?: Partial<OrganizationSettings> }, actor: Actor): Promise<Organization> {
