@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Pool, PoolClient } from 'pg';
-import { Database } from './database';
+import { Database, Transaction } from './database';
 
 /**
  * What changed: an access token (revoked), a subject (system account or user: disabled, role,
@@ -18,7 +18,8 @@ const RECONNECT_DELAY_MS = 1000;
 
 /**
  * Cross-instance invalidation for in-process caches, over PostgreSQL LISTEN/NOTIFY. A writer
- * publishes after its change is committed; the change reaches this instance's subscribers at once
+ * publishes a change made in a transaction with its COMMIT (publishOnCommit), other changes after
+ * they are committed (publish); the change reaches this instance's subscribers at once
  * and every other instance's within milliseconds. While the listening connection is down the feed
  * is not `live`, and caches must not serve from memory (they read the database instead); each
  * (re)connection and each loss emits `reset`.
@@ -43,6 +44,20 @@ export class ChangeFeed {
 
   subscribe(handler: (change: Change) => void): void {
     this.events.on('change', handler);
+  }
+
+  /**
+   * Publishes a change made in `tx` with its COMMIT (Transaction.notifyOnCommit): other instances
+   * hear of it only if it commits, this one once it has; a statement fewer than publish after it.
+   */
+  publishOnCommit(tx: Transaction, topic: ChangeTopic, ids: readonly string[]): void {
+    tx.notifyOnCommit(
+      CHANNEL,
+      ids.map((id) => `${topic}:${id}`),
+    );
+    tx.afterCommit(async () => {
+      for (const id of ids) this.events.emit('change', { topic, id } satisfies Change);
+    });
   }
 
   async publish(topic: ChangeTopic, id: string): Promise<void> {

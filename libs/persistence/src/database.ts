@@ -51,6 +51,12 @@ export interface Transaction {
    * transaction into one statement (the audit log's rows) registers here.
    */
   beforeCommit(work: () => Promise<void>): void;
+  /**
+   * NOTIFY `payloads` on `channel`, sent in the COMMIT's own round trip: PostgreSQL delivers them
+   * only when the transaction commits, and no statement follows the commit to send them (the
+   * change feed's publishOnCommit).
+   */
+  notifyOnCommit(channel: string, payloads: readonly string[]): void;
 }
 
 /**
@@ -124,12 +130,21 @@ export class Database {
     let broken: unknown;
     const committed: (() => Promise<void>)[] = [];
     const committing: (() => Promise<void>)[] = [];
+    const notices: string[] = [];
     let result: T;
     try {
       await client.query('BEGIN');
-      result = await work({ client, afterCommit: (then) => committed.push(then), beforeCommit: (last) => committing.push(last) });
+      result = await work({
+        client,
+        afterCommit: (then) => committed.push(then),
+        beforeCommit: (last) => committing.push(last),
+        notifyOnCommit: (channel, payloads) => {
+          for (const payload of payloads) notices.push(`pg_notify(${client.escapeLiteral(channel)}, ${client.escapeLiteral(payload)})`);
+        },
+      });
       for (const last of committing) await last();
-      await client.query('COMMIT');
+      // One simple-protocol round trip for the notices and the COMMIT (a failed notice skips the COMMIT: rolled back below).
+      await client.query(notices.length === 0 ? 'COMMIT' : `SELECT ${notices.join(', ')}; COMMIT`);
       if (this.downSince) this.markUp();
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);

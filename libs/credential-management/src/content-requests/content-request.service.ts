@@ -123,8 +123,10 @@ export class ContentRequestService {
       };
       const outcome = await this.requests.insert(created, tx);
       if (outcome === 'DEVICE_BUSY') throw busy(checked.device.id);
-      if (bindsDevice(input.type))
+      if (bindsDevice(input.type)) {
         await this.devices.bind(principal.org, checked.device, checked.wallet!.owner_user_id, actor, tx, `content_request.create ${id}`);
+        this.changes.publishOnCommit(tx, 'device', [`${principal.org}/${checked.device.id}`]);
+      }
       await this.audit.record(
         {
           org: principal.org,
@@ -139,7 +141,6 @@ export class ContentRequestService {
       await options.within?.({ id, status }, tx);
       return created;
     });
-    if (bindsDevice(created.type)) await this.changes.publish('device', `${principal.org}/${created.device_id}`);
     // The row as stored, from what the checks read: no statement to read it back.
     return created;
   }
@@ -269,9 +270,9 @@ export class ContentRequestService {
   /** Expires one request if it is still open and overdue, under its row lock; answers whether it did. */
   private async expire(orgId: string, id: string, actor: Actor): Promise<boolean> {
     const transition = requestTransitionOf('expire');
-    const released = await this.db.transaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       const row = await this.requests.find(orgId, id, tx, true);
-      if (!row || !isOverdue(row, this.clock.now())) return undefined;
+      if (!row || !isOverdue(row, this.clock.now())) return false;
       await this.requests.move(orgId, id, { status: transition.to, now: this.clock.now() }, tx);
       const releases = bindsDevice(row.type) && (await this.devices.unbind(orgId, row.device_id, actor, tx, `content_request.expire ${id}`));
       await this.audit.record(
@@ -285,10 +286,9 @@ export class ContentRequestService {
         },
         tx,
       );
-      return { device: releases ? row.device_id : undefined };
+      if (releases) this.changes.publishOnCommit(tx, 'device', [`${orgId}/${row.device_id}`]);
+      return true;
     });
-    if (released?.device) await this.changes.publish('device', `${orgId}/${released.device}`);
-    return released !== undefined;
   }
 
   /**
@@ -322,9 +322,10 @@ export class ContentRequestService {
       const result = await work(row, tx);
       const released =
         result.releases && bindsDevice(row.type) && (await this.devices.unbind(principal.org, row.device_id, actor, tx, `${result.audit} ${id}`));
+      if (released) this.changes.publishOnCommit(tx, 'device', [`${principal.org}/${row.device_id}`]);
       await this.audit.record({ org: principal.org, ...byActor(actor), action: result.audit, target: id, outcome: 'success', details: result.details }, tx);
       // The row as the move left it (every move bumps the version): no statement to read it back.
-      return { overdue: undefined, device: released ? row.device_id : undefined, row: { ...result.row, version: row.version + 1 } };
+      return { overdue: undefined, row: { ...result.row, version: row.version + 1 } };
     });
     if (outcome.overdue) {
       await this.expire(principal.org, outcome.overdue.id, SYSTEM);
@@ -333,7 +334,6 @@ export class ContentRequestService {
         `Content request ${id} is expired (its expiresAt, ${outcome.overdue.expires_at.toISOString()}, has passed); create a new one.`,
       );
     }
-    if (outcome.device) await this.changes.publish('device', `${principal.org}/${outcome.device}`);
     return outcome.row;
   }
 

@@ -104,10 +104,12 @@ export class SyncSessionService {
         );
       }
       const failure = input.results.find((result) => result.status === 'FAILURE');
-      if (failure) return this.fail(principal, actor, request, device, input.results, failure, id, tx);
-      return this.complete(principal, actor, request, device, input.results, id, context, tx);
+      const done = failure
+        ? await this.fail(principal, actor, request, device, input.results, failure, id, tx)
+        : await this.complete(principal, actor, request, device, input.results, id, context, tx);
+      this.changes.publishOnCommit(tx, 'device', [`${org}/${done.device.id}`]);
+      return done;
     });
-    await this.changes.publish('device', `${org}/${outcome.device.id}`);
     return outcome.credentials.some((c) => c.der) ? { ...outcome, caCertificate: await this.ca.caCertificate(org) } : outcome;
   }
 
