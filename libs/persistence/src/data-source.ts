@@ -7,9 +7,9 @@ import type { PostgresConnection } from './embedded-postgres';
  * With PostgreSQL's default (`auto`) a statement whose generic plan looks dearer than the plans made
  * for its first five executions is planned again on every execution, for good: that was the case
  * of most of ours (an `= ANY($n)` array of unknown length, `LIMIT $n`), and planning cost more than
- * executing (`npm run bench:cm`: PostgreSQL CPU per `userName eq` search 465 -> 200 µs, docs/decisions.md
- * "Performance"). Searches keep good plans generically because their total (a window count) reads
- * every match whatever the plan.
+ * executing (`npm run bench:cm`: PostgreSQL CPU per `userName eq` search 465 -> 200 µs;
+ * docs/decisions.md "Persistence"). Searches keep good plans generically because their total (a
+ * window count) reads every match whatever the plan.
  */
 export const PLAN_CACHE_MODE = 'force_generic_plan';
 

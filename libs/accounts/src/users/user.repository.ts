@@ -67,7 +67,6 @@ export interface UserRow {
   version: number;
 }
 
-/** A user as user authentication sees it: with its organization's settings, in the same read. */
 /**
  * Columns another library adds to a page of users (UserService.search): read-only SQL over that
  * library's own tables, correlated with the user row `u`, without parameters. It saves the page's
@@ -77,6 +76,7 @@ export interface UserSearchColumns {
   sql: string;
 }
 
+/** A user as user authentication sees it: with its organization's settings, in the same read. */
 export interface UserWithSettings {
   user: UserRow;
   orgSettings: OrganizationSettings;
