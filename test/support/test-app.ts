@@ -71,6 +71,8 @@ export function testConfig(databaseUrl: string, env: Record<string, string> = {}
     PURGE_INTERVAL_S: '3600',
     // Suites share one SoftHSM2 token: only the suite that tests it creates the platform's CA key.
     BOOTSTRAP_CA: 'false',
+    // No statement inside a transaction may wait for a second pooled connection (libs/persistence Database).
+    DATABASE_STRICT_TRANSACTIONS: 'true',
     ...env,
   });
 }

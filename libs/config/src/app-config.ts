@@ -52,6 +52,11 @@ export class AppConfig {
   purgeIntervalS!: number;
   /** How often open content requests past their expiresAt are expired and their devices released. */
   contentRequestSweepS!: number;
+  /**
+   * A statement sent to the pool from inside a transaction's work throws instead of running
+   * (DATABASE_STRICT_TRANSACTIONS, default false; the test suite turns it on): libs/persistence Database.
+   */
+  databaseStrictTransactions!: boolean;
   /** Give the bootstrap organization (`platform`) a self-signed CA on first start (BOOTSTRAP_CA, default true). */
   bootstrapCa!: boolean;
 

@@ -21,6 +21,7 @@ describe('loadConfig (DECISIONS 13)', () => {
       authBaseUrl: 'http://localhost:8080',
       oipAuthBaseUrl: 'http://localhost:8080/oip',
       hsm: { keyLabel: 'JWT_KEY', tokenLabel: 'platform', healthCheckIntervalS: 10 },
+      databaseStrictTransactions: false,
     });
     expect(config.embeddedDatabase).toBe(true);
     expect(config.embeddedHsm).toBe(true);
@@ -59,6 +60,7 @@ describe('loadConfig (DECISIONS 13)', () => {
     [{ PLATFORM_ADMIN_SECRET: 'short' }, 'PLATFORM_ADMIN_SECRET: must be at least 32 characters'],
     [{ BOOTSTRAP_ORG_ID: 'has-hyphen' }, 'BOOTSTRAP_ORG_ID'],
     [{ HSM_HEALTH_CHECK_INTERVAL_S: '-5' }, 'HSM_HEALTH_CHECK_INTERVAL_S'],
+    [{ DATABASE_STRICT_TRANSACTIONS: 'yes' }, 'DATABASE_STRICT_TRANSACTIONS'],
     [{ PKCS11_MODULE: '/lib/hsm.so' }, 'PKCS11_MODULE is set, so PKCS11_PIN or PKCS11_PIN_FILE must say the token PIN.'],
     [{ TLS_CERT_FILE: '/etc/tls/cert.pem' }, 'TLS_CERT_FILE and TLS_KEY_FILE go together'],
     [{ SECRET_PEPPER: 'too short' }, 'SECRET_PEPPER must be at least 32 characters'],

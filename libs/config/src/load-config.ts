@@ -69,6 +69,10 @@ const schema = z.object({
     .enum(['true', 'false'])
     .default('true')
     .transform((v) => v === 'true'),
+  DATABASE_STRICT_TRANSACTIONS: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
   SECRET_PEPPER: optionalText,
   DATA_ENCRYPTION_KEYS: optionalText,
   METRICS_PORT: int(9464, 0, 65535),
@@ -132,6 +136,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   config.dataDir = dataDir;
   config.logLevel = e.LOG_LEVEL;
   config.databaseUrl = e.DATABASE_URL;
+  config.databaseStrictTransactions = e.DATABASE_STRICT_TRANSACTIONS;
   config.embeddedPostgresPort = e.EMBEDDED_PG_PORT;
   config.embeddedPostgresDir = resolve(cwd, e.EMBEDDED_PG_DIR);
   config.embeddedPostgresPassword = generated?.embeddedPostgresPassword;

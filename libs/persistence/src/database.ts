@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
@@ -72,7 +73,20 @@ export class Database {
   /** Told once per change of state (down, back), never once per request. */
   onAvailabilityChange: (state: { available: boolean; reason?: string; downForMs?: number }) => void = () => undefined;
 
-  constructor(readonly dataSource: DataSource) {
+  /**
+   * Set with `strictTransactions` (DATABASE_STRICT_TRANSACTIONS; the test suite turns it on): a
+   * statement sent to the pool from inside a transaction's work then throws instead of running.
+   * Such a statement waits for a second connection while its transaction holds one: under load every
+   * connection can be held that way, and the pool stalls until its connection timeout (503s). Off by
+   * default: it costs a context lookup per statement.
+   */
+  private readonly strictTransactions?: AsyncLocalStorage<true>;
+
+  constructor(
+    readonly dataSource: DataSource,
+    options: { strictTransactions?: boolean } = {},
+  ) {
+    if (options.strictTransactions) this.strictTransactions = new AsyncLocalStorage<true>();
     this.pool = (dataSource.driver as PostgresDriver).master as Pool;
     // An idle connection closed by the server (restart, failover) emits 'error' on the pool; without
     // a listener that would end the process. The pool replaces the connection on next use.
@@ -81,6 +95,11 @@ export class Database {
 
   async query<T = Record<string, unknown>>(sql: string | PreparedStatement, parameters: unknown[] = [], tx?: Transaction): Promise<T[]> {
     const client = tx?.client ?? this.pool;
+    if (!tx && this.strictTransactions?.getStore()) {
+      throw new Error(
+        `A statement inside a transaction was sent to the pool instead of the transaction's connection (pass tx): ${String(typeof sql === 'string' ? sql : sql.text).slice(0, 120)}`,
+      );
+    }
     try {
       // Every statement is named by its text, so that PostgreSQL parses and plans it once per
       // connection rather than on every call: for the short statements of the issuance path, parsing
@@ -134,15 +153,19 @@ export class Database {
     let result: T;
     try {
       await client.query('BEGIN');
-      result = await work({
-        client,
-        afterCommit: (then) => committed.push(then),
-        beforeCommit: (last) => committing.push(last),
-        notifyOnCommit: (channel, payloads) => {
-          for (const payload of payloads) notices.push(`pg_notify(${client.escapeLiteral(channel)}, ${client.escapeLiteral(payload)})`);
-        },
-      });
-      for (const last of committing) await last();
+      const run = async () => {
+        const done = await work({
+          client,
+          afterCommit: (then) => committed.push(then),
+          beforeCommit: (last) => committing.push(last),
+          notifyOnCommit: (channel, payloads) => {
+            for (const payload of payloads) notices.push(`pg_notify(${client.escapeLiteral(channel)}, ${client.escapeLiteral(payload)})`);
+          },
+        });
+        for (const last of committing) await last();
+        return done;
+      };
+      result = await (this.strictTransactions ? this.strictTransactions.run(true, run) : run());
       // One simple-protocol round trip for the notices and the COMMIT (a failed notice skips the COMMIT: rolled back below).
       await client.query(notices.length === 0 ? 'COMMIT' : `SELECT ${notices.join(', ')}; COMMIT`);
       if (this.downSince) this.markUp();

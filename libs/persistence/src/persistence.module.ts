@@ -51,9 +51,9 @@ const EMBEDDED = Symbol('EMBEDDED_POSTGRES');
     },
     {
       provide: Database,
-      inject: [DataSource, LOGGER],
-      useFactory: (dataSource: DataSource, logger: Logger) => {
-        const db = new Database(dataSource);
+      inject: [DataSource, LOGGER, AppConfig],
+      useFactory: (dataSource: DataSource, logger: Logger, config: AppConfig) => {
+        const db = new Database(dataSource, { strictTransactions: config.databaseStrictTransactions });
         // One line per change of state, not one stack trace per request (Issue 15 item 2).
         db.onAvailabilityChange = ({ available, reason, downForMs }) =>
           available ? logger.warn({ downForMs }, 'database reachable again') : logger.error({ reason }, 'database unreachable; answering 503 until it returns');

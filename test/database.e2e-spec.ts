@@ -2,11 +2,13 @@ import { Database } from '@app/persistence';
 import { TestApp, createTestApp } from '@app/testing';
 
 /**
- * The service's connections plan each prepared statement once (data-source.ts, PLAN_CACHE_MODE):
- * with PostgreSQL's default, a statement such as the user-links lookup (`= ANY($n)`) was planned
- * again on every execution, which cost more than running it.
+ * How the service uses its connections: each prepared statement is planned once (data-source.ts,
+ * PLAN_CACHE_MODE; with PostgreSQL's default, a statement such as the user-links lookup, `= ANY($n)`,
+ * was planned again on every execution, which cost more than running it), and a transaction's work
+ * never waits for a second pooled connection (libs/persistence Database with
+ * DATABASE_STRICT_TRANSACTIONS, which the test app turns on: every suite runs under that rule).
  */
-describe('query planning', () => {
+describe('database connections', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await createTestApp();
@@ -30,5 +32,14 @@ describe('query planning', () => {
       );
     });
     expect(plans).toEqual([{ generic_plans: '8', custom_plans: '0' }]);
+  });
+
+  it('in the test suite, a statement sent to the pool from inside a transaction is refused, not run', async () => {
+    const db = t.app.get(Database);
+    await expect(db.transaction(async () => db.query("SELECT 'second connection'"))).rejects.toThrow(
+      /inside a transaction was sent to the pool instead of the transaction's connection \(pass tx\): SELECT 'second connection'/,
+    );
+    const [row] = await db.transaction(async (tx) => db.query<{ one: number }>('SELECT 1 AS one', [], tx));
+    expect(row).toEqual({ one: 1 });
   });
 });
