@@ -1,5 +1,3 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { ALL_PERMISSIONS, Permission } from '@app/auth';
 import {
   FakeClock,
@@ -12,6 +10,7 @@ import {
   platformAdminToken,
   probePath,
   tokenBySecret,
+  scopeAssignmentFile,
 } from '@app/testing';
 
 const DEFAULT_ROLES: Record<string, string[]> = {
@@ -20,19 +19,6 @@ const DEFAULT_ROLES: Record<string, string[]> = {
   Issuance: ['Scope.device_management'],
   Cardholder: ['Scope.device'],
 };
-
-function propertiesFile(name: string, roles: Record<string, string[]>, operatorDependent: string[] = []): string {
-  const dir = join(process.env.TEST_RUN_DIR!, 'scope-files');
-  mkdirSync(dir, { recursive: true });
-  const path = join(dir, name);
-  const lines = Object.entries(roles).flatMap(([role, scopes], index) => [
-    `roleWithScope.name.${index + 1}=${role}`,
-    `roleWithScope.scopes.${index + 1}=${scopes.join(',')}`,
-    ...(operatorDependent.includes(role) ? [`roleWithScope.operatorDependent.${index + 1}=true`] : []),
-  ]);
-  writeFileSync(path, `${lines.join('\n')}\n`);
-  return path;
-}
 
 /** Signs in one system account per role and returns its token. */
 async function tokensByRole(t: TestApp, org: string, roles: string[]): Promise<Record<string, string>> {
@@ -142,7 +128,7 @@ describe('custom roles, and a restart with a changed file', () => {
     const first = await createTestApp({
       imports: [PermissionProbeModule],
       clock,
-      env: { SCOPE_ASSIGNMENT_FILE: propertiesFile('custom-a.properties', custom, ['Desk']) },
+      env: { SCOPE_ASSIGNMENT_FILE: scopeAssignmentFile('custom-a.properties', custom, ['Desk']) },
     });
     let tokens: Record<string, string>;
     try {
@@ -159,7 +145,7 @@ describe('custom roles, and a restart with a changed file', () => {
       imports: [PermissionProbeModule],
       clock,
       databaseUrl: first.databaseUrl,
-      env: { SCOPE_ASSIGNMENT_FILE: propertiesFile('custom-b.properties', { ...custom, Desk: ['Scope.device_management'] }) },
+      env: { SCOPE_ASSIGNMENT_FILE: scopeAssignmentFile('custom-b.properties', { ...custom, Desk: ['Scope.device_management'] }) },
     });
     try {
       await checkTable(second, tokens.Desk, 'Desk', expectedPermissions(['Scope.device_management']));

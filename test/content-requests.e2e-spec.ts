@@ -1,6 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { ContentRequestSweepJob } from '@app/credential-management';
 import {
   TestApp,
@@ -16,6 +14,7 @@ import {
   signAssertion,
   tokenBySecret,
   tokenRequest,
+  scopeAssignmentFile,
 } from '@app/testing';
 
 /**
@@ -640,21 +639,14 @@ describe('ContentRequest and Credential for an Operator Dependent operator', () 
   let operator: string;
 
   beforeAll(async () => {
-    const dir = join(process.env.TEST_RUN_DIR!, 'scope-files');
-    mkdirSync(dir, { recursive: true });
-    const file = join(dir, 'content-requests-operator-dependent.properties');
-    writeFileSync(
-      file,
-      [
-        'roleWithScope.name.1=Administration',
-        'roleWithScope.scopes.1=Scope.device_management,Scope.helpdesk,Scope.configuration_operator',
-        'roleWithScope.name.2=Desk East',
-        'roleWithScope.scopes.2=Scope.helpdesk',
-        'roleWithScope.operatorDependent.2=true',
-        'roleWithScope.name.3=Cardholder',
-        'roleWithScope.scopes.3=Scope.device',
-        '',
-      ].join('\n'),
+    const file = scopeAssignmentFile(
+      'content-requests-operator-dependent.properties',
+      {
+        Administration: ['Scope.device_management', 'Scope.helpdesk', 'Scope.configuration_operator'],
+        'Desk East': ['Scope.helpdesk'],
+        Cardholder: ['Scope.device'],
+      },
+      ['Desk East'],
     );
     t = await createTestApp({ env: { SCOPE_ASSIGNMENT_FILE: file } });
     admin = await platformAdminToken(t.http);

@@ -1,6 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import {
   TestApp,
   TestCertificate,
@@ -13,6 +11,7 @@ import {
   tokenBySecret,
   tokenRequest,
   expectScimError,
+  scopeAssignmentFile,
 } from '@app/testing';
 
 /**
@@ -435,21 +434,14 @@ describe('Device resource and Operator Dependent roles', () => {
   const tokenUrl = 'https://auth.example.test/authentication/customer/od/token';
 
   beforeAll(async () => {
-    const dir = join(process.env.TEST_RUN_DIR!, 'scope-files');
-    mkdirSync(dir, { recursive: true });
-    const file = join(dir, 'device-operator-dependent.properties');
-    writeFileSync(
-      file,
-      [
-        'roleWithScope.name.1=Administration',
-        'roleWithScope.scopes.1=Scope.device_management,Scope.helpdesk,Scope.configuration_operator',
-        'roleWithScope.name.2=Desk East',
-        'roleWithScope.scopes.2=Scope.helpdesk',
-        'roleWithScope.operatorDependent.2=true',
-        'roleWithScope.name.3=Cardholder',
-        'roleWithScope.scopes.3=Scope.device',
-        '',
-      ].join('\n'),
+    const file = scopeAssignmentFile(
+      'device-operator-dependent.properties',
+      {
+        Administration: ['Scope.device_management', 'Scope.helpdesk', 'Scope.configuration_operator'],
+        'Desk East': ['Scope.helpdesk'],
+        Cardholder: ['Scope.device'],
+      },
+      ['Desk East'],
     );
     t = await createTestApp({ env: { SCOPE_ASSIGNMENT_FILE: file } });
     admin = await platformAdminToken(t.http);

@@ -5,7 +5,16 @@ import { join } from 'node:path';
 import { AsnConvert } from '@peculiar/asn1-schema';
 import { Certificate } from '@peculiar/asn1-x509';
 import { CertificateAuthority, CertificateSubject } from '@app/pki';
-import { TestApp, createAdminAndPlainAccounts, createOrganization, createSuiteDatabase, createTestApp, platformAdminToken } from '@app/testing';
+import {
+  TestApp,
+  createAdminAndPlainAccounts,
+  createOrganization,
+  createSuiteDatabase,
+  createTestApp,
+  openssl,
+  opensslCsr,
+  platformAdminToken,
+} from '@app/testing';
 
 const SYSTEM = { name: 'pki-suite' };
 
@@ -22,7 +31,6 @@ describe('issuing CA', () => {
   let dir: string;
   let caPem: string;
 
-  const openssl = (...args: string[]) => execFileSync('openssl', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   /**
    * openssl crl/ocsp with -CAfile: stdout, after checking the signature verdict it prints on stderr
    * ("verify OK", "Response verify OK"). It exits 0 on "verify failure" too, so the exit code proves nothing.
@@ -43,25 +51,7 @@ describe('issuing CA', () => {
   const leafFile = (der: Buffer) =>
     file(`leaf-${randomBytes(3).toString('hex')}.pem`, `-----BEGIN CERTIFICATE-----\n${der.toString('base64')}\n-----END CERTIFICATE-----\n`);
   /** A CSR made by openssl req: a fresh key of `keyArgs`, the subject it asks for is ignored by the CA. */
-  const csr = (keyArgs: string[], digest = '-sha256', extra: string[] = []) => {
-    const name = randomBytes(4).toString('hex');
-    openssl(
-      'req',
-      '-new',
-      '-newkey',
-      ...keyArgs,
-      '-nodes',
-      '-keyout',
-      join(dir, `${name}.key`),
-      '-out',
-      join(dir, `${name}.csr`),
-      '-subj',
-      '/CN=asks-for-anything',
-      digest,
-      ...extra,
-    );
-    return readFileSync(join(dir, `${name}.csr`), 'utf8');
-  };
+  const csr = (keyArgs: string[], digest?: string, extra?: string[]) => opensslCsr(dir, { keyArgs, digest, extra });
   const p256 = () => csr(['ec', '-pkeyopt', 'ec_paramgen_curve:P-256']);
   const subject = (overrides: Partial<CertificateSubject> = {}): CertificateSubject => ({
     userId: '7d444840-9dc0-11d1-b245-5ffdce74fad2',

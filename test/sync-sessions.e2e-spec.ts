@@ -1,6 +1,5 @@
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pkcs11Hsm } from '@app/hsm';
 import { simulateModuleFailure } from '@app/hsm/testing';
@@ -12,6 +11,8 @@ import {
   createTestApp,
   expectScimError,
   insertCard,
+  openssl,
+  opensslCsr,
   platformAdminToken,
   tokenRequest,
 } from '@app/testing';
@@ -37,7 +38,6 @@ describe('SyncSession and Credential', () => {
   let pkiAndTotp: string;
   let pkiOnly: string;
   const dir = join(process.env.TEST_RUN_DIR!, `sync-${randomBytes(4).toString('hex')}`);
-  const openssl = (...args: string[]) => execFileSync('openssl', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 
   beforeAll(async () => {
     mkdirSync(dir, { recursive: true });
@@ -59,25 +59,6 @@ describe('SyncSession and Credential', () => {
 
   /** A card's P-256 CSR, base64 DER (the project's own test CSR). */
   const csr = async () => (await p256Csr()).toString('base64');
-  /** A CSR made by openssl req, PEM (the subject it asks for is ignored by the CA). */
-  const opensslCsr = (keyArgs = ['ec', '-pkeyopt', 'ec_paramgen_curve:P-256']) => {
-    const name = randomBytes(4).toString('hex');
-    openssl(
-      'req',
-      '-new',
-      '-newkey',
-      ...keyArgs,
-      '-nodes',
-      '-keyout',
-      join(dir, `${name}.key`),
-      '-out',
-      join(dir, `${name}.csr`),
-      '-subj',
-      '/CN=card',
-      '-sha256',
-    );
-    return readFileSync(join(dir, `${name}.csr`), 'utf8');
-  };
 
   const cardholder = (userName: string) =>
     createCardholder(t, admin, ORG, userName, { password: PASSWORD, emails: [{ value: `${userName}@example.com`, primary: true }] });
@@ -110,7 +91,7 @@ describe('SyncSession and Credential', () => {
     const jane = await cardholder('jane');
     const device = await card();
     const request = await approvedIssuance(jane.wallet, device.id);
-    const done = await session(request, { ATR: '3b8f8001', CUID: device.CUID }, success(opensslCsr()));
+    const done = await session(request, { ATR: '3b8f8001', CUID: device.CUID }, success(opensslCsr(dir)));
     expect(done.status).toBe(201);
     expect(done.body).toMatchObject({
       schemas: [SESSION],
@@ -261,7 +242,7 @@ describe('SyncSession and Credential', () => {
       'results hold no SUCCESS for the credential type OATH_TOTP of device policy "Badge and OTP"; report one per credential type.',
     );
     expectScimError(
-      await session(request, device, success(opensslCsr(['rsa:2048']))),
+      await session(request, device, success(opensslCsr(dir, { keyArgs: ['rsa:2048'] }))),
       400,
       'invalidValue',
       "CSR_KEY_POLICY: the CSR's key is RSA-2048, which CredentialPolicy keyAlgorithms (EC-P256, EC-P384, RSA-3072, RSA-4096) does not allow.",

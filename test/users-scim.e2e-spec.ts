@@ -1,6 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import {
   TestApp,
   createOrganization,
@@ -12,6 +10,7 @@ import {
   signAssertion,
   tokenBySecret,
   tokenRequest,
+  scopeAssignmentFile,
 } from '@app/testing';
 
 /**
@@ -582,21 +581,14 @@ describe('Users over SCIM and Operator Dependent roles', () => {
   const tokenUrl = 'https://auth.example.test/authentication/customer/odu/token';
 
   beforeAll(async () => {
-    const dir = join(process.env.TEST_RUN_DIR!, 'scope-files');
-    mkdirSync(dir, { recursive: true });
-    const file = join(dir, 'users-operator-dependent.properties');
-    writeFileSync(
-      file,
-      [
-        'roleWithScope.name.1=Administration',
-        'roleWithScope.scopes.1=Scope.device_management,Scope.helpdesk,Scope.configuration_operator',
-        'roleWithScope.name.2=Desk East',
-        'roleWithScope.scopes.2=Scope.helpdesk,Scope.configuration_operator',
-        'roleWithScope.operatorDependent.2=true',
-        'roleWithScope.name.3=Cardholder',
-        'roleWithScope.scopes.3=Scope.device',
-        '',
-      ].join('\n'),
+    const file = scopeAssignmentFile(
+      'users-operator-dependent.properties',
+      {
+        Administration: ['Scope.device_management', 'Scope.helpdesk', 'Scope.configuration_operator'],
+        'Desk East': ['Scope.helpdesk', 'Scope.configuration_operator'],
+        Cardholder: ['Scope.device'],
+      },
+      ['Desk East'],
     );
     t = await createTestApp({ env: { SCOPE_ASSIGNMENT_FILE: file } });
     const admin = await platformAdminToken(t.http);

@@ -1,5 +1,8 @@
 import 'reflect-metadata';
+import { execFileSync } from 'node:child_process';
 import { randomBytes, webcrypto } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import * as x509 from '@peculiar/x509';
 
 type CryptoKey = webcrypto.CryptoKey;
@@ -54,4 +57,20 @@ export async function makeCertificate(options: { keyType?: TestKeyType; notBefor
   });
   const thumbprint = Buffer.from(await certificate.getThumbprint('SHA-256')).toString('base64url');
   return { pem: certificate.toString('pem'), privateKey: keys.privateKey, alg: spec.alg, thumbprint };
+}
+
+/** Runs openssl with `args`; its standard output (a non-zero exit throws, with what it printed). */
+export function openssl(...args: string[]): string {
+  return execFileSync('openssl', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/**
+ * A PKCS#10 CSR made by `openssl req` in `dir`, PEM: a fresh key of `keyArgs` (default P-256), signed
+ * with `digest`, plus `extra` arguments. The subject it asks for is one the CA ignores.
+ */
+export function opensslCsr(dir: string, { keyArgs = ['ec', '-pkeyopt', 'ec_paramgen_curve:P-256'], digest = '-sha256', extra = [] as string[] } = {}): string {
+  const name = randomBytes(4).toString('hex');
+  const csr = join(dir, `${name}.csr`);
+  openssl('req', '-new', '-newkey', ...keyArgs, '-nodes', '-keyout', join(dir, `${name}.key`), '-out', csr, '-subj', '/CN=asks-for-anything', digest, ...extra);
+  return readFileSync(csr, 'utf8');
 }

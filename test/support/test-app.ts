@@ -1,5 +1,7 @@
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { Type } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
@@ -132,4 +134,21 @@ export async function createTestApp(
       await app.close();
     },
   };
+}
+
+/**
+ * A scopeAssignment.properties file under the run folder for SCOPE_ASSIGNMENT_FILE: `roles` maps
+ * each role to its scopes, in order; the roles named in `operatorDependent` are Operator Dependent.
+ */
+export function scopeAssignmentFile(name: string, roles: Record<string, string[]>, operatorDependent: string[] = []): string {
+  const dir = join(process.env.TEST_RUN_DIR!, 'scope-files');
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, name);
+  const lines = Object.entries(roles).flatMap(([role, scopes], index) => [
+    `roleWithScope.name.${index + 1}=${role}`,
+    `roleWithScope.scopes.${index + 1}=${scopes.join(',')}`,
+    ...(operatorDependent.includes(role) ? [`roleWithScope.operatorDependent.${index + 1}=true`] : []),
+  ]);
+  writeFileSync(path, `${lines.join('\n')}\n`);
+  return path;
 }
