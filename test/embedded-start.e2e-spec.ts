@@ -166,6 +166,28 @@ describe('start on the embedded defaults', () => {
       }
     }, 120_000);
 
+    it('a SIGTERM during start-up waits for the start, then stops in order: exit 0, and the next start finds its one token', async () => {
+      const folderEnv = { ...env, DATA_DIR: join(dataDir, 'stopped-while-starting') };
+      const service = start(folderEnv);
+      // The embedded database is up; the migrations, the HSM token and its login come next.
+      for (let i = 0; i < 1200 && !service.output().includes('embedded PostgreSQL started'); i++) await new Promise((done) => setTimeout(done, 25));
+      expect(service.output()).toContain('embedded PostgreSQL started');
+      expect(service.output()).not.toContain('credential platform listening');
+      service.process.kill('SIGTERM');
+      expect(await service.exited).toBe(0);
+      const output = service.output();
+      expect(output).toContain('stop requested during start-up; stopping once started');
+      expect(output.indexOf('shutting down')).toBeGreaterThan(output.indexOf('credential platform listening'));
+      expect(output.indexOf('credential platform listening')).toBeGreaterThan(-1);
+      expect(platformTokens(folderEnv.DATA_DIR)).toHaveLength(1);
+      const again = start(folderEnv);
+      try {
+        await waitReady(base, again);
+      } finally {
+        await stop(again);
+      }
+    }, 120_000);
+
     it('four provisionings at once on a fresh data folder (two hosts starting): one token, one JWT_KEY', async () => {
       const folder = join(dataDir, 'concurrent-provisioning');
       // All four start provisioning at the same moment (node's own start-up takes longer than provisioning).

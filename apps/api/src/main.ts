@@ -20,44 +20,56 @@ async function bootstrap(): Promise<void> {
     await runClusterPrimary(config, logger);
     return;
   }
-  const metrics = new Metrics();
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, logger, metrics), createAdapter(config), {
-    logger: new PinoNestLogger(logger),
-    // Let start-up refusals reach the catch below, which states them plainly.
-    abortOnError: false,
-  });
-  await configureApp(app, config, loggers, metrics);
-  await app.listen(config.port, config.host);
-  // In a cluster the primary serves the summed metrics of its workers.
-  if (cluster.isWorker) metrics.answerClusterPrimary();
-  const metricsServer = cluster.isWorker ? undefined : await metrics.listen(config.metricsPort, config.host);
-  app.getHttpServer().once('close', () => metricsServer?.close());
-  logger.info({ url: config.publicBaseUrl, port: config.port, metricsPort: config.metricsPort }, 'credential platform listening');
-
-  // Graceful shutdown: stop accepting, let in-flight requests and HSM signs drain (the shutdown
-  // hooks close the signer, the pool and the embedded PostgreSQL), then exit 0.
-  let closing = false;
+  // A signal during start-up (database connection and migrations, the HSM login) is answered once
+  // the start has finished, by the same ordered shutdown: the default action would end the process
+  // mid-way, and SoftHSM2 rewrites its token file at every login, so a kill there can leave a token
+  // file that no later start reads.
+  const running: { app?: NestFastifyApplication } = {};
+  let requested: NodeJS.Signals | undefined;
+  const shutdown = (started: NestFastifyApplication, signal: NodeJS.Signals) => {
+    // Readiness red and new requests 503 first; then the server stops accepting and drains.
+    started.get(ShutdownState).closing = true;
+    logger.info({ signal }, 'shutting down');
+    // Graceful shutdown: stop accepting, let in-flight requests and HSM signs drain (the shutdown
+    // hooks close the signer, the pool and the embedded PostgreSQL), then exit 0.
+    started.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.on(signal, () => {
-      if (closing) return;
-      closing = true;
-      // Readiness red and new requests 503 first; then the server stops accepting and drains.
-      app.get(ShutdownState).closing = true;
-      logger.info({ signal }, 'shutting down');
-      // A dependency that never answers (a vanished database) must not keep the process alive.
+      if (requested) return;
+      requested = signal;
+      // A dependency that never answers (a vanished database) must not keep the process alive; a
+      // timer cannot interrupt a synchronous HSM call, so this never cuts a token write short.
       setTimeout(() => {
         logger.error({ deadlineMs: SHUTDOWN_DEADLINE_MS }, 'graceful shutdown did not finish in time; exiting');
         process.exit(1);
       }, SHUTDOWN_DEADLINE_MS).unref();
-      app.close().then(
-        () => process.exit(0),
-        (error: unknown) => {
-          logger.error({ err: error }, 'shutdown failed');
-          process.exit(1);
-        },
-      );
+      if (running.app) shutdown(running.app, signal);
+      else logger.info({ signal }, 'stop requested during start-up; stopping once started');
     });
   }
+
+  const metrics = new Metrics();
+  const created = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, logger, metrics), createAdapter(config), {
+    logger: new PinoNestLogger(logger),
+    // Let start-up refusals reach the catch below, which states them plainly.
+    abortOnError: false,
+  });
+  await configureApp(created, config, loggers, metrics);
+  await created.listen(config.port, config.host);
+  // In a cluster the primary serves the summed metrics of its workers.
+  if (cluster.isWorker) metrics.answerClusterPrimary();
+  const metricsServer = cluster.isWorker ? undefined : await metrics.listen(config.metricsPort, config.host);
+  created.getHttpServer().once('close', () => metricsServer?.close());
+  logger.info({ url: config.publicBaseUrl, port: config.port, metricsPort: config.metricsPort }, 'credential platform listening');
+  running.app = created;
+  if (requested) shutdown(created, requested);
 }
 
 bootstrap().catch((error: unknown) => {
