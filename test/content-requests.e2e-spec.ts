@@ -14,7 +14,7 @@ import {
   signAssertion,
   tokenBySecret,
   tokenRequest,
-  scopeAssignmentFile,
+  operatorDependentScopeFile,
 } from '@app/testing';
 
 /**
@@ -639,15 +639,7 @@ describe('ContentRequest and Credential for an Operator Dependent operator', () 
   let operator: string;
 
   beforeAll(async () => {
-    const file = scopeAssignmentFile(
-      'content-requests-operator-dependent.properties',
-      {
-        Administration: ['Scope.device_management', 'Scope.helpdesk', 'Scope.configuration_operator'],
-        'Desk East': ['Scope.helpdesk'],
-        Cardholder: ['Scope.device'],
-      },
-      ['Desk East'],
-    );
+    const file = operatorDependentScopeFile('content-requests-operator-dependent.properties');
     t = await createTestApp({ env: { SCOPE_ASSIGNMENT_FILE: file } });
     admin = await platformAdminToken(t.http);
     ({

@@ -11,7 +11,7 @@ import {
   tokenBySecret,
   tokenRequest,
   expectScimError,
-  scopeAssignmentFile,
+  operatorDependentScopeFile,
 } from '@app/testing';
 
 /**
@@ -434,15 +434,7 @@ describe('Device resource and Operator Dependent roles', () => {
   const tokenUrl = 'https://auth.example.test/authentication/customer/od/token';
 
   beforeAll(async () => {
-    const file = scopeAssignmentFile(
-      'device-operator-dependent.properties',
-      {
-        Administration: ['Scope.device_management', 'Scope.helpdesk', 'Scope.configuration_operator'],
-        'Desk East': ['Scope.helpdesk'],
-        Cardholder: ['Scope.device'],
-      },
-      ['Desk East'],
-    );
+    const file = operatorDependentScopeFile('device-operator-dependent.properties');
     t = await createTestApp({ env: { SCOPE_ASSIGNMENT_FILE: file } });
     admin = await platformAdminToken(t.http);
     await createOrganization(t.http, admin, 'od', { automaticDeviceCreation: true });

@@ -10,7 +10,7 @@ import {
   signAssertion,
   tokenBySecret,
   tokenRequest,
-  scopeAssignmentFile,
+  operatorDependentScopeFile,
 } from '@app/testing';
 
 /**
@@ -581,15 +581,7 @@ describe('Users over SCIM and Operator Dependent roles', () => {
   const tokenUrl = 'https://auth.example.test/authentication/customer/odu/token';
 
   beforeAll(async () => {
-    const file = scopeAssignmentFile(
-      'users-operator-dependent.properties',
-      {
-        Administration: ['Scope.device_management', 'Scope.helpdesk', 'Scope.configuration_operator'],
-        'Desk East': ['Scope.helpdesk', 'Scope.configuration_operator'],
-        Cardholder: ['Scope.device'],
-      },
-      ['Desk East'],
-    );
+    const file = operatorDependentScopeFile('users-operator-dependent.properties', ['Scope.helpdesk', 'Scope.configuration_operator']);
     t = await createTestApp({ env: { SCOPE_ASSIGNMENT_FILE: file } });
     const admin = await platformAdminToken(t.http);
     await createOrganization(t.http, admin, 'odu');

@@ -152,3 +152,19 @@ export function scopeAssignmentFile(name: string, roles: Record<string, string[]
   writeFileSync(path, `${lines.join('\n')}\n`);
   return path;
 }
+
+/**
+ * The scope file of the Operator Dependent suites: Administration, Cardholder, and the Operator
+ * Dependent role "Desk East" holding `deskScopes`.
+ */
+export function operatorDependentScopeFile(name: string, deskScopes: string[] = ['Scope.helpdesk']): string {
+  return scopeAssignmentFile(
+    name,
+    {
+      Administration: ['Scope.device_management', 'Scope.helpdesk', 'Scope.configuration_operator'],
+      'Desk East': deskScopes,
+      Cardholder: ['Scope.device'],
+    },
+    ['Desk East'],
+  );
+}

@@ -136,7 +136,7 @@ export class ScimUserService {
     await this.users.delete(principal.org, id, actor, { force });
   }
 
-  /** The wallet and group ids of a page of users, in one round trip. */
+  /** The wallet and group ids of users read without a search (searches select them: USER_LINK_COLUMNS), in one round trip. */
   async links(orgId: string, users: readonly UserRow[]): Promise<(user: UserRow) => UserLinks> {
     const { walletIds, groupIds } = await this.userLinks.find(
       orgId,

@@ -31,8 +31,10 @@ export function linkedRow({ link_wallet_id, link_group_ids, ...user }: UserRow &
 }
 
 /**
- * What a page of users needs from this library to be presented, in one round trip: each user's
- * wallet id and the id of each group name they carry (wallets and user_groups are this library's).
+ * What users read one by one (GET /Users/{id}, the answers of POST, PUT and PATCH) need from this
+ * library to be presented, in one round trip: each user's wallet id and the id of each group name
+ * they carry (wallets and user_groups are this library's). Searches select the same through
+ * USER_LINK_COLUMNS instead.
  */
 @Injectable()
 export class UserLinksRepository {
