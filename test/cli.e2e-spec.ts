@@ -451,5 +451,5 @@ describe('command line (apps/cli)', () => {
     expect((await api('get', `/organizations/${refOrg}/credential-policy`)).body).toMatchObject({ certificateLifetimeDays: 90 });
     const audit = await t.db.query("SELECT code FROM audit_events WHERE org_id = $1 AND actor = 'cli' AND code BETWEEN 73000 AND 73999 ORDER BY id", [refOrg]);
     expect(audit.rows.map((r) => r.code)).toEqual([73001, 73002, 73101, 73201, 73203, 73301, 73302]);
-  });
+  }, 90_000); // fifteen CLI processes, each a fresh Node start: ~22 s alone, longer beside other suites
 });
