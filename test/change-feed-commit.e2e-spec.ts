@@ -1,11 +1,13 @@
 import type { Notification } from 'pg';
 import { Change, ChangeFeed, Database } from '@app/persistence';
-import { TestApp, createTestApp } from '@app/testing';
+import { TestApp, createAdminAndPlainAccounts, createOrganization, createTestApp, platformAdminToken, tokenRequest } from '@app/testing';
 
 /**
  * A change made in a transaction is published with its COMMIT (ChangeFeed.publishOnCommit, one
  * round trip for the notices and the COMMIT): other instances, here a plain LISTEN connection,
- * hear of it only when it commits; this instance's subscribers once it has committed.
+ * hear of it only when it commits; this instance's subscribers once it has committed. Every writer
+ * publishes this way: no failure between a commit and a later notice can leave other instances
+ * serving what changed.
  */
 describe('change feed: notices carried by the COMMIT', () => {
   let t: TestApp;
@@ -56,5 +58,56 @@ describe('change feed: notices carried by the COMMIT', () => {
     await settle();
     expect(heard).toEqual([]);
     expect(local).toEqual([]);
+  });
+
+  it('a change of more rows than a select list holds (1,664) commits and sends every notice', async () => {
+    const db = t.app.get(Database);
+    const changes = t.app.get(ChangeFeed);
+    const ids = Array.from({ length: 2000 }, (_, i) => `acme/${i}`);
+    await db.transaction(async (tx) => changes.publishOnCommit(tx, 'subject', ids));
+    for (let waited = 0; heard.length < ids.length && waited < 5000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(heard).toEqual(ids.map((id) => `subject:${id}`));
+  });
+
+  describe('writers through HTTP', () => {
+    let accounts: Awaited<ReturnType<typeof createAdminAndPlainAccounts>>;
+    beforeAll(async () => {
+      const admin = await platformAdminToken(t.http);
+      await createOrganization(t.http, admin, 'feedwriters');
+      accounts = await createAdminAndPlainAccounts(t.http, admin, 'feedwriters');
+      await settle(); // the set-up's own notices arrive before the tests' beforeEach forgets them
+    });
+
+    it('a failed client authentication publishes its lockout keys with the counted failure', async () => {
+      const failed = await tokenRequest(t.http, 'feedwriters', {
+        grant_type: 'client_credentials',
+        client_id: accounts.plain.clientId,
+        client_secret: 'wrong',
+      });
+      expect(failed.status).toBe(401);
+      await settle();
+      expect(heard).toEqual([`lockout:pair:${accounts.plain.clientId}|127.0.0.1`, 'lockout:addr:127.0.0.1']);
+      const counted = await t.db.query('SELECT key, failures FROM auth_failures WHERE key = ANY($1) ORDER BY key', [
+        heard.map((notice) => notice.slice('lockout:'.length)),
+      ]);
+      expect(counted.rows).toEqual([
+        { key: 'addr:127.0.0.1', failures: expect.any(Number) },
+        { key: `pair:${accounts.plain.clientId}|127.0.0.1`, failures: 1 },
+      ]);
+    });
+
+    it('a revocation publishes the token with its commit; revoking a token of another client publishes nothing', async () => {
+      const revoke = (token: string, as: { clientId: string; secret: string }) =>
+        t.http.post('/authentication/customer/feedwriters/revoke').type('form').send({ token, client_id: as.clientId, client_secret: as.secret });
+      expect((await revoke(accounts.orgAdminToken, accounts.plain)).status).toBe(200);
+      await settle();
+      expect(heard).toEqual([]);
+      expect((await revoke(accounts.plainToken, accounts.plain)).status).toBe(200);
+      await settle();
+      const jti = JSON.parse(Buffer.from(accounts.plainToken.split('.')[1], 'base64url').toString()).jti as string;
+      expect(heard).toEqual([`token:${jti}`]);
+      const row = await t.db.query('SELECT revoked_at IS NOT NULL AS revoked FROM access_tokens WHERE jti = $1', [jti]);
+      expect(row.rows).toEqual([{ revoked: true }]);
+    });
   });
 });

@@ -24,7 +24,7 @@ export class DeviceService {
   /** Concurrent creates share one statement and one commit (group commit). */
   private readonly creates = new GroupCommit<CreatedDevice>((devices) => this.devices.insertCreated(devices));
   /**
-   * Device reads, kept per instance: every move and deletion publishes 'device' after commit, and an
+   * Device reads, kept per instance: every move and deletion publishes 'device' with its commit, and an
    * owner's groups change arrives as 'subject' (as does any organization change).
    */
   private readonly cache: FeedCache<DeviceRow>;
@@ -105,17 +105,15 @@ export class DeviceService {
     return this.devices.search(principal.org, search, this.operatorDependent.groupsOf(principal));
   }
 
-  /**
-   * One entry point of the lifecycle (DECISIONS 8): the device row is locked for the transaction, so
-   * concurrent moves of one device run one after the other and each sees the result of the one
-   * before (no lost update). Answers the moved device, or undefined once it is deleted.
-   */
   /** A user's own devices (/Self/Device). */
   ownedBy(orgId: string, ownerId: string): Promise<DeviceRow[]> {
     return this.devices.findOwnedBy(orgId, ownerId);
   }
 
   /**
+   * One entry point of the lifecycle (DECISIONS 8): the device row is locked for the transaction, so
+   * concurrent moves of one device run one after the other and each sees the result of the one
+   * before (no lost update). Answers the moved device, or undefined once it is deleted.
    * `options.ownedBy`: the device must be that user's (a cardholder acting on its own devices, /Self);
    * any other answers 404 as if it did not exist, decided under the row lock.
    */
@@ -140,6 +138,8 @@ export class DeviceService {
           `Device ${id} is ${row.status}; ${action} applies only to a device that is ${transition.from.join(' or ')} (DECISIONS 8).`,
         );
       }
+      // Moved or deleted, every instance drops what it kept of the device once this commits.
+      this.changes.publishOnCommit(tx, 'device', [deviceKey(principal.org, id)]);
       const event = {
         org: principal.org,
         actor: principal.name,
@@ -178,7 +178,6 @@ export class DeviceService {
       const owner = moved.owner_user_id ? {} : { owner_user_name: null, owner_groups: null };
       return { ...row, ...moved, ...owner };
     });
-    await this.changes.publish('device', deviceKey(principal.org, id));
     return result;
   }
 

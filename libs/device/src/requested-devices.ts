@@ -25,7 +25,7 @@ export type CompletionMove = keyof typeof COMPLETIONS;
  * credential-management library asks for them: locked in the caller's transaction, so that the
  * request's checks and its move of the device see one state; bound to a wallet's owner (`bind`,
  * AVAILABLE -> ASSIGNED) and given back (`unbind`) by the lifecycle table's rows, audited per device
- * like the Device entry points. Callers publish the 'device' change after commit.
+ * like the Device entry points. Callers publish the 'device' change with their commit.
  */
 @Injectable()
 export class RequestedDevices {

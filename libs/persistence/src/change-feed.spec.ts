@@ -1,7 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Pool } from 'pg';
 import { ChangeFeed } from './change-feed';
-import { Database } from './database';
 
 /** A pool client that records whether it went back to the pool; LISTEN answers when the test says so. */
 class FakeClient extends EventEmitter {
@@ -22,7 +21,7 @@ class FakeClient extends EventEmitter {
 
 function feedOver(connect: () => Promise<FakeClient>): ChangeFeed {
   const pool = { connect } as unknown as Pool;
-  return new ChangeFeed({} as Database, pool);
+  return new ChangeFeed(pool);
 }
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));

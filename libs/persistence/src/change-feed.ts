@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Pool, PoolClient } from 'pg';
-import { Database, Transaction } from './database';
+import type { Transaction } from './database';
 
 /**
  * What changed: an access token (revoked), a subject (system account or user: disabled, role,
@@ -18,11 +18,13 @@ const RECONNECT_DELAY_MS = 1000;
 
 /**
  * Cross-instance invalidation for in-process caches, over PostgreSQL LISTEN/NOTIFY. A writer
- * publishes a change made in a transaction with its COMMIT (publishOnCommit), other changes after
- * they are committed (publish); the change reaches this instance's subscribers at once
- * and every other instance's within milliseconds. While the listening connection is down the feed
- * is not `live`, and caches must not serve from memory (they read the database instead); each
- * (re)connection and each loss emits `reset`.
+ * publishes a change in the transaction that makes it, with its COMMIT (publishOnCommit): the
+ * notices go out if and only if the change commits, so no crash or failure between a commit and a
+ * later notice can leave other instances serving what was changed, and a change that committed is
+ * never answered with an error because its notice failed. The change reaches this instance's
+ * subscribers once committed and every other instance's within milliseconds. While the listening
+ * connection is down the feed is not `live`, and caches must not serve from memory (they read the
+ * database instead); each (re)connection and each loss emits `reset`.
  */
 export class ChangeFeed {
   private readonly events = new EventEmitter();
@@ -31,10 +33,7 @@ export class ChangeFeed {
   private reconnectTimer?: NodeJS.Timeout;
   private connecting?: Promise<void>;
 
-  constructor(
-    private readonly db: Database,
-    private readonly pool: Pool,
-  ) {
+  constructor(private readonly pool: Pool) {
     this.events.setMaxListeners(50);
   }
 
@@ -48,7 +47,8 @@ export class ChangeFeed {
 
   /**
    * Publishes a change made in `tx` with its COMMIT (Transaction.notifyOnCommit): other instances
-   * hear of it only if it commits, this one once it has; a statement fewer than publish after it.
+   * hear of it only if it commits, this one once it has. A single write publishes through a
+   * transaction too: the notices ride on its COMMIT, so that costs no round trip.
    */
   publishOnCommit(tx: Transaction, topic: ChangeTopic, ids: readonly string[]): void {
     tx.notifyOnCommit(
@@ -58,15 +58,6 @@ export class ChangeFeed {
     tx.afterCommit(async () => {
       for (const id of ids) this.events.emit('change', { topic, id } satisfies Change);
     });
-  }
-
-  async publish(topic: ChangeTopic, id: string): Promise<void> {
-    await this.publishMany(topic, [id]);
-  }
-
-  async publishMany(topic: ChangeTopic, ids: string[]): Promise<void> {
-    for (const id of ids) this.events.emit('change', { topic, id } satisfies Change);
-    await this.db.query('SELECT pg_notify($1, $2 || x) FROM unnest($3::text[]) AS x', [CHANNEL, `${topic}:`, ids]);
   }
 
   async start(): Promise<void> {

@@ -149,7 +149,7 @@ export class Database {
     let broken: unknown;
     const committed: (() => Promise<void>)[] = [];
     const committing: (() => Promise<void>)[] = [];
-    const notices: string[] = [];
+    const notices = new Map<string, string[]>();
     let result: T;
     try {
       await client.query('BEGIN');
@@ -159,7 +159,9 @@ export class Database {
           afterCommit: (then) => committed.push(then),
           beforeCommit: (last) => committing.push(last),
           notifyOnCommit: (channel, payloads) => {
-            for (const payload of payloads) notices.push(`pg_notify(${client.escapeLiteral(channel)}, ${client.escapeLiteral(payload)})`);
+            const pending = notices.get(channel) ?? [];
+            for (const payload of payloads) pending.push(payload);
+            if (pending.length > 0) notices.set(channel, pending);
           },
         });
         for (const last of committing) await last();
@@ -167,7 +169,12 @@ export class Database {
       };
       result = await (this.strictTransactions ? this.strictTransactions.run(true, run) : run());
       // One simple-protocol round trip for the notices and the COMMIT (a failed notice skips the COMMIT: rolled back below).
-      await client.query(notices.length === 0 ? 'COMMIT' : `SELECT ${notices.join(', ')}; COMMIT`);
+      // A set-returning SELECT per channel: a select list holds at most 1,664 entries, a change may touch more rows.
+      const notify = [...notices].map(
+        ([channel, payloads]) =>
+          `SELECT pg_notify(${client.escapeLiteral(channel)}, p) FROM unnest(ARRAY[${payloads.map((payload) => client.escapeLiteral(payload)).join(', ')}]::text[]) AS p; `,
+      );
+      await client.query(`${notify.join('')}COMMIT`);
       if (this.downSince) this.markUp();
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);

@@ -17,7 +17,7 @@ export interface FeedCacheOptions {
 
 /**
  * A per-instance cache of database reads, correct across instances because every write that
- * affects an entry publishes on the ChangeFeed after commit, which evicts on every instance.
+ * affects an entry publishes on the ChangeFeed with its commit, which evicts on every instance.
  * While the feed is not live nothing is served from memory or stored. A read stores its result only
  * if no eviction arrived while it was in flight (a generation counter), so a concurrent change
  * cannot be undone by an older read.

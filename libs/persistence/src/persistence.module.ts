@@ -64,7 +64,7 @@ const EMBEDDED = Symbol('EMBEDDED_POSTGRES');
       provide: ChangeFeed,
       inject: [Database],
       useFactory: async (db: Database) => {
-        const feed = new ChangeFeed(db, db.pool);
+        const feed = new ChangeFeed(db.pool);
         await feed.start();
         return feed;
       },

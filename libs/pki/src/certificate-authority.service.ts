@@ -158,9 +158,9 @@ export class CertificateAuthority {
         },
         tx,
       );
+      this.changes.publishOnCommit(tx, 'ca', [orgId]);
       return row;
     });
-    await this.changes.publish('ca', orgId);
     return created;
   }
 
@@ -206,9 +206,9 @@ export class CertificateAuthority {
         },
         tx,
       );
+      this.changes.publishOnCommit(tx, 'ca', [orgId]);
       return row;
     });
-    await this.changes.publish('ca', orgId);
     return installed;
   }
 
@@ -342,12 +342,11 @@ export class CertificateAuthority {
     }
     if (changed.length === 0) return changed;
     await this.publishCrl(ca, actor, tx);
-    // After the commit: every instance's OCSP answers drop what they knew of these certificates.
-    tx.afterCommit(() =>
-      this.changes.publishMany(
-        'certificate',
-        changed.map((serial) => `${orgId}/${serial}`),
-      ),
+    // With the commit: every instance's OCSP answers drop what they knew of these certificates.
+    this.changes.publishOnCommit(
+      tx,
+      'certificate',
+      changed.map((serial) => `${orgId}/${serial}`),
     );
     return changed;
   }
@@ -423,10 +422,10 @@ export class CertificateAuthority {
         tx,
       );
       await this.publishCrl(ca, actor, tx);
+      // With the commit: every instance's OCSP answers drop what they knew of this certificate.
+      this.changes.publishOnCommit(tx, 'certificate', [`${orgId}/${serial}`]);
       return moved;
     });
-    // After the commit: every instance's OCSP answers drop what they knew of this certificate.
-    await this.changes.publish('certificate', `${orgId}/${serial}`);
     return changed;
   }
 

@@ -117,10 +117,10 @@ export class OrganizationService {
         },
         tx,
       );
+      // The Application-ID policy is read with each token's state.
+      this.changes.publishOnCommit(tx, 'organization', [id]);
       return updated;
     });
-    // The Application-ID policy is read with each token's state.
-    await this.changes.publish('organization', id);
     return toOrganization(row);
   }
 
@@ -161,9 +161,9 @@ export class OrganizationService {
         },
         tx,
       );
+      this.changes.publishOnCommit(tx, 'organization', [id]);
       return holdings;
     });
-    await this.changes.publish('organization', id);
     return removed;
   }
 

@@ -138,9 +138,9 @@ export class SystemAccountService {
         },
         tx,
       );
+      this.changes.publishOnCommit(tx, 'subject', [account.id]);
       return account;
     });
-    await this.changes.publish('subject', row.id);
     return row;
   }
 
@@ -173,8 +173,8 @@ export class SystemAccountService {
         },
         tx,
       );
+      this.changes.publishOnCommit(tx, 'subject', [account.id]);
     });
-    await this.changes.publish('subject', account.id);
   }
 
   async createSecret(orgId: string, clientId: string, expiresAt: Date | undefined, actor: Actor): Promise<IssuedSecret> {
@@ -197,10 +197,10 @@ export class SystemAccountService {
         },
         tx,
       );
+      // Client authentication caches an account's credentials: every change of them is published.
+      this.changes.publishOnCommit(tx, 'subject', [account.id]);
       return secret;
     });
-    // Client authentication caches an account's credentials: every change of them is published.
-    await this.changes.publish('subject', account.id);
     return created;
   }
 
@@ -228,8 +228,8 @@ export class SystemAccountService {
         },
         tx,
       );
+      this.changes.publishOnCommit(tx, 'subject', [account.id]);
     });
-    await this.changes.publish('subject', account.id);
   }
 
   async listSecrets(orgId: string, clientId: string): Promise<SecretMetadataRow[]> {
@@ -257,9 +257,9 @@ export class SystemAccountService {
         },
         tx,
       );
+      this.changes.publishOnCommit(tx, 'subject', [account.id]);
       return added;
     });
-    await this.changes.publish('subject', account.id);
     return row;
   }
 
@@ -282,8 +282,8 @@ export class SystemAccountService {
         },
         tx,
       );
+      this.changes.publishOnCommit(tx, 'subject', [account.id]);
     });
-    await this.changes.publish('subject', account.id);
   }
 
   async listCertificates(orgId: string, clientId: string): Promise<CertificateRow[]> {

@@ -187,11 +187,11 @@ export class UserService {
         },
         tx,
       );
+      // Role, groups and the disabled flag apply to the user's live tokens at once, on every instance;
+      // re-enabling revoked the tokens the user had while disabled (see the repository).
+      this.changes.publishOnCommit(tx, 'subject', [id]);
       return user;
     });
-    // Role, groups and the disabled flag apply to the user's live tokens at once, on every instance;
-    // re-enabling revoked the tokens the user had while disabled (see the repository).
-    await this.changes.publish('subject', id);
     return updated;
   }
 
@@ -229,8 +229,8 @@ export class UserService {
         },
         tx,
       );
+      this.changes.publishOnCommit(tx, 'subject', [id]);
     });
-    await this.changes.publish('subject', id);
   }
 
   /**
@@ -282,10 +282,10 @@ export class UserService {
         },
         tx,
       );
+      // The user's answers list its certificates; every instance drops what it kept of the user.
+      this.changes.publishOnCommit(tx, 'subject', [id]);
       return row;
     });
-    // The user's answers list its certificates; every instance drops what it kept of the user.
-    await this.changes.publish('subject', id);
     return enrolled;
   }
 
@@ -310,9 +310,9 @@ export class UserService {
         },
         tx,
       );
+      this.changes.publishOnCommit(tx, 'subject', [id]);
       return updated;
     });
-    await this.changes.publish('subject', id);
     return changed;
   }
 }

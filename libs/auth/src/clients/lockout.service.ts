@@ -130,21 +130,27 @@ export class LockoutService {
       });
     }
     const counterKeys = keys(knownSubject, address);
-    await this.db.query(RECORD_FAILURE, [
-      counterKeys,
-      now,
-      windowStart,
-      audit.org,
-      address,
-      JSON.stringify(events),
-      claimed,
-      this.config.authFailureWindowS,
-      this.config.authFailureLimit,
-      this.config.authFailureLimit * ADDRESS_LIMIT_FACTOR,
-      origin.correlationId ?? null,
-    ]);
-    // Client authentication remembers which keys have no failures; tell every instance these do now.
-    await this.changes.publishMany('lockout', counterKeys);
+    await this.db.transaction(async (tx) => {
+      await this.db.query(
+        RECORD_FAILURE,
+        [
+          counterKeys,
+          now,
+          windowStart,
+          audit.org,
+          address,
+          JSON.stringify(events),
+          claimed,
+          this.config.authFailureWindowS,
+          this.config.authFailureLimit,
+          this.config.authFailureLimit * ADDRESS_LIMIT_FACTOR,
+          origin.correlationId ?? null,
+        ],
+        tx,
+      );
+      // Client authentication remembers which keys have no failures; tell every instance these do now.
+      this.changes.publishOnCommit(tx, 'lockout', counterKeys);
+    });
   }
 
   /**

@@ -47,11 +47,10 @@ export class TokenIntrospection {
     const verified = this.jws.verify(token, 'at+jwt');
     if (!verified.ok || verified.claims.client_id !== caller.client_id || typeof verified.claims.jti !== 'string') return;
     const jti = verified.claims.jti;
-    const revoked = await this.db.transaction(async (tx) => {
-      if (!(await this.tokens.revoke(jti, caller.id, this.clock.now(), tx))) return false;
+    await this.db.transaction(async (tx) => {
+      if (!(await this.tokens.revoke(jti, caller.id, this.clock.now(), tx))) return;
       await this.audit.record({ org: caller.org_id, actor: caller.client_id, action: 'token.revoke', target: jti, outcome: 'success', ...origin }, tx);
-      return true;
+      this.changes.publishOnCommit(tx, 'token', [jti]);
     });
-    if (revoked) await this.changes.publish('token', jti);
   }
 }

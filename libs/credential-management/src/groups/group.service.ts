@@ -38,7 +38,7 @@ export class GroupService {
 
   async create(orgId: string, body: unknown, actor: Actor): Promise<GroupView> {
     const input = parseBody(createGroupSchema, body, 'group');
-    const { row, changed } = await this.db.transaction(async (tx) => {
+    const row = await this.db.transaction(async (tx) => {
       const now = this.clock.now();
       const created = await this.groups.create(orgId, input.displayName, now, tx);
       const changedUsers = input.members ? await this.users.setGroupMembers(orgId, created.display_name, input.members, now, tx) : [];
@@ -53,9 +53,9 @@ export class GroupService {
         },
         tx,
       );
-      return { row: created, changed: changedUsers };
+      this.changes.publishOnCommit(tx, 'subject', changedUsers);
+      return created;
     });
-    await this.changes.publishMany('subject', changed);
     return this.view(orgId, row);
   }
 
@@ -78,7 +78,7 @@ export class GroupService {
   async update(orgId: string, id: string, body: unknown, actor: Actor): Promise<GroupView> {
     const input = parseBody(patchGroupSchema, body, 'group');
     if (!isUuid(id)) throw groupNotFound(id);
-    const { row, changed } = await this.db.transaction(async (tx) => {
+    const row = await this.db.transaction(async (tx) => {
       const current = await this.groups.find(orgId, id, tx, true);
       if (!current) throw groupNotFound(id);
       const now = this.clock.now();
@@ -102,16 +102,16 @@ export class GroupService {
         },
         tx,
       );
-      return { row: updated, changed: [...changedUsers] };
+      this.changes.publishOnCommit(tx, 'subject', [...changedUsers]);
+      return updated;
     });
-    await this.changes.publishMany('subject', changed);
     return this.view(orgId, row);
   }
 
   /** The group leaves its members and the device policies that named it. */
   async delete(orgId: string, id: string, actor: Actor): Promise<void> {
     if (!isUuid(id)) throw groupNotFound(id);
-    const changed = await this.db.transaction(async (tx) => {
+    await this.db.transaction(async (tx) => {
       const current = await this.groups.find(orgId, id, tx, true);
       if (!current) throw groupNotFound(id);
       const now = this.clock.now();
@@ -129,9 +129,8 @@ export class GroupService {
         },
         tx,
       );
-      return users;
+      this.changes.publishOnCommit(tx, 'subject', users);
     });
-    await this.changes.publishMany('subject', changed);
   }
 
   private async view(orgId: string, row: GroupRow): Promise<GroupView> {

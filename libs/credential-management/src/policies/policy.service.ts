@@ -73,9 +73,9 @@ export class PolicyService {
         },
         tx,
       );
+      this.changes.publishOnCommit(tx, 'policy', [`${orgId}/${kind}`]);
       return written;
     });
-    await this.changes.publish('policy', `${orgId}/${kind}`);
     return viewOf(orgId, kind, row);
   }
 }

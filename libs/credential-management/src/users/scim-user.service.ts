@@ -51,7 +51,7 @@ const PATCH_TARGET = { coreSchema: SCIM_CORE_USER_SCHEMA, extensions: [ENTERPRIS
 export class ScimUserService {
   /**
    * Users as GET /Users/{id} and GET /Self present them, kept per instance: every change of a user
-   * (accounts' UserService, group membership here) publishes 'subject' with its id after commit,
+   * (accounts' UserService, group membership here) publishes 'subject' with its id in its commit,
    * which evicts it on every instance; an organization change drops everything.
    */
   private readonly cache: FeedCache<LinkedUser>;

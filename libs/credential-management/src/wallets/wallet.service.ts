@@ -112,7 +112,7 @@ export class WalletService {
     });
   }
 
-  /** One change under the wallet's row lock, audited in its transaction; moved devices are published after commit. */
+  /** One change under the wallet's row lock, audited in its transaction; moved devices are published with its commit. */
   private async change(
     principal: Principal,
     id: string,
@@ -122,7 +122,7 @@ export class WalletService {
     work: (row: WalletRow, tx: Transaction) => Promise<{ details: Record<string, unknown>; moved: string[]; row: WalletRow }>,
   ): Promise<WalletView> {
     if (!isUuid(id)) throw walletNotFound(id);
-    const moved = await this.db.transaction(async (tx) => {
+    await this.db.transaction(async (tx) => {
       const row = await this.wallets.find(principal.org, id, tx, true);
       if (!row || !this.operatorDependent.canReach(principal, { groups: row.owner_groups })) throw walletNotFound(id);
       if (ifMatch && !ifMatch.matches(row.version)) throw preconditionFailed(`Wallet ${id}`, row.version);
@@ -131,12 +131,12 @@ export class WalletService {
         { org: principal.org, ...byActor(actor), action, target: id, outcome: 'success', details: { owner: row.owner_user_id, ...result.details } },
         tx,
       );
-      return result.moved;
+      this.changes.publishOnCommit(
+        tx,
+        'device',
+        result.moved.map((device) => `${principal.org}/${device}`),
+      );
     });
-    await this.changes.publishMany(
-      'device',
-      moved.map((device) => `${principal.org}/${device}`),
-    );
     return this.get(principal, id);
   }
 

@@ -38,7 +38,7 @@ describe('PushGatewayService.replace when another writer wins the race', () => {
     const db = { transaction: async <T>(work: (tx: unknown) => Promise<T>) => work({}) } as unknown as Database;
     const audit = { record: jest.fn(async () => undefined) };
     const clock = { now: () => now } as Clock;
-    const changes = { live: false, subscribe: () => undefined, publish: jest.fn(async () => undefined) };
+    const changes = { live: false, subscribe: () => undefined, publishOnCommit: jest.fn() };
     const subject = new PushGatewayService(
       db,
       gateways as unknown as PushGatewayRepository,
@@ -62,7 +62,7 @@ describe('PushGatewayService.replace when another writer wins the race', () => {
     expect(gateways.updateIfVersion).toHaveBeenCalledTimes(1);
     expect(gateways.updateIfVersion).toHaveBeenCalledWith('acme', '5', 1, expect.objectContaining({ hub: 'mine' }), now, {});
     expect(audit.record).not.toHaveBeenCalled();
-    expect(changes.publish).not.toHaveBeenCalled();
+    expect(changes.publishOnCommit).not.toHaveBeenCalled();
   });
 
   it('without If-Match: merged again on the newer version, keeping what the other writer changed', async () => {
@@ -72,9 +72,9 @@ describe('PushGatewayService.replace when another writer wins the race', () => {
     expect(written.row.version).toBe(3);
     expect(gateways.updateIfVersion).toHaveBeenLastCalledWith('acme', '5', 2, expect.objectContaining({ hub: 'mine', notes: 'their notes' }), now, {});
     expect(audit.record).toHaveBeenCalledTimes(1);
-    // Published once, after the write that won: every instance reads the tenant's gateways again.
-    expect(changes.publish).toHaveBeenCalledTimes(1);
-    expect(changes.publish).toHaveBeenCalledWith('gateway', 'acme');
+    // Published once, with the write that won: every instance reads the tenant's gateways again.
+    expect(changes.publishOnCommit).toHaveBeenCalledTimes(1);
+    expect(changes.publishOnCommit).toHaveBeenCalledWith({}, 'gateway', ['acme']);
   });
 
   it('gives up with a 409 after repeated losses, and answers 404 when the gateway went away', async () => {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AuditLog } from '@app/audit';
 import { Actor, Clock, DataCipher, DomainError, IfMatch, SealedValue, UnknownKeyError, notFound, parseBody, preconditionFailed, uniqueness } from '@app/common';
-import { ChangeFeed, Database, FeedCache, PG_FOREIGN_KEY_VIOLATION, PG_UNIQUE_VIOLATION, isPgError } from '@app/persistence';
+import { ChangeFeed, Database, FeedCache, PG_FOREIGN_KEY_VIOLATION, PG_UNIQUE_VIOLATION, Transaction, isPgError } from '@app/persistence';
 import { ApiVersion, parseResourceId } from '../common/request-rules';
 import { AuthenticatorPolicyRepository } from '../policies/authenticator-policy.repository';
 import { PushGatewayFields, PushGatewayRepository, PushGatewayRow, PushGatewaySecretRow } from './push-gateway.repository';
@@ -39,7 +39,7 @@ export class PushGatewayService {
   /**
    * Each organization's gateways (without their connection strings) as one entry: GET of the list
    * and of one gateway read memory (Issue 15: configuration reads from the change-feed caches).
-   * Every create, replace and delete publishes `gateway` {org} after its commit; an organization's
+   * Every create, replace and delete publishes `gateway` {org} with its commit; an organization's
    * deletion publishes `organization`.
    */
   private readonly cache: FeedCache<PushGatewayRow[]>;
@@ -70,9 +70,9 @@ export class PushGatewayService {
     return row;
   }
 
-  /** After a commit: every instance reads this organization's gateways from the database again. */
-  private changed(orgId: string): Promise<void> {
-    return this.changes.publish('gateway', orgId);
+  /** With the commit of `tx`: every instance reads this organization's gateways from the database again. */
+  private changed(orgId: string, tx: Transaction): void {
+    this.changes.publishOnCommit(tx, 'gateway', [orgId]);
   }
 
   async create(orgId: string, body: unknown, version: ApiVersion, actor: Actor): Promise<WrittenGateway> {
@@ -105,9 +105,9 @@ export class PushGatewayService {
           },
           tx,
         );
+        this.changed(orgId, tx);
         return created;
       });
-      await this.changed(orgId);
       return { row, connectionString: input.connectionString ?? null };
     } catch (error) {
       throw translateWriteError(error, orgId, input.name);
@@ -148,6 +148,7 @@ export class PushGatewayService {
               },
               tx,
             );
+            this.changed(orgId, tx);
           }
           return updated;
         });
@@ -155,7 +156,6 @@ export class PushGatewayService {
         throw translateWriteError(error, orgId, fields.name);
       }
       if (written) {
-        await this.changed(orgId);
         return { row: written, connectionString };
       }
       const newer = await this.gateways.findWithConnectionString(orgId, id);
@@ -198,8 +198,8 @@ export class PushGatewayService {
           },
           tx,
         );
+        this.changed(orgId, tx);
       });
-      await this.changed(orgId);
     } catch (error) {
       // The row lock keeps bindings from appearing meanwhile; the foreign key is the last word anyway.
       if (isPgError(error, PG_FOREIGN_KEY_VIOLATION)) {
