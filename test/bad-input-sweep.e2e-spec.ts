@@ -63,6 +63,9 @@ const BAD_BODIES: [string, string][] = [
   ['application/json; charset=utf-16', '{}'],
 ];
 
+/** Each sweep sends every route its bad values, thousands of requests: ~5-18 s alone, longer beside other suites on a slow host. */
+const SWEEP_BUDGET_MS = 120_000;
+
 /**
  * Every operation of the OpenAPI document the service serves, sent the inputs of the attacker's
  * sweep of Issue 16: malformed path ids, query values and bodies. No answer may be a 5xx other
@@ -216,53 +219,65 @@ describe('bad-input sweep over the OpenAPI document', () => {
     }
   });
 
-  it('malformed path parameters: never a 5xx, and a value that cannot exist is a 404 naming the parameter', async () => {
-    const requests = operations.flatMap((operation) =>
-      [...operation.path.matchAll(/\{([^}]+)\}/g)].flatMap(([, name]) =>
-        BAD_PATH_VALUES.map((value) => ({ operation, target: url(operation, { name, value }) })),
-      ),
-    );
-    expect(requests.length).toBeGreaterThan(200);
-    expect(await sweep(requests)).toEqual([]);
-    // The shared check names the parameter in the route family's error body.
-    const device = await t.http.get(`/aims/rs/scim/v2/Device/a%00b`).auth(orgToken, { type: 'bearer' });
-    expect(device.status).toBe(404);
-    expect(device.body.detail).toContain('the path parameter id must be a UUID');
-    const account = await t.http.delete(`/admin/v1/organizations/${org}/system-accounts/%00`).auth(platformToken, { type: 'bearer' });
-    expect(account.status).toBe(404);
-    expect(account.body.detail).toContain('the path parameter clientId must be a Client ID');
-    // Longer than any id: 414 in the family's error body.
-    const long = await t.http.get(`/aims/rs/scim/v2/Device/${'x'.repeat(5000)}`).auth(orgToken, { type: 'bearer' });
-    expect({ status: long.status, schemas: long.body.schemas }).toEqual({ status: 414, schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'] });
-  });
+  it(
+    'malformed path parameters: never a 5xx, and a value that cannot exist is a 404 naming the parameter',
+    async () => {
+      const requests = operations.flatMap((operation) =>
+        [...operation.path.matchAll(/\{([^}]+)\}/g)].flatMap(([, name]) =>
+          BAD_PATH_VALUES.map((value) => ({ operation, target: url(operation, { name, value }) })),
+        ),
+      );
+      expect(requests.length).toBeGreaterThan(200);
+      expect(await sweep(requests)).toEqual([]);
+      // The shared check names the parameter in the route family's error body.
+      const device = await t.http.get(`/aims/rs/scim/v2/Device/a%00b`).auth(orgToken, { type: 'bearer' });
+      expect(device.status).toBe(404);
+      expect(device.body.detail).toContain('the path parameter id must be a UUID');
+      const account = await t.http.delete(`/admin/v1/organizations/${org}/system-accounts/%00`).auth(platformToken, { type: 'bearer' });
+      expect(account.status).toBe(404);
+      expect(account.body.detail).toContain('the path parameter clientId must be a Client ID');
+      // Longer than any id: 414 in the family's error body.
+      const long = await t.http.get(`/aims/rs/scim/v2/Device/${'x'.repeat(5000)}`).auth(orgToken, { type: 'bearer' });
+      expect({ status: long.status, schemas: long.body.schemas }).toEqual({ status: 414, schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'] });
+    },
+    SWEEP_BUDGET_MS,
+  );
 
-  it('malformed query values: never a 5xx; a NUL byte is a 400 naming the parameter', async () => {
-    const requests = operations.flatMap((operation) => BAD_QUERIES.map((query) => ({ operation, target: `${url(operation)}?${query}` })));
-    expect(await sweep(requests)).toEqual([]);
-    const nul = await t.http.get(`/admin/v1/organizations/${org}/audit-events?actor=a%00b`).auth(platformToken, { type: 'bearer' });
-    expect(nul.status).toBe(400);
-    expect(nul.body.detail).toBe('Query parameter actor contains a NUL character (\\u0000); remove it.');
-  });
+  it(
+    'malformed query values: never a 5xx; a NUL byte is a 400 naming the parameter',
+    async () => {
+      const requests = operations.flatMap((operation) => BAD_QUERIES.map((query) => ({ operation, target: `${url(operation)}?${query}` })));
+      expect(await sweep(requests)).toEqual([]);
+      const nul = await t.http.get(`/admin/v1/organizations/${org}/audit-events?actor=a%00b`).auth(platformToken, { type: 'bearer' });
+      expect(nul.status).toBe(400);
+      expect(nul.body.detail).toBe('Query parameter actor contains a NUL character (\\u0000); remove it.');
+    },
+    SWEEP_BUDGET_MS,
+  );
 
-  it('malformed bodies and content types: never a 5xx; a NUL byte or a lone surrogate is a 400 naming the attribute', async () => {
-    const requests = operations
-      .filter((operation) => operation.hasBody)
-      .flatMap((operation) => BAD_BODIES.map((body) => ({ operation, target: url(operation), body })));
-    expect(requests.length).toBeGreaterThan(200);
-    expect(await sweep(requests)).toEqual([]);
-    const nul = await t.http
-      .post(`/admin/v1/organizations/${org}/system-accounts`)
-      .auth(platformToken, { type: 'bearer' })
-      .set('Content-Type', 'application/json')
-      .send('{"role":"Issuance","description":"a\\u0000b"}');
-    expect(nul.status).toBe(400);
-    expect(nul.body.detail).toBe("The request body's attribute description contains a NUL character (\\u0000); remove it.");
-    const surrogate = await t.http
-      .post(`/admin/v1/organizations/${org}/system-accounts`)
-      .auth(platformToken, { type: 'bearer' })
-      .set('Content-Type', 'application/json')
-      .send('{"role":"Issuance","description":"\\ud800"}');
-    expect(surrogate.status).toBe(400);
-    expect(surrogate.body.detail).toContain('attribute description contains a lone UTF-16 surrogate');
-  });
+  it(
+    'malformed bodies and content types: never a 5xx; a NUL byte or a lone surrogate is a 400 naming the attribute',
+    async () => {
+      const requests = operations
+        .filter((operation) => operation.hasBody)
+        .flatMap((operation) => BAD_BODIES.map((body) => ({ operation, target: url(operation), body })));
+      expect(requests.length).toBeGreaterThan(200);
+      expect(await sweep(requests)).toEqual([]);
+      const nul = await t.http
+        .post(`/admin/v1/organizations/${org}/system-accounts`)
+        .auth(platformToken, { type: 'bearer' })
+        .set('Content-Type', 'application/json')
+        .send('{"role":"Issuance","description":"a\\u0000b"}');
+      expect(nul.status).toBe(400);
+      expect(nul.body.detail).toBe("The request body's attribute description contains a NUL character (\\u0000); remove it.");
+      const surrogate = await t.http
+        .post(`/admin/v1/organizations/${org}/system-accounts`)
+        .auth(platformToken, { type: 'bearer' })
+        .set('Content-Type', 'application/json')
+        .send('{"role":"Issuance","description":"\\ud800"}');
+      expect(surrogate.status).toBe(400);
+      expect(surrogate.body.detail).toContain('attribute description contains a lone UTF-16 surrogate');
+    },
+    SWEEP_BUDGET_MS,
+  );
 });
