@@ -2,7 +2,8 @@ import { Database } from '@app/persistence';
 import { TestApp, createTestApp } from '@app/testing';
 
 /**
- * How the service uses its connections: each prepared statement is planned once (data-source.ts,
+ * How the service uses its connections: at most DATABASE_POOL_SIZE per process (the change feed's
+ * listener among them), each prepared statement planned once (data-source.ts,
  * PLAN_CACHE_MODE; with PostgreSQL's default, a statement such as the user-links lookup, `= ANY($n)`,
  * was planned again on every execution, which cost more than running it), and a transaction's work
  * never waits for a second pooled connection (libs/persistence Database with
@@ -41,5 +42,30 @@ describe('database connections', () => {
     );
     const [row] = await db.transaction(async (tx) => db.query<{ one: number }>('SELECT 1 AS one', [], tx));
     expect(row).toEqual({ one: 1 });
+  });
+
+  it('a process holds at most DATABASE_POOL_SIZE connections, the change feed listener among them; more work waits for one', async () => {
+    const small = await createTestApp({ env: { DATABASE_POOL_SIZE: '3' }, databaseUrl: t.databaseUrl, shareHsmWith: t });
+    try {
+      const { pool } = small.app.get(Database);
+      const work = Promise.all(
+        Array.from({ length: 12 }, (_, i) => small.app.get(Database).query<{ i: number }>('SELECT $1::int AS i FROM pg_sleep(0.05)', [i])),
+      );
+      let settled = false;
+      void work.finally(() => (settled = true));
+      let most = 0;
+      let waited = 0;
+      while (!settled) {
+        most = Math.max(most, pool.totalCount);
+        waited = Math.max(waited, pool.waitingCount);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      expect((await work).map(([row]) => row.i)).toEqual(Array.from({ length: 12 }, (_, i) => i));
+      // Three connections, the listener's included, whatever the twelve statements asked for: the rest waited.
+      expect(most).toBe(3);
+      expect(waited).toBeGreaterThanOrEqual(8);
+    } finally {
+      await small.close();
+    }
   });
 });

@@ -310,9 +310,11 @@ describe('the Deployment', () => {
 
     it('the database accepts every pod’s pool at the autoscaler’s maximum plus a rollout surge', () => {
       const hpa = find<{ spec: { maxReplicas: number } }>('HorizontalPodAutoscaler');
-      const pool = Number(/poolSize = (\d+)/.exec(read('libs/persistence/src/data-source.ts'))![1]);
+      // Each process's pool holds its change feed listener too (DATABASE_POOL_SIZE, README Configuration).
+      const perPod = Number(configMap.data.DATABASE_POOL_SIZE) * Number(configMap.data.WORKERS);
+      expect(perPod).toBeGreaterThanOrEqual(2);
       const maxConnections = Number((cluster.spec.postgresql as { parameters: { max_connections: string } }).parameters.max_connections);
-      expect(maxConnections).toBeGreaterThanOrEqual((hpa.spec.maxReplicas + 1) * (pool + 1) + 10);
+      expect(maxConnections).toBeGreaterThanOrEqual((hpa.spec.maxReplicas + 1) * perPod + 10);
     });
 
     type Peer = {

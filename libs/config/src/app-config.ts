@@ -53,6 +53,12 @@ export class AppConfig {
   /** How often open content requests past their expiresAt are expired and their devices released. */
   contentRequestSweepS!: number;
   /**
+   * Connections each service process keeps to PostgreSQL, the change feed's LISTEN connection among
+   * them (DATABASE_POOL_SIZE, default 20). A deployment needs instances x WORKERS x this within the
+   * server's max_connections.
+   */
+  databasePoolSize!: number;
+  /**
    * A statement sent to the pool from inside a transaction's work throws instead of running
    * (DATABASE_STRICT_TRANSACTIONS, default false; the test suite turns it on): libs/persistence Database.
    */

@@ -61,6 +61,7 @@ describe('loadConfig (DECISIONS 13)', () => {
     [{ BOOTSTRAP_ORG_ID: 'has-hyphen' }, 'BOOTSTRAP_ORG_ID'],
     [{ HSM_HEALTH_CHECK_INTERVAL_S: '-5' }, 'HSM_HEALTH_CHECK_INTERVAL_S'],
     [{ DATABASE_STRICT_TRANSACTIONS: 'yes' }, 'DATABASE_STRICT_TRANSACTIONS'],
+    [{ DATABASE_POOL_SIZE: '1' }, 'DATABASE_POOL_SIZE: Too small: expected number to be >=2'],
     [{ PKCS11_MODULE: '/lib/hsm.so' }, 'PKCS11_MODULE is set, so PKCS11_PIN or PKCS11_PIN_FILE must say the token PIN.'],
     [{ TLS_CERT_FILE: '/etc/tls/cert.pem' }, 'TLS_CERT_FILE and TLS_KEY_FILE go together'],
     [{ SECRET_PEPPER: 'too short' }, 'SECRET_PEPPER must be at least 32 characters'],

@@ -69,6 +69,8 @@ const schema = z.object({
     .enum(['true', 'false'])
     .default('true')
     .transform((v) => v === 'true'),
+  // At least 2: the change feed's LISTEN connection is one of the pool's for as long as the process runs.
+  DATABASE_POOL_SIZE: int(20, 2, 1000),
   DATABASE_STRICT_TRANSACTIONS: z
     .enum(['true', 'false'])
     .default('false')
@@ -136,6 +138,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   config.dataDir = dataDir;
   config.logLevel = e.LOG_LEVEL;
   config.databaseUrl = e.DATABASE_URL;
+  config.databasePoolSize = e.DATABASE_POOL_SIZE;
   config.databaseStrictTransactions = e.DATABASE_STRICT_TRANSACTIONS;
   config.embeddedPostgresPort = e.EMBEDDED_PG_PORT;
   config.embeddedPostgresDir = resolve(cwd, e.EMBEDDED_PG_DIR);

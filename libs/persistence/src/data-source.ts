@@ -19,7 +19,7 @@ export const PLAN_CACHE_MODE = 'force_generic_plan';
  * parameterised SQL through this data source: every rule that must hold under concurrency
  * (uniqueness, jti replay, counters, first use) is one atomic statement.
  */
-export function dataSourceOptions(target: string | PostgresConnection, poolSize = 20): DataSourceOptions {
+export function dataSourceOptions(target: string | PostgresConnection, poolSize: number): DataSourceOptions {
   return {
     type: 'postgres',
     ...(typeof target === 'string' ? { url: target } : target),

@@ -37,7 +37,7 @@ const EMBEDDED = Symbol('EMBEDDED_POSTGRES');
       provide: DataSource,
       inject: [AppConfig, EMBEDDED, LOGGER],
       useFactory: async (config: AppConfig, embedded: EmbeddedPostgresHandle | undefined, logger: Logger): Promise<DataSource> => {
-        const dataSource = new DataSource(dataSourceOptions(embedded?.connection ?? config.databaseUrl!));
+        const dataSource = new DataSource(dataSourceOptions(embedded?.connection ?? config.databaseUrl!, config.databasePoolSize));
         try {
           await dataSource.initialize();
         } catch (error) {
