@@ -68,4 +68,14 @@ describe('database connections', () => {
       await small.close();
     }
   });
+
+  it('connections stay open through a lull: a pause of 11 s closes none (pg-pool alone closes idle ones after 10 s)', async () => {
+    const { pool } = t.app.get(Database);
+    await Promise.all(Array.from({ length: 6 }, () => t.app.get(Database).query('SELECT pg_sleep(0.05)')));
+    const opened = pool.totalCount;
+    expect(opened).toBeGreaterThanOrEqual(6);
+    await new Promise((resolve) => setTimeout(resolve, 11_000));
+    expect(pool.totalCount).toBe(opened);
+    expect(pool.idleCount).toBe(opened - 1); // all but the change feed's listener, which holds its own
+  }, 30_000);
 });
