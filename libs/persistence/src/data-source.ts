@@ -36,12 +36,10 @@ export function dataSourceOptions(target: string | PostgresConnection, poolSize:
       // 3 s or the request answers 503 (DatabaseUnavailableError).
       connectionTimeoutMillis: 3000,
       // Connections stay open through a lull (pg-pool closes idle ones after 10 s by default):
-      // reopening the pool for the next burst made every statement after it dearer on this kind of
-      // host (bench:cm, userName eq searches after a minute of cache-served reads: 790-1,588/s with
-      // 443-739 µs of PostgreSQL CPU each, against 2,329-2,691/s and 143-204 µs with the pool kept).
-      // max_connections counts the whole pool anyway (DATABASE_POOL_SIZE); a quiet process still
-      // gives back what it has not used for five minutes. Keepalives find a connection a network
-      // dropped while it was idle.
+      // reopening the pool for the next burst made every statement after it dearer (measured in
+      // docs/decisions.md, Persistence). max_connections counts the whole pool anyway; a quiet
+      // process still gives back what it has not used for five minutes. Keepalives find a
+      // connection a network dropped while it was idle.
       idleTimeoutMillis: 300_000,
       keepAlive: true,
       options: `-c plan_cache_mode=${PLAN_CACHE_MODE}`,

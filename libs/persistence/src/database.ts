@@ -42,9 +42,9 @@ export function preparedShape(text: string): PreparedStatement | string {
 export interface Transaction {
   readonly client: PoolClient;
   /**
-   * Runs `work` once the transaction has committed (and not at all when it rolls back): what others
-   * must only learn of committed changes, such as a change-feed notice that makes other instances
-   * re-read a row, registered by code that runs inside someone else's transaction.
+   * Runs `work` once the transaction has committed (and not at all when it rolls back): what must
+   * only follow a committed change, such as telling this instance's own change-feed subscribers
+   * (other instances are told by notifyOnCommit).
    */
   afterCommit(work: () => Promise<void>): void;
   /**
