@@ -1,5 +1,6 @@
 import type { Notification } from 'pg';
-import { Change, ChangeFeed, Database } from '@app/persistence';
+import { OwnedDevices, RequestedDevices } from '@app/device';
+import { Change, ChangeFeed, Database, Transaction } from '@app/persistence';
 import { TestApp, createAdminAndPlainAccounts, createOrganization, createTestApp, platformAdminToken, tokenRequest } from '@app/testing';
 
 /**
@@ -73,7 +74,7 @@ describe('change feed: notices carried by the COMMIT', () => {
     let accounts: Awaited<ReturnType<typeof createAdminAndPlainAccounts>>;
     beforeAll(async () => {
       const admin = await platformAdminToken(t.http);
-      await createOrganization(t.http, admin, 'feedwriters');
+      await createOrganization(t.http, admin, 'feedwriters', { automaticDeviceCreation: true });
       accounts = await createAdminAndPlainAccounts(t.http, admin, 'feedwriters');
       await settle(); // the set-up's own notices arrive before the tests' beforeEach forgets them
     });
@@ -91,7 +92,7 @@ describe('change feed: notices carried by the COMMIT', () => {
         heard.map((notice) => notice.slice('lockout:'.length)),
       ]);
       expect(counted.rows).toEqual([
-        { key: 'addr:127.0.0.1', failures: expect.any(Number) },
+        { key: 'addr:127.0.0.1', failures: 1 },
         { key: `pair:${accounts.plain.clientId}|127.0.0.1`, failures: 1 },
       ]);
     });
@@ -108,6 +109,44 @@ describe('change feed: notices carried by the COMMIT', () => {
       expect(heard).toEqual([`token:${jti}`]);
       const row = await t.db.query('SELECT revoked_at IS NOT NULL AS revoked FROM access_tokens WHERE jti = $1', [jti]);
       expect(row.rows).toEqual([{ revoked: true }]);
+    });
+
+    it('a device moved through the ports other libraries use (bind, unbind, completion, wallet suspend) publishes its change with the commit', async () => {
+      const device = await t.http
+        .post('/aims/rs/scim/v2/Device')
+        .auth(accounts.orgAdminToken, { type: 'bearer' })
+        .set('Content-Type', 'application/scim+json')
+        .send({ schemas: ['urn:vendor:scim:api:cms:1.0:Device'], externalIds: [{ ATR: '3B8F8001', CUID: '47110001' }] });
+      expect(device.status).toBe(201);
+      const user = await t.http
+        .post('/admin/v1/organizations/feedwriters/users')
+        .auth(accounts.orgAdminToken, { type: 'bearer' })
+        .send({ userName: 'feed.holder', role: 'Cardholder' });
+      expect(user.status).toBe(201);
+      await settle(); // the set-up's own notices, before heardAfter listens
+      const db = t.app.get(Database);
+      const requested = t.app.get(RequestedDevices);
+      const actor = { name: 'test' };
+      const org = 'feedwriters';
+      const id = device.body.id as string;
+      const key = `device:${org}/${id}`;
+      const heardAfter = async (move: (tx: Transaction) => Promise<unknown>) => {
+        heard = [];
+        await db.transaction(move);
+        await settle();
+        return heard;
+      };
+      const bind = async (tx: Transaction) => requested.bind(org, (await requested.lock(org, id, tx))!, user.body.id, actor, tx, 'test');
+      expect(await heardAfter(bind)).toEqual([key]);
+      expect(await heardAfter((tx) => requested.unbind(org, id, actor, tx, 'test'))).toEqual([key]);
+      expect(await heardAfter(bind)).toEqual([key]);
+      expect(await heardAfter(async (tx) => requested.complete(org, (await requested.lock(org, id, tx))!, 'completeIssuance', actor, tx, 'test'))).toEqual([
+        key,
+      ]);
+      const owned = t.app.get(OwnedDevices);
+      expect(await heardAfter(async (tx) => expect(await owned.suspendAllOf(org, user.body.id, 'LOST', actor, tx)).toEqual([id]))).toEqual([key]);
+      // Nothing ISSUED is left: a second wallet suspend moves nothing and publishes nothing.
+      expect(await heardAfter(async (tx) => expect(await owned.suspendAllOf(org, user.body.id, 'LOST', actor, tx)).toEqual([]))).toEqual([]);
     });
   });
 });

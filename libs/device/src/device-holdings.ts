@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { AccountDependents } from '@app/accounts';
 import { AuditLog } from '@app/audit';
 import { Actor, Clock } from '@app/common';
-import { Transaction } from '@app/persistence';
+import { ChangeFeed, Transaction } from '@app/persistence';
+import { publishDeviceChanges } from './device-changes';
 import { DeviceRepository } from './device.repository';
 import { DeviceMoveListeners } from './device-move-listeners';
 import { transitionOf } from './lifecycle/device-lifecycle';
@@ -20,6 +21,7 @@ export class DeviceHoldings {
     private readonly audit: AuditLog,
     private readonly clock: Clock,
     private readonly moves: DeviceMoveListeners,
+    private readonly changes: ChangeFeed,
   ) {}
 
   register(dependents: AccountDependents): void {
@@ -45,6 +47,7 @@ export class DeviceHoldings {
       const move = terminate.from.includes(device.status) ? terminate : unbind;
       const reason = move.reason.default;
       const moved = await this.devices.move(orgId, device.id, { status: move.to!, reason, clearOwner: true, setIssuedAt: false, now }, tx);
+      publishDeviceChanges(this.changes, tx, orgId, [device.id]);
       if (move === terminate) await this.moves.moved({ orgId, deviceId: device.id, action: 'terminate', reason, actor }, tx);
       await this.audit.record(
         {

@@ -8,6 +8,7 @@ import { ChangeFeed, Database, FeedCache, GroupCommit } from '@app/persistence';
 import { CreatedDevice, DeviceRepository, DeviceRow, isCuidTaken } from './device.repository';
 import { ExternalId, isDeviceId, parseCreateDevice } from './device.schema';
 import { DeviceMoveListeners } from './device-move-listeners';
+import { deviceKey, publishDeviceChanges } from './device-changes';
 import { DeviceAction, DeviceReason, resolveReason, transitionOf } from './lifecycle/device-lifecycle';
 
 /**
@@ -139,7 +140,7 @@ export class DeviceService {
         );
       }
       // Moved or deleted, every instance drops what it kept of the device once this commits.
-      this.changes.publishOnCommit(tx, 'device', [deviceKey(principal.org, id)]);
+      publishDeviceChanges(this.changes, tx, principal.org, [id]);
       const event = {
         org: principal.org,
         actor: principal.name,
@@ -199,14 +200,6 @@ export class DeviceService {
     if (taken.length === 0) return uniqueness('A CUID of this device is already registered in this organization.');
     return uniqueness(`CUID ${taken[0].cuid} is already registered in this organization (device ${taken[0].device_id}); a CUID identifies one device.`);
   }
-}
-
-/**
- * A device's key in the read cache and on the change feed: ids are UUIDs, which a client may write
- * in capitals, so the key is lower-case (as the database stores them and other publishers send them).
- */
-function deviceKey(org: string, id: string): string {
-  return `${org}/${id.toLowerCase()}`;
 }
 
 function deviceNotFound(id: string): DomainError {

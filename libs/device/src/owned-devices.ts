@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { AuditLog, byActor } from '@app/audit';
 import { Actor, Clock } from '@app/common';
-import { Transaction } from '@app/persistence';
+import { ChangeFeed, Transaction } from '@app/persistence';
+import { publishDeviceChanges } from './device-changes';
 import { DeviceRepository } from './device.repository';
 import { DeviceMoveListeners } from './device-move-listeners';
 import { DEVICE_STATUSES, DeviceReason, DeviceStatus, transitionOf } from './lifecycle/device-lifecycle';
@@ -15,7 +16,7 @@ export interface OwnedDevice {
  * The devices of a user, as the credential-management library asks for them (a wallet holds its
  * owner's devices; CREDENTIAL-MANAGEMENT.md "Resources"): listed, counted, and suspended or resumed
  * together. Moves follow the lifecycle table and are audited per device like the Device entry points,
- * in the caller's transaction; callers publish the 'device' change of the ids they get back.
+ * in the caller's transaction, whose commit publishes each moved device's change.
  */
 @Injectable()
 export class OwnedDevices {
@@ -24,6 +25,7 @@ export class OwnedDevices {
     private readonly audit: AuditLog,
     private readonly clock: Clock,
     private readonly moves: DeviceMoveListeners,
+    private readonly changes: ChangeFeed,
   ) {}
 
   /** The devices each of these users owns, oldest first. */
@@ -79,6 +81,7 @@ export class OwnedDevices {
       await this.moves.moved({ orgId, deviceId: device.id, action, reason, actor }, tx);
       moved.push(device.id);
     }
+    publishDeviceChanges(this.changes, tx, orgId, moved);
     return moved;
   }
 }

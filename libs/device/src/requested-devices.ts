@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { AuditLog, byActor } from '@app/audit';
 import { Actor, Clock, DomainError } from '@app/common';
-import { Transaction } from '@app/persistence';
+import { ChangeFeed, Transaction } from '@app/persistence';
+import { publishDeviceChanges } from './device-changes';
 import { DeviceRepository } from './device.repository';
 import { ExternalId } from './device.schema';
 import { DeviceStatus, transitionOf } from './lifecycle/device-lifecycle';
@@ -25,7 +26,7 @@ export type CompletionMove = keyof typeof COMPLETIONS;
  * credential-management library asks for them: locked in the caller's transaction, so that the
  * request's checks and its move of the device see one state; bound to a wallet's owner (`bind`,
  * AVAILABLE -> ASSIGNED) and given back (`unbind`) by the lifecycle table's rows, audited per device
- * like the Device entry points. Callers publish the 'device' change with their commit.
+ * like the Device entry points; each move publishes the device's change with the caller's commit.
  */
 @Injectable()
 export class RequestedDevices {
@@ -33,6 +34,7 @@ export class RequestedDevices {
     private readonly devices: DeviceRepository,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
+    private readonly changes: ChangeFeed,
   ) {}
 
   async lock(orgId: string, id: string, tx: Transaction): Promise<TargetDevice | undefined> {
@@ -70,6 +72,7 @@ export class RequestedDevices {
       },
       tx,
     );
+    publishDeviceChanges(this.changes, tx, orgId, [device.id]);
     await this.audit.record(
       {
         org: orgId,
@@ -104,6 +107,7 @@ export class RequestedDevices {
       { status: bind.to!, reason: bind.reason.default, clearOwner: false, setIssuedAt: false, now: this.clock.now(), owner: ownerId },
       tx,
     );
+    publishDeviceChanges(this.changes, tx, orgId, [device.id]);
     await this.audit.record(
       {
         org: orgId,
@@ -132,6 +136,7 @@ export class RequestedDevices {
       { status: unbind.to!, reason: unbind.reason.default, clearOwner: true, setIssuedAt: false, now: this.clock.now() },
       tx,
     );
+    publishDeviceChanges(this.changes, tx, orgId, [device.id]);
     await this.audit.record(
       {
         org: orgId,

@@ -4,7 +4,7 @@ import { Actor, AuditLog, byActor } from '@app/audit';
 import { OperatorDependentPolicy, Permission, RoleCatalog } from '@app/auth';
 import { Clock, DomainError, IfMatch, Principal, ScimSearch, applyPatch, invalidValue, notFound, parseBody, preconditionFailed } from '@app/common';
 import { RequestedDevices, TargetDevice } from '@app/device';
-import { ChangeFeed, Database, Transaction } from '@app/persistence';
+import { Database, Transaction } from '@app/persistence';
 import { CertificateAuthority } from '@app/pki';
 import { isUuid } from '../common/ids';
 import { DevicePolicyRepository, DevicePolicyRow } from '../device-policies/device-policy.repository';
@@ -74,7 +74,6 @@ export class ContentRequestService {
     private readonly roles: RoleCatalog,
     private readonly operatorDependent: OperatorDependentPolicy,
     private readonly audit: AuditLog,
-    private readonly changes: ChangeFeed,
     private readonly clock: Clock,
   ) {}
 
@@ -123,10 +122,8 @@ export class ContentRequestService {
       };
       const outcome = await this.requests.insert(created, tx);
       if (outcome === 'DEVICE_BUSY') throw busy(checked.device.id);
-      if (bindsDevice(input.type)) {
+      if (bindsDevice(input.type))
         await this.devices.bind(principal.org, checked.device, checked.wallet!.owner_user_id, actor, tx, `content_request.create ${id}`);
-        this.changes.publishOnCommit(tx, 'device', [`${principal.org}/${checked.device.id}`]);
-      }
       await this.audit.record(
         {
           org: principal.org,
@@ -274,7 +271,7 @@ export class ContentRequestService {
       const row = await this.requests.find(orgId, id, tx, true);
       if (!row || !isOverdue(row, this.clock.now())) return false;
       await this.requests.move(orgId, id, { status: transition.to, now: this.clock.now() }, tx);
-      const releases = bindsDevice(row.type) && (await this.devices.unbind(orgId, row.device_id, actor, tx, `content_request.expire ${id}`));
+      if (bindsDevice(row.type)) await this.devices.unbind(orgId, row.device_id, actor, tx, `content_request.expire ${id}`);
       await this.audit.record(
         {
           org: orgId,
@@ -286,7 +283,6 @@ export class ContentRequestService {
         },
         tx,
       );
-      if (releases) this.changes.publishOnCommit(tx, 'device', [`${orgId}/${row.device_id}`]);
       return true;
     });
   }
@@ -314,15 +310,13 @@ export class ContentRequestService {
       const row = await this.requests.find(principal.org, id, tx, true);
       if (!row || !this.reachable(principal, row, scope)) throw requestNotFound(id);
       if (ifMatch && !ifMatch.matches(row.version)) throw preconditionFailed(`ContentRequest ${id}`, row.version);
-      if (isOverdue(row, this.clock.now())) return { overdue: row, device: undefined, row };
+      if (isOverdue(row, this.clock.now())) return { overdue: row, row };
       if (!transition.from.includes(row.status)) {
         const verb = trigger === 'patch' ? 'PATCH' : trigger === 'delete' ? 'DELETE' : trigger;
         throw new DomainError('CONFLICT', `Content request ${id} is ${row.status}; ${verb} applies only to a request that is ${transition.from.join(' or ')}.`);
       }
       const result = await work(row, tx);
-      const released =
-        result.releases && bindsDevice(row.type) && (await this.devices.unbind(principal.org, row.device_id, actor, tx, `${result.audit} ${id}`));
-      if (released) this.changes.publishOnCommit(tx, 'device', [`${principal.org}/${row.device_id}`]);
+      if (result.releases && bindsDevice(row.type)) await this.devices.unbind(principal.org, row.device_id, actor, tx, `${result.audit} ${id}`);
       await this.audit.record({ org: principal.org, ...byActor(actor), action: result.audit, target: id, outcome: 'success', details: result.details }, tx);
       // The row as the move left it (every move bumps the version): no statement to read it back.
       return { overdue: undefined, row: { ...result.row, version: row.version + 1 } };

@@ -5,7 +5,7 @@ import { Actor, AuditLog, byActor } from '@app/audit';
 import { OperatorDependentPolicy } from '@app/auth';
 import { Clock, DataCipher, DomainError, Principal, invalidValue, parseBody } from '@app/common';
 import { CompletionMove, DeviceStatus, RequestedDevices, TargetDevice } from '@app/device';
-import { ChangeFeed, Database, PG_UNIQUE_VIOLATION, Transaction, isPgError } from '@app/persistence';
+import { Database, PG_UNIQUE_VIOLATION, Transaction, isPgError } from '@app/persistence';
 import { CertificateAuthority, RevocationReason } from '@app/pki';
 import { ContentRequestRepository, ContentRequestRow } from '../content-requests/content-request.repository';
 import { ContentRequestType, TARGET_STATUSES, requestTransitionOf } from '../content-requests/content-request-lifecycle';
@@ -73,7 +73,6 @@ export class SyncSessionService {
     private readonly cipher: DataCipher,
     private readonly operatorDependent: OperatorDependentPolicy,
     private readonly audit: AuditLog,
-    private readonly changes: ChangeFeed,
     private readonly clock: Clock,
   ) {}
 
@@ -104,11 +103,8 @@ export class SyncSessionService {
         );
       }
       const failure = input.results.find((result) => result.status === 'FAILURE');
-      const done = failure
-        ? await this.fail(principal, actor, request, device, input.results, failure, id, tx)
-        : await this.complete(principal, actor, request, device, input.results, id, context, tx);
-      this.changes.publishOnCommit(tx, 'device', [`${org}/${done.device.id}`]);
-      return done;
+      if (failure) return this.fail(principal, actor, request, device, input.results, failure, id, tx);
+      return this.complete(principal, actor, request, device, input.results, id, context, tx);
     });
     return outcome.credentials.some((c) => c.der) ? { ...outcome, caCertificate: await this.ca.caCertificate(org) } : outcome;
   }

@@ -3,7 +3,7 @@ import { Actor, AuditLog, byActor } from '@app/audit';
 import { OperatorDependentPolicy } from '@app/auth';
 import { Clock, DomainError, IfMatch, Principal, ScimSearch, applyPatch, invalidValue, notFound, parseBody, preconditionFailed, z } from '@app/common';
 import { DEVICE_REASONS, OwnedDevice, OwnedDevices } from '@app/device';
-import { ChangeFeed, Database, Transaction } from '@app/persistence';
+import { Database, Transaction } from '@app/persistence';
 import { isUuid } from '../common/ids';
 import { CredentialRepository } from '../credentials/credential.repository';
 import { WalletRepository, WalletRow } from './wallet.repository';
@@ -39,7 +39,6 @@ export class WalletService {
     private readonly credentials: CredentialRepository,
     private readonly operatorDependent: OperatorDependentPolicy,
     private readonly audit: AuditLog,
-    private readonly changes: ChangeFeed,
     private readonly clock: Clock,
   ) {}
 
@@ -88,7 +87,7 @@ export class WalletService {
       throw invalidValue(`Invalid Wallet: notes must be a string of at most ${MAX_WALLET_NOTES} characters.`);
     return this.change(principal, id, actor, ifMatch, 'wallet.update', async (row, tx) => {
       await this.wallets.update(principal.org, id, { notes }, this.clock.now(), tx);
-      return { details: { changed: ['notes'] }, moved: [], row };
+      return { details: { changed: ['notes'] }, row };
     });
   }
 
@@ -98,7 +97,7 @@ export class WalletService {
       if (row.status !== 'ACTIVE') throw new DomainError('CONFLICT', `Wallet ${id} is ${row.status}; suspend applies only to an ACTIVE wallet.`);
       const moved = await this.devices.suspendAllOf(principal.org, row.owner_user_id, reason, actor, tx);
       await this.wallets.update(principal.org, id, { status: 'SUSPENDED', suspendedDeviceIds: moved }, this.clock.now(), tx);
-      return { details: { reason, devices: moved }, moved, row };
+      return { details: { reason, devices: moved }, row };
     });
   }
 
@@ -108,18 +107,18 @@ export class WalletService {
       if (row.status !== 'SUSPENDED') throw new DomainError('CONFLICT', `Wallet ${id} is ${row.status}; resume applies only to a SUSPENDED wallet.`);
       const moved = await this.devices.resumeAllOf(principal.org, row.owner_user_id, row.suspended_device_ids, actor, tx);
       await this.wallets.update(principal.org, id, { status: 'ACTIVE', suspendedDeviceIds: [] }, this.clock.now(), tx);
-      return { details: { devices: moved }, moved, row };
+      return { details: { devices: moved }, row };
     });
   }
 
-  /** One change under the wallet's row lock, audited in its transaction; moved devices are published with its commit. */
+  /** One change under the wallet's row lock, audited in its transaction (the devices it moves publish their own changes). */
   private async change(
     principal: Principal,
     id: string,
     actor: Actor,
     ifMatch: IfMatch | undefined,
     action: 'wallet.update' | 'wallet.suspend' | 'wallet.resume',
-    work: (row: WalletRow, tx: Transaction) => Promise<{ details: Record<string, unknown>; moved: string[]; row: WalletRow }>,
+    work: (row: WalletRow, tx: Transaction) => Promise<{ details: Record<string, unknown>; row: WalletRow }>,
   ): Promise<WalletView> {
     if (!isUuid(id)) throw walletNotFound(id);
     await this.db.transaction(async (tx) => {
@@ -130,11 +129,6 @@ export class WalletService {
       await this.audit.record(
         { org: principal.org, ...byActor(actor), action, target: id, outcome: 'success', details: { owner: row.owner_user_id, ...result.details } },
         tx,
-      );
-      this.changes.publishOnCommit(
-        tx,
-        'device',
-        result.moved.map((device) => `${principal.org}/${device}`),
       );
     });
     return this.get(principal, id);
