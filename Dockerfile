@@ -54,4 +54,5 @@ COPY ops/scopeAssignment.properties ops/healthcheck.js ops/
 USER 10001:10001
 EXPOSE 8080 9464
 HEALTHCHECK --interval=10s --timeout=5s --start-period=120s --retries=3 CMD ["node", "ops/healthcheck.js"]
-CMD ["node", "dist/apps/api/src/main.js"]
+# The flags and entry point of ops/service-command.js (test/deploy-container.spec.ts holds them equal).
+CMD ["node", "--max-semi-space-size=64", "dist/apps/api/src/main.js"]

@@ -4,13 +4,13 @@
 // (embedded PostgreSQL and a SoftHSM2 token under DATA_DIR, default ./.data) unless DATABASE_URL
 // and PKCS11_MODULE say otherwise.
 const { spawn } = require('node:child_process');
-const { join } = require('node:path');
 const { ROOT, ensureDependencies, ensureDebianPackages, build } = require('./setup');
+const { serviceArgs } = require('./service-command');
 
 ensureDependencies();
 if (!process.env.PKCS11_MODULE) ensureDebianPackages([{ name: 'softhsm2', binary: 'softhsm2-util' }]);
 build();
 
-const service = spawn(process.execPath, [join(ROOT, 'dist/apps/api/src/main.js')], { cwd: ROOT, stdio: 'inherit' });
+const service = spawn(process.execPath, serviceArgs(), { cwd: ROOT, stdio: 'inherit' });
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => service.kill(signal));
 service.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

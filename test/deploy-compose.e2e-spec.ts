@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { MIGRATIONS } from '../migrations';
+import { serviceArgs } from '../ops/service-command';
 import { ROOT, yamlDocuments } from './support/deploy-files';
 import { freePort } from './support/service-process';
 
@@ -15,7 +16,6 @@ import { freePort } from './support/service-process';
  * not executed here (deploy/README.md).
  */
 
-const MAIN = join(ROOT, 'dist/apps/api/src/main.js');
 const SOFTHSM_MODULE = '/usr/lib/softhsm/libsofthsm2.so';
 const started: ChildProcess[] = [];
 
@@ -36,7 +36,7 @@ function withDatabase(url: string, database: string): string {
 async function startInstance(env: Record<string, string>): Promise<Instance> {
   const port = await freePort();
   const metricsPort = await freePort();
-  const child = spawn(process.execPath, [MAIN], {
+  const child = spawn(process.execPath, serviceArgs(), {
     cwd: ROOT,
     env: { PATH: process.env.PATH!, ...env, PORT: String(port), METRICS_PORT: String(metricsPort), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],

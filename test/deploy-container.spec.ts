@@ -9,6 +9,7 @@ import Ajv2019 from 'ajv/dist/2019';
 import { DockerfileParser, Instruction } from 'dockerfile-ast';
 import { validate as lintDockerfile, ValidationSeverity } from 'dockerfile-utils';
 import { loadConfig } from '@app/config';
+import { SERVICE_ENTRY, SERVICE_NODE_FLAGS } from '../ops/service-command';
 import { ROOT, durationSeconds, isSecretName, read, yamlDocuments } from './support/deploy-files';
 
 /**
@@ -133,7 +134,9 @@ describe('Dockerfile', () => {
   });
 
   it('starts the built service, with production defaults and the ports the manifests use', () => {
-    expect(args(ofKind(runtime, 'CMD')[0])).toBe('["node", "dist/apps/api/src/main.js"]');
+    // The command npm start, the benches and the tests run (ops/service-command.js), flags included.
+    expect(JSON.parse(args(ofKind(runtime, 'CMD')[0]))).toEqual(['node', ...SERVICE_NODE_FLAGS, SERVICE_ENTRY]);
+    expect(SERVICE_NODE_FLAGS).toContain('--max-semi-space-size=64');
     expect(existsSync(join(ROOT, 'apps/api/src/main.ts'))).toBe(true);
     expect(JSON.parse(read('package.json')).scripts.build).toMatch(/-d dist\b/);
     const env = ofKind(runtime, 'ENV').map(args).join(' ');

@@ -4,6 +4,7 @@ import { request as httpsRequest } from 'node:https';
 import type { SecureVersion, TLSSocket } from 'node:tls';
 import { dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { SERVICE_ENTRY, SERVICE_NODE_FLAGS } from '../ops/service-command';
 import { APPLICATION_HEADERS, freePort, startService, stopAllServices, stopService, waitReady } from '@app/testing';
 
 const ROOT = resolve(__dirname, '..');
@@ -109,7 +110,10 @@ describe('start on the embedded defaults', () => {
       const children = execFileSync('ps', ['-o', 'args=', '--ppid', String(service.process.pid)], { encoding: 'utf8' })
         .trim()
         .split('\n');
-      expect(children.filter((command) => command.includes('dist/apps/api/src/main.js'))).toHaveLength(2);
+      const workers = children.filter((command) => command.includes(SERVICE_ENTRY));
+      expect(workers).toHaveLength(2);
+      // Workers run with the primary's V8 flags (ops/service-command.js).
+      for (const worker of workers) expect(worker.split(' ')).toEqual(expect.arrayContaining([...SERVICE_NODE_FLAGS]));
       const issued = [];
       for (let i = 0; i < 6; i++) {
         const response = await fetch(`${base}/authentication/customer/platform/token`, {

@@ -9,9 +9,9 @@ const { createServer } = require('node:net');
 const { join } = require('node:path');
 const { setTimeout: sleep } = require('node:timers/promises');
 const { ROOT } = require('../setup');
+const { serviceArgs } = require('../service-command');
 /* global fetch */
 
-const MAIN = join(ROOT, 'dist/apps/api/src/main.js');
 const READY_TIMEOUT_MS = 180_000;
 const STOP_TIMEOUT_MS = 60_000;
 
@@ -76,7 +76,7 @@ async function startService({ logLevel, databaseUrl }) {
   const log = openSync(logFile, 'w');
   // BENCH_SERVICE_NODE_ARGS: extra node flags for the service, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
   const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, MAIN], { cwd: ROOT, env, stdio: ['ignore', log, log] });
+  const child = spawn(process.execPath, serviceArgs(nodeArgs), { cwd: ROOT, env, stdio: ['ignore', log, log] });
   closeSync(log);
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
   return { baseUrl, dataDir, workDir, placementDir, logFile, child, exited, env };

@@ -1,14 +1,13 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { createServer } from 'node:net';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
+import { serviceArgs } from '../../ops/service-command';
 
 const ROOT = resolve(__dirname, '../..');
-/** The built service (test/support/global-setup.ts compiles dist/ once per run). */
-export const SERVICE_MAIN = join(ROOT, 'dist/apps/api/src/main.js');
 export const APPLICATION_HEADERS = { 'Application-ID': 'com.example.start-test', 'Application-Version': '1.0' };
 
-/** The service as a real process, as `npm start` runs it. */
+/** The service as a real process, as `npm start` runs it (test/support/global-setup.ts compiles dist/ once per run). */
 export interface ServiceProcess {
   process: ChildProcess;
   output: () => string;
@@ -51,7 +50,7 @@ export async function freePort(): Promise<number> {
 }
 
 export function startService(env: Record<string, string>): ServiceProcess {
-  const child = spawn(process.execPath, [SERVICE_MAIN], { cwd: ROOT, env: { PATH: process.env.PATH!, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, serviceArgs(), { cwd: ROOT, env: { PATH: process.env.PATH!, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   started.push(child);
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
