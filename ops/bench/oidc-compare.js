@@ -15,6 +15,7 @@ const { join } = require('node:path');
 const { URL, URLSearchParams } = require('node:url');
 const { ROOT, ensureDependencies, ensureDebianPackages, build } = require('../setup');
 const { startService, waitReady, stopService, removeWorkDir } = require('./service');
+const { SERVICE_NODE_FLAGS } = require('../service-command');
 const { setUpPlatform } = require('./platform');
 const { startCpuMeasurement } = require('./cpu');
 const { autocannon } = require('./autocannon');
@@ -36,9 +37,11 @@ ensureDebianPackages([
 ]);
 build();
 
-/** oidc-provider in a child process (ops/bench/oidc-provider.mjs), once it listens. */
+/** oidc-provider in a child process (ops/bench/oidc-provider.mjs), once it listens; with the service's V8 flags, like for like. */
 function startOidcProvider(port, secret) {
-  const child = spawn(process.execPath, [join(ROOT, 'ops/bench/oidc-provider.mjs'), String(port), secret, FORMAT], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, join(ROOT, 'ops/bench/oidc-provider.mjs'), String(port), secret, FORMAT], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`oidc-provider exited (${code}) before listening`)));
     child.stdout.on('data', (chunk) => String(chunk).includes('ready') && resolve(child));
