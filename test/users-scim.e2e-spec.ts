@@ -222,6 +222,13 @@ describe('Users over SCIM', () => {
       expect(response.headers['content-type']).toMatch(/^application\/vnd\.vendor\.ma\.credential-management-2\.2\+json/);
       expect(response.body.schemas).toEqual(['urn:ietf:params:scim:api:messages:2.0:ListResponse']);
       expect(response.body.Resources.map((u: { userName: string }) => u.userName)).toContain('sample.user');
+      // The same call from curl, which adds `Accept: */*`: a wildcard is no preference, the answer still follows Content-Type.
+      const fromCurl = await t.http
+        .get('/credential-management/customer/cm/users')
+        .auth(tokens.Administration, { type: 'bearer' })
+        .set('Content-Type', VENDOR)
+        .set('Accept', '*/*');
+      expect({ status: fromCurl.status, type: fromCurl.headers['content-type'] }).toEqual({ status: 200, type: `${VENDOR}; charset=utf-8` });
       const asked = await t.http
         .get('/credential-management/customer/cm/USERS?filter=userName eq "sample.user"')
         .auth(tokens.Administration, { type: 'bearer' })

@@ -59,6 +59,17 @@ describe('ScimMediaTypeInterceptor', () => {
     expect(run({ 'content-type': 'application/json' }).contentType).toBe('application/scim+json');
   });
 
+  it('treats an Accept of wildcards only as no Accept (curl sends */*), and prefers a type Accept names to a wildcard', () => {
+    const vendor = 'application/vnd.vendor.ma.credential-management-2.2+json';
+    for (const accept of ['*/*', 'application/*', 'text/html, */*;q=0.8', 'application/vnd.vendor.ma.credential-management-3.0+json, */*']) {
+      expect({ accept, answer: run({ 'content-type': vendor, accept }).contentType }).toEqual({ accept, answer: vendor });
+      expect({ accept, answer: run({ 'content-type': 'application/json', accept }).contentType }).toEqual({ accept, answer: 'application/scim+json' });
+    }
+    expect(run({ 'content-type': vendor, accept: `${vendor}, */*` }).contentType).toBe(vendor);
+    expect(run({ 'content-type': vendor, accept: 'application/json, text/plain, */*' }).contentType).toBe('application/json');
+    expect(run({ 'content-type': vendor, accept: 'application/scim+json, */*' }).contentType).toBe('application/scim+json');
+  });
+
   it('refuses an Accept it cannot meet, including another vendor major version, with 406', () => {
     for (const accept of ['text/html', 'application/vnd.vendor.ma.credential-management-3.1+json']) {
       expect(run({ accept }).error).toMatchObject({ code: 'NOT_ACCEPTABLE' });

@@ -46,19 +46,26 @@ function acceptable(type: string): boolean {
   return JSON_TYPES.includes(type) || (vendor !== null && vendor[1] === '2');
 }
 
+/** Accept entries that name no type: what curl and most HTTP libraries send when their caller chose none. */
+const WILDCARDS = ['*/*', 'application/*'];
+
 /**
- * The answer's media type follows Accept; without one, a body in the vendor type is answered in it
- * (CREDENTIAL-MANAGEMENT.md "Open points": the interface's sample call sends only Content-Type), any
- * other in application/scim+json.
+ * The answer's media type: a type Accept names (application/scim+json first when it is among them).
+ * When Accept names none, by its absence or with wildcards only, the caller has no preference: a
+ * request sent with the vendor type as Content-Type is answered in it (CREDENTIAL-MANAGEMENT.md
+ * "Open points": the interface's sample call sends only Content-Type, and curl adds `Accept: *\/*`
+ * to it), any other in application/scim+json.
  */
 function answerType(accept: string | undefined, contentType: string | undefined): string {
-  if (!accept) return contentType && VENDOR.test(contentType) && acceptable(contentType) ? contentType : SCIM_MEDIA_TYPE;
-  const asked = accept
+  const asked = (accept ?? '')
     .split(',')
-    .map((part) => mediaType(part)!)
-    .filter(Boolean);
-  if (asked.includes(SCIM_MEDIA_TYPE) || asked.includes('*/*') || asked.includes('application/*')) return SCIM_MEDIA_TYPE;
+    .map((part) => mediaType(part))
+    .filter((type): type is string => type !== undefined);
+  if (asked.includes(SCIM_MEDIA_TYPE)) return SCIM_MEDIA_TYPE;
   const echoed = asked.find(acceptable);
   if (echoed) return echoed;
-  throw new DomainError('NOT_ACCEPTABLE', `Accept ${accept.slice(0, 100)} allows no answer this API gives; accept ${SCIM_MEDIA_TYPE} or application/json.`);
+  if (asked.length === 0 || asked.some((type) => WILDCARDS.includes(type))) {
+    return contentType && VENDOR.test(contentType) && acceptable(contentType) ? contentType : SCIM_MEDIA_TYPE;
+  }
+  throw new DomainError('NOT_ACCEPTABLE', `Accept ${accept!.slice(0, 100)} allows no answer this API gives; accept ${SCIM_MEDIA_TYPE} or application/json.`);
 }
