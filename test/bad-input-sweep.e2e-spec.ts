@@ -263,18 +263,17 @@ describe('bad-input sweep over the OpenAPI document', () => {
         .flatMap((operation) => BAD_BODIES.map((body) => ({ operation, target: url(operation), body })));
       expect(requests.length).toBeGreaterThan(200);
       expect(await sweep(requests)).toEqual([]);
-      const nul = await t.http
-        .post(`/admin/v1/organizations/${org}/system-accounts`)
-        .auth(platformToken, { type: 'bearer' })
-        .set('Content-Type', 'application/json')
-        .send('{"role":"Issuance","description":"a\\u0000b"}');
+      // A system account whose description is sent as written (escapes included), not re-encoded by the client.
+      const createAccount = (rawBody: string) =>
+        t.http
+          .post(`/admin/v1/organizations/${org}/system-accounts`)
+          .auth(platformToken, { type: 'bearer' })
+          .set('Content-Type', 'application/json')
+          .send(rawBody);
+      const nul = await createAccount('{"role":"Issuance","description":"a\\u0000b"}');
       expect(nul.status).toBe(400);
       expect(nul.body.detail).toBe("The request body's attribute description contains a NUL character (\\u0000); remove it.");
-      const surrogate = await t.http
-        .post(`/admin/v1/organizations/${org}/system-accounts`)
-        .auth(platformToken, { type: 'bearer' })
-        .set('Content-Type', 'application/json')
-        .send('{"role":"Issuance","description":"\\ud800"}');
+      const surrogate = await createAccount('{"role":"Issuance","description":"\\ud800"}');
       expect(surrogate.status).toBe(400);
       expect(surrogate.body.detail).toContain('attribute description contains a lone UTF-16 surrogate');
     },
