@@ -9,6 +9,7 @@ import { OrganizationsController } from './admin/organizations.controller';
 import { SystemAccountsController } from './admin/system-accounts.controller';
 import { UsersController } from './admin/users.controller';
 import { BootstrapService } from './bootstrap.service';
+import { GrantPolicy } from './grant.policy';
 import { OrganizationRepository } from './organizations/organization.repository';
 import { OrganizationService } from './organizations/organization.service';
 import { SecretHasher } from './system-accounts/secret-hasher';
@@ -32,6 +33,7 @@ import { UserService } from './users/user.service';
     UserService,
     PasswordHasher,
     AdminAccessPolicy,
+    GrantPolicy,
     BootstrapService,
     CertifiedApplicationService,
     {
@@ -47,6 +49,7 @@ import { UserService } from './users/user.service';
     SystemAccountRepository,
     SecretHasher,
     AdminAccessPolicy,
+    GrantPolicy,
     AdminPresenter,
     CertifiedApplicationService,
     UserService,

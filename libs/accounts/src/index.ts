@@ -14,3 +14,4 @@ export * from './users/user.repository';
 export * from './users/user-search';
 export * from './users/user.service';
 export * from './account-dependents';
+export * from './grant.policy';

@@ -72,6 +72,11 @@ export const AUDIT_CATALOGUE = {
   'organization.delete': { code: 70003, description: 'Organization deleted' },
   'organization.settings.update': { code: 70005, description: "Organization's settings changed" },
   'admin.access_denied': { code: 70004, description: 'An administrator was refused access to an organization' },
+  'authorization.grant_denied': {
+    code: 70006,
+    description:
+      'A caller was refused a role, group or administrator flag it may not give, or a change of an account above its own or of itself (DECISIONS 5.3)',
+  },
   'system_account.create': { code: 71001, description: 'System account created' },
   'system_account.update': { code: 71002, description: 'System account updated' },
   'system_account.delete': { code: 71003, description: 'System account deleted' },

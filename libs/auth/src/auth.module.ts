@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { AccountsModule } from '@app/accounts';
+import { AccountsModule, GrantPolicy } from '@app/accounts';
 import { AuthStoreModule } from './auth-store.module';
 import { RequestInputGuard } from '@app/common';
 import { AppConfig } from '@app/config';
@@ -59,4 +59,9 @@ import { TokenService } from './tokens/token.service';
   ],
   exports: [TokenService, JwsService, PurgeJob, RoleCatalog, OperatorDependentPolicy],
 })
-export class AuthModule {}
+export class AuthModule {
+  constructor(grants: GrantPolicy, roles: RoleCatalog) {
+    // What a caller may grant is compared against the mapping loaded here (DECISIONS 5.3).
+    grants.useRoles((name) => roles.find(name));
+  }
+}

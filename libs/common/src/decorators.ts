@@ -66,5 +66,5 @@ export const RequestActor = createParamDecorator((_: unknown, ctx: ExecutionCont
   const request = ctx.switchToHttp().getRequest() as Record<string, unknown> & { ip?: string; id?: unknown };
   const principal = request[PRINCIPAL_KEY] as Principal | undefined;
   if (!principal) throw new DomainError('UNAUTHENTICATED', 'This request needs a bearer access token.');
-  return { name: principal.name, sourceAddress: request.ip ?? 'unknown', correlationId: String(request.id ?? '') };
+  return { name: principal.name, principal, sourceAddress: request.ip ?? 'unknown', correlationId: String(request.id ?? '') };
 });

@@ -26,6 +26,11 @@ export const PRINCIPAL_KEY = 'principal';
 /** Who changes something: a Client ID or userName, `system` (the service itself) or `cli` (command line). */
 export interface Actor {
   name: string;
+  /**
+   * The caller, when a request acts: what it may grant is limited by its role and groups
+   * (DECISIONS 5.3). The command line and the service itself act without one.
+   */
+  principal?: Principal;
   sourceAddress?: string;
   /** The request's correlation id (X-Correlation-ID); absent outside a request. */
   correlationId?: string;

@@ -95,6 +95,16 @@ export class SystemAccountRepository {
     return row;
   }
 
+  /** Locks the account's row for the transaction; answers what the grant rules compare (DECISIONS 5.3). */
+  async lockInOrg(orgId: string, clientId: string, tx: Transaction): Promise<{ id: string; role: string } | undefined> {
+    const [row] = await this.db.query<{ id: string; role: string }>(
+      'SELECT id, role FROM system_accounts WHERE org_id = $1 AND client_id = $2 FOR UPDATE',
+      [orgId, clientId],
+      tx,
+    );
+    return row;
+  }
+
   async listInOrg(orgId: string, offset: number, limit: number): Promise<{ rows: SystemAccountRow[]; total: number }> {
     const rows = await this.db.query<SystemAccountRow & { total: string }>(
       `SELECT *, count(*) OVER () AS total FROM system_accounts WHERE org_id = $1 ORDER BY client_id OFFSET $2 LIMIT $3`,

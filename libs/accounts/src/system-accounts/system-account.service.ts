@@ -5,6 +5,7 @@ import { AppConfig } from '@app/config';
 import { ChangeFeed, Database, Transaction } from '@app/persistence';
 import { Actor, AuditLog } from '@app/audit';
 import { AccountDependents } from '../account-dependents';
+import { GrantChange, GrantPolicy } from '../grant.policy';
 import { parseCertificateUpload } from './certificate-parser';
 import { SecretHasher } from './secret-hasher';
 import { CertificateRow, SecretMetadataRow, SystemAccountRepository, SystemAccountRow } from './system-account.repository';
@@ -31,6 +32,7 @@ export class SystemAccountService {
     private readonly changes: ChangeFeed,
     private readonly clock: Clock,
     private readonly config: AppConfig,
+    private readonly grants: GrantPolicy,
   ) {}
 
   tokenUrl(orgId: string): string {
@@ -56,6 +58,9 @@ export class SystemAccountService {
     if (input.suffix !== undefined && !SUFFIX_PATTERN.test(input.suffix)) {
       throw invalidValue('suffix must be 1-64 letters or digits (A-Z, a-z, 0-9); the Client ID is {organization}-{suffix}.');
     }
+    await this.grants.audited(orgId, actor, input.suffix ? `${orgId}-${input.suffix}` : orgId, async () =>
+      this.grants.check(actor, 'system_account', undefined, { role: input.role }),
+    );
     for (let attempt = 0; ; attempt++) {
       const suffix = input.suffix ?? `OSRV${String(randomInt(0, 1_000_000_000)).padStart(9, '0')}`;
       try {
@@ -118,29 +123,32 @@ export class SystemAccountService {
     changes: { role?: string; description?: string | null; disabled?: boolean; organizationAdministrator?: boolean },
     actor: Actor,
   ): Promise<SystemAccountRow> {
-    const row = await this.db.transaction(async (tx) => {
-      const updated = await this.accounts.update(orgId, clientId, changes, this.clock.now(), tx);
-      if (!updated) throw notFound(`System account "${clientId}" does not exist in organization "${orgId}".`);
-      const details: Record<string, unknown> = { changes };
-      const { reenabled, ...account } = updated;
-      const revokedTokens = reenabled ? await this.dependents.revokeTokens({ accountId: account.id }, this.clock.now(), tx) : 0;
-      if (revokedTokens > 0) details.revokedTokens = revokedTokens;
-      await this.audit.record(
-        {
-          org: orgId,
-          actor: actor.name,
-          action: 'system_account.update',
-          target: clientId,
-          outcome: 'success',
-          sourceAddress: actor.sourceAddress,
-          correlationId: actor.correlationId,
-          details,
-        },
-        tx,
-      );
-      this.changes.publishOnCommit(tx, 'subject', [account.id]);
-      return account;
-    });
+    const row = await this.grants.audited(orgId, actor, clientId, () =>
+      this.db.transaction(async (tx) => {
+        await this.checkGrant(orgId, clientId, actor, { role: changes.role, organizationAdministrator: changes.organizationAdministrator }, tx);
+        const updated = await this.accounts.update(orgId, clientId, changes, this.clock.now(), tx);
+        if (!updated) throw notFound(`System account "${clientId}" does not exist in organization "${orgId}".`);
+        const details: Record<string, unknown> = { changes };
+        const { reenabled, ...account } = updated;
+        const revokedTokens = reenabled ? await this.dependents.revokeTokens({ accountId: account.id }, this.clock.now(), tx) : 0;
+        if (revokedTokens > 0) details.revokedTokens = revokedTokens;
+        await this.audit.record(
+          {
+            org: orgId,
+            actor: actor.name,
+            action: 'system_account.update',
+            target: clientId,
+            outcome: 'success',
+            sourceAddress: actor.sourceAddress,
+            correlationId: actor.correlationId,
+            details,
+          },
+          tx,
+        );
+        this.changes.publishOnCommit(tx, 'subject', [account.id]);
+        return account;
+      }),
+    );
     return row;
   }
 
@@ -157,24 +165,27 @@ export class SystemAccountService {
         `"${clientId}" is the platform administrator and cannot be deleted; create a new secret and revoke the old one instead.`,
       );
     }
-    await this.db.transaction(async (tx) => {
-      const deleted = await this.accounts.delete(orgId, clientId, tx);
-      if (!deleted) throw notFound(`System account "${clientId}" does not exist in organization "${orgId}".`);
-      await this.audit.record(
-        {
-          org: orgId,
-          actor: actor.name,
-          action: 'system_account.delete',
-          target: clientId,
-          outcome: 'success',
-          sourceAddress: actor.sourceAddress,
-          correlationId: actor.correlationId,
-          details: { role: deleted.role },
-        },
-        tx,
-      );
-      this.changes.publishOnCommit(tx, 'subject', [account.id]);
-    });
+    await this.grants.audited(orgId, actor, clientId, () =>
+      this.db.transaction(async (tx) => {
+        await this.checkGrant(orgId, clientId, actor, {}, tx);
+        const deleted = await this.accounts.delete(orgId, clientId, tx);
+        if (!deleted) throw notFound(`System account "${clientId}" does not exist in organization "${orgId}".`);
+        await this.audit.record(
+          {
+            org: orgId,
+            actor: actor.name,
+            action: 'system_account.delete',
+            target: clientId,
+            outcome: 'success',
+            sourceAddress: actor.sourceAddress,
+            correlationId: actor.correlationId,
+            details: { role: deleted.role },
+          },
+          tx,
+        );
+        this.changes.publishOnCommit(tx, 'subject', [account.id]);
+      }),
+    );
   }
 
   async createSecret(orgId: string, clientId: string, expiresAt: Date | undefined, actor: Actor): Promise<IssuedSecret> {
@@ -182,25 +193,28 @@ export class SystemAccountService {
     if (expiresAt && expiresAt.getTime() <= this.clock.now().getTime()) {
       throw invalidValue('expiresAt must be in the future.');
     }
-    const created = await this.db.transaction(async (tx) => {
-      const secret = await this.insertSecret(account.id, undefined, expiresAt, tx);
-      await this.audit.record(
-        {
-          org: orgId,
-          actor: actor.name,
-          action: 'client_secret.create',
-          target: clientId,
-          outcome: 'success',
-          sourceAddress: actor.sourceAddress,
-          correlationId: actor.correlationId,
-          details: { secretId: secret.id, expiresAt: secret.expiresAt },
-        },
-        tx,
-      );
-      // Client authentication caches an account's credentials: every change of them is published.
-      this.changes.publishOnCommit(tx, 'subject', [account.id]);
-      return secret;
-    });
+    const created = await this.grants.audited(orgId, actor, clientId, () =>
+      this.db.transaction(async (tx) => {
+        await this.checkGrant(orgId, clientId, actor, {}, tx);
+        const secret = await this.insertSecret(account.id, undefined, expiresAt, tx);
+        await this.audit.record(
+          {
+            org: orgId,
+            actor: actor.name,
+            action: 'client_secret.create',
+            target: clientId,
+            outcome: 'success',
+            sourceAddress: actor.sourceAddress,
+            correlationId: actor.correlationId,
+            details: { secretId: secret.id, expiresAt: secret.expiresAt },
+          },
+          tx,
+        );
+        // Client authentication caches an account's credentials: every change of them is published.
+        this.changes.publishOnCommit(tx, 'subject', [account.id]);
+        return secret;
+      }),
+    );
     return created;
   }
 
@@ -211,25 +225,28 @@ export class SystemAccountService {
    */
   async revokeSecret(orgId: string, clientId: string, secretId: string, actor: Actor): Promise<void> {
     const account = await this.get(orgId, clientId);
-    await this.db.transaction(async (tx) => {
-      if (!UUID.test(secretId) || !(await this.accounts.deleteSecret(account.id, secretId, tx))) {
-        throw notFound(`System account "${clientId}" has no secret "${secretId.slice(0, 64)}".`);
-      }
-      await this.audit.record(
-        {
-          org: orgId,
-          actor: actor.name,
-          action: 'client_secret.revoke',
-          target: clientId,
-          outcome: 'success',
-          sourceAddress: actor.sourceAddress,
-          correlationId: actor.correlationId,
-          details: { secretId },
-        },
-        tx,
-      );
-      this.changes.publishOnCommit(tx, 'subject', [account.id]);
-    });
+    await this.grants.audited(orgId, actor, clientId, () =>
+      this.db.transaction(async (tx) => {
+        await this.checkGrant(orgId, clientId, actor, {}, tx);
+        if (!UUID.test(secretId) || !(await this.accounts.deleteSecret(account.id, secretId, tx))) {
+          throw notFound(`System account "${clientId}" has no secret "${secretId.slice(0, 64)}".`);
+        }
+        await this.audit.record(
+          {
+            org: orgId,
+            actor: actor.name,
+            action: 'client_secret.revoke',
+            target: clientId,
+            outcome: 'success',
+            sourceAddress: actor.sourceAddress,
+            correlationId: actor.correlationId,
+            details: { secretId },
+          },
+          tx,
+        );
+        this.changes.publishOnCommit(tx, 'subject', [account.id]);
+      }),
+    );
   }
 
   async listSecrets(orgId: string, clientId: string): Promise<SecretMetadataRow[]> {
@@ -242,53 +259,70 @@ export class SystemAccountService {
     const now = this.clock.now();
     const parsed = parseCertificateUpload(pem, now);
     const expiresAt = new Date(now.getTime() + this.config.certificateLifetimeDays * DAY_MS);
-    const row = await this.db.transaction(async (tx) => {
-      const added = await this.accounts.addCertificate(account.id, parsed, now, expiresAt, tx);
-      await this.audit.record(
-        {
-          org: orgId,
-          actor: actor.name,
-          action: 'client_certificate.upload',
-          target: clientId,
-          outcome: 'success',
-          sourceAddress: actor.sourceAddress,
-          correlationId: actor.correlationId,
-          details: { thumbprint: added.thumbprint, subject: added.subject },
-        },
-        tx,
-      );
-      this.changes.publishOnCommit(tx, 'subject', [account.id]);
-      return added;
-    });
+    const row = await this.grants.audited(orgId, actor, clientId, () =>
+      this.db.transaction(async (tx) => {
+        await this.checkGrant(orgId, clientId, actor, {}, tx);
+        const added = await this.accounts.addCertificate(account.id, parsed, now, expiresAt, tx);
+        await this.audit.record(
+          {
+            org: orgId,
+            actor: actor.name,
+            action: 'client_certificate.upload',
+            target: clientId,
+            outcome: 'success',
+            sourceAddress: actor.sourceAddress,
+            correlationId: actor.correlationId,
+            details: { thumbprint: added.thumbprint, subject: added.subject },
+          },
+          tx,
+        );
+        this.changes.publishOnCommit(tx, 'subject', [account.id]);
+        return added;
+      }),
+    );
     return row;
   }
 
   /** Deletes one certificate (by its x5t#S256 thumbprint): assertions signed with its key stop working at once. */
   async deleteCertificate(orgId: string, clientId: string, thumbprint: string, actor: Actor): Promise<void> {
     const account = await this.get(orgId, clientId);
-    await this.db.transaction(async (tx) => {
-      const row = await this.accounts.deleteCertificate(account.id, thumbprint, tx);
-      if (!row) throw notFound(`System account "${clientId}" has no certificate "${thumbprint.slice(0, 64)}".`);
-      await this.audit.record(
-        {
-          org: orgId,
-          actor: actor.name,
-          action: 'client_certificate.delete',
-          target: clientId,
-          outcome: 'success',
-          sourceAddress: actor.sourceAddress,
-          correlationId: actor.correlationId,
-          details: { thumbprint: row.thumbprint, subject: row.subject },
-        },
-        tx,
-      );
-      this.changes.publishOnCommit(tx, 'subject', [account.id]);
-    });
+    await this.grants.audited(orgId, actor, clientId, () =>
+      this.db.transaction(async (tx) => {
+        await this.checkGrant(orgId, clientId, actor, {}, tx);
+        const row = await this.accounts.deleteCertificate(account.id, thumbprint, tx);
+        if (!row) throw notFound(`System account "${clientId}" has no certificate "${thumbprint.slice(0, 64)}".`);
+        await this.audit.record(
+          {
+            org: orgId,
+            actor: actor.name,
+            action: 'client_certificate.delete',
+            target: clientId,
+            outcome: 'success',
+            sourceAddress: actor.sourceAddress,
+            correlationId: actor.correlationId,
+            details: { thumbprint: row.thumbprint, subject: row.subject },
+          },
+          tx,
+        );
+        this.changes.publishOnCommit(tx, 'subject', [account.id]);
+      }),
+    );
   }
 
   async listCertificates(orgId: string, clientId: string): Promise<CertificateRow[]> {
     const account = await this.get(orgId, clientId);
     return this.accounts.listCertificates(account.id);
+  }
+
+  /**
+   * The grant rules (DECISIONS 5.3) for a change of an existing account by a request's caller, under
+   * the account's row lock so that a concurrent change of its role cannot slip between check and write.
+   */
+  private async checkGrant(orgId: string, clientId: string, actor: Actor, change: GrantChange, tx: Transaction): Promise<void> {
+    if (!actor.principal) return;
+    const locked = await this.accounts.lockInOrg(orgId, clientId, tx);
+    if (!locked) throw notFound(`System account "${clientId}" does not exist in organization "${orgId}".`);
+    this.grants.check(actor, 'system_account', locked, change);
   }
 
   private async insertSecret(accountId: string, value: string | undefined, expiresAt: Date | undefined, tx?: Transaction): Promise<IssuedSecret> {

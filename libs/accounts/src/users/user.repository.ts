@@ -44,6 +44,14 @@ export interface UserProfile {
 }
 
 /** A user as every read outside authentication sees it: no password hash, only whether there is one. */
+/** A user's row under its lock: its name, and the role and groups the grant rules compare. */
+export interface LockedUser {
+  id: string;
+  user_name: string;
+  role: string;
+  groups: string[];
+}
+
 export interface UserRow {
   id: string;
   org_id: string;
@@ -317,8 +325,9 @@ export class UserRepository {
   }
 
   /** Locks the user's row for the transaction (a delete that first asks what the user holds). */
-  async lockInOrg(orgId: string, id: string, tx: Transaction): Promise<{ user_name: string } | undefined> {
-    const [row] = await this.db.query<{ user_name: string }>('SELECT user_name FROM users WHERE org_id = $1 AND id = $2 FOR UPDATE', [orgId, id], tx);
+  /** Locks the user's row for the transaction; answers what the grant rules compare (DECISIONS 5.3). */
+  async lockInOrg(orgId: string, id: string, tx: Transaction): Promise<LockedUser | undefined> {
+    const [row] = await this.db.query<LockedUser>('SELECT id, user_name, role, groups FROM users WHERE org_id = $1 AND id = $2 FOR UPDATE', [orgId, id], tx);
     return row;
   }
 

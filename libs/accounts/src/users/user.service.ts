@@ -5,6 +5,7 @@ import { AppConfig } from '@app/config';
 import { ChangeFeed, Database, Transaction } from '@app/persistence';
 import { Actor, AuditLog } from '@app/audit';
 import { AccountDependents } from '../account-dependents';
+import { GrantChange, GrantPolicy } from '../grant.policy';
 import { parseCertificateUpload } from '../system-accounts/certificate-parser';
 import { CertificateRow } from '../system-accounts/system-account.repository';
 import { PasswordHasher } from './password-hasher';
@@ -56,6 +57,7 @@ export class UserService {
     private readonly changes: ChangeFeed,
     private readonly clock: Clock,
     private readonly config: AppConfig,
+    private readonly grants: GrantPolicy,
   ) {}
 
   /** Creates the user; a userName taken in the organization is a 409 decided by the unique index. */
@@ -65,6 +67,9 @@ export class UserService {
     }
     const userType = input.userType ?? 'cardholder';
     if (input.password !== undefined && userType === 'operator') throw operatorPassword();
+    await this.grants.audited(orgId, actor, input.userName, async () =>
+      this.grants.check(actor, 'user', undefined, { role: input.role, groups: input.groups ?? [] }),
+    );
     // Hashed before the transaction: scrypt takes a while and must not hold a database connection.
     const passwordHash = input.password === undefined ? null : await this.hasher.hash(input.password);
     return this.db.transaction(async (tx) => {
@@ -159,39 +164,42 @@ export class UserService {
     if (password !== undefined && current.user_type === 'operator') throw operatorPassword();
     // Hashed before the transaction: scrypt takes a while and must not hold a database connection.
     const passwordHash = password === undefined ? undefined : await this.hasher.hash(password);
-    const updated = await this.db.transaction(async (tx) => {
-      const result = await this.users.update(orgId, id, { ...changes, passwordHash }, this.clock.now(), tx);
-      if (!result) throw userNotFound(orgId, id);
-      const { reenabled, previousVersion, ...user } = result;
-      if (ifMatch && !ifMatch.matches(previousVersion)) throw preconditionFailed(`User ${id}`, previousVersion);
-      await this.dependents.userWritten(user, 'updated', tx);
-      const revokedTokens = reenabled ? await this.dependents.revokeTokens({ userId: user.id }, this.clock.now(), tx) : 0;
-      const details: Record<string, unknown> = {
-        userName: user.user_name,
-        changed: [...Object.keys(changes), ...(password === undefined ? [] : ['password'])],
-      };
-      if (changes.role !== undefined) details.role = user.role;
-      if (changes.groups !== undefined) details.groups = user.groups;
-      if (changes.disabled !== undefined) details.disabled = user.disabled;
-      if (revokedTokens > 0) details.revokedTokens = revokedTokens;
-      await this.audit.record(
-        {
-          org: orgId,
-          actor: actor.name,
-          action: 'user.update',
-          target: id,
-          outcome: 'success',
-          sourceAddress: actor.sourceAddress,
-          correlationId: actor.correlationId,
-          details,
-        },
-        tx,
-      );
-      // Role, groups and the disabled flag apply to the user's live tokens at once, on every instance;
-      // re-enabling revoked the tokens the user had while disabled (see the repository).
-      this.changes.publishOnCommit(tx, 'subject', [id]);
-      return user;
-    });
+    const updated = await this.grants.audited(orgId, actor, id, () =>
+      this.db.transaction(async (tx) => {
+        await this.checkGrant(orgId, id, actor, { role: changes.role, groups: changes.groups === undefined ? undefined : (changes.groups ?? []) }, tx);
+        const result = await this.users.update(orgId, id, { ...changes, passwordHash }, this.clock.now(), tx);
+        if (!result) throw userNotFound(orgId, id);
+        const { reenabled, previousVersion, ...user } = result;
+        if (ifMatch && !ifMatch.matches(previousVersion)) throw preconditionFailed(`User ${id}`, previousVersion);
+        await this.dependents.userWritten(user, 'updated', tx);
+        const revokedTokens = reenabled ? await this.dependents.revokeTokens({ userId: user.id }, this.clock.now(), tx) : 0;
+        const details: Record<string, unknown> = {
+          userName: user.user_name,
+          changed: [...Object.keys(changes), ...(password === undefined ? [] : ['password'])],
+        };
+        if (changes.role !== undefined) details.role = user.role;
+        if (changes.groups !== undefined) details.groups = user.groups;
+        if (changes.disabled !== undefined) details.disabled = user.disabled;
+        if (revokedTokens > 0) details.revokedTokens = revokedTokens;
+        await this.audit.record(
+          {
+            org: orgId,
+            actor: actor.name,
+            action: 'user.update',
+            target: id,
+            outcome: 'success',
+            sourceAddress: actor.sourceAddress,
+            correlationId: actor.correlationId,
+            details,
+          },
+          tx,
+        );
+        // Role, groups and the disabled flag apply to the user's live tokens at once, on every instance;
+        // re-enabling revoked the tokens the user had while disabled (see the repository).
+        this.changes.publishOnCommit(tx, 'subject', [id]);
+        return user;
+      }),
+    );
     return updated;
   }
 
@@ -203,34 +211,37 @@ export class UserService {
    */
   async delete(orgId: string, id: string, actor: Actor, options: { force?: boolean } = {}): Promise<void> {
     if (!UUID.test(id)) throw userNotFound(orgId, id);
-    await this.db.transaction(async (tx) => {
-      const locked = await this.users.lockInOrg(orgId, id, tx);
-      if (!locked) throw userNotFound(orgId, id);
-      const held = await this.dependents.describeUserHoldings(orgId, id, tx);
-      if (held.length > 0 && !options.force) {
-        throw new DomainError(
-          'CONFLICT',
-          `User "${locked.user_name}" holds ${held.join('; ')}. Terminate them first, or delete with ?force=true, which terminates them and revokes their credentials.`,
+    await this.grants.audited(orgId, actor, id, () =>
+      this.db.transaction(async (tx) => {
+        const locked = await this.users.lockInOrg(orgId, id, tx);
+        if (!locked) throw userNotFound(orgId, id);
+        this.grants.check(actor, 'user', locked, {});
+        const held = await this.dependents.describeUserHoldings(orgId, id, tx);
+        if (held.length > 0 && !options.force) {
+          throw new DomainError(
+            'CONFLICT',
+            `User "${locked.user_name}" holds ${held.join('; ')}. Terminate them first, or delete with ?force=true, which terminates them and revokes their credentials.`,
+          );
+        }
+        if (held.length > 0) await this.dependents.releaseUserHoldings(orgId, id, actor, tx);
+        const user = await this.users.delete(orgId, id, tx);
+        if (!user) throw userNotFound(orgId, id);
+        await this.audit.record(
+          {
+            org: orgId,
+            actor: actor.name,
+            action: 'user.delete',
+            target: id,
+            outcome: 'success',
+            sourceAddress: actor.sourceAddress,
+            correlationId: actor.correlationId,
+            details: { userName: user.user_name, ...(held.length > 0 ? { forced: true } : {}) },
+          },
+          tx,
         );
-      }
-      if (held.length > 0) await this.dependents.releaseUserHoldings(orgId, id, actor, tx);
-      const user = await this.users.delete(orgId, id, tx);
-      if (!user) throw userNotFound(orgId, id);
-      await this.audit.record(
-        {
-          org: orgId,
-          actor: actor.name,
-          action: 'user.delete',
-          target: id,
-          outcome: 'success',
-          sourceAddress: actor.sourceAddress,
-          correlationId: actor.correlationId,
-          details: { userName: user.user_name, ...(held.length > 0 ? { forced: true } : {}) },
-        },
-        tx,
-      );
-      this.changes.publishOnCommit(tx, 'subject', [id]);
-    });
+        this.changes.publishOnCommit(tx, 'subject', [id]);
+      }),
+    );
   }
 
   /**
@@ -267,25 +278,28 @@ export class UserService {
     const now = this.clock.now();
     const parsed = parseCertificateUpload(pem, now);
     const expiresAt = new Date(now.getTime() + this.config.certificateLifetimeDays * DAY_MS);
-    const enrolled = await this.db.transaction(async (tx) => {
-      const row = await this.users.addCertificate(user.id, parsed, now, expiresAt, tx);
-      await this.audit.record(
-        {
-          org: orgId,
-          actor: actor.name,
-          action: 'user.certificate.enroll',
-          target: id,
-          outcome: 'success',
-          sourceAddress: actor.sourceAddress,
-          correlationId: actor.correlationId,
-          details: { userName: user.user_name, thumbprint: row.thumbprint, subject: row.subject },
-        },
-        tx,
-      );
-      // The user's answers list its certificates; every instance drops what it kept of the user.
-      this.changes.publishOnCommit(tx, 'subject', [id]);
-      return row;
-    });
+    const enrolled = await this.grants.audited(orgId, actor, id, () =>
+      this.db.transaction(async (tx) => {
+        await this.checkGrant(orgId, id, actor, {}, tx);
+        const row = await this.users.addCertificate(user.id, parsed, now, expiresAt, tx);
+        await this.audit.record(
+          {
+            org: orgId,
+            actor: actor.name,
+            action: 'user.certificate.enroll',
+            target: id,
+            outcome: 'success',
+            sourceAddress: actor.sourceAddress,
+            correlationId: actor.correlationId,
+            details: { userName: user.user_name, thumbprint: row.thumbprint, subject: row.subject },
+          },
+          tx,
+        );
+        // The user's answers list its certificates; every instance drops what it kept of the user.
+        this.changes.publishOnCommit(tx, 'subject', [id]);
+        return row;
+      }),
+    );
     return enrolled;
   }
 
@@ -294,26 +308,40 @@ export class UserService {
     const user = await this.get(orgId, id);
     if (user.user_type === 'operator') throw operatorPassword();
     const passwordHash = await this.hasher.hash(password);
-    const changed = await this.db.transaction(async (tx) => {
-      const updated = await this.users.setPasswordHash(orgId, id, passwordHash, this.clock.now(), tx);
-      if (!updated) throw userNotFound(orgId, id);
-      await this.audit.record(
-        {
-          org: orgId,
-          actor: actor.name,
-          action: 'user.password.set',
-          target: id,
-          outcome: 'success',
-          sourceAddress: actor.sourceAddress,
-          correlationId: actor.correlationId,
-          details: { userName: updated.user_name },
-        },
-        tx,
-      );
-      this.changes.publishOnCommit(tx, 'subject', [id]);
-      return updated;
-    });
+    const changed = await this.grants.audited(orgId, actor, id, () =>
+      this.db.transaction(async (tx) => {
+        await this.checkGrant(orgId, id, actor, {}, tx);
+        const updated = await this.users.setPasswordHash(orgId, id, passwordHash, this.clock.now(), tx);
+        if (!updated) throw userNotFound(orgId, id);
+        await this.audit.record(
+          {
+            org: orgId,
+            actor: actor.name,
+            action: 'user.password.set',
+            target: id,
+            outcome: 'success',
+            sourceAddress: actor.sourceAddress,
+            correlationId: actor.correlationId,
+            details: { userName: updated.user_name },
+          },
+          tx,
+        );
+        this.changes.publishOnCommit(tx, 'subject', [id]);
+        return updated;
+      }),
+    );
     return changed;
+  }
+
+  /**
+   * The grant rules (DECISIONS 5.3) for a change of an existing user by a request's caller, under
+   * the user's row lock so that a concurrent change of its role cannot slip between check and write.
+   */
+  private async checkGrant(orgId: string, id: string, actor: Actor, change: GrantChange, tx: Transaction): Promise<void> {
+    if (!actor.principal) return;
+    const locked = await this.users.lockInOrg(orgId, id, tx);
+    if (!locked) throw userNotFound(orgId, id);
+    this.grants.check(actor, 'user', locked, change);
   }
 }
 
