@@ -36,6 +36,9 @@ const BAD_QUERIES = [
   'filter=%28%28%28%28',
   'filter=a%20eq%20%22%00%22',
   "filter=userName%20eq%20%22'%20OR%20'1'%3D'1%22",
+  // Date-times Date.parse takes and PostgreSQL refuses (Issue 22 item 7).
+  'filter=meta.created%20gt%20%222026-02-30T00%3A00%3A00Z%22',
+  'filter=meta.lastModified%20lt%20%220000-01-01T00%3A00%3A00Z%22',
   'attributes=%00&excludedAttributes=__proto__',
   `filter=${'a'.repeat(10000)}`,
   'force=%ED%A0%80&api-version=%00',
@@ -55,6 +58,8 @@ const BAD_BODIES: [string, string][] = [
   ['application/json', 'null'],
   ['application/json', '"a string"'],
   ['application/json', '12345678901234567890123'],
+  ['application/scim+json', '{"schemas":["urn:ietf:params:scim:api:messages:2.0:SearchRequest"],"filter":"meta.created gt \\"2026-02-30T00:00:00Z\\""}'],
+  ['application/scim+json', '{"schemas":["urn:ietf:params:scim:api:messages:2.0:SearchRequest"],"filter":"meta.lastModified lt \\"0000-01-01T00:00:00Z\\""}'],
   ['application/scim+json', '{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[{"op":"replace","path":"a[b eq \\"c\\"","value":1}]}'],
   ['application/x-www-form-urlencoded', 'grant_type=client_credentials&client_id=%00&client_secret=%00'],
   ['text/plain', 'hello'],
@@ -251,6 +256,17 @@ describe('bad-input sweep over the OpenAPI document', () => {
       const nul = await t.http.get(`/admin/v1/organizations/${org}/audit-events?actor=a%00b`).auth(platformToken, { type: 'bearer' });
       expect(nul.status).toBe(400);
       expect(nul.body.detail).toBe('Query parameter actor contains a NUL character (\\u0000); remove it.');
+      const impossibleDay = await t.http
+        .get(`/admin/v1/organizations/${org}/groups?filter=${encodeURIComponent('meta.created gt "2026-02-30T00:00:00Z"')}`)
+        .auth(platformToken, { type: 'bearer' });
+      expect(impossibleDay.status).toBe(400);
+      expect(impossibleDay.body.scimType).toBe('invalidFilter');
+      expect(impossibleDay.body.detail).toContain('"2026-02-30T00:00:00Z" is not a real one (2026-02 has no day 30)');
+      // The edges the filter takes are ones PostgreSQL takes too.
+      for (const edge of ['meta.created gt "0001-01-01T00:00:00+14:59"', 'meta.created lt "9999-12-31T23:59:59.999999999-14:59"']) {
+        const answer = await t.http.get(`/admin/v1/organizations/${org}/groups?filter=${encodeURIComponent(edge)}`).auth(platformToken, { type: 'bearer' });
+        expect({ edge, status: answer.status }).toEqual({ edge, status: 200 });
+      }
     },
     SWEEP_BUDGET_MS,
   );
@@ -276,6 +292,14 @@ describe('bad-input sweep over the OpenAPI document', () => {
       const surrogate = await createAccount('{"role":"Issuance","description":"\\ud800"}');
       expect(surrogate.status).toBe(400);
       expect(surrogate.body.detail).toContain('attribute description contains a lone UTF-16 surrogate');
+      const yearZero = await t.http
+        .post('/aims/rs/scim/v2/Users/.search')
+        .auth(orgToken, { type: 'bearer' })
+        .set('Content-Type', 'application/scim+json')
+        .send(JSON.stringify({ schemas: ['urn:ietf:params:scim:api:messages:2.0:SearchRequest'], filter: 'meta.created gt "0000-01-01T00:00:00Z"' }));
+      expect(yearZero.status).toBe(400);
+      expect(yearZero.body.scimType).toBe('invalidFilter');
+      expect(yearZero.body.detail).toContain('"0000-01-01T00:00:00Z" is not a real one (there is no year 0000)');
     },
     SWEEP_BUDGET_MS,
   );

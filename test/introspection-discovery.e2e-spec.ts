@@ -257,6 +257,45 @@ describe('discovery, introspection and the public surface', () => {
       expectInactive(await introspectAs(t, client, expiring));
     });
 
+    it('reads a token only in canonical compact form: padded, ~, +/ and spare-bit spellings are refused everywhere (DECISIONS 3.4)', async () => {
+      const client = await newClient(t, 'canonical');
+      // A token whose signature holds - or _, so that its +/ spelling differs from it.
+      let accessToken = await token(t, client);
+      while (!/[-_]/.test(accessToken.split('.')[2])) accessToken = await token(t, client);
+      const [header, payload, signature] = accessToken.split('.');
+      const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+      // The last character of an unpadded encoding carries bits that decode to nothing (RFC 4648 3.5).
+      const last = ALPHABET.indexOf(signature.slice(-1));
+      const spareBit = `${signature.slice(0, -1)}${ALPHABET[last ^ 1]}`;
+      expect(Buffer.from(spareBit, 'base64url')).toEqual(Buffer.from(signature, 'base64url'));
+      const variants = {
+        padded: `${accessToken}=`,
+        paddedTwice: `${accessToken}==`,
+        tilde: `${header}.${payload}.${signature.slice(0, 10)}~${signature.slice(10)}`,
+        base64Alphabet: `${header}.${payload}.${signature.replace(/-/g, '+').replace(/_/g, '/')}`,
+        spareBit: `${header}.${payload}.${spareBit}`,
+      };
+      const whoami = (bearer: string) => t.http.get(`/authentication/customer/${client.org}/whoami`).set('Authorization', `Bearer ${bearer}`);
+      for (const [name, variant] of Object.entries(variants)) {
+        const refused = await whoami(variant);
+        expect({ name, status: refused.status, challenge: refused.headers['www-authenticate'] }).toEqual({
+          name,
+          status: 401,
+          challenge:
+            'Bearer realm="credential-platform", error="invalid_token", error_description="The access token is not a compact JWS in canonical form: ' +
+            'three base64url segments of A-Z a-z 0-9 - _ without padding, each the exact encoding of its bytes."',
+        });
+        expect({ name, introspection: (await introspectAs(t, client, variant)).body }).toEqual({ name, introspection: { active: false } });
+        // Revoking by a variant spelling revokes nothing: the token itself stays live.
+        const revocation = await t.http
+          .post(`/authentication/customer/${client.org}/revoke`)
+          .type('form')
+          .send({ token: variant, client_id: client.clientId, client_secret: client.secret });
+        expect(revocation.status).toBe(200);
+        expect({ name, status: (await whoami(accessToken)).status }).toEqual({ name, status: 200 });
+      }
+    });
+
     it('does not count as a use: a token only introspected still expires unused after 300 s', async () => {
       const client = await newClient(t, 'intronouse');
       const accessToken = await token(t, client);

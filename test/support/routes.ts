@@ -9,6 +9,8 @@ export interface RegisteredRoute {
   route: string;
   method: string;
   path: string;
+  /** `DeviceController.get`: the handler, the same on each path it is mounted on. */
+  handler: string;
   /** The handler's metadata under `key`, else its controller's. */
   metadata<T>(key: string): T | undefined;
 }
@@ -29,7 +31,7 @@ export function registeredRoutes(t: TestApp): RegisteredRoute[] {
         for (const base of bases) {
           for (const sub of [Reflect.getMetadata(PATH_METADATA, handler)].flat().map(String)) {
             const path = `/${[base, sub].filter((p) => p && p !== '/').join('/')}`.replace(/\/+/g, '/');
-            routes.push({ route: `${method} ${path}`, method, path, metadata });
+            routes.push({ route: `${method} ${path}`, method, path, handler: `${controller.name}.${name}`, metadata });
           }
         }
       }

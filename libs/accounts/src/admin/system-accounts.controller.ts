@@ -1,8 +1,9 @@
 import { Audited } from '@app/audit';
-import { Body, Controller, Delete, Get, Header, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import {
+  AnswersWithSecrets,
   ApiJsonBody,
   ApiPaging,
   ApiPemBody,
@@ -34,7 +35,7 @@ export class SystemAccountsController {
 
   @Post()
   @Audited('system_account.create')
-  @Header('Cache-Control', 'no-store')
+  @AnswersWithSecrets()
   @ApiOperation({
     summary: 'Create a system account',
     description: 'Answers its Client ID, Token URL and first secret; the secret value is shown only in this answer.',
@@ -107,7 +108,7 @@ export class SystemAccountsController {
 
   @Post(':clientId/secrets')
   @Audited('client_secret.create')
-  @Header('Cache-Control', 'no-store')
+  @AnswersWithSecrets()
   @ApiOperation({
     summary: 'Add a secret (rotation with overlap)',
     description: 'The value is shown only in this answer; the other secrets keep working until revoked. Default expiry 5 years.',

@@ -21,6 +21,7 @@ export class BearerGuard implements CanActivate {
     if (rule?.kind === 'public') return true;
     const request = context.switchToHttp().getRequest<{ headers: Record<string, string | undefined> } & Record<string, unknown>>();
     const header = request.headers.authorization;
+    // The header's syntax is RFC 6750's b64token; a token spelled other than canonically is then invalid_token (DECISIONS 3.4).
     const match = header ? /^Bearer +([A-Za-z0-9_.~+/-]+=*) *$/i.exec(header) : null;
     if (!match) {
       throw new DomainError('UNAUTHENTICATED', 'This request needs the header Authorization: Bearer <access token>.', {

@@ -2,7 +2,7 @@ import { Audited, NotAudited } from '@app/audit';
 import { Body, Controller, Headers, HttpCode, Param, Post, Res } from '@nestjs/common';
 import { ApiExcludeEndpoint, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { CorrelationId, OAuthError, Public, RequestOrigin, SourceAddress } from '@app/common';
+import { AnswersWithSecrets, CorrelationId, OAuthError, Public, RequestOrigin, SourceAddress } from '@app/common';
 import { AppConfig } from '@app/config';
 import { ClientAuthenticator, ClientAuthRequest } from '../clients/client-authenticator.service';
 import { TokenIntrospection } from '../tokens/token-introspection.service';
@@ -32,6 +32,7 @@ export class TokenController {
   @Post('authentication/customer/:org/token')
   @Audited('token.issue', 'authentication.fail', 'authentication.lockout', 'certificate.expired_use')
   @HttpCode(200)
+  @AnswersWithSecrets()
   token(
     @Param('org') org: string,
     @Headers() headers: Record<string, string | undefined>,
@@ -50,6 +51,7 @@ export class TokenController {
   @Post('oip/authentication/customer/:org/token')
   @Audited('token.issue', 'authentication.fail', 'authentication.lockout', 'certificate.expired_use')
   @HttpCode(200)
+  @AnswersWithSecrets()
   @ApiExcludeEndpoint()
   positioningToken(
     @Param('org') org: string,
@@ -127,7 +129,7 @@ export class TokenController {
     } else {
       throw new OAuthError('unsupported_grant_type', `grant_type "${grantType}" is not supported; use ${SUPPORTED_GRANTS.join(', ')}.`, 400);
     }
-    noStore(reply);
+    oauthJson(reply);
     return response;
   }
 
@@ -147,7 +149,13 @@ export class TokenController {
   }
 }
 
-/** RFC 6749 5.1: responses carrying tokens are not cached. */
+/** RFC 6749 5.1: the token service answers JSON with its charset. */
+function oauthJson(reply: FastifyReply): void {
+  reply.header('Content-Type', 'application/json; charset=UTF-8');
+}
+
+/** Introspection and revocation answers describe a token; like the token response (RFC 6749 5.1), no cache keeps them. */
 function noStore(reply: FastifyReply): void {
-  reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache').header('Content-Type', 'application/json; charset=UTF-8');
+  oauthJson(reply);
+  reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache');
 }

@@ -82,6 +82,8 @@ export class AccessTokenValidator {
     if (!verified.ok) {
       return {
         description: {
+          not_canonical:
+            'The access token is not a compact JWS in canonical form: three base64url segments of A-Z a-z 0-9 - _ without padding, each the exact encoding of its bytes.',
           malformed: 'The access token is malformed.',
           bad_signature: 'The access token signature is not valid (not signed by this service).',
           wrong_type: 'The token is not an access token (typ must be at+jwt).',

@@ -4,7 +4,7 @@ import { Signer } from '@app/hsm';
 
 export type JwsType = 'at+jwt' | 'JWT';
 
-export type VerifyFailure = 'malformed' | 'bad_signature' | 'wrong_type';
+export type VerifyFailure = 'not_canonical' | 'malformed' | 'bad_signature' | 'wrong_type';
 
 /**
  * Compact JWS (RFC 7515) signed by the HSM key. jose cannot hand signing to an external signer, so
@@ -36,14 +36,21 @@ export class JwsService {
    * header). This runs on every authenticated request, so it uses node:crypto's synchronous verify:
    * jose's WebCrypto path cost about 12% of a request's CPU in the probe benchmark (client
    * assertions, with their many algorithms and keys, are still verified by jose).
+   *
+   * Only the canonical compact form is read (DECISIONS 3.4): three unpadded base64url segments, the
+   * signature the exact encoding of its bytes. A lenient decoder would take `=`, `~`, the `+/`
+   * alphabet or other spare bits in the last character, so one token would have many spellings,
+   * each missing the verify-once cache and any list keyed on the text.
    */
   verify(token: string, type: JwsType): { ok: true; claims: Record<string, unknown> } | { ok: false; failure: VerifyFailure } {
-    const parts = token.length <= MAX_TOKEN_LENGTH ? token.split('.') : [];
-    if (parts.length !== 3) return { ok: false, failure: 'malformed' };
+    if (token.length > MAX_TOKEN_LENGTH) return { ok: false, failure: 'malformed' };
+    if (!COMPACT_JWS.test(token)) return { ok: false, failure: 'not_canonical' };
+    const parts = token.split('.');
+    const signature = Buffer.from(parts[2], 'base64url');
+    if (signature.toString('base64url') !== parts[2]) return { ok: false, failure: 'not_canonical' };
     const header = parseJson(parts[0]);
     if (!header) return { ok: false, failure: 'malformed' };
     if (header.alg !== this.signer.algorithm || header.crit !== undefined) return { ok: false, failure: 'bad_signature' };
-    const signature = Buffer.from(parts[2], 'base64url');
     const signingInput = Buffer.from(`${parts[0]}.${parts[1]}`, 'ascii');
     const key = this.signer.algorithm === 'ES256' ? { key: this.publicKey, dsaEncoding: 'ieee-p1363' as const } : this.publicKey;
     if (!cryptoVerify('sha256', signingInput, key, signature)) return { ok: false, failure: 'bad_signature' };
@@ -54,6 +61,9 @@ export class JwsService {
 }
 
 const MAX_TOKEN_LENGTH = 8192;
+
+/** header.payload.signature, each unpadded base64url (RFC 7515 7.1, RFC 4648 5). */
+const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 
 function parseJson(segment: string): Record<string, unknown> | undefined {
   try {

@@ -64,6 +64,10 @@ describe('SCIM filter to SQL', () => {
     ['active ne false', '(t.active IS DISTINCT FROM $2)', [false]],
     ['meta.created ge "2026-01-01T00:00:00Z"', '(t.created_at >= $2::timestamptz)', ['2026-01-01T00:00:00Z']],
     ['meta.created lt "2026-01-01T10:00:00.123+02:00"', '(t.created_at < $2::timestamptz)', ['2026-01-01T10:00:00.123+02:00']],
+    // the edges of the calendar PostgreSQL's timestamptz takes as written (DECISIONS 7)
+    ['meta.created gt "2024-02-29T23:59:59+14:59"', '(t.created_at > $2::timestamptz)', ['2024-02-29T23:59:59+14:59']],
+    ['meta.created gt "0001-01-01T00:00:00Z"', '(t.created_at > $2::timestamptz)', ['0001-01-01T00:00:00Z']],
+    ['meta.created lt "9999-12-31T23:59:59.999999999-14:59"', '(t.created_at < $2::timestamptz)', ['9999-12-31T23:59:59.999999999-14:59']],
     ['meta pr', '(t.created_at IS NOT NULL)', []],
     // case-insensitive attribute names (RFC 7643 2.1) and the schema URN prefix
     ['LABEL eq "x"', '(lower(t.label) = lower($2::text))', ['x']],
@@ -121,6 +125,24 @@ describe('SCIM filter to SQL', () => {
     ['meta.created gt "yesterday"', /"meta.created" is a date-time; compare it with an ISO 8601 string/],
     ['meta.created gt "2026-01-01"', /is a date-time/],
     ['meta.created gt "2026-13-45T99:00:00Z"', /is a date-time/],
+    // Date.parse rolls these over or takes them; PostgreSQL refuses them, so the filter does (DECISIONS 7).
+    ...[
+      ['2026-02-30T00:00:00Z', '2026-02 has no day 30'],
+      ['2025-02-29T00:00:00Z', '2025-02 has no day 29'],
+      ['2026-04-31T00:00:00Z', '2026-04 has no day 31'],
+      ['2026-01-00T00:00:00Z', '2026-01 has no day 00'],
+      ['0000-01-01T00:00:00Z', 'there is no year 0000'],
+      ['2026-00-10T00:00:00Z', 'there is no month 00'],
+      ['2026-01-01T24:00:00Z', 'there is no hour 24'],
+      ['2026-01-01T23:60:00Z', 'there is no minute 60'],
+      ['2026-01-01T23:59:60Z', 'there is no second 60'],
+      ['2026-01-01T00:00:00+15:00', 'the offset +15:00 is beyond 14:59'],
+      ['2026-01-01T00:00:00-02:60', 'the offset -02:60 is beyond 14:59'],
+    ].map(([value, reason]): [string, string] => [
+      `meta.created gt "${value}"`,
+      `Invalid filter: "meta.created" is a date-time; "${value}" is not a real one (${reason}). Compare it with an RFC 3339 date-time such as ` +
+        '"2026-01-31T12:00:00.000Z": year 0001 to 9999, a day its month has, hours 00 to 23, minutes and seconds 00 to 59, Z or an offset up to 14:59.',
+    ]),
     ['meta.created sw "2026-01-01T00:00:00Z"', /"meta.created" is a date-time; sw applies only to strings/],
     ['label gt null', /"label gt null" compares with null; only eq and ne/],
     ['label[name pr]', /"label\[...\]" needs a multi-valued complex attribute; "label" is not one/],

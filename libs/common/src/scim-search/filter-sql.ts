@@ -22,7 +22,37 @@ export class SqlParameters {
 }
 
 /** ISO 8601 date-time as RFC 7643 2.3.5 (xsd:dateTime) writes it; a date alone is refused, a zone is required. */
-const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|([+-])(\d{2}):(\d{2}))$/;
+
+const DATE_TIME_FORM =
+  'Compare it with an RFC 3339 date-time such as "2026-01-31T12:00:00.000Z": year 0001 to 9999, a day its month has, ' +
+  'hours 00 to 23, minutes and seconds 00 to 59, Z or an offset up to 14:59.';
+
+/**
+ * Why a value of the date-time form names no instant, or undefined when it does. Date.parse rolls
+ * "2026-02-30" over to March and takes year 0000; PostgreSQL's timestamptz refuses both, so the
+ * calendar is checked here, the one place filter values become dates (DECISIONS 7).
+ */
+function calendarProblem(match: RegExpExecArray): string | undefined {
+  const [, yearText, monthText, dayText, hourText, minuteText, secondText = '00', sign, offsetHours, offsetMinutes] = match;
+  const [year, month, day] = [Number(yearText), Number(monthText), Number(dayText)];
+  if (year === 0) return 'there is no year 0000';
+  if (month < 1 || month > 12) return `there is no month ${monthText}`;
+  const daysInMonth = month === 2 && isLeapYear(year) ? 29 : DAYS_IN_MONTH[month - 1];
+  if (day < 1 || day > daysInMonth) return `${yearText}-${monthText} has no day ${dayText}`;
+  if (Number(hourText) > 23) return `there is no hour ${hourText}`;
+  if (Number(minuteText) > 59) return `there is no minute ${minuteText}`;
+  if (Number(secondText) > 59) return `there is no second ${secondText}`;
+  if (sign && (Number(offsetHours) > 14 || Number(offsetMinutes) > 59)) return `the offset ${sign}${offsetHours}:${offsetMinutes} is beyond 14:59`;
+  return undefined;
+}
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** Gregorian, as PostgreSQL counts (proleptic before 1582). */
+function isLeapYear(year: number): boolean {
+  return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+}
 
 /** `co`/`sw`/`ew` values are LIKE patterns: `%`, `_` and the escape character itself are matched literally (DECISIONS 7). */
 export function escapeLike(value: string): string {
@@ -141,9 +171,10 @@ class FilterCompiler {
       case 'string':
         return this.stringCondition(name, attribute, column, op, value);
       case 'dateTime': {
-        if (typeof value !== 'string' || !DATE_TIME.test(value) || Number.isNaN(Date.parse(value))) {
-          throw invalidFilter(`Invalid filter: "${name}" is a date-time; compare it with an ISO 8601 string such as "2026-01-31T12:00:00.000Z".`);
-        }
+        const match = typeof value === 'string' ? DATE_TIME.exec(value) : null;
+        if (!match) throw invalidFilter(`Invalid filter: "${name}" is a date-time; compare it with an ISO 8601 string such as "2026-01-31T12:00:00.000Z".`);
+        const problem = calendarProblem(match);
+        if (problem) throw invalidFilter(`Invalid filter: "${name}" is a date-time; "${match[0]}" is not a real one (${problem}). ${DATE_TIME_FORM}`);
         return this.ordered(name, 'date-time', `${column}`, op, `${this.params.add(value)}::timestamptz`);
       }
       case 'number':

@@ -4,6 +4,7 @@ import type { FastifyReply } from 'fastify';
 import { Audited } from '@app/audit';
 import {
   Actor,
+  AnswersWithSecrets,
   ApiJsonBody,
   ApiScimResponse,
   AuthorizedBy,
@@ -14,7 +15,7 @@ import {
   ScimMediaTypes,
   credentialManagementPaths,
 } from '@app/common';
-import { SYNC_SESSION_EVENTS } from '../sync-sessions/sync-sessions.controller';
+import { SYNC_SESSION_EVENTS, SYNC_SESSION_RESPONSE } from '../sync-sessions/sync-sessions.controller';
 import { DeviceFlowPresenter } from './device-flow.presenter';
 import { DEVICE_FLOW_DEFINITION, DEVICE_FLOW_SCHEMA, continueDeviceFlowSchema, startDeviceFlowSchema } from './device-flow.schema';
 import { DeviceFlowService } from './device-flow.service';
@@ -57,13 +58,14 @@ export class DeviceFlowsController {
   @Post(':id')
   @Audited('device_flow.advance', 'device_flow.cancel', 'content_request.cancel', 'user.enrollment_data.replace', 'device.update', ...SYNC_SESSION_EVENTS)
   @HttpCode(200)
+  @AnswersWithSecrets()
   @ScimMediaTypes()
   @AuthorizedBy(BY_TYPE)
   @ApiOperation({
     summary: "Answer the current step ({step, responses}; ENCODE with the card's {ATR, CUID} and sync-session results) or cancel ({cancel: true})",
   })
   @ApiJsonBody(continueDeviceFlowSchema, { step: 'COLLECT_DATA', responses: [{ name: 'employeeId', output: 'E-1001' }] })
-  @ApiScimResponse(DEVICE_FLOW_DEFINITION, RESPONSE)
+  @ApiScimResponse(DEVICE_FLOW_DEFINITION, { ...RESPONSE, extra: { syncSession: SYNC_SESSION_RESPONSE } })
   async continue(@CurrentPrincipal() principal: Principal, @RequestActor() actor: Actor, @Param('id') id: string, @Body() body: unknown) {
     return this.presenter.flow(await this.flows.continue(principal, id, body, actor));
   }

@@ -5,6 +5,7 @@ import { ApiBearerAuth, ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nes
 import { Permission } from '@app/auth';
 import {
   Actor,
+  AnswersWithSecrets,
   CurrentPrincipal,
   DomainError,
   PathFormats,
@@ -164,6 +165,7 @@ export class SelfController {
 
   @Post('SyncSession')
   @Audited(...SYNC_SESSION_EVENTS)
+  @AnswersWithSecrets()
   @RequirePermission(Permission.SelfSyncSessionExecute)
   @ApiOperation({ summary: 'Report what happened on your own card for one of your approved requests (unlock pin, recycle)' })
   @ApiJsonBody(syncSessionSchema, EXAMPLE_SESSION)

@@ -4,6 +4,7 @@ import { Audited } from '@app/audit';
 import { Permission } from '@app/auth';
 import {
   Actor,
+  AnswersWithSecrets,
   ApiJsonBody,
   ApiSchemaResponse,
   CurrentPrincipal,
@@ -79,6 +80,7 @@ export class SyncSessionsController {
 
   @Post()
   @Audited(...SYNC_SESSION_EVENTS)
+  @AnswersWithSecrets()
   @ScimMediaTypes()
   @RequirePermission(Permission.SyncSessionExecute)
   @ApiOperation({ summary: 'Report what happened on the card for an approved content request: completes it (credentials issued, device moved) or fails it' })

@@ -3,10 +3,21 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Res }
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Permission } from '@app/auth';
-import { CurrentPrincipal, IfMatch, IfMatchHeader, Principal, RequirePermission, ScimMediaTypes, Actor, RequestActor, PathFormats } from '@app/common';
+import {
+  AnswersWithSecrets,
+  CurrentPrincipal,
+  IfMatch,
+  IfMatchHeader,
+  Principal,
+  RequirePermission,
+  ScimMediaTypes,
+  Actor,
+  RequestActor,
+  PathFormats,
+} from '@app/common';
 import { parseApiVersion, requireTenant } from '../common/request-rules';
 import { PushGatewayPresenter } from './push-gateway.presenter';
-import { PushGatewayService, WrittenGateway } from './push-gateway.service';
+import { PushGatewayService } from './push-gateway.service';
 
 /**
  * `/configuration/{tenant}/v2/DeliveryGateway/Push` (interface, "Push delivery gateways"; DECISIONS
@@ -43,6 +54,7 @@ export class PushGatewayController {
 
   @Post()
   @Audited('deliveryGateway.create')
+  @AnswersWithSecrets()
   @RequirePermission(Permission.ReferenceDataRead, Permission.OobAdapterConfigurationManage)
   async create(
     @CurrentPrincipal() principal: Principal,
@@ -56,11 +68,13 @@ export class PushGatewayController {
     const version = parseApiVersion(query);
     const written = await this.gateways.create(org, body, version, actor);
     reply.header('Location', this.presenter.location(org, written.row.id));
-    return this.answerWithSecret(written, version, reply);
+    // Create and replace echo the connection string (interface), hence @AnswersWithSecrets (DECISIONS 10).
+    return this.presenter.gateway(written.row, version, written.connectionString);
   }
 
   @Put(':id')
   @Audited('deliveryGateway.replace')
+  @AnswersWithSecrets()
   @RequirePermission(Permission.ReferenceDataRead, Permission.OobAdapterConfigurationManage)
   async replace(
     @CurrentPrincipal() principal: Principal,
@@ -70,12 +84,11 @@ export class PushGatewayController {
     @Query() query: Record<string, unknown>,
     @IfMatchHeader() ifMatch: IfMatch | undefined,
     @Body() body: unknown,
-    @Res({ passthrough: true }) reply: FastifyReply,
   ) {
     const org = requireTenant(principal, tenant);
     const version = parseApiVersion(query);
     const written = await this.gateways.replace(org, id, body, version, ifMatch, actor);
-    return this.answerWithSecret(written, version, reply);
+    return this.presenter.gateway(written.row, version, written.connectionString);
   }
 
   @Delete(':id')
@@ -93,11 +106,5 @@ export class PushGatewayController {
     const org = requireTenant(principal, tenant);
     parseApiVersion(query);
     await this.gateways.delete(org, id, ifMatch, actor);
-  }
-
-  /** Create and replace echo the connection string (interface), so their answers must not be stored (DECISIONS 10). */
-  private answerWithSecret(written: WrittenGateway, version: Parameters<PushGatewayPresenter['gateway']>[1], reply: FastifyReply) {
-    reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache');
-    return this.presenter.gateway(written.row, version, written.connectionString);
   }
 }
