@@ -7,7 +7,8 @@ import { Actor, AuditLog } from '@app/audit';
 import { AccountDependents } from '../account-dependents';
 import { parseCertificateUpload } from './certificate-parser';
 import { SecretHasher } from './secret-hasher';
-import { CertificateRow, SecretMetadataRow, SystemAccountRepository, SystemAccountRow } from './system-account.repository';
+import { CertificateRow } from '../certificates/certificate-store';
+import { SecretMetadataRow, SystemAccountRepository, SystemAccountRow } from './system-account.repository';
 
 export interface IssuedSecret {
   id: string;
