@@ -14,6 +14,7 @@ import {
   openssl,
   opensslCsr,
   platformAdminToken,
+  tokenBySecret,
 } from '@app/testing';
 
 const SYSTEM = { name: 'pki-suite' };
@@ -397,6 +398,49 @@ describe('issuing CA', () => {
     } finally {
       await second.close();
       await first.close();
+    }
+  });
+
+  it('the organization BOOTSTRAP_ORG_ID names gets its self-signed CA at first start too, once, also when two instances start together', async () => {
+    const databaseUrl = await createSuiteDatabase();
+    const bootOrg = `boot_${randomBytes(3).toString('hex')}`;
+    const bootSecret = `boot-secret-${randomBytes(16).toString('hex')}`;
+    const env = { BOOTSTRAP_CA: 'true', BOOTSTRAP_ORG_ID: bootOrg, BOOTSTRAP_CLIENT_SECRET: bootSecret };
+    const caCreations = async (app: TestApp) =>
+      (await app.db.query("SELECT org_id, count(*)::int AS n FROM audit_events WHERE action = 'ca.create' GROUP BY org_id ORDER BY org_id")).rows;
+    const [first, second] = await Promise.all([createTestApp({ databaseUrl, env, shareHsmWith: t }), createTestApp({ databaseUrl, env, shareHsmWith: t })]);
+    let der: Buffer;
+    try {
+      const answer = await first.bare.get(`/pki/${bootOrg}/ca.crt`).responseType('blob');
+      expect({ status: answer.status, type: answer.headers['content-type'] }).toEqual({ status: 200, type: 'application/pkix-cert' });
+      der = answer.body as Buffer;
+      expect(openssl('x509', '-inform', 'DER', '-in', file(`${bootOrg}-ca.der`, der), '-noout', '-subject').trim()).toBe(`subject=CN = ${bootOrg} Issuing CA`);
+      expect((await second.bare.get(`/pki/${bootOrg}/ca.crt`).responseType('blob')).body).toEqual(der);
+      // Its administrator sees the CA, active, through the administration API.
+      const token = await tokenBySecret(first.http, bootOrg, `${bootOrg}-admin`, bootSecret);
+      const ca = await first.http.get(`/admin/v1/organizations/${bootOrg}/ca`).auth(token, { type: 'bearer' });
+      expect({ status: ca.status, body: ca.body }).toEqual({
+        status: 200,
+        body: expect.objectContaining({ status: 'active', mode: 'self-signed', subject: `CN=${bootOrg} Issuing CA` }),
+      });
+      expect(await caCreations(first)).toEqual([
+        { org_id: bootOrg, n: 1 },
+        { org_id: 'platform', n: 1 },
+      ]);
+    } finally {
+      await second.close();
+      await first.close();
+    }
+    // A later start finds both CAs and creates none.
+    const later = await createTestApp({ databaseUrl, env, shareHsmWith: t });
+    try {
+      expect((await later.bare.get(`/pki/${bootOrg}/ca.crt`).responseType('blob')).body).toEqual(der);
+      expect(await caCreations(later)).toEqual([
+        { org_id: bootOrg, n: 1 },
+        { org_id: 'platform', n: 1 },
+      ]);
+    } finally {
+      await later.close();
     }
   });
 

@@ -10,6 +10,9 @@ import { toErrorResponse } from './error-response';
 import { ServiceClosingError, ShutdownState } from './shutdown';
 import { HttpExceptionFilter } from './http-exception.filter';
 
+/** A body parser of Fastify, given the body as read (a string or a Buffer). */
+type ContentTypeParser = (request: FastifyRequest, body: string | Buffer, done: (error: Error | null, body?: unknown) => void) => void;
+
 /** DECISIONS 6: bodies larger than 1 MiB are refused with 413. */
 const BODY_LIMIT = 1024 * 1024;
 
@@ -47,10 +50,16 @@ export function createAdapter(config: AppConfig): FastifyAdapter {
 /** Everything registered on the application after it is created: parsers, hooks, filter, docs. */
 export async function configureApp(app: NestFastifyApplication, config: AppConfig, { logger, accessLogger }: Loggers, metrics: Metrics): Promise<void> {
   const fastify = app.getHttpAdapter().getInstance() as unknown as FastifyInstance;
-  // application/json and application/x-www-form-urlencoded are Nest's own parsers (registered at init).
-  const jsonParser = fastify.getDefaultJsonParser('error', 'error');
+  // An empty body is no body, whatever Content-Type says: many clients send a JSON Content-Type on
+  // every call, DELETE and bodiless actions included (docs/decisions.md, "Bad input"). A route
+  // that needs a body refuses the missing one itself, as it does when Content-Type is absent.
+  // Fastify's JSON parser reads a string or a Buffer (Nest hands it Buffers), though its type says string.
+  const jsonParser = fastify.getDefaultJsonParser('error', 'error') as unknown as ContentTypeParser;
+  const jsonOrNothing: ContentTypeParser = (request, body, done) => (body.length === 0 ? done(null, undefined) : jsonParser(request, body, done));
+  // Declared through Nest so that it replaces Nest's own application/json parser (registered at init).
+  app.useBodyParser('application/json', { bodyLimit: BODY_LIMIT }, jsonOrNothing);
   // SCIM and the vendor media types are JSON (DECISIONS 6).
-  fastify.addContentTypeParser(/^application\/[\w.-]+\+json(\s*;.*)?$/i, { parseAs: 'string' }, jsonParser);
+  fastify.addContentTypeParser(/^application\/[\w.-]+\+json(\s*;.*)?$/i, { parseAs: 'string' }, jsonOrNothing);
   // OCSP requests are binary DER (RFC 6960 appendix A).
   fastify.addContentTypeParser('application/ocsp-request', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
   // PEM uploads (DECISIONS 11), and anything else as text, so that handlers can say what is wrong.

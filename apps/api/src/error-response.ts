@@ -116,8 +116,6 @@ function asClientError(error: unknown): { status: number; detail: string; scimTy
       return { status: 413, detail: 'The request body is larger than 1 MiB.' };
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return { status: 415, detail: 'This Content-Type is not accepted here.' };
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return { status: 400, detail: 'The body is empty; send a JSON object.', scimType: 'invalidSyntax' };
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return { status: 400, detail: 'Content-Length does not match the body.' };
     case 'FST_ERR_BAD_URL':

@@ -63,7 +63,7 @@ export class AppConfig {
    * (DATABASE_STRICT_TRANSACTIONS, default false; the test suite turns it on): libs/persistence Database.
    */
   databaseStrictTransactions!: boolean;
-  /** Give the bootstrap organization (`platform`) a self-signed CA on first start (BOOTSTRAP_CA, default true). */
+  /** Give the bootstrap organizations (`platform` and BOOTSTRAP_ORG_ID's) a self-signed CA on first start (BOOTSTRAP_CA, default true). */
   bootstrapCa!: boolean;
 
   /** Key of the HMAC that stores client secrets (DECISIONS 4). */

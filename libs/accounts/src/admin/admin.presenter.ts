@@ -1,6 +1,7 @@
 import { isoTimestamp } from '@app/common';
 import { Organization } from '../organizations/organization.service';
-import { CertificateRow, SecretMetadataRow, SystemAccountRow } from '../system-accounts/system-account.repository';
+import { CertificateRow } from '../certificates/certificate-store';
+import { SecretMetadataRow, SystemAccountRow } from '../system-accounts/system-account.repository';
 import { IssuedSecret } from '../system-accounts/system-account.service';
 import { UserRow } from '../users/user.repository';
 

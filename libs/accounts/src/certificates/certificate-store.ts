@@ -1,7 +1,27 @@
 import { DomainError, notFound, uniqueness } from '@app/common';
 import { Database, Transaction } from '@app/persistence';
 import type { ParsedCertificate } from '../system-accounts/certificate-parser';
-import type { CertificateRow } from '../system-accounts/system-account.repository';
+
+/** A certificate as the administration API shows it. */
+export interface CertificateRow {
+  thumbprint: string;
+  subject: string;
+  issuer: string;
+  serial_number: string;
+  not_before: Date;
+  not_after: Date;
+  expires_at: Date;
+  created_at: Date;
+}
+
+/** A certificate as client and user authentication verify against it. */
+export interface StoredCertificate {
+  thumbprint: string;
+  pem: string;
+  not_before: Date;
+  not_after: Date;
+  expires_at: Date;
+}
 
 /** At most this many certificates per system account or user (DECISIONS 3.3). */
 export const MAX_CERTIFICATES = 5;

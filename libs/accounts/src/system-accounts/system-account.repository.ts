@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 
 import { Database, PG_FOREIGN_KEY_VIOLATION, PG_UNIQUE_VIOLATION, Transaction, isPgError } from '@app/persistence';
 import { notFound, uniqueness } from '@app/common';
-import { addCertificate } from '../certificates/certificate-store';
+import { CertificateRow, addCertificate } from '../certificates/certificate-store';
 import { ParsedCertificate } from './certificate-parser';
 
 const ACCOUNT_CERTIFICATES = { ownerTable: 'system_accounts', table: 'client_certificates', ownerColumn: 'account_id', ownerLabel: 'system account' } as const;
@@ -27,30 +27,11 @@ export interface StoredSecret {
   expires_at: Date;
 }
 
-export interface StoredCertificate {
-  thumbprint: string;
-  pem: string;
-  not_before: Date;
-  not_after: Date;
-  expires_at: Date;
-}
-
 export interface SecretMetadataRow {
   id: string;
   created_at: Date;
   expires_at: Date;
   last_used_at: Date | null;
-}
-
-export interface CertificateRow {
-  thumbprint: string;
-  subject: string;
-  issuer: string;
-  serial_number: string;
-  not_before: Date;
-  not_after: Date;
-  expires_at: Date;
-  created_at: Date;
 }
 
 /**

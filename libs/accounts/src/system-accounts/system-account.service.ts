@@ -8,7 +8,8 @@ import { AccountDependents } from '../account-dependents';
 import { GrantChange, GrantPolicy } from '../grant.policy';
 import { parseCertificateUpload } from './certificate-parser';
 import { SecretHasher } from './secret-hasher';
-import { CertificateRow, SecretMetadataRow, SystemAccountRepository, SystemAccountRow } from './system-account.repository';
+import { CertificateRow } from '../certificates/certificate-store';
+import { SecretMetadataRow, SystemAccountRepository, SystemAccountRow } from './system-account.repository';
 
 export interface IssuedSecret {
   id: string;

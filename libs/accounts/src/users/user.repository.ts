@@ -5,8 +5,7 @@ import { ScimSearch, SqlParameters, notFound, searchSql, uniqueness } from '@app
 import { USER_SEARCH_DEFINITION } from './user-search';
 import { OrganizationSettings, withDefaults } from '../organizations/organization-settings';
 import { ParsedCertificate } from '../system-accounts/certificate-parser';
-import { addCertificate } from '../certificates/certificate-store';
-import { CertificateRow, StoredCertificate } from '../system-accounts/system-account.repository';
+import { CertificateRow, StoredCertificate, addCertificate } from '../certificates/certificate-store';
 
 const USER_CERTIFICATES = { ownerTable: 'users', table: 'user_certificates', ownerColumn: 'user_id', ownerLabel: 'user' } as const;
 

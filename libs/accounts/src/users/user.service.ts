@@ -7,7 +7,7 @@ import { Actor, AuditLog } from '@app/audit';
 import { AccountDependents } from '../account-dependents';
 import { GrantChange, GrantPolicy } from '../grant.policy';
 import { parseCertificateUpload } from '../system-accounts/certificate-parser';
-import { CertificateRow } from '../system-accounts/system-account.repository';
+import { CertificateRow } from '../certificates/certificate-store';
 import { PasswordHasher } from './password-hasher';
 import { UserChanges, UserEmail, UserNameParts, UserProfile, UserRepository, UserRow, UserSearchColumns, UserType } from './user.repository';
 
