@@ -128,19 +128,37 @@ function logTail(service, count = 8) {
     .join('\n');
 }
 
-/** A client of the service's embedded database, with the password it generated into DATA_DIR (for seeding). */
+/** The superuser password the service generated into DATA_DIR for its embedded database. */
+function databasePassword(service) {
+  return JSON.parse(readFileSync(join(service.dataDir, 'secrets.json'), 'utf8')).embeddedPostgresPassword;
+}
+
+/** A client of the service's embedded database (for seeding). */
 async function connectDatabase(service) {
   const { Client } = require('pg');
-  const { embeddedPostgresPassword } = JSON.parse(readFileSync(join(service.dataDir, 'secrets.json'), 'utf8'));
   const client = new Client({
     host: '127.0.0.1',
     port: Number(service.env.EMBEDDED_PG_PORT),
     user: 'postgres',
-    password: embeddedPostgresPassword,
+    password: databasePassword(service),
     database: 'platform',
   });
   await client.connect();
   return client;
 }
 
-module.exports = { startService, waitReady, stopService, removeWorkDir, logTail, connectDatabase };
+/**
+ * libpq's PG* variables naming `database` on the service's embedded server, over the Unix socket in
+ * its cluster directory as the service connects: for another process that should use the same server.
+ */
+function databaseEnvironment(service, database) {
+  return {
+    PGHOST: join(service.dataDir, 'postgres'),
+    PGPORT: service.env.EMBEDDED_PG_PORT,
+    PGUSER: 'postgres',
+    PGPASSWORD: databasePassword(service),
+    PGDATABASE: database,
+  };
+}
+
+module.exports = { startService, waitReady, stopService, removeWorkDir, logTail, connectDatabase, databaseEnvironment, freePort };
