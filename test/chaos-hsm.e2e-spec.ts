@@ -62,8 +62,10 @@ describe('HSM outage with a module whose failing calls block (chaos)', () => {
 
     expect(live.filter(({ status }) => status !== 200)).toEqual([]);
     expect(identity.filter(({ status }) => status !== 200)).toEqual([]);
+    // Probes back to back on the event loop made these answers take 400-500 ms. The bounds are
+    // generous for a loaded 2-core host (whoami also reads the database).
     expect(live.filter(({ ms }) => ms >= 100)).toEqual([]);
-    expect(identity.filter(({ ms }) => ms >= 100)).toEqual([]);
+    expect(identity.filter(({ ms }) => ms >= 150)).toEqual([]);
     // Once a second (today's loop tried back to back, hundreds of times a second).
     expect(attempts).toBeGreaterThanOrEqual(3);
     expect(attempts).toBeLessThanOrEqual(Math.ceil(windowSeconds) + 1);
