@@ -10,7 +10,7 @@ import { AppConfig, ConfigModule } from '@app/config';
 import { DeliveryGatewayModule } from '@app/delivery-gateway';
 import { DeviceModule } from '@app/device';
 import { CredentialManagementModule } from '@app/credential-management';
-import { HsmModule, HsmModuleOptions, openSoftHsmDirectory, provisionSoftHsmToken } from '@app/hsm';
+import { HsmModule, HsmModuleOptions, HsmReconnectOutcome, openSoftHsmDirectory, provisionSoftHsmToken } from '@app/hsm';
 import { LOGGER, Logger, Metrics, ObservabilityModule } from '@app/observability';
 import { PersistenceModule } from '@app/persistence';
 import { HealthController } from './health.controller';
@@ -35,13 +35,14 @@ export function provisionEmbeddedHsm(config: AppConfig, logger: Logger): void {
 }
 
 /** The HSM: the configured PKCS#11 module, or the embedded SoftHSM2 token under DATA_DIR. */
-export function hsmOptions(config: AppConfig, logger: Logger): HsmModuleOptions {
+export function hsmOptions(config: AppConfig, logger: Logger, metrics: Metrics): HsmModuleOptions {
   const { hsm } = config;
   const common = {
     tokenLabel: hsm.tokenLabel,
     pin: hsm.pin,
     keyLabel: hsm.keyLabel,
     healthCheckIntervalMs: hsm.healthCheckIntervalS * 1000,
+    onReconnectAttempt: (outcome: HsmReconnectOutcome) => metrics.hsmReconnectAttempts.inc({ outcome }),
     logger: logger.child({ component: 'hsm' }),
   };
   if (!config.embeddedHsm) return { ...common, modulePath: hsm.modulePath! };
@@ -64,7 +65,7 @@ export class AppModule {
         ObservabilityModule.forRoot(logger, metrics),
         ClockModule,
         PersistenceModule,
-        HsmModule.forRootAsync({ inject: [AppConfig, LOGGER], useFactory: (c: AppConfig, l: Logger) => hsmOptions(c, l) }),
+        HsmModule.forRootAsync({ inject: [AppConfig, LOGGER, Metrics], useFactory: (c: AppConfig, l: Logger, m: Metrics) => hsmOptions(c, l, m) }),
         AuditModule,
         AccountsModule,
         AuthModule,

@@ -1,7 +1,7 @@
 import cluster, { Worker } from 'node:cluster';
 import { AppConfig } from '@app/config';
 import { Logger, listenClusterMetrics } from '@app/observability';
-import { EmbeddedPostgresHandle, startEmbeddedPostgres } from '@app/persistence';
+import { EMBEDDED_POSTGRES_LIVENESS, EmbeddedPostgresHandle, startEmbeddedPostgres } from '@app/persistence';
 import { provisionEmbeddedHsm } from './app.module';
 
 /** How long the workers may take to drain after SIGTERM. */
@@ -13,19 +13,26 @@ const RESTART_DELAY_MS = 1_000;
  * that share the port (Node's cluster module). It starts the embedded PostgreSQL and hands its URL to
  * the workers, provisions the embedded SoftHSM2 token and JWT_KEY before any worker opens it (so
  * that workers never race to generate the key; each then owns its own PKCS#11 session, pkcs11.md
- * rule 9), serves the workers' summed metrics on METRICS_PORT, restarts a worker that dies, and on
- * SIGTERM stops them all before the database.
+ * rule 9), serves the workers' summed metrics on METRICS_PORT, restarts a worker that dies, tells
+ * the workers when the embedded PostgreSQL has been down too long (their /health/live turns red),
+ * and on SIGTERM stops them all before the database.
  */
 export async function runClusterPrimary(config: AppConfig, logger: Logger): Promise<void> {
   let embedded: EmbeddedPostgresHandle | undefined;
   const workerEnv: Record<string, string> = {};
+  const tellLiveness = (worker: Worker) => {
+    if (worker.isConnected()) worker.send({ [EMBEDDED_POSTGRES_LIVENESS]: embedded?.isLive() ?? true });
+  };
   if (config.embeddedDatabase) {
     embedded = await startEmbeddedPostgres({
       dataDir: config.dataDir,
       placementDir: config.embeddedPostgresDir,
       port: config.embeddedPostgresPort,
       password: config.embeddedPostgresPassword!,
+      restartTimeoutMs: config.embeddedPostgresRestartTimeoutS * 1000,
       onWarning: (message) => logger.warn({ component: 'embedded-postgres' }, message),
+      onError: (message) => logger.error({ component: 'embedded-postgres' }, message),
+      onLivenessChange: () => Object.values(cluster.workers ?? {}).forEach((worker) => worker && tellLiveness(worker)),
     });
     workerEnv.DATABASE_URL = embedded.socketUrl;
   }
@@ -34,11 +41,17 @@ export async function runClusterPrimary(config: AppConfig, logger: Logger): Prom
 
   let stopping = false;
   const fork = (): Worker =>
-    cluster.fork(workerEnv).once('exit', (code, signal) => {
-      if (stopping) return;
-      logger.error({ code, signal }, 'a service worker exited; starting another');
-      setTimeout(fork, RESTART_DELAY_MS).unref();
-    });
+    cluster
+      .fork(workerEnv)
+      // Once it listens, the worker hears the primary (its handler is set before it listens).
+      .once('listening', function (this: Worker) {
+        tellLiveness(this);
+      })
+      .once('exit', (code, signal) => {
+        if (stopping) return;
+        logger.error({ code, signal }, 'a service worker exited; starting another');
+        setTimeout(fork, RESTART_DELAY_MS).unref();
+      });
   for (let i = 0; i < config.workers; i++) fork();
   logger.info({ workers: config.workers, port: config.port }, 'cluster primary started its workers');
 

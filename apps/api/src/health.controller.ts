@@ -3,7 +3,7 @@ import { ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Public } from '@app/common';
 import { Signer } from '@app/hsm';
-import { Database } from '@app/persistence';
+import { Database, DatabaseLiveness } from '@app/persistence';
 import { ShutdownState } from './shutdown';
 
 /** Liveness and readiness (DECISIONS 13): ready once the service can issue tokens. */
@@ -13,13 +13,21 @@ import { ShutdownState } from './shutdown';
 export class HealthController {
   constructor(
     private readonly db: Database,
+    private readonly databaseLiveness: DatabaseLiveness,
     private readonly signer: Signer,
     private readonly shutdown: ShutdownState,
   ) {}
 
+  /**
+   * Green through database and HSM outages (the service recovers by itself); red only when the
+   * embedded PostgreSQL this process runs has not started again within EMBEDDED_PG_RESTART_TIMEOUT_S,
+   * which a restart of the service may cure (docs/decisions.md, "Faults").
+   */
   @Get('live')
-  live() {
-    return { status: 'ok' };
+  live(@Res({ passthrough: true }) reply: FastifyReply) {
+    if (this.databaseLiveness.isLive()) return { status: 'ok' };
+    reply.status(503);
+    return { status: 'unavailable', checks: { embeddedDatabase: 'down' } };
   }
 
   @Get('ready')

@@ -4,6 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { ConfigurationError, loadConfig } from '@app/config';
 import { Metrics, PinoNestLogger, createLoggers } from '@app/observability';
+import { DatabaseLiveness, EMBEDDED_POSTGRES_LIVENESS } from '@app/persistence';
 import { AppModule } from './app.module';
 import { configureApp, createAdapter } from './app.setup';
 import { runClusterPrimary } from './cluster-primary';
@@ -62,6 +63,15 @@ async function bootstrap(): Promise<void> {
     abortOnError: false,
   });
   await configureApp(created, config, loggers, metrics);
+  // In a cluster the primary runs the embedded PostgreSQL, and tells whether it is alive once this
+  // worker listens and whenever that changes.
+  if (cluster.isWorker) {
+    const liveness = created.get(DatabaseLiveness);
+    process.on('message', (message: Record<string, unknown> | null) => {
+      const live = message?.[EMBEDDED_POSTGRES_LIVENESS];
+      if (typeof live === 'boolean') liveness.tell(live);
+    });
+  }
   await created.listen(config.port, config.host);
   // In a cluster the primary serves the summed metrics of its workers.
   if (cluster.isWorker) metrics.answerClusterPrimary();

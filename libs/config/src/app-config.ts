@@ -17,6 +17,8 @@ export class AppConfig {
   /** As root: where the embedded PostgreSQL's cluster and binaries go when the `postgres` user cannot reach them in place. */
   embeddedPostgresDir!: string;
   embeddedPostgresPassword?: string;
+  /** How long the embedded PostgreSQL may fail to start again after it died before liveness turns red. */
+  embeddedPostgresRestartTimeoutS!: number;
 
   publicBaseUrl!: string;
   authBaseUrl!: string;

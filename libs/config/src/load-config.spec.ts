@@ -22,6 +22,7 @@ describe('loadConfig (DECISIONS 13)', () => {
       oipAuthBaseUrl: 'http://localhost:8080/oip',
       hsm: { keyLabel: 'JWT_KEY', tokenLabel: 'platform', healthCheckIntervalS: 10 },
       databaseStrictTransactions: false,
+      embeddedPostgresRestartTimeoutS: 60,
     });
     expect(config.embeddedDatabase).toBe(true);
     expect(config.embeddedHsm).toBe(true);
@@ -60,6 +61,7 @@ describe('loadConfig (DECISIONS 13)', () => {
     [{ PLATFORM_ADMIN_SECRET: 'short' }, 'PLATFORM_ADMIN_SECRET: must be at least 32 characters'],
     [{ BOOTSTRAP_ORG_ID: 'has-hyphen' }, 'BOOTSTRAP_ORG_ID'],
     [{ HSM_HEALTH_CHECK_INTERVAL_S: '-5' }, 'HSM_HEALTH_CHECK_INTERVAL_S'],
+    [{ EMBEDDED_PG_RESTART_TIMEOUT_S: '0' }, 'EMBEDDED_PG_RESTART_TIMEOUT_S'],
     [{ DATABASE_STRICT_TRANSACTIONS: 'yes' }, 'DATABASE_STRICT_TRANSACTIONS'],
     [{ DATABASE_POOL_SIZE: '1' }, 'DATABASE_POOL_SIZE: Too small: expected number to be >=2'],
     [{ PKCS11_MODULE: '/lib/hsm.so' }, 'PKCS11_MODULE is set, so PKCS11_PIN or PKCS11_PIN_FILE must say the token PIN.'],

@@ -38,6 +38,7 @@ const schema = z.object({
     .optional(),
   EMBEDDED_PG_PORT: int(54329, 1, 65535),
   EMBEDDED_PG_DIR: z.string().min(1).default('/var/lib/credential-platform'),
+  EMBEDDED_PG_RESTART_TIMEOUT_S: int(60, 1, 86400),
   PUBLIC_BASE_URL: url.optional(),
   AUTH_BASE_URL: url.optional(),
   OIP_AUTH_BASE_URL: url.optional(),
@@ -142,6 +143,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   config.databaseStrictTransactions = e.DATABASE_STRICT_TRANSACTIONS;
   config.embeddedPostgresPort = e.EMBEDDED_PG_PORT;
   config.embeddedPostgresDir = resolve(cwd, e.EMBEDDED_PG_DIR);
+  config.embeddedPostgresRestartTimeoutS = e.EMBEDDED_PG_RESTART_TIMEOUT_S;
   config.embeddedPostgresPassword = generated?.embeddedPostgresPassword;
   config.publicBaseUrl = e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`;
   config.authBaseUrl = e.AUTH_BASE_URL ?? config.publicBaseUrl;

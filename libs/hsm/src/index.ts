@@ -2,7 +2,7 @@ export { HsmConfigurationError, KeyStoreError, SignerUnavailableError, type HsmC
 export type { HsmLogFn, HsmLogger } from './hsm.logger';
 export { HsmModule, type HsmModuleAsyncOptions, type HsmModuleOptions } from './hsm.module';
 export { KeyStore, type HsmKeyPair, type KeyAlgorithm, type KeyStoreHash, type SignatureEncoding, type SignOptions } from './key-store.port';
-export { Pkcs11Hsm, type HsmOptions } from './pkcs11-hsm';
+export { Pkcs11Hsm, type HsmOptions, type HsmReconnectOutcome } from './pkcs11-hsm';
 export { Pkcs11KeyStore } from './pkcs11-key-store.adapter';
 export { Pkcs11Signer } from './pkcs11-signer.adapter';
 export { Signer, type JwsAlgorithm, type SigningJwk } from './signer.port';

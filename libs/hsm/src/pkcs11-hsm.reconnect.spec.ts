@@ -1,12 +1,14 @@
 import { SignerUnavailableError } from './hsm.errors';
 import { Pkcs11Hsm } from './pkcs11-hsm';
 import { Pkcs11KeyStore } from './pkcs11-key-store.adapter';
-import { takeSoftHsmTokenAway } from './testing/module-failure';
+import { simulateModuleFailure, takeSoftHsmTokenAway } from './testing/module-failure';
+import { buildSlowFailingModule } from './testing/slow-failing-module';
 import { createTemporarySoftHsmToken, type TemporarySoftHsmToken } from './testing/temporary-softhsm-token';
 import { waitUntil } from './testing/verify-jws';
 
 // Recovery cadence: while the token is away, probe for it every second without logging in; log in
 // as soon as it is back, however long it was away (the login backoff is for failed logins only).
+// Every attempt is reported to `onReconnectAttempt` (the service counts it in hsm_reconnect_attempts_total).
 let token: TemporarySoftHsmToken;
 
 beforeAll(() => {
@@ -24,11 +26,19 @@ it('after a long outage, signs again within about a second of the token coming b
     warn: (_fields: object | string, message?: string) => warnings.push(message ?? ''),
     error: () => undefined,
   };
-  const hsm = await Pkcs11Hsm.connect({ modulePath: token.modulePath, tokenLabel: token.tokenLabel, pin: token.pin }, logger);
+  const attempts: string[] = [];
+  const options = {
+    modulePath: token.modulePath,
+    tokenLabel: token.tokenLabel,
+    pin: token.pin,
+    onReconnectAttempt: (outcome: string) => attempts.push(outcome),
+  };
+  const hsm = await Pkcs11Hsm.connect(options, logger);
   const keyStore = new Pkcs11KeyStore(hsm);
+  let away: { restore(): void } | undefined;
   try {
     const ca = await keyStore.generateKeyPair('CA_KEY/reconnect', 'EC-P256');
-    const away = takeSoftHsmTokenAway(hsm, token.tokenDirectory, token.tokenFolder());
+    away = takeSoftHsmTokenAway(hsm, token.tokenDirectory, token.tokenFolder());
 
     await expect(hsm.signJws(Buffer.from('a.b'))).rejects.toBeInstanceOf(SignerUnavailableError);
     expect(hsm.isReady()).toBe(false);
@@ -43,15 +53,63 @@ it('after a long outage, signs again within about a second of the token coming b
     // Probes, not logins: one warning when the token went, no failed reconnect attempts.
     expect(warnings.filter((warning) => warning === 'HSM token not reachable; probing until it is back')).toHaveLength(1);
     expect(warnings).not.toContain('HSM reconnect failed');
+    // Once a second (the old loop probed back to back, hundreds of times a second).
+    expect(attempts.length).toBeGreaterThanOrEqual(4);
+    expect(attempts.length).toBeLessThanOrEqual(8);
+    expect(new Set(attempts)).toEqual(new Set(['token-absent']));
 
     away.restore();
     const restoredAt = Date.now();
     await waitUntil(() => hsm.isReady(), 3_000);
     expect(Date.now() - restoredAt).toBeLessThan(1_500);
     expect(infos).toContain('HSM token reachable again; logging in');
+    expect(attempts.at(-1)).toBe('reconnected');
     expect(await hsm.signJws(Buffer.from('a.b'))).toHaveLength(64);
     expect(await keyStore.sign(ca.label, Buffer.from('m'), { hash: 'SHA-256', encoding: 'raw' })).toHaveLength(64);
   } finally {
+    away?.restore();
     await hsm.close();
+  }
+}, 20_000);
+
+it('a module whose failing calls block: the event loop stays free and the module is tried once a second', async () => {
+  const slowModule = buildSlowFailingModule();
+  const attempts: string[] = [];
+  const options = {
+    modulePath: slowModule.modulePath,
+    tokenLabel: token.tokenLabel,
+    pin: token.pin,
+    onReconnectAttempt: (outcome: string) => attempts.push(outcome),
+  };
+  const hsm = await Pkcs11Hsm.connect(options);
+  try {
+    // The HSM becomes unreachable: its client library now blocks 200 ms in each call, then fails.
+    slowModule.failSlowly(200);
+    simulateModuleFailure(hsm, 'module-finalized');
+    await expect(hsm.signJws(Buffer.from('a.b'))).rejects.toBeInstanceOf(SignerUnavailableError);
+
+    // A timer due every 10 ms must never wait long: nothing may block the event loop.
+    let worstLagMs = 0;
+    let last = Date.now();
+    const ticks = setInterval(() => {
+      const now = Date.now();
+      worstLagMs = Math.max(worstLagMs, now - last - 10);
+      last = now;
+    }, 10);
+    await new Promise((resolve) => setTimeout(resolve, 4_000));
+    clearInterval(ticks);
+    expect(worstLagMs).toBeLessThan(100);
+    expect(attempts.length).toBeGreaterThanOrEqual(2);
+    expect(attempts.length).toBeLessThanOrEqual(6);
+    expect(hsm.isReady()).toBe(false);
+
+    slowModule.recover();
+    await waitUntil(() => hsm.isReady(), 3_000);
+    expect(attempts.at(-1)).toBe('reconnected');
+    expect(await hsm.signJws(Buffer.from('a.b'))).toHaveLength(64);
+  } finally {
+    slowModule.recover();
+    await hsm.close();
+    slowModule.remove();
   }
 }, 20_000);

@@ -22,6 +22,7 @@ import {
   type Handle,
 } from './pkcs11-token';
 import type { JwsAlgorithm, SigningJwk } from './signer.port';
+import { TokenProbe } from './token-probe';
 
 /** Where the keys live (DECISIONS 12). */
 export interface HsmOptions {
@@ -43,7 +44,15 @@ export interface HsmOptions {
   healthCheckIntervalMs?: number;
   /** While reconnecting, how often to look for the token without logging in; default 1000. */
   reconnectProbeIntervalMs?: number;
+  /** Told of every reconnect attempt and how it ended (the service counts them in hsm_reconnect_attempts_total). */
+  onReconnectAttempt?: (outcome: HsmReconnectOutcome) => void;
 }
+
+/**
+ * How a reconnect attempt ended: the token was not listed; it was, but a failed login's backoff
+ * had not run out; the login failed; the PIN was rejected (no more attempts); connected again.
+ */
+export type HsmReconnectOutcome = 'token-absent' | 'login-backoff' | 'login-failed' | 'pin-rejected' | 'reconnected';
 
 /** A key pair the HSM holds for the key store, as its adapter needs to describe it. */
 export interface HeldKeyPair {
@@ -70,7 +79,7 @@ const KEY_LABEL_PATTERN = /^[\x21-\x7e]([\x20-\x7e]{0,126}[\x21-\x7e])?$/;
 /** The key store's key is gone from the token: look it up again, do not reconnect. */
 const KEY_GONE_CODES = new Set([pkcs11js.CKR_OBJECT_HANDLE_INVALID, pkcs11js.CKR_KEY_HANDLE_INVALID]);
 
-type Settings = Required<HsmOptions>;
+type Settings = Required<Omit<HsmOptions, 'onReconnectAttempt'>> & Pick<HsmOptions, 'onReconnectAttempt'>;
 
 /** `pin-rejected`: a reconnect met a wrong PIN and stopped for good (pkcs11.md rule 5). */
 type State = 'ready' | 'reconnecting' | 'pin-rejected' | 'closed';
@@ -79,8 +88,9 @@ type State = 'ready' | 'reconnecting' | 'pin-rejected' | 'closed';
  * The process's one owner of the PKCS#11 module (rule 4): connects at boot, logs in once, holds the
  * token signer's key (JWT_KEY) and the key store's keys (CA_KEY/{org}) with session copies, signs
  * with them over a pool of sessions, and reconnects by itself after a module error: it looks for
- * the token every `reconnectProbeIntervalMs` without logging in, and logs in as soon as the token
- * is back; failed logins back off (250 ms doubling to 30 s) and a rejected PIN stops for good.
+ * the token every `reconnectProbeIntervalMs` without logging in, on a worker thread (TokenProbe),
+ * and logs in as soon as the token is back; failed logins back off (500 ms doubling to 30 s) and a
+ * rejected PIN stops for good.
  * "Rule N" cites the team's measured pkcs11js notes (pkcs11.md).
  */
 export class Pkcs11Hsm {
@@ -407,33 +417,58 @@ export class Pkcs11Hsm {
   }
 
   /**
-   * Looks for the token every probe interval without logging in (C_GetSlotList, C_GetTokenInfo),
-   * and logs in as soon as it is there: at once when it has just come back, otherwise no sooner
-   * than the login backoff allows (250 ms doubling to 30 s after failed logins). A rejected PIN
-   * stops for good (rule 5).
+   * The first attempt comes RECONNECT_FIRST_DELAY_MS after the failure, then one every probe
+   * interval: each looks for the token without logging in, off the event loop (TokenProbe: a
+   * network HSM's client may block while its HSM is away), and logs in as soon as it is there: at
+   * once when it has just come back, otherwise no sooner than the login backoff allows (500 ms
+   * doubling to 30 s after failed logins). A rejected PIN stops for good (rule 5). Requests never
+   * call the module meanwhile: `operate` refuses them, so the module is tried at this cadence only.
    */
   private async reconnect(): Promise<void> {
     // Rules 2 and 4: the old sessions are closed only once no operation is using them.
     await Promise.allSettled([...this.running]);
-    quietly(this.logger, 'C_CloseAllSessions', () => this.pkcs11.C_CloseAllSessions(this.connection.slot));
+    const probe = new TokenProbe(this.settings);
+    try {
+      await this.reconnectWith(probe);
+    } finally {
+      await probe.stop();
+    }
+  }
+
+  private async reconnectWith(probe: TokenProbe): Promise<void> {
     const probeIntervalMs = this.settings.reconnectProbeIntervalMs;
     let loginDelayMs = RECONNECT_FIRST_DELAY_MS;
     let nextLoginAt = Date.now() + RECONNECT_FIRST_DELAY_MS;
+    let wakeAt = nextLoginAt;
+    let closeSessionsOf: Handle | undefined = this.connection.slot;
     let tokenWasAway = false;
-    for (let attempt = 1; ;) {
-      const wakeAt = Math.min(nextLoginAt, Date.now() + probeIntervalMs);
+    for (let attempt = 1; ; attempt += 1) {
       // What Retry-After tells callers: the next probe while the token is away, else the next login.
-      this.nextAttemptAt = tokenWasAway ? wakeAt : nextLoginAt;
+      this.nextAttemptAt = tokenWasAway ? wakeAt : Math.max(wakeAt, nextLoginAt);
       try {
         await sleep(Math.max(0, wakeAt - Date.now()), undefined, { signal: this.stopReconnecting.signal, ref: false });
       } catch {
         return; // close() stopped the reconnect.
       }
-      if (!this.probe(tokenWasAway)) {
+      const absence = await probe.find(closeSessionsOf);
+      closeSessionsOf = undefined;
+      if (this.state !== 'reconnecting') {
+        return; // close() came in while the probe ran; shutdown() takes over this.connection.
+      }
+      wakeAt = Date.now() + probeIntervalMs;
+      if (absence !== undefined) {
+        if (!tokenWasAway) {
+          this.logger?.warn({ tokenLabel: this.settings.tokenLabel, probeIntervalMs, error: absence }, 'HSM token not reachable; probing until it is back');
+        }
         tokenWasAway = true;
+        this.settings.onReconnectAttempt?.('token-absent');
         continue;
       }
-      if (!tokenWasAway && Date.now() < nextLoginAt) continue;
+      if (!tokenWasAway && Date.now() < nextLoginAt) {
+        this.settings.onReconnectAttempt?.('login-backoff');
+        wakeAt = Math.min(wakeAt, nextLoginAt);
+        continue;
+      }
       if (tokenWasAway) this.logger?.info({ tokenLabel: this.settings.tokenLabel }, 'HSM token reachable again; logging in');
       tokenWasAway = false;
       let failure: unknown;
@@ -447,6 +482,7 @@ export class Pkcs11Hsm {
       }
       if (failure === undefined) {
         this.state = 'ready';
+        this.settings.onReconnectAttempt?.('reconnected');
         this.logger?.info(
           { tokenLabel: this.settings.tokenLabel, kid: this.jwsKey.publicJwk.kid, attempt, keys: [...this.connection.keys.keys()] },
           'HSM signer reconnected',
@@ -456,36 +492,15 @@ export class Pkcs11Hsm {
       if (failure instanceof HsmConfigurationError && failure.code === 'HSM_PIN_REJECTED') {
         // Rule 5: a real HSM locks the user after a few wrong PINs, so stop here for good.
         this.state = 'pin-rejected';
+        this.settings.onReconnectAttempt?.('pin-rejected');
         this.logger?.error({ tokenLabel: this.settings.tokenLabel, error: failure.message }, 'HSM reconnect stopped: PIN rejected; fix the PIN and restart');
         return;
       }
+      this.settings.onReconnectAttempt?.('login-failed');
       loginDelayMs = Math.min(loginDelayMs * 2, RECONNECT_MAX_DELAY_MS);
       nextLoginAt = Date.now() + loginDelayMs;
+      wakeAt = Math.min(wakeAt, nextLoginAt);
       this.logger?.warn({ tokenLabel: this.settings.tokenLabel, attempt, retryInMs: loginDelayMs, error: describeError(failure) }, 'HSM reconnect failed');
-      attempt += 1;
-    }
-  }
-
-  /**
-   * Whether the module lists the token, without a login. A module that lost its state is
-   * initialized again; one that does not list the token is finalized, so that the next probe's
-   * C_Initialize reads the token list afresh (SoftHSM2 reads its token folder only then, rule 8).
-   * Nothing is in flight while reconnecting, so C_Finalize is safe here (rule 4).
-   */
-  private probe(alreadyAway: boolean): boolean {
-    try {
-      initializeAgain(this.pkcs11);
-      findTokenSlot(this.pkcs11, this.settings);
-      return true;
-    } catch (error) {
-      if (!alreadyAway) {
-        this.logger?.warn(
-          { tokenLabel: this.settings.tokenLabel, probeIntervalMs: this.settings.reconnectProbeIntervalMs, error: describeError(error) },
-          'HSM token not reachable; probing until it is back',
-        );
-      }
-      quietly(undefined, 'C_Finalize', () => this.pkcs11.C_Finalize());
-      return false;
     }
   }
 
@@ -563,6 +578,7 @@ function withDefaults(options: HsmOptions): Settings {
     sessionPoolSize,
     healthCheckIntervalMs,
     reconnectProbeIntervalMs,
+    onReconnectAttempt: options.onReconnectAttempt,
   };
 }
 

@@ -24,6 +24,12 @@ export class Metrics {
     buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05],
     registers: [this.registry],
   });
+  readonly hsmReconnectAttempts = new Counter({
+    name: 'hsm_reconnect_attempts_total',
+    help: 'Attempts to reconnect to the HSM after a module error (one a second while it is away), by outcome',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
   readonly authFailures = new Counter({
     name: 'token_authentication_failures_total',
     help: 'Failed client or user authentications at the token service',

@@ -2,6 +2,7 @@ import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
 import { EmbeddedPostgresError, PostgresUser, placeEmbeddedPostgres } from './embedded-postgres-placement';
 
@@ -12,12 +13,21 @@ export interface EmbeddedPostgresHandle {
   url: string;
   /** Over the Unix socket, as a URL (pg reads a socket directory from `?host=`): for other processes of the service. */
   socketUrl: string;
+  /**
+   * False once the server died and has not started again within `restartTimeoutMs`: the service's
+   * liveness turns red, so that a supervisor restarts it. True again if a later restart succeeds.
+   */
+  isLive(): boolean;
   stop(): Promise<void>;
 }
 
 const DATABASE = 'platform';
 /** sun_path holds 108 bytes on Linux, the last one a NUL. */
 const MAX_SOCKET_PATH_BYTES = 107;
+/** A server that died is started again after 0.5 s, then with the wait doubling to 10 s between attempts. */
+const RESTART_FIRST_DELAY_MS = 500;
+const RESTART_MAX_DELAY_MS = 10_000;
+const DEFAULT_RESTART_TIMEOUT_MS = 60_000;
 
 /** Connection parameters; `host` may be a Unix socket directory. */
 export interface PostgresConnection {
@@ -41,8 +51,13 @@ export async function startEmbeddedPostgres(options: {
   placementDir: string;
   port: number;
   password: string;
+  /** How long a server that died may stay down before `isLive()` turns false; default 60 s. */
+  restartTimeoutMs?: number;
   onLog?: (message: string) => void;
   onWarning?: (message: string) => void;
+  onError?: (message: string) => void;
+  /** Told when `isLive()` changes: false past `restartTimeoutMs`, true when a later restart succeeds. */
+  onLivenessChange?: (live: boolean) => void;
 }): Promise<EmbeddedPostgresHandle> {
   const placement = placeEmbeddedPostgres({ dataDir: options.dataDir, placementDir: options.placementDir });
   for (const warning of placement.warnings) options.onWarning?.(warning);
@@ -68,26 +83,58 @@ export async function startEmbeddedPostgres(options: {
     args: ['-p', String(options.port), '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${clusterDir}`, '-c', 'max_connections=200'],
   };
   let server: RunningServer;
-  let stopping = false;
+  const stopping = new AbortController();
+  const restartTimeoutMs = options.restartTimeoutMs ?? DEFAULT_RESTART_TIMEOUT_MS;
+  let live = true;
+  const setLive = (value: boolean): void => {
+    live = value;
+    options.onLivenessChange?.(value);
+  };
   // A server that dies under the service (killed, crashed) is started again, so that the service
-  // recovers by itself: requests answer 503 meanwhile (DatabaseUnavailableError), never a 500.
-  const restart = async (attempt: number): Promise<void> => {
-    if (stopping) return;
-    options.onWarning?.(`The embedded PostgreSQL in ${clusterDir} stopped unexpectedly; starting it again (attempt ${attempt}).`);
-    await new Promise((resolve) => setTimeout(resolve, Math.min(attempt, 5) * 500));
-    if (stopping) return;
+  // recovers by itself: requests answer 503 meanwhile (DatabaseUnavailableError), never a 500. Each
+  // change of state is logged once, never each retry: died, why a restart failed (again only when
+  // the reason changes), down longer than the bound (liveness red), running again.
+  const restart = async (exit: string): Promise<void> => {
+    const since = Date.now();
+    options.onWarning?.(`The embedded PostgreSQL in ${clusterDir} stopped unexpectedly; starting it again (it ended with ${exit}).`);
+    const bound = setTimeout(() => {
+      setLive(false);
+      options.onError?.(
+        `The embedded PostgreSQL in ${clusterDir} has not started again for ${restartTimeoutMs / 1000} s; /health/live answers 503 so that a supervisor restarts the service.`,
+      );
+    }, restartTimeoutMs).unref();
+    let lastReason: string | undefined;
     try {
-      server = supervise(await startServer(serverOptions));
-      options.onWarning?.(`The embedded PostgreSQL in ${clusterDir} is running again.`);
-    } catch {
-      await restart(attempt + 1);
+      for (let attempt = 1, delayMs = RESTART_FIRST_DELAY_MS; ; attempt += 1, delayMs = Math.min(delayMs * 2, RESTART_MAX_DELAY_MS)) {
+        try {
+          await sleep(delayMs, undefined, { signal: stopping.signal });
+        } catch {
+          return; // stop() came in: it stops the server, whichever is running.
+        }
+        try {
+          server = supervise(await startServer(serverOptions));
+          if (!live) setLive(true);
+          options.onWarning?.(`The embedded PostgreSQL in ${clusterDir} is running again (attempt ${attempt}, down for ${Date.now() - since} ms).`);
+          return;
+        } catch (error) {
+          const reason = (error as Error).message;
+          if (reason !== lastReason) {
+            options.onWarning?.(
+              `The embedded PostgreSQL in ${clusterDir} could not be started again: ${reason.replace(/\.?$/, '.')} Retrying with a growing delay (up to ${RESTART_MAX_DELAY_MS / 1000} s); this is logged again only if the reason changes.`,
+            );
+          }
+          lastReason = reason;
+        }
+      }
+    } finally {
+      clearTimeout(bound);
     }
   };
   // A stop waits for a restart under way, so that the server it starts is stopped too, not orphaned.
   let restarting: Promise<void> | undefined;
   const supervise = (running: RunningServer): RunningServer => {
-    void running.died.then(() => {
-      restarting = restart(1).finally(() => (restarting = undefined));
+    void running.died.then((exit) => {
+      restarting = restart(exit).finally(() => (restarting = undefined));
     });
     return running;
   };
@@ -113,8 +160,9 @@ export async function startEmbeddedPostgres(options: {
     connection: { host: clusterDir, port: options.port, username: 'postgres', password: options.password, database: DATABASE },
     url: `postgresql://postgres:${password}@127.0.0.1:${options.port}/${DATABASE}`,
     socketUrl: `postgresql://postgres:${password}@localhost:${options.port}/${DATABASE}?host=${encodeURIComponent(clusterDir)}`,
+    isLive: () => live,
     stop: async () => {
-      stopping = true;
+      stopping.abort();
       await restarting;
       await server.stop();
     },
@@ -198,8 +246,8 @@ async function initdb(options: ServerOptions & { password: string }): Promise<vo
 
 interface RunningServer {
   stop(): Promise<void>;
-  /** Settles when the server exits without being asked to stop. */
-  died: Promise<void>;
+  /** Settles, with how it exited, when the server exits without being asked to stop. */
+  died: Promise<string>;
 }
 
 /** The postmaster as a child process; answers once it accepts connections. */
@@ -211,7 +259,7 @@ function startServer(options: ServerOptions & { args: string[] }): Promise<Runni
     env: serverEnvironment(locale),
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  const exited = new Promise<string>((done) => child.once('exit', (code, signal) => done(signal === null ? `exit code ${code}` : `signal ${signal}`)));
   let asked = false;
   // A process that exits without stopping its server (process.exit after a failed start) still stops it.
   const stopOnExit = () => child.kill('SIGINT');
@@ -223,9 +271,10 @@ function startServer(options: ServerOptions & { args: string[] }): Promise<Runni
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
       await exited;
     },
-    died: exited.then(() => {
-      if (asked) return new Promise<void>(() => undefined);
+    died: exited.then((exit) => {
+      if (asked) return new Promise<string>(() => undefined);
       process.removeListener('exit', stopOnExit);
+      return exit;
     }),
   };
   return new Promise((done, fail) => {
@@ -290,6 +339,12 @@ function executable(path: string): string {
   return path;
 }
 
+/** The server's last lines, without the log line prefix (time and process id), so that one cause reads the same each time. */
 function lastLines(text: string): string {
-  return text.trim().split('\n').slice(-3).join(' ').trim() || '(no output)';
+  const lines = text
+    .trim()
+    .split('\n')
+    .slice(-3)
+    .map((line) => line.replace(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)? \S+ \[\d+\] /, '').trim());
+  return lines.join(' ').trim() || '(no output)';
 }

@@ -9,6 +9,30 @@ import { EmbeddedPostgresHandle, startEmbeddedPostgres } from './embedded-postgr
 
 const EMBEDDED = Symbol('EMBEDDED_POSTGRES');
 
+/** The key of the cluster primary's message that tells its workers the embedded PostgreSQL's liveness. */
+export const EMBEDDED_POSTGRES_LIVENESS = 'embeddedPostgresLive';
+
+/**
+ * Whether the embedded PostgreSQL is alive, or has been down past EMBEDDED_PG_RESTART_TIMEOUT_S,
+ * which only a restart of the service may cure. This process's own, or, in a cluster worker, the
+ * one its primary runs, as the primary tells (`tell`). An external database's outage (DATABASE_URL)
+ * turns readiness red, never liveness.
+ */
+export class DatabaseLiveness {
+  private primarySaysLive = true;
+
+  constructor(private readonly embedded: EmbeddedPostgresHandle | undefined) {}
+
+  /** In a cluster worker: the primary's word on the embedded PostgreSQL it runs. */
+  tell(live: boolean): void {
+    this.primarySaysLive = live;
+  }
+
+  isLive(): boolean {
+    return this.primarySaysLive && (this.embedded?.isLive() ?? true);
+  }
+}
+
 /**
  * Connects to DATABASE_URL, or starts the embedded PostgreSQL when it is unset, and applies pending
  * migrations before anything else runs.
@@ -26,13 +50,16 @@ const EMBEDDED = Symbol('EMBEDDED_POSTGRES');
           placementDir: config.embeddedPostgresDir,
           port: config.embeddedPostgresPort,
           password: config.embeddedPostgresPassword!,
+          restartTimeoutMs: config.embeddedPostgresRestartTimeoutS * 1000,
           onLog: (message) => logger.debug({ component: 'embedded-postgres' }, message.trim()),
           onWarning: (message) => logger.warn({ component: 'embedded-postgres' }, message),
+          onError: (message) => logger.error({ component: 'embedded-postgres' }, message),
         });
         logger.info({ port: config.embeddedPostgresPort, dataDir: config.dataDir }, 'embedded PostgreSQL started');
         return handle;
       },
     },
+    { provide: DatabaseLiveness, inject: [EMBEDDED], useFactory: (embedded: EmbeddedPostgresHandle | undefined) => new DatabaseLiveness(embedded) },
     {
       provide: DataSource,
       inject: [AppConfig, EMBEDDED, LOGGER],
@@ -70,7 +97,7 @@ const EMBEDDED = Symbol('EMBEDDED_POSTGRES');
       },
     },
   ],
-  exports: [Database, DataSource, ChangeFeed],
+  exports: [Database, DataSource, ChangeFeed, DatabaseLiveness],
 })
 export class PersistenceModule implements OnApplicationShutdown {
   constructor(

@@ -1,4 +1,4 @@
-import { renameSync } from 'node:fs';
+import { existsSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import * as pkcs11js from 'pkcs11js';
 
@@ -30,10 +30,15 @@ export function simulateModuleFailure(hsm: HsmUnderTest, failure: 'sessions-clos
 /**
  * A SoftHSM2 token that is gone until `restore()`: its folder is moved out of the token folder and
  * the module loses its state, so the owner's reconnect finds no token until the folder is back.
+ * `restore()` again does nothing (a test's clean-up may call it after the test did).
  */
 export function takeSoftHsmTokenAway(hsm: HsmUnderTest, tokenDirectory: string, tokenFolder: string): { restore(): void } {
   const aside = join(tokenDirectory, '..', `${tokenFolder}.away`);
   renameSync(join(tokenDirectory, tokenFolder), aside);
   simulateModuleFailure(hsm, 'module-finalized');
-  return { restore: () => renameSync(aside, join(tokenDirectory, tokenFolder)) };
+  return {
+    restore: () => {
+      if (existsSync(aside)) renameSync(aside, join(tokenDirectory, tokenFolder));
+    },
+  };
 }

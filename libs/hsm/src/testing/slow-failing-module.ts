@@ -1,0 +1,104 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+
+/** A PKCS#11 module in front of SoftHSM2 that fails slowly on demand, as a network HSM's client may. */
+export interface SlowFailingModule {
+  /** The shim's path: give it as the module to load. */
+  readonly modulePath: string;
+  /** From now on C_Initialize, C_GetSlotList and C_OpenSession sleep `delayMs`, then fail (CKR_DEVICE_ERROR). */
+  failSlowly(delayMs: number): void;
+  /** Every call passes through to SoftHSM2 again. */
+  recover(): void;
+  /** Deletes the shim; call it after its last user is closed. */
+  remove(): void;
+}
+
+const SOFTHSM_MODULE = '/usr/lib/softhsm/libsofthsm2.so';
+
+/**
+ * Compiles (gcc) a shim that forwards every call to SoftHSM2 except C_Initialize, C_GetSlotList
+ * and C_OpenSession while a control file exists: those sleep the milliseconds the file holds and
+ * fail. A network HSM's client library may block this way while its HSM is unreachable.
+ */
+export function buildSlowFailingModule(): SlowFailingModule {
+  const directory = mkdtempSync(join(tmpdir(), 'hsm-slow-module-'));
+  const source = join(directory, 'slow-failing-module.c');
+  const modulePath = join(directory, 'libslowfailing.so');
+  const controlFile = join(directory, 'fail-slowly');
+  writeFileSync(source, SHIM_SOURCE);
+  const includes = join(dirname(require.resolve('pkcs11js/package.json')), 'includes');
+  execFileSync(
+    'gcc',
+    ['-shared', '-fPIC', '-O1', `-I${includes}`, `-DREAL_MODULE="${SOFTHSM_MODULE}"`, `-DCONTROL_FILE="${controlFile}"`, '-o', modulePath, source, '-ldl'],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  return {
+    modulePath,
+    failSlowly: (delayMs) => writeFileSync(controlFile, String(delayMs)),
+    recover: () => rmSync(controlFile, { force: true }),
+    remove: () => rmSync(directory, { recursive: true, force: true }),
+  };
+}
+
+const SHIM_SOURCE = String.raw`
+#include <dlfcn.h>
+#include <stdio.h>
+#include <unistd.h>
+#define CK_PTR *
+#define CK_DEFINE_FUNCTION(returnType, name) returnType name
+#define CK_DECLARE_FUNCTION(returnType, name) returnType name
+#define CK_DECLARE_FUNCTION_POINTER(returnType, name) returnType (* name)
+#define CK_CALLBACK_FUNCTION(returnType, name) returnType (* name)
+#define NULL_PTR 0
+#include <pkcs11/pkcs11.h>
+
+static CK_FUNCTION_LIST shim;
+static CK_FUNCTION_LIST_PTR real = NULL_PTR;
+
+/* The milliseconds a failing call sleeps, or -1 when the control file is absent (pass through). */
+static int failing_delay_ms(void) {
+  FILE *file = fopen(CONTROL_FILE, "r");
+  if (file == NULL) return -1;
+  int ms = 0;
+  if (fscanf(file, "%d", &ms) != 1) ms = 0;
+  fclose(file);
+  return ms;
+}
+
+static CK_RV fail_slowly(int ms) {
+  usleep((useconds_t)ms * 1000);
+  return CKR_DEVICE_ERROR;
+}
+
+static CK_RV shim_C_Initialize(CK_VOID_PTR args) {
+  int ms = failing_delay_ms();
+  return ms >= 0 ? fail_slowly(ms) : real->C_Initialize(args);
+}
+
+static CK_RV shim_C_GetSlotList(CK_BBOOL present, CK_SLOT_ID_PTR list, CK_ULONG_PTR count) {
+  int ms = failing_delay_ms();
+  return ms >= 0 ? fail_slowly(ms) : real->C_GetSlotList(present, list, count);
+}
+
+static CK_RV shim_C_OpenSession(CK_SLOT_ID slot, CK_FLAGS flags, CK_VOID_PTR application, CK_NOTIFY notify, CK_SESSION_HANDLE_PTR session) {
+  int ms = failing_delay_ms();
+  return ms >= 0 ? fail_slowly(ms) : real->C_OpenSession(slot, flags, application, notify, session);
+}
+
+CK_RV C_GetFunctionList(CK_FUNCTION_LIST_PTR_PTR list) {
+  if (real == NULL_PTR) {
+    void *library = dlopen(REAL_MODULE, RTLD_NOW | RTLD_LOCAL);
+    if (library == NULL) return CKR_GENERAL_ERROR;
+    CK_C_GetFunctionList get = (CK_C_GetFunctionList)dlsym(library, "C_GetFunctionList");
+    if (get == NULL || get(&real) != CKR_OK) return CKR_GENERAL_ERROR;
+    shim = *real;
+    shim.C_Initialize = shim_C_Initialize;
+    shim.C_GetSlotList = shim_C_GetSlotList;
+    shim.C_OpenSession = shim_C_OpenSession;
+  }
+  *list = &shim;
+  return CKR_OK;
+}
+`;

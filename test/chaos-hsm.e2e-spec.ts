@@ -1,0 +1,87 @@
+import { Pkcs11Hsm } from '@app/hsm';
+import { buildSlowFailingModule, simulateModuleFailure, type SlowFailingModule } from '@app/hsm/testing';
+import { Metrics } from '@app/observability';
+import { TestApp, createTestApp, tokenBySecret, tokenRequest, PLATFORM_ADMIN_SECRET } from '@app/testing';
+
+/**
+ * Issue 27 item 6 (docs/decisions.md, "HSM"): an HSM whose client library blocks in every call
+ * while the HSM is away (a PKCS#11 shim in front of SoftHSM2 that sleeps 200 ms, then fails) must
+ * not slow the routes that need no HSM, and the module is tried once a second, not per request and
+ * not back to back. On loopback, about 10 s.
+ */
+describe('HSM outage with a module whose failing calls block (chaos)', () => {
+  let slowModule: SlowFailingModule;
+  let t: TestApp;
+  beforeAll(async () => {
+    slowModule = buildSlowFailingModule();
+    t = await createTestApp({ env: { PKCS11_MODULE: slowModule.modulePath } });
+  });
+  afterAll(async () => {
+    slowModule.recover();
+    await t.close();
+    slowModule.remove();
+  });
+
+  /** hsm_reconnect_attempts_total as /metrics shows it, summed over outcomes. */
+  const reconnectAttempts = async (outcome?: string): Promise<number> => {
+    const text = await t.app.get(Metrics).registry.metrics();
+    return [...text.matchAll(/^hsm_reconnect_attempts_total\{outcome="([^"]+)"\} (\d+)$/gm)]
+      .filter(([, label]) => outcome === undefined || label === outcome)
+      .reduce((sum, [, , value]) => sum + Number(value), 0);
+  };
+  const timed = async (send: () => PromiseLike<{ status: number }>): Promise<{ status: number; ms: number }> => {
+    const startedAt = performance.now();
+    const { status } = await send();
+    return { status, ms: performance.now() - startedAt };
+  };
+  const issue = () => tokenRequest(t.http, 'platform', { grant_type: 'client_credentials', client_id: 'platform-admin', client_secret: PLATFORM_ADMIN_SECRET });
+
+  it('/health/live and whoami stay fast throughout, the module is tried once a second, and the service heals', async () => {
+    const token = await tokenBySecret(t.http, 'platform', 'platform-admin', PLATFORM_ADMIN_SECRET);
+    const whoami = () => t.http.get('/authentication/customer/platform/whoami').set('Authorization', `Bearer ${token}`);
+
+    slowModule.failSlowly(200);
+    simulateModuleFailure(t.app.get(Pkcs11Hsm), 'module-finalized');
+    const refused = await issue();
+    expect(refused.status).toBe(503);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+
+    const attemptsBefore = await reconnectAttempts();
+    const windowStartedAt = performance.now();
+    const live: Array<{ status: number; ms: number }> = [];
+    const identity: Array<{ status: number; ms: number }> = [];
+    while (performance.now() - windowStartedAt < 5_000) {
+      live.push(await timed(() => t.http.get('/health/live')));
+      identity.push(await timed(whoami));
+      // Token requests during the outage refuse at once: they never call the module.
+      expect((await issue()).status).toBe(503);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    const windowSeconds = (performance.now() - windowStartedAt) / 1000;
+    const attempts = (await reconnectAttempts()) - attemptsBefore;
+
+    expect(live.filter(({ status }) => status !== 200)).toEqual([]);
+    expect(identity.filter(({ status }) => status !== 200)).toEqual([]);
+    // Probes back to back on the event loop made these answers take 400-500 ms. The bounds are
+    // generous for a loaded 2-core host (whoami also reads the database).
+    expect(live.filter(({ ms }) => ms >= 100)).toEqual([]);
+    expect(identity.filter(({ ms }) => ms >= 150)).toEqual([]);
+    // Once a second (today's loop tried back to back, hundreds of times a second).
+    expect(attempts).toBeGreaterThanOrEqual(3);
+    expect(attempts).toBeLessThanOrEqual(Math.ceil(windowSeconds) + 1);
+    expect(await reconnectAttempts('token-absent')).toBeGreaterThanOrEqual(attempts);
+    const ready = await t.http.get('/health/ready');
+    expect(ready.status).toBe(503);
+    expect(ready.body.checks.hsm).toBe('down');
+
+    slowModule.recover();
+    let readiness = 503;
+    for (let i = 0; i < 50 && readiness !== 200; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      readiness = (await t.http.get('/health/ready')).status;
+    }
+    expect(readiness).toBe(200);
+    expect(await reconnectAttempts('reconnected')).toBe(1);
+    expect((await issue()).status).toBe(200);
+  }, 30_000);
+});
