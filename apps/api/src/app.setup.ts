@@ -31,7 +31,7 @@ export function createAdapter(config: AppConfig): FastifyAdapter {
     // An OCSP request by GET carries its DER in the path (RFC 6960 A.1); each parameter's declared format bounds it further.
     routerOptions: { maxParamLength: 1024 },
     frameworkErrors: (error: Error, request: FastifyRequest, reply: FastifyReply) => {
-      const answer = toErrorResponse(error, request.url, String(request.id));
+      const answer = toErrorResponse(error, request, String(request.id));
       void reply.code(answer.status).headers(answer.headers).send(answer.body);
     },
     // The positioning variant has its own host names; its routes live under /oip (DECISIONS 3.2).
@@ -59,8 +59,8 @@ export async function configureApp(app: NestFastifyApplication, config: AppConfi
   const shutdown = app.get(ShutdownState);
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Correlation-ID', request.id).header('X-Content-Type-Options', 'nosniff');
-    if (shutdown.closing && !request.url.startsWith('/health/')) {
-      const answer = toErrorResponse(new ServiceClosingError(), request.url, String(request.id));
+    if (shutdown.closing && !request.routeOptions.url?.startsWith('/health/')) {
+      const answer = toErrorResponse(new ServiceClosingError(), request, String(request.id));
       void reply.code(answer.status).headers(answer.headers).header('Connection', 'close').send(answer.body);
       return;
     }
