@@ -28,6 +28,24 @@ const TLS_CIPHERS = [
   'ECDHE-RSA-CHACHA20-POLY1305',
 ].join(':');
 
+/**
+ * The API docs (DECISIONS 1) are public: no page may frame them, and they run only their own files.
+ * The Swagger UI page loads every script from a file (swagger-ui-init.js included), so script-src
+ * 'self' suffices; its markup carries inline styles, hence 'unsafe-inline' for styles only, and its
+ * stylesheet draws icons from data: URIs. "Try it out" calls this origin.
+ */
+const API_DOCS_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
 /** The Fastify adapter with the transport rules: body limit, TLS, trusted proxies, OIP hosts. */
 export function createAdapter(config: AppConfig): FastifyAdapter {
   const oipHosts = new Set(config.oipAuthHosts);
@@ -92,6 +110,7 @@ export async function configureApp(app: NestFastifyApplication, config: AppConfi
       return;
     }
     if (config.tlsCertFile) reply.header('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
+    if (request.routeOptions.url?.startsWith('/api-docs')) reply.header('Content-Security-Policy', API_DOCS_CSP);
     done();
   });
   fastify.addHook('onResponse', (request, reply, done) => {
