@@ -481,6 +481,36 @@ describe('audit log (DECISIONS 11)', () => {
       });
     });
 
+    it('a claimed id of neither the Client ID nor the userName form (a secret typed into the identity field) is recorded by its length only', async () => {
+      const { org } = await orgWithAdmin();
+      const address = newAddress();
+      const typedSecret = 'correct horse battery staple! 2026';
+      secretsUsed.add(typedSecret);
+      expect((await secretGrant(org, typedSecret, 'some-secret-value', address)).status).toBe(401);
+      const password = await tokenRequest(t.http, org, { grant_type: 'password', username: 'Ünïcode passphrase', password: 'wrong' }).set(
+        'X-Forwarded-For',
+        address,
+      );
+      expect(password.status).toBe(400);
+      const tooLong = 'a'.repeat(130);
+      expect((await secretGrant(org, tooLong, 'some-secret-value', address)).status).toBe(401);
+      // An unknown id of a valid form is kept as claimed: it tells which names are being tried.
+      expect((await secretGrant(org, `${org}-ghost`, 'some-secret-value', address)).status).toBe(401);
+      const failure = (claimed: string, reason: string, method: string) => ({
+        actor: claimed,
+        target: claimed,
+        outcome: 'failure',
+        source_address: address,
+        details: { reason, method },
+      });
+      expect(await stored(org, 'authentication.fail')).toEqual([
+        failure('<malformed: 34 chars>', 'unknown_client', 'client_secret_post'),
+        failure('<malformed: 18 chars>', 'wrong_password', 'password'),
+        failure('<malformed: 130 chars>', 'unknown_client', 'client_secret_post'),
+        failure(`${org}-ghost`, 'unknown_client', 'client_secret_post'),
+      ]);
+    });
+
     it('lockout: one event when the failures reach the limit, then 429s (not audited one by one); other addresses are not locked', async () => {
       const { org, orgAdminToken } = await orgWithAdmin();
       const robot = await account(org, { suffix: 'robot', role: 'Issuance' });

@@ -204,6 +204,33 @@ describe('ContentRequest', () => {
       expectScimError(answer, 400, 'invalidValue', detail);
     });
 
+    it.each(['pin', 'newPIN', 'user_puk', 'adminPassword', 'passphrase', 'clientSecret', 'privateKey', 'otpSeed', 'OTP', 'pin-code', 'puk.code'])(
+      'a parameter named like a secret (%s) is a 400 naming it: a PIN never travels in parameters, which are stored and shown as given',
+      async (id) => {
+        const body = {
+          ...issuance(randomUUID(), randomUUID()),
+          parameters: [
+            { id: 'layout', value: 'blue' },
+            { id, value: '123456' },
+          ],
+        };
+        expectScimError(
+          await post('/aims/rs/scim/v2/ContentRequest', body),
+          400,
+          'invalidValue',
+          `parameters.1.id: "${id}" names a secret (a PIN, PUK, password, passphrase, secret, key, seed or one-time password); parameters are stored and shown as given, so no secret belongs in them`,
+        );
+      },
+    );
+
+    it('names that merely mention a secret word are accepted: pin-letter, keyType, pinLength, seedVersion', async () => {
+      const named = await cardholder('param.names');
+      const parameters = ['pin-letter', 'keyType', 'pinLength', 'seedVersion', 'layout'].map((id) => ({ id, value: 'x' }));
+      const created = await post('/aims/rs/scim/v2/ContentRequest', issuance(named.wallet, await device(), { parameters }));
+      expect(created.status).toBe(201);
+      expect(created.body.parameters).toEqual(parameters);
+    });
+
     it('references that do not exist, and what the type needs, are 400s naming them', async () => {
       const lia = await cardholder('lia');
       const card = await device();
@@ -437,6 +464,12 @@ describe('ContentRequest', () => {
         400,
         'invalidValue',
         /reason: must be one of/,
+      );
+      expectScimError(
+        await patch(path, { schemas: [PATCH_OP], Operations: [{ op: 'add', path: 'parameters', value: [{ id: 'newPin', value: '1234' }] }] }),
+        400,
+        'invalidValue',
+        /parameters.1.id: "newPin" names a secret/,
       );
       await post(`${path}/approve`, {}, tokens.approver);
       expectScimError(

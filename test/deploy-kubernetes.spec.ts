@@ -174,6 +174,8 @@ describe('the Deployment', () => {
     ]);
     expect(env.PORT.value).toBe('8080');
     expect(env.METRICS_PORT.value).toBe('9464');
+    // The service binds metrics to loopback by default; Prometheus scrapes from another pod.
+    expect(env.METRICS_HOST.value).toBe('0.0.0.0');
   });
 
   it('terminates gracefully: the grace period outlasts preStop plus the service shutdown deadline of 15 s', () => {

@@ -396,6 +396,38 @@ describe('discovery, introspection and the public surface', () => {
       expect(Object.keys(json.body.paths)).toEqual(expect.arrayContaining(['/authentication/customer/{org}/token']));
       expect(json.body.paths['/authentication/customer/{org}/token']).toHaveProperty('post');
     });
+
+    it('the docs carry a CSP that forbids framing and inline script, under which the Swagger UI still loads', async () => {
+      const html = await t.http.get('/api-docs');
+      const csp = html.headers['content-security-policy'] as string;
+      expect(csp).toBe(
+        "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+      );
+      expect(html.headers['x-content-type-options']).toBe('nosniff');
+      // Under script-src 'self' every script is a same-origin file, and under nosniff each file
+      // must come with its own media type, or the browser would not run or apply it.
+      const scripts = [...html.text.matchAll(/<script\b([^>]*)>/g)].map((tag) => /\bsrc=["']([^"']+)["']/.exec(tag[1])?.[1]);
+      expect(scripts.length).toBeGreaterThanOrEqual(3);
+      expect(scripts).not.toContain(undefined);
+      const styles = [...html.text.matchAll(/<link\b[^>]*rel=["']stylesheet["'][^>]*>/g)].map((tag) => /\bhref=["']([^"']+)["']/.exec(tag[0])![1]);
+      expect(styles.length).toBeGreaterThanOrEqual(1);
+      for (const [files, type] of [
+        [scripts as string[], /^(application|text)\/javascript/],
+        [styles, /^text\/css/],
+      ] as const) {
+        for (const file of files) {
+          expect(file).not.toMatch(/^(https?:)?\/\//);
+          const asset = await t.http.get(new URL(file, 'http://host/api-docs').pathname);
+          expect({ file, status: asset.status, type: asset.headers['content-type'], csp: asset.headers['content-security-policy'] }).toEqual({
+            file,
+            status: 200,
+            type: expect.stringMatching(type),
+            csp,
+          });
+        }
+      }
+      expect((await t.http.get('/api-docs-json')).headers['content-security-policy']).toBe(csp);
+    });
   });
 
   describe('errors', () => {

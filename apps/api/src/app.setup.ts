@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
+import { DEFAULT_CIPHERS, TLSSocket } from 'node:tls';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -16,16 +17,57 @@ type ContentTypeParser = (request: FastifyRequest, body: string | Buffer, done: 
 /** DECISIONS 6: bodies larger than 1 MiB are refused with 413. */
 const BODY_LIMIT = 1024 * 1024;
 
-/** The Fastify adapter with the transport rules: body limit, TLS 1.2+, trusted proxies, OIP hosts. */
+/**
+ * TLS 1.2 offers only forward-secret AEAD suites (ECDHE with AES-GCM or ChaCha20-Poly1305; no CBC,
+ * which LUCKY13 and its kin attack), in this order; TLS 1.3 keeps Node's suites (DECISIONS 13).
+ */
+const TLS_CIPHERS = [
+  ...DEFAULT_CIPHERS.split(':').filter((suite) => suite.startsWith('TLS_')),
+  'ECDHE-ECDSA-AES128-GCM-SHA256',
+  'ECDHE-RSA-AES128-GCM-SHA256',
+  'ECDHE-ECDSA-AES256-GCM-SHA384',
+  'ECDHE-RSA-AES256-GCM-SHA384',
+  'ECDHE-ECDSA-CHACHA20-POLY1305',
+  'ECDHE-RSA-CHACHA20-POLY1305',
+].join(':');
+
+/**
+ * The API docs (DECISIONS 1) are public: no page may frame them, and they run only their own files.
+ * The Swagger UI page loads every script from a file (swagger-ui-init.js included), so script-src
+ * 'self' suffices; its markup carries inline styles, hence 'unsafe-inline' for styles only, and its
+ * stylesheet draws icons from data: URIs. "Try it out" calls this origin.
+ */
+const API_DOCS_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/** The Fastify adapter with the transport rules: body limit, TLS, trusted proxies, OIP hosts. */
 export function createAdapter(config: AppConfig): FastifyAdapter {
   const oipHosts = new Set(config.oipAuthHosts);
-  return new FastifyAdapter({
+  const https = config.tlsCertFile && config.tlsKeyFile;
+  const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT,
     genReqId: () => randomUUID(),
     // The source address is the peer, or X-Forwarded-For only behind a trusted proxy (DECISIONS 4).
     trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false,
-    ...(config.tlsCertFile && config.tlsKeyFile
-      ? { https: { cert: readFileSync(config.tlsCertFile), key: readFileSync(config.tlsKeyFile), minVersion: 'TLSv1.2' as const } }
+    ...(https
+      ? {
+          https: {
+            cert: readFileSync(config.tlsCertFile!),
+            key: readFileSync(config.tlsKeyFile!),
+            minVersion: 'TLSv1.2' as const,
+            ciphers: TLS_CIPHERS,
+            honorCipherOrder: true,
+          },
+        }
       : {}),
     // Errors the router raises before any route runs (a path that is not UTF-8, a parameter longer
     // than any id) leave in the route family's error format too, not Fastify's own.
@@ -34,7 +76,7 @@ export function createAdapter(config: AppConfig): FastifyAdapter {
     // An OCSP request by GET carries its DER in the path (RFC 6960 A.1); each parameter's declared format bounds it further.
     routerOptions: { maxParamLength: 1024 },
     frameworkErrors: (error: Error, request: FastifyRequest, reply: FastifyReply) => {
-      const answer = toErrorResponse(error, request.url, String(request.id));
+      const answer = toErrorResponse(error, request, String(request.id));
       void reply.code(answer.status).headers(answer.headers).send(answer.body);
     },
     // The positioning variant has its own host names; its routes live under /oip (DECISIONS 3.2).
@@ -45,6 +87,9 @@ export function createAdapter(config: AppConfig): FastifyAdapter {
       return oipHosts.has(host) && !url.startsWith('/oip/') ? `/oip${url}` : url;
     },
   });
+  // A TLS 1.2 client may not renegotiate (each renegotiation costs the server a handshake; DECISIONS 13).
+  if (https) adapter.getInstance().server.on('secureConnection', (socket: TLSSocket) => socket.disableRenegotiation());
+  return adapter;
 }
 
 /** Everything registered on the application after it is created: parsers, hooks, filter, docs. */
@@ -68,12 +113,13 @@ export async function configureApp(app: NestFastifyApplication, config: AppConfi
   const shutdown = app.get(ShutdownState);
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Correlation-ID', request.id).header('X-Content-Type-Options', 'nosniff');
-    if (shutdown.closing && !request.url.startsWith('/health/')) {
-      const answer = toErrorResponse(new ServiceClosingError(), request.url, String(request.id));
+    if (shutdown.closing && !request.routeOptions.url?.startsWith('/health/')) {
+      const answer = toErrorResponse(new ServiceClosingError(), request, String(request.id));
       void reply.code(answer.status).headers(answer.headers).header('Connection', 'close').send(answer.body);
       return;
     }
     if (config.tlsCertFile) reply.header('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
+    if (request.routeOptions.url?.startsWith('/api-docs')) reply.header('Content-Security-Policy', API_DOCS_CSP);
     done();
   });
   fastify.addHook('onResponse', (request, reply, done) => {

@@ -37,7 +37,7 @@ export async function runClusterPrimary(config: AppConfig, logger: Logger): Prom
     workerEnv.DATABASE_URL = embedded.socketUrl;
   }
   provisionEmbeddedHsm(config, logger);
-  const metricsServer = await listenClusterMetrics(config.metricsPort, config.host);
+  const metricsServer = await listenClusterMetrics(config.metricsPort, config.metricsHost);
 
   let stopping = false;
   const fork = (): Worker =>

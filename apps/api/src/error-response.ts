@@ -1,5 +1,5 @@
 import { HttpException } from '@nestjs/common';
-import { DomainError, ErrorCode, OAuthError, routeFamilyOf, scimError } from '@app/common';
+import { DomainError, ErrorCode, OAuthError, RoutedRequest, routeFamilyOfRequest, scimError } from '@app/common';
 import { SignerUnavailableError } from '@app/hsm';
 import { DatabaseUnavailableError } from '@app/persistence';
 import { ServiceClosingError } from './shutdown';
@@ -16,8 +16,8 @@ export interface ErrorResponse {
  * exception filter and by Fastify's error handler (errors raised before a route runs, such as an
  * unreadable body).
  */
-export function toErrorResponse(error: unknown, url: string, correlationId: string): ErrorResponse & { unexpected: boolean } {
-  const oauthRoute = routeFamilyOf(url).oauthErrors;
+export function toErrorResponse(error: unknown, request: RoutedRequest, correlationId: string): ErrorResponse & { unexpected: boolean } {
+  const oauthRoute = routeFamilyOfRequest(request).oauthErrors;
   if (error instanceof OAuthError) return { ...oauth(error), unexpected: false };
   if (error instanceof SignerUnavailableError || error instanceof DatabaseUnavailableError || error instanceof ServiceClosingError) {
     // DECISIONS 12: the HSM (or the database) is unreachable; the signer and the pool reconnect by

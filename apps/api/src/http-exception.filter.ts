@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { routeFamilyOf } from '@app/common';
+import { routeFamilyOfRequest } from '@app/common';
 import type { Logger } from '@app/observability';
 import { toErrorResponse } from './error-response';
 
@@ -16,10 +16,10 @@ export class HttpExceptionFilter implements ExceptionFilter {
 }
 
 export function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply, logger: Logger): void {
-  const response = toErrorResponse(error, request.url, String(request.id));
+  const response = toErrorResponse(error, request, String(request.id));
   if (response.unexpected) logger.error({ err: error, reqId: request.id, url: request.routeOptions?.url }, 'unexpected error');
   const contentType =
-    response.headers['Content-Type'] ?? (routeFamilyOf(request.url).scimMediaType ? 'application/scim+json' : 'application/json; charset=utf-8');
+    response.headers['Content-Type'] ?? (routeFamilyOfRequest(request).scimMediaType ? 'application/scim+json' : 'application/json; charset=utf-8');
   reply
     .status(response.status)
     .headers({ ...response.headers, 'Content-Type': contentType })

@@ -75,7 +75,7 @@ async function bootstrap(): Promise<void> {
   await created.listen(config.port, config.host);
   // In a cluster the primary serves the summed metrics of its workers.
   if (cluster.isWorker) metrics.answerClusterPrimary();
-  const metricsServer = cluster.isWorker ? undefined : await metrics.listen(config.metricsPort, config.host);
+  const metricsServer = cluster.isWorker ? undefined : await metrics.listen(config.metricsPort, config.metricsHost);
   created.getHttpServer().once('close', () => metricsServer?.close());
   logger.info({ url: config.publicBaseUrl, port: config.port, metricsPort: config.metricsPort }, 'credential platform listening');
   running.app = created;

@@ -74,6 +74,11 @@ export class AppConfig {
   dataEncryptionKeys!: { id: string; key: Buffer }[];
 
   metricsPort!: number;
+  /**
+   * Address the metrics listener binds (METRICS_HOST, default 127.0.0.1): loopback unless a scraper
+   * in another container or host needs it, then 0.0.0.0 (the Kubernetes manifests do; DECISIONS 1).
+   */
+  metricsHost!: string;
   apiDocs!: boolean;
   tlsCertFile?: string;
   tlsKeyFile?: string;

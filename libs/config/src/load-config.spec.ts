@@ -17,6 +17,7 @@ describe('loadConfig (DECISIONS 13)', () => {
       authFailureLimit: 10,
       authFailureWindowS: 300,
       metricsPort: 9464,
+      metricsHost: '127.0.0.1',
       publicBaseUrl: 'http://localhost:8080',
       authBaseUrl: 'http://localhost:8080',
       oipAuthBaseUrl: 'http://localhost:8080/oip',

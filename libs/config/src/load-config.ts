@@ -79,6 +79,7 @@ const schema = z.object({
   SECRET_PEPPER: optionalText,
   DATA_ENCRYPTION_KEYS: optionalText,
   METRICS_PORT: int(9464, 0, 65535),
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   API_DOCS: z
     .enum(['true', 'false'])
     .default('true')
@@ -175,6 +176,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   config.secretPepper = parsePepper(e.SECRET_PEPPER ?? generated!.secretPepper);
   config.dataEncryptionKeys = parseKeyring(e.DATA_ENCRYPTION_KEYS ?? generated!.dataEncryptionKey);
   config.metricsPort = e.METRICS_PORT;
+  config.metricsHost = e.METRICS_HOST;
   config.apiDocs = e.API_DOCS;
   config.tlsCertFile = e.TLS_CERT_FILE;
   config.tlsKeyFile = e.TLS_KEY_FILE;

@@ -1,7 +1,7 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { ADMINISTERED_ORGANIZATION, AdminAccessPolicy } from '@app/accounts';
-import { ACCESS_RULE, AccessRule, Principal, PRINCIPAL_KEY, forbidden, routeFamilyOf } from '@app/common';
+import { ACCESS_RULE, AccessRule, Principal, PRINCIPAL_KEY, forbidden, routeFamilyOfRequest } from '@app/common';
 import { RoleCatalog } from './role-catalog';
 
 interface GuardedRequest extends Record<string, unknown> {
@@ -38,7 +38,7 @@ export class AccessGuard implements CanActivate {
     const rule = this.reflector.getAllAndOverride<AccessRule | undefined>(ACCESS_RULE, [context.getHandler(), context.getClass()]);
     if (!rule) throw forbidden('This entry point declares no permission, so it is closed to everyone (deny by default).');
     const request = context.switchToHttp().getRequest<GuardedRequest>();
-    if (routeFamilyOf(request.url).name === 'admin' && rule.kind !== 'administrator') {
+    if (routeFamilyOfRequest(request).name === 'admin' && rule.kind !== 'administrator') {
       throw forbidden('This administration entry point declares no administrator rule, so it is closed to everyone (deny by default).');
     }
     if (rule.kind === 'public') return true;
@@ -67,6 +67,6 @@ export class AccessGuard implements CanActivate {
 /** The customer form of credential management names the organization in its path: it must be the caller's (DECISIONS 1). */
 function assertPathOrganization(request: GuardedRequest, principal: Principal): void {
   const pathOrg = request.params?.org;
-  if (pathOrg === undefined || routeFamilyOf(request.url).name !== 'scim' || pathOrg === principal.org) return;
+  if (pathOrg === undefined || routeFamilyOfRequest(request).name !== 'scim' || pathOrg === principal.org) return;
   throw forbidden(`Organization "${pathOrg}" in the path is not your organization; your token is for organization "${principal.org}".`);
 }

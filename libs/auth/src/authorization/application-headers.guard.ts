@@ -1,6 +1,6 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { ACCESS_RULE, AccessRule, DomainError, Principal, PRINCIPAL_KEY, forbidden, routeFamilyOf } from '@app/common';
+import { ACCESS_RULE, AccessRule, DomainError, Principal, PRINCIPAL_KEY, forbidden, routeFamilyOfRequest, RoutedRequest } from '@app/common';
 import { CertifiedApplicationService } from '@app/accounts';
 
 const APPLICATION_ID = /^[A-Za-z0-9._-]{1,128}$/;
@@ -21,9 +21,9 @@ export class ApplicationHeadersGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const rule = this.reflector.getAllAndOverride<AccessRule | undefined>(ACCESS_RULE, [context.getHandler(), context.getClass()]);
-    const request = context.switchToHttp().getRequest<{ url: string; headers: Record<string, string | string[] | undefined> } & Record<string, unknown>>();
+    const request = context.switchToHttp().getRequest<RoutedRequest & { headers: Record<string, string | string[] | undefined> } & Record<string, unknown>>();
     // DECISIONS 6: the token service family (everything under /authentication/) does not need the headers.
-    if (rule?.kind === 'public' || !routeFamilyOf(request.url).applicationHeaders) return true;
+    if (rule?.kind === 'public' || !routeFamilyOfRequest(request).applicationHeaders) return true;
     const applicationId = readHeader(
       request.headers,
       'Application-ID',

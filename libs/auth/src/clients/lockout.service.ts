@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { USER_NAME_PATTERN } from '@app/accounts';
 import { AUDIT_INSERT, AuditAction, auditCodeOf } from '@app/audit';
 import { Clock, OAuthError, RequestOrigin } from '@app/common';
 import { AppConfig } from '@app/config';
@@ -7,8 +8,8 @@ import type { FailureCounter } from './client-credential.repository';
 
 /** Every address together may fail this many times the per-pair limit (DECISIONS 4). */
 const ADDRESS_LIMIT_FACTOR = 10;
-/** Claimed ids are caller-chosen text: the audit log keeps at most this much of them. */
-const MAX_CLAIMED_ID = 256;
+/** A Client ID: `{organization_id}-{suffix}` (DECISIONS 2, 4). */
+const CLIENT_ID_PATTERN = /^[A-Za-z0-9_]{1,64}-[A-Za-z0-9]{1,64}$/;
 
 /**
  * A failed authentication as the audit log records it (DECISIONS 11): who the caller claimed to be,
@@ -115,7 +116,7 @@ export class LockoutService {
     const address = origin.sourceAddress;
     const now = this.clock.now();
     const windowStart = new Date(now.getTime() - this.config.authFailureWindowS * 1000);
-    const claimed = audit.claimed ? audit.claimed.slice(0, MAX_CLAIMED_ID) : 'unknown';
+    const claimed = recordedIdentity(audit.claimed, knownSubject !== undefined);
     const events: { actor: string; action: AuditAction; code: number; target: string; details: Record<string, unknown> }[] = [
       { actor: claimed, action: 'authentication.fail', code: auditCodeOf('authentication.fail'), target: claimed, details: { reason, method: audit.method } },
     ];
@@ -174,4 +175,15 @@ export class LockoutService {
 
 function keys(subject: string | undefined, address: string): string[] {
   return subject ? [`pair:${subject}|${address}`, `addr:${address}`] : [`addr:${address}`];
+}
+
+/**
+ * What the audit log keeps of a claimed id (DECISIONS 11): the id itself when it names an existing
+ * client or user or has the form of a Client ID or userName; otherwise only its length, because
+ * text of another form is more likely a secret typed into the identity field than an identity.
+ */
+function recordedIdentity(claimed: string | undefined, known: boolean): string {
+  if (!claimed) return 'unknown';
+  if (known || CLIENT_ID_PATTERN.test(claimed) || USER_NAME_PATTERN.test(claimed)) return claimed;
+  return `<malformed: ${[...claimed].length} chars>`;
 }

@@ -91,7 +91,7 @@ export class AccessTokenValidator {
       };
     }
     const claims = verified.claims as unknown as AccessTokenClaims;
-    if (typeof claims.jti !== 'string' || typeof claims.exp !== 'number' || typeof claims.org !== 'string') {
+    if (!isAccessTokenJti(claims.jti) || typeof claims.exp !== 'number' || typeof claims.org !== 'string') {
       return { description: 'The access token is malformed.' };
     }
     if (this.verified.size >= MAX_VERIFIED_TOKENS) this.verified.delete(this.verified.keys().next().value!);
@@ -99,6 +99,16 @@ export class AccessTokenValidator {
     return claims;
   }
 }
+
+/**
+ * The service mints every access token's jti as a UUID (the key of access_tokens): any other jti,
+ * even under our signature, is a malformed token, refused before it reaches a query.
+ */
+export function isAccessTokenJti(jti: unknown): jti is string {
+  return typeof jti === 'string' && UUID.test(jti);
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** At most this many verified tokens are remembered (about 1 KiB each). */
 const MAX_VERIFIED_TOKENS = 20_000;

@@ -3,7 +3,7 @@ import { Clock, RequestOrigin } from '@app/common';
 import { SystemAccountRow } from '@app/accounts';
 import { AuditLog } from '@app/audit';
 import { ChangeFeed, Database } from '@app/persistence';
-import { AccessTokenValidator } from './access-token-validator';
+import { AccessTokenValidator, isAccessTokenJti } from './access-token-validator';
 import { JwsService } from './jws.service';
 import { TokenRepository } from './token.repository';
 
@@ -45,7 +45,7 @@ export class TokenIntrospection {
   /** Revokes the caller's own token; the revocation and its audit event commit together. */
   async revoke(token: string, caller: SystemAccountRow, origin: RequestOrigin): Promise<void> {
     const verified = this.jws.verify(token, 'at+jwt');
-    if (!verified.ok || verified.claims.client_id !== caller.client_id || typeof verified.claims.jti !== 'string') return;
+    if (!verified.ok || verified.claims.client_id !== caller.client_id || !isAccessTokenJti(verified.claims.jti)) return;
     const jti = verified.claims.jti;
     await this.db.transaction(async (tx) => {
       if (!(await this.tokens.revoke(jti, caller.id, this.clock.now(), tx))) return;

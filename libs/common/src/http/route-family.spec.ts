@@ -1,4 +1,4 @@
-import { routeFamilyOf } from './route-family';
+import { routeFamilyOf, routeFamilyOfRequest } from './route-family';
 
 describe('routeFamilyOf', () => {
   it.each([
@@ -29,5 +29,19 @@ describe('routeFamilyOf', () => {
     expect(routeFamilyOf('/aims/rs/scim/v2/Device')).toMatchObject({ oauthErrors: false, scimMediaType: true, applicationHeaders: true });
     expect(routeFamilyOf('/admin/v1/roles')).toMatchObject({ scimMediaType: false, applicationHeaders: true });
     expect(routeFamilyOf('/pki/acme/ca.crt')).toMatchObject({ applicationHeaders: false });
+  });
+});
+
+describe('routeFamilyOfRequest', () => {
+  it('decides on the route the router matched, not on the URL as sent', () => {
+    expect(routeFamilyOfRequest({ url: '/%61dmin/v1/roles', routeOptions: { url: '/admin/v1/roles' } }).name).toBe('admin');
+    expect(
+      routeFamilyOfRequest({ url: '/%63redential-management/customer/globex/Users', routeOptions: { url: '/credential-management/customer/:org/Users' } }).name,
+    ).toBe('scim');
+  });
+
+  it('classifies a request that matched no route by its decoded path', () => {
+    expect(routeFamilyOfRequest({ url: '/%61ims/rs/scim/v2/Nothing?x=%2F', routeOptions: {} }).name).toBe('scim');
+    expect(routeFamilyOfRequest({ url: '/%E0%A4%A/x' }).name).toBe('other');
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Which family of the API a request belongs to, decided from its URL alone (DECISIONS 1), so that
+ * Which family of the API a request belongs to, decided from the route it matched (DECISIONS 1), so that
  * rules that differ by family are written once: the error body (RFC 6749 on the token service,
  * SCIM elsewhere, DECISIONS 7), the media type of errors (DECISIONS 6), and whether the request
  * must carry Application-ID and Application-Version (DECISIONS 6).
@@ -47,7 +47,7 @@ const ADMIN = /^\/admin\//;
 const PKI = /^\/pki\//;
 const OPERATIONS = /^\/(?:health|metrics|api-docs)(?:[/?-]|$)/;
 
-/** The family of a request URL (path and query as received, after the positioning host rewrite). */
+/** The family of a path: a route pattern (`/admin/v1/organizations/:org`) or a decoded request path. */
 export function routeFamilyOf(url: string): RouteFamily {
   if (OAUTH.test(url)) return FAMILIES.oauth;
   if (AUTHENTICATION.test(url)) return FAMILIES.authentication;
@@ -56,4 +56,29 @@ export function routeFamilyOf(url: string): RouteFamily {
   if (PKI.test(url)) return FAMILIES.pki;
   if (OPERATIONS.test(url)) return FAMILIES.operations;
   return FAMILIES.other;
+}
+
+/** What a request needs to name its family: Fastify's request, or Nest's view of it. */
+export interface RoutedRequest {
+  url: string;
+  routeOptions?: { url?: string };
+}
+
+/**
+ * The family of a request, from the route pattern the router matched. The router matches the
+ * percent-decoded path, so the URL as sent (`/%61dmin/v1/...`) must not decide: its family could
+ * differ from the route's and skip that family's rules. A request that matched no route (404, or a
+ * path the router refused) is classified by its decoded path; that only chooses its error's format.
+ */
+export function routeFamilyOfRequest(request: RoutedRequest): RouteFamily {
+  return routeFamilyOf(request.routeOptions?.url ?? decodedPath(request.url));
+}
+
+function decodedPath(url: string): string {
+  const path = url.split('?')[0];
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
 }

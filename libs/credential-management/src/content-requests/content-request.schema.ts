@@ -19,9 +19,34 @@ const reference = (what: string) =>
       .regex(UUID, `must be the id of a ${what} (a UUID)`),
   });
 
+/** Words that name a secret when a parameter's name ends in them (DECISIONS 9). */
+const SECRET_WORDS = new Set(['pin', 'puk', 'password', 'passwd', 'passphrase', 'secret', 'key', 'seed', 'otp']);
+
+/**
+ * Whether a parameter's name says its value is a secret: its last word (words split at _ . : -,
+ * digits and lower-to-upper case changes) is one of SECRET_WORDS, or is `code` after one of them
+ * (`newPin`, `otpSeed`, `puk.code`; not `pin-letter` or `keyType`). Parameters are stored and shown
+ * as given, so a PIN never belongs in them (DECISIONS 9).
+ */
+function namesSecret(id: string): boolean {
+  const words = id
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
+    .split(/[^A-Za-z]+/)
+    .filter(Boolean)
+    .map((word) => word.toLowerCase());
+  const last = words.at(-1);
+  return last !== undefined && (SECRET_WORDS.has(last) || (last === 'code' && words.length > 1 && SECRET_WORDS.has(words.at(-2)!)));
+}
+
 const parameter = z
   .object({
-    id: z.string({ message: 'must be a string' }).regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'must be 1-64 characters of letters, digits, _ . : -'),
+    id: z
+      .string({ message: 'must be a string' })
+      .regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'must be 1-64 characters of letters, digits, _ . : -')
+      .refine((id) => !namesSecret(id), {
+        error: (issue) =>
+          `"${String(issue.input)}" names a secret (a PIN, PUK, password, passphrase, secret, key, seed or one-time password); parameters are stored and shown as given, so no secret belongs in them`,
+      }),
     value: z.string({ message: 'must be a string' }).max(4096, 'must be at most 4096 characters'),
     type: z.string({ message: 'must be a string' }).max(64, 'must be at most 64 characters').optional(),
     encoding: z.string({ message: 'must be a string' }).max(32, 'must be at most 32 characters').optional(),
