@@ -192,6 +192,33 @@ describe('Device: its policy and credentials', () => {
     expect(blank.body).not.toHaveProperty('credentials');
   });
 
+  it('a device policy that a device shows is not deleted (409 naming the count) until no device shows it', async () => {
+    const removePolicy = (id: string) => t.http.delete(`/admin/v1/organizations/${ORG}/device-policies/${id}`).auth(admin, { type: 'bearer' });
+    const temporary = (
+      await t.http
+        .post(`/admin/v1/organizations/${ORG}/device-policies`)
+        .auth(admin, { type: 'bearer' })
+        .send({ name: 'Temporary badge', credentialTypes: ['PKI_CERTIFICATE'] })
+    ).body.id;
+    const holder = await createCardholder(t, admin, ORG, 'ned');
+    const card = await insertCard(t, ORG);
+    await sync(await approved('issuance', card.id, { wallet: holder.wallet, policy: temporary }), card, ['PKI_CERTIFICATE']);
+    expect((await device(card.id)).body.policy).toEqual(policyRef(temporary));
+
+    const refused = await removePolicy(temporary);
+    expect(refused.status).toBe(409);
+    expect(refused.body.detail).toBe(
+      'Device policy "Temporary badge" is the policy of 1 device issued under it; recycle it or update it to another policy before deleting the policy.',
+    );
+    // Revoked, the card still shows what it was issued under.
+    expect((await post(`/aims/rs/scim/v2/Device/${card.id}/revoke`, {}, tokens.helpdesk)).status).toBe(200);
+    expect((await removePolicy(temporary)).status).toBe(409);
+
+    expect((await post(`/aims/rs/scim/v2/Device/${card.id}/terminate`, {}, tokens.helpdesk)).status).toBe(200);
+    await sync(await approved('recycle', card.id, { token: tokens.helpdesk }), card, []);
+    expect((await removePolicy(temporary)).status).toBe(204);
+  });
+
   it('attributes and excludedAttributes select them, on GET and .search; /Schemas declares them', async () => {
     const { card, credentials } = await issuedCard('max');
 

@@ -49,17 +49,20 @@ const COLUMNS = `c.id, c.org_id, c.type, c.status, c.device_id, c.wallet_id, c.c
 const FROM = 'FROM credentials c LEFT JOIN wallets w ON w.id = c.wallet_id LEFT JOIN users o ON o.id = w.owner_user_id';
 
 /**
- * What devices carry (DECISIONS 8): the credentials their holder's wallet holds on
- * them, oldest first, with the device policy of the request that issued each; a recycle (or the
- * wallet's deletion with its user) takes them out of the wallet, and off the device.
+ * What devices carry (DECISIONS 8): the credentials their holder's wallet holds on them; a recycle (or
+ * the wallet's deletion with its user) takes them out of the wallet, and off the device. The device
+ * policy a device shows is that of the request that issued its newest credential: the last in
+ * ON_DEVICES' order, the first in NEWEST_FIRST's.
  */
+const CARRIED = 'c.wallet_id IS NOT NULL';
 const ON_DEVICES = prepared(
   'credentials_on_devices',
   `SELECT c.device_id, c.id, c.type, c.status, r.device_policy_id
      FROM credentials c LEFT JOIN content_requests r ON r.id = c.content_request_id
-    WHERE c.org_id = $1 AND c.device_id = ANY($2::uuid[]) AND c.wallet_id IS NOT NULL
+    WHERE c.org_id = $1 AND c.device_id = ANY($2::uuid[]) AND ${CARRIED}
     ORDER BY c.device_id, c.created_at, c.type, c.id`,
 );
+const NEWEST_FIRST = 'c.created_at DESC, c.type DESC, c.id DESC';
 
 /** Credentials: what a completed content request put on a device; OATH secrets only sealed. */
 @Injectable()
@@ -148,6 +151,26 @@ export class CredentialRepository {
       carried.set(row.device_id, content);
     }
     return carried;
+  }
+
+  /**
+   * How many devices show this device policy (their newest credential was issued under it): a policy
+   * in use by a device is not deleted (CREDENTIAL-MANAGEMENT.md "Reference data").
+   */
+  async countDevicesShowingPolicy(orgId: string, policyId: string, tx: Transaction): Promise<number> {
+    const [row] = await this.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM (
+         SELECT DISTINCT ON (c.device_id) r.device_policy_id
+           FROM credentials c LEFT JOIN content_requests r ON r.id = c.content_request_id
+          WHERE c.org_id = $1 AND ${CARRIED}
+            AND c.device_id IN (SELECT issued.device_id FROM content_requests issued
+                                 WHERE issued.org_id = $1 AND issued.device_policy_id = $2 AND issued.status = 'completed')
+          ORDER BY c.device_id, ${NEWEST_FIRST}
+       ) newest WHERE newest.device_policy_id = $2`,
+      [orgId, policyId],
+      tx,
+    );
+    return row.n;
   }
 
   /** The ids and statuses of the credentials in each wallet, oldest first (a wallet lists them). */
