@@ -21,7 +21,6 @@ const MAX_CACHED_DEVICES = 50_000;
  * Operator Dependent roles, to unowned devices and devices of owners in the caller's groups), and
  * every move decided by the lifecycle table under a row lock.
  */
-
 @Injectable()
 export class DeviceService {
   /** Concurrent creates share one statement and one commit (group commit). */
