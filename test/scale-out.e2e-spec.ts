@@ -1,7 +1,10 @@
 import { ChangeFeed } from '@app/persistence';
+import { p256Csr } from '@app/pki/testing';
 import {
   CreatedAccount,
   TestApp,
+  createCardholder,
+  createIssuingOrganization,
   createOrganization,
   createSystemAccount,
   createTestApp,
@@ -9,6 +12,7 @@ import {
   platformAdminToken,
   signAssertion,
   tokenBySecret,
+  insertCard,
   tokenRequest,
   uploadCertificate,
 } from '@app/testing';
@@ -106,6 +110,56 @@ describe('scale-out: two instances, one database', () => {
     expect((await read(a)).status).toBe(200);
     expect((await b.http.delete(`/aims/rs/scim/v2/Device/${created.body.id}`).auth(token, { type: 'bearer' })).status).toBe(204);
     expect(await eventually(async () => (await read(a)).status === 404)).toBe(true);
+  });
+
+  it('credentials superseded through one instance show on the other, whose cache held the device (the device itself did not move)', async () => {
+    const org = `scale${++counter}`;
+    const { tokens } = await createIssuingOrganization(a, admin, org, { issuer: 'Issuance', approver: 'Issuance' });
+    const policy = async (credentialTypes: string[]) =>
+      (
+        await a.http
+          .post(`/admin/v1/organizations/${org}/device-policies`)
+          .auth(admin, { type: 'bearer' })
+          .send({ name: credentialTypes.join(' '), credentialTypes, requiresApproval: false })
+      ).body.id;
+    const [badge, badgeAndOtp] = [await policy(['PKI_CERTIFICATE']), await policy(['PKI_CERTIFICATE', 'OATH_TOTP'])];
+    const holder = await createCardholder(a, admin, org, 'sam');
+    const card = await insertCard(a, org);
+    const scim = (t: TestApp, path: string, body: unknown) =>
+      t.http.post(path).auth(tokens.issuer, { type: 'bearer' }).set('Content-Type', 'application/scim+json').send(JSON.stringify(body));
+    const execute = async (type: string, devicePolicy: string, credentialTypes: string[]) => {
+      const request = await scim(a, '/aims/rs/scim/v2/ContentRequest', {
+        schemas: ['urn:vendor:scim:api:cms:1.0:ContentRequest'],
+        type,
+        target: { device: { value: card.id }, devicePolicy: { value: devicePolicy } },
+        ...(type === 'issuance' ? { wallet: { value: holder.wallet } } : {}),
+      });
+      expect(request.body.status).toBe('approved');
+      const results = [];
+      for (const credentialType of credentialTypes)
+        results.push({
+          operation: 'WRITE',
+          status: 'SUCCESS',
+          credentialType,
+          ...(credentialType === 'PKI_CERTIFICATE' ? { csr: (await p256Csr()).toString('base64') } : {}),
+        });
+      const session = await scim(a, '/aims/rs/scim/v2/SyncSession', {
+        schemas: ['urn:vendor:scim:api:cms:1.0:SyncSession'],
+        contentRequest: { value: request.body.id },
+        device: { ATR: card.ATR, CUID: card.CUID },
+        results,
+      });
+      expect(session.status).toBe(201);
+    };
+    await execute('issuance', badge, ['PKI_CERTIFICATE']);
+    const read = async (t: TestApp) => (await t.http.get(`/aims/rs/scim/v2/Device/${card.id}`).auth(tokens.issuer, { type: 'bearer' })).body;
+    expect((await read(b)).credentials.map((c: { status: string }) => c.status)).toEqual(['ISSUED']);
+    expect((await read(b)).policy.value).toBe(badge);
+
+    a.clock.advance(60); // time passes before the update: the device's policy is that of its newest credentials
+    await execute('update', badgeAndOtp, ['PKI_CERTIFICATE', 'OATH_TOTP']);
+    expect(await eventually(async () => (await read(b)).policy.value === badgeAndOtp)).toBe(true);
+    expect((await read(b)).credentials.map((c: { status: string }) => c.status).sort()).toEqual(['ISSUED', 'ISSUED', 'REVOKED']);
   });
 
   it('an organization setting changed through one instance applies on the other', async () => {

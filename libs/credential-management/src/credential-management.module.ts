@@ -1,7 +1,7 @@
 import { Module, Provider } from '@nestjs/common';
 import { AccountDependents, AccountsModule } from '@app/accounts';
 import { AuthModule } from '@app/auth';
-import { DeviceModule, DeviceStoreModule } from '@app/device';
+import { DeviceContents, DeviceModule, DeviceStoreModule } from '@app/device';
 import { Clock, DataCipher } from '@app/common';
 import { AppConfig } from '@app/config';
 import { PkiModule } from '@app/pki';
@@ -155,4 +155,9 @@ export class CredentialManagementStoreModule {
     presenter(UserPresenter),
   ],
 })
-export class CredentialManagementModule {}
+export class CredentialManagementModule {
+  constructor(contents: DeviceContents, credentials: CredentialRepository) {
+    // A device shows its credentials and its policy (CREDENTIAL-MANAGEMENT.md "Resources", Device row); this library holds them.
+    contents.register((orgId, deviceIds) => credentials.onDevices(orgId, deviceIds));
+  }
+}

@@ -12,6 +12,7 @@ import { DeviceHoldings } from './device-holdings';
 import { OwnedDevices } from './owned-devices';
 import { RequestedDevices } from './requested-devices';
 import { DeviceMoveListeners } from './device-move-listeners';
+import { DeviceContents } from './device-contents';
 
 /**
  * Device storage and the bulk import, without HTTP or the token service: what the command line
@@ -19,8 +20,8 @@ import { DeviceMoveListeners } from './device-move-listeners';
  */
 @Module({
   imports: [AccountsModule],
-  providers: [DeviceRepository, DeviceImportService, DeviceHoldings, OwnedDevices, RequestedDevices, DeviceMoveListeners],
-  exports: [DeviceRepository, DeviceImportService, OwnedDevices, RequestedDevices, DeviceMoveListeners],
+  providers: [DeviceRepository, DeviceImportService, DeviceHoldings, OwnedDevices, RequestedDevices, DeviceMoveListeners, DeviceContents],
+  exports: [DeviceRepository, DeviceImportService, OwnedDevices, RequestedDevices, DeviceMoveListeners, DeviceContents],
 })
 export class DeviceStoreModule {
   constructor(dependents: AccountDependents, devices: DeviceRepository, holdings: DeviceHoldings) {

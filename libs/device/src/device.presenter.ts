@@ -1,5 +1,5 @@
-import { isoTimestamp } from '@app/common';
-import { DeviceRow } from './device.repository';
+import { CANONICAL_PREFIX, isoTimestamp } from '@app/common';
+import { DeviceView } from './device-contents';
 import { DEVICE_RESOURCE_PATH, DEVICE_SCHEMA, ExternalId } from './device.schema';
 import { DeviceReason, DeviceStatus } from './lifecycle/device-lifecycle';
 
@@ -11,6 +11,8 @@ export interface DeviceResource {
   status: { status: DeviceStatus; reason: DeviceReason };
   owner?: { value: string; display: string | null; $ref: string; type: 'User' };
   issuanceDate?: string;
+  policy?: { value: string; $ref: string };
+  credentials?: { value: string; $ref: string; type: string; status: string }[];
   meta: { resourceType: 'Device'; created: string; lastModified: string; location: string; version: string };
 }
 
@@ -23,7 +25,8 @@ export class DevicePresenter {
     return `${this.baseUrl}${DEVICE_RESOURCE_PATH}/${id}`;
   }
 
-  device(row: DeviceRow): DeviceResource {
+  /** `policy` and `credentials` appear once the device carries them, as `owner` and `issuanceDate` do. */
+  device({ row, content }: DeviceView): DeviceResource {
     return {
       id: row.id,
       schemas: [DEVICE_SCHEMA],
@@ -40,6 +43,17 @@ export class DevicePresenter {
           }
         : {}),
       ...(row.issued_at ? { issuanceDate: isoTimestamp(row.issued_at) } : {}),
+      ...(content.policyId ? { policy: { value: content.policyId, $ref: `${this.baseUrl}${CANONICAL_PREFIX}/DevicePolicy/${content.policyId}` } } : {}),
+      ...(content.credentials.length > 0
+        ? {
+            credentials: content.credentials.map((credential) => ({
+              value: credential.id,
+              $ref: `${this.baseUrl}${CANONICAL_PREFIX}/Credential/${credential.id}`,
+              type: credential.type,
+              status: credential.status,
+            })),
+          }
+        : {}),
       meta: {
         resourceType: 'Device',
         created: isoTimestamp(row.created_at),

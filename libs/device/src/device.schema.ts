@@ -98,6 +98,9 @@ export function isDeviceId(value: string): boolean {
   return UUID.test(value);
 }
 
+/** The Device's multi-valued attributes (RFC 7643 2.4), for its /Schemas entry and its OpenAPI answers. */
+export const DEVICE_MULTI_VALUED = ['externalIds', 'credentials'];
+
 /**
  * What `.search` may filter and sort on (DECISIONS 9): the documented attributes. `d` is the devices
  * row, `u` its owner (LEFT JOIN users), `e` a row of device_external_ids.
@@ -133,6 +136,13 @@ export const DEVICE_SEARCH_DEFINITION: ScimResourceDefinition = {
       },
     },
     issuanceDate: { type: 'dateTime', column: 'd.issued_at' },
+    // What the device carries, supplied by credential management (DeviceContents): returned and
+    // projectable, not filterable (the device's statement does not know the credential tables).
+    policy: { type: 'complex', subAttributes: { value: { type: 'string' }, $ref: { type: 'string' } } },
+    credentials: {
+      type: 'complex',
+      subAttributes: { value: { type: 'string' }, $ref: { type: 'string' }, type: { type: 'string' }, status: { type: 'string' } },
+    },
     meta: metaAttribute('d'),
   },
 };

@@ -9,7 +9,11 @@ import { CreatedDevice, DeviceRepository, DeviceRow, isCuidTaken } from './devic
 import { ExternalId, isDeviceId, parseCreateDevice } from './device.schema';
 import { DeviceMoveListeners } from './device-move-listeners';
 import { deviceKey, publishDeviceChanges } from './device-changes';
+import { DeviceContents, DeviceView, NO_CONTENT } from './device-contents';
 import { DeviceAction, DeviceReason, resolveReason, transitionOf } from './lifecycle/device-lifecycle';
+
+/** Bounds the per-instance device read cache. */
+const MAX_CACHED_DEVICES = 50_000;
 
 /**
  * The Device resource's rules (DECISIONS 8): creation behind the organization's
@@ -17,18 +21,16 @@ import { DeviceAction, DeviceReason, resolveReason, transitionOf } from './lifec
  * Operator Dependent roles, to unowned devices and devices of owners in the caller's groups), and
  * every move decided by the lifecycle table under a row lock.
  */
-/** Bounds the per-instance device read cache. */
-const MAX_CACHED_DEVICES = 50_000;
-
 @Injectable()
 export class DeviceService {
   /** Concurrent creates share one statement and one commit (group commit). */
   private readonly creates = new GroupCommit<CreatedDevice>((devices) => this.devices.insertCreated(devices));
   /**
-   * Device reads, kept per instance: every move and deletion publishes 'device' with its commit, and an
-   * owner's groups change arrives as 'subject' (as does any organization change).
+   * Device reads with what they carry, kept per instance: every move and deletion publishes 'device'
+   * with its commit, as does a change of what a device carries (DeviceContents.changed), and an
+   * owner's groups change or deletion arrives as 'subject' (as does any organization change).
    */
-  private readonly cache: FeedCache<DeviceRow>;
+  private readonly cache: FeedCache<DeviceView>;
 
   constructor(
     private readonly db: Database,
@@ -39,6 +41,7 @@ export class DeviceService {
     private readonly changes: ChangeFeed,
     private readonly clock: Clock,
     private readonly moves: DeviceMoveListeners,
+    private readonly contents: DeviceContents,
   ) {
     this.cache = new FeedCache(changes, {
       evicts: (change) => {
@@ -49,7 +52,7 @@ export class DeviceService {
     });
   }
 
-  async create(principal: Principal, body: unknown, actor: Actor): Promise<DeviceRow> {
+  async create(principal: Principal, body: unknown, actor: Actor): Promise<DeviceView> {
     // The precondition comes first: with creation off, no body can succeed (interface, "Create a device").
     const settings = await this.organizations.findSettings(principal.org);
     if (!settings?.automaticDeviceCreation) {
@@ -76,7 +79,7 @@ export class DeviceService {
       if (isCuidTaken(error)) throw await this.cuidConflict(principal.org, externalIds);
       throw error;
     }
-    return {
+    const row: DeviceRow = {
       id,
       org_id: principal.org,
       status: 'AVAILABLE',
@@ -90,25 +93,40 @@ export class DeviceService {
       version: 1,
       external_ids: externalIds,
     };
+    return { row, content: NO_CONTENT };
   }
 
-  async get(principal: Principal, id: string): Promise<DeviceRow> {
-    const row = isDeviceId(id) ? await this.read(principal.org, id) : undefined;
-    if (!row || !this.reachable(principal, row)) throw deviceNotFound(id);
-    return row;
+  async get(principal: Principal, id: string): Promise<DeviceView> {
+    const view = isDeviceId(id) ? await this.read(principal.org, id) : undefined;
+    if (!view || !this.reachable(principal, view.row)) throw deviceNotFound(id);
+    return view;
   }
 
-  private read(org: string, id: string): Promise<DeviceRow | undefined> {
-    return this.cache.read(deviceKey(org, id), () => this.devices.findById(org, id));
+  /** The row and its contents are looked up side by side: a miss costs one round trip's time, not two. */
+  private read(org: string, id: string): Promise<DeviceView | undefined> {
+    return this.cache.read(deviceKey(org, id), async () => {
+      const [row, contents] = await Promise.all([this.devices.findById(org, id), this.contents.of(org, [id])]);
+      return row && { row, content: contents.get(row.id) ?? NO_CONTENT };
+    });
   }
 
-  search(principal: Principal, search: ScimSearch): Promise<{ rows: DeviceRow[]; total: number }> {
-    return this.devices.search(principal.org, search, this.operatorDependent.groupsOf(principal));
+  /** A page of devices; what they carry is looked up for the whole page at once. */
+  async search(principal: Principal, search: ScimSearch): Promise<{ views: DeviceView[]; total: number }> {
+    const { rows, total } = await this.devices.search(principal.org, search, this.operatorDependent.groupsOf(principal));
+    return { views: await this.withContents(principal.org, rows), total };
   }
 
   /** A user's own devices (/Self/Device). */
-  ownedBy(orgId: string, ownerId: string): Promise<DeviceRow[]> {
-    return this.devices.findOwnedBy(orgId, ownerId);
+  async ownedBy(orgId: string, ownerId: string): Promise<DeviceView[]> {
+    return this.withContents(orgId, await this.devices.findOwnedBy(orgId, ownerId));
+  }
+
+  private async withContents(orgId: string, rows: DeviceRow[]): Promise<DeviceView[]> {
+    const contents = await this.contents.of(
+      orgId,
+      rows.map((row) => row.id),
+    );
+    return rows.map((row) => ({ row, content: contents.get(row.id) ?? NO_CONTENT }));
   }
 
   /**
@@ -116,7 +134,8 @@ export class DeviceService {
    * concurrent moves of one device run one after the other and each sees the result of the one
    * before (no lost update). Answers the moved device, or undefined once it is deleted.
    * `options.ownedBy`: the device must be that user's (a cardholder acting on its own devices, /Self);
-   * any other answers 404 as if it did not exist, decided under the row lock.
+   * any other answers 404 as if it did not exist, decided under the row lock. What the moved device
+   * carries is read after the commit, so the answer shows its credentials as they followed the move.
    */
   async act(
     principal: Principal,
@@ -125,7 +144,7 @@ export class DeviceService {
     reason: DeviceReason | undefined,
     actor: Actor,
     options: { ownedBy?: string } = {},
-  ): Promise<DeviceRow | undefined> {
+  ): Promise<DeviceView | undefined> {
     const checked = resolveReason(action, reason);
     if (!checked.ok) throw invalidValue(`Invalid reason: ${checked.problem}.`);
     if (!isDeviceId(id)) throw deviceNotFound(id);
@@ -179,7 +198,7 @@ export class DeviceService {
       const owner = moved.owner_user_id ? {} : { owner_user_name: null, owner_groups: null };
       return { ...row, ...moved, ...owner };
     });
-    return result;
+    return result && (await this.withContents(principal.org, [result]))[0];
   }
 
   /**

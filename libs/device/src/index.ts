@@ -9,4 +9,5 @@ export * from './import/device-import.service';
 export * from './owned-devices';
 export * from './requested-devices';
 export * from './device-move-listeners';
+export * from './device-contents';
 export type { DeviceRow } from './device.repository';

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { Database, Transaction } from '@app/persistence';
+import type { DeviceContent } from '@app/device';
+import { Database, Transaction, prepared } from '@app/persistence';
 import { CredentialType } from '../device-policies/device-policy.schema';
 import { CertificateSummary, CredentialStatus } from './credential.schema';
 
@@ -46,6 +47,22 @@ export interface NewCredential {
 const COLUMNS = `c.id, c.org_id, c.type, c.status, c.device_id, c.wallet_id, c.content_request_id, c.certificate_serial, c.certificate,
   c.oath_digits, c.oath_period, c.revocation_reason, c.expires_at, c.created_at, c.updated_at, c.version, o.user_name AS owner_user_name, o.groups AS owner_groups`;
 const FROM = 'FROM credentials c LEFT JOIN wallets w ON w.id = c.wallet_id LEFT JOIN users o ON o.id = w.owner_user_id';
+
+/**
+ * What devices carry (DECISIONS 8): the credentials their holder's wallet holds on them; a recycle (or
+ * the wallet's deletion with its user) takes them out of the wallet, and off the device. The device
+ * policy a device shows is that of the request that issued its newest credential: the last in
+ * ON_DEVICES' order, the first in NEWEST_FIRST's.
+ */
+const CARRIED = 'c.wallet_id IS NOT NULL';
+const ON_DEVICES = prepared(
+  'credentials_on_devices',
+  `SELECT c.device_id, c.id, c.type, c.status, r.device_policy_id
+     FROM credentials c LEFT JOIN content_requests r ON r.id = c.content_request_id
+    WHERE c.org_id = $1 AND c.device_id = ANY($2::uuid[]) AND ${CARRIED}
+    ORDER BY c.device_id, c.created_at, c.type, c.id`,
+);
+const NEWEST_FIRST = 'c.created_at DESC, c.type DESC, c.id DESC';
 
 /** Credentials: what a completed content request put on a device; OATH secrets only sealed. */
 @Injectable()
@@ -114,6 +131,46 @@ export class CredentialRepository {
       [orgId, ids, change.status, change.reason ?? null, change.leaveWallet ?? false, change.now],
       tx,
     );
+  }
+
+  /**
+   * What each of these devices carries, in one statement (libs/device's DeviceContents asks for a
+   * device or a page of them): its credentials, and the device policy it was issued under, that of
+   * the request that issued its newest credential (an update's, once it superseded the issuance's).
+   */
+  async onDevices(orgId: string, deviceIds: readonly string[]): Promise<Map<string, DeviceContent>> {
+    const carried = new Map<string, { policyId: string | null; credentials: { id: string; type: string; status: string }[] }>();
+    const rows = await this.db.query<{ device_id: string; id: string; type: CredentialType; status: CredentialStatus; device_policy_id: string | null }>(
+      ON_DEVICES,
+      [orgId, deviceIds],
+    );
+    for (const row of rows) {
+      const content = carried.get(row.device_id) ?? { policyId: null, credentials: [] };
+      content.policyId = row.device_policy_id;
+      content.credentials.push({ id: row.id, type: row.type, status: row.status });
+      carried.set(row.device_id, content);
+    }
+    return carried;
+  }
+
+  /**
+   * How many devices show this device policy (their newest credential was issued under it): a policy
+   * in use by a device is not deleted (CREDENTIAL-MANAGEMENT.md "Reference data").
+   */
+  async countDevicesShowingPolicy(orgId: string, policyId: string, tx: Transaction): Promise<number> {
+    const [row] = await this.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM (
+         SELECT DISTINCT ON (c.device_id) r.device_policy_id
+           FROM credentials c LEFT JOIN content_requests r ON r.id = c.content_request_id
+          WHERE c.org_id = $1 AND ${CARRIED}
+            AND c.device_id IN (SELECT issued.device_id FROM content_requests issued
+                                 WHERE issued.org_id = $1 AND issued.device_policy_id = $2 AND issued.status = 'completed')
+          ORDER BY c.device_id, ${NEWEST_FIRST}
+       ) newest WHERE newest.device_policy_id = $2`,
+      [orgId, policyId],
+      tx,
+    );
+    return row.n;
   }
 
   /** The ids and statuses of the credentials in each wallet, oldest first (a wallet lists them). */

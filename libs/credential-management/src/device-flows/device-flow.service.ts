@@ -219,7 +219,7 @@ export class DeviceFlowService {
     if (!oldDevice) throw invalidValue('A REISSUANCE flow needs oldDevice: {value: <device id>}, the card it replaces.');
     if (!reason) throw invalidValue('A REISSUANCE flow needs reason: why the old card is replaced (LOST, STOLEN, DAMAGED, RENEW, ...).');
     const wallet = await this.wallets.find(principal.org, walletId);
-    const device = await this.devices.get(principal, oldDevice).catch(() => undefined);
+    const device = (await this.devices.get(principal, oldDevice).catch(() => undefined))?.row;
     if (!wallet || !device || device.owner_user_id !== wallet.owner_user_id) {
       throw invalidValue(`oldDevice ${oldDevice} is not a device of wallet ${walletId}.`);
     }

@@ -4,13 +4,14 @@ import { Clock, DomainError, ScimSearch, notFound, parseBody } from '@app/common
 import { Database } from '@app/persistence';
 import { isUuid } from '../common/ids';
 import { ContentRequestRepository } from '../content-requests/content-request.repository';
+import { CredentialRepository } from '../credentials/credential.repository';
 import { DevicePolicyRepository, DevicePolicyRow } from './device-policy.repository';
 import { createDevicePolicySchema, patchDevicePolicySchema } from './device-policy.schema';
 
 /**
  * Device policies (CREDENTIAL-MANAGEMENT.md "Resources", "Reference data"): written by administrators,
- * read and searched by Device Management and Help Desk. A policy that an open content request names
- * is not deleted (409).
+ * read and searched by Device Management and Help Desk. A policy that an open content request names,
+ * or that a device shows (DECISIONS 8), is not deleted (409).
  */
 @Injectable()
 export class DevicePolicyService {
@@ -20,6 +21,7 @@ export class DevicePolicyService {
     private readonly audit: AuditLog,
     private readonly clock: Clock,
     private readonly requests: ContentRequestRepository,
+    private readonly credentials: CredentialRepository,
   ) {}
 
   create(orgId: string, body: unknown, actor: Actor): Promise<DevicePolicyRow> {
@@ -76,6 +78,15 @@ export class DevicePolicyService {
         throw new DomainError(
           'CONFLICT',
           `Device policy "${row.name}" is named by ${open} open content request${open === 1 ? '' : 's'}; cancel ${open === 1 ? 'it' : 'them'} or let ${open === 1 ? 'it' : 'them'} complete before deleting the policy.`,
+        );
+      }
+      // A device starts showing the policy only in a sync session, which share-locks it as creation does.
+      const devices = await this.credentials.countDevicesShowingPolicy(orgId, row.id, tx);
+      if (devices > 0) {
+        const them = devices === 1 ? 'it' : 'them';
+        throw new DomainError(
+          'CONFLICT',
+          `Device policy "${row.name}" is the policy of ${devices} device${devices === 1 ? '' : 's'} issued under it; recycle ${them} or update ${them} to another policy before deleting the policy.`,
         );
       }
       await this.policies.delete(orgId, row.id, tx);

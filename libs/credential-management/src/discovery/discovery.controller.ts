@@ -2,7 +2,7 @@ import { Controller, Get, Injectable, Param } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AppConfig } from '@app/config';
 import { SCIM_CORE_USER_SCHEMA, USER_SEARCH_DEFINITION } from '@app/accounts';
-import { DEVICE_SCHEMA, DEVICE_SEARCH_DEFINITION } from '@app/device';
+import { DEVICE_MULTI_VALUED, DEVICE_SCHEMA, DEVICE_SEARCH_DEFINITION } from '@app/device';
 import {
   ApiSchemaResponse,
   AuthorizedBy,
@@ -54,9 +54,9 @@ const RESOURCES: { name: string; endpoint: string; description: string; schema: 
       name: 'Device',
       definition: DEVICE_SEARCH_DEFINITION,
       required: ['externalIds'],
-      readOnly: ['id', 'status', 'owner', 'issuanceDate', 'meta'],
+      readOnly: ['id', 'status', 'owner', 'issuanceDate', 'policy', 'credentials', 'meta'],
       unique: [],
-      multiValued: ['externalIds'],
+      multiValued: DEVICE_MULTI_VALUED,
     },
     extensions: [],
   },

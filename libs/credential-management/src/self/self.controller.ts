@@ -22,7 +22,7 @@ import {
   searchFromBody,
 } from '@app/common';
 import { USER_SEARCH_DEFINITION } from '@app/accounts';
-import { DEVICE_SEARCH_DEFINITION, DevicePresenter } from '@app/device';
+import { DEVICE_MULTI_VALUED, DEVICE_SEARCH_DEFINITION, DevicePresenter } from '@app/device';
 import { ContentRequestPresenter } from '../content-requests/content-request.presenter';
 import {
   CONTENT_REQUEST_SCHEMA,
@@ -78,13 +78,13 @@ export class SelfController {
   @Get('Device')
   @RequirePermission(Permission.SelfDeviceRead)
   @ApiOperation({ summary: "The caller's devices" })
-  @ApiScimResponse(DEVICE_SEARCH_DEFINITION, { list: true })
+  @ApiScimResponse(DEVICE_SEARCH_DEFINITION, { list: true, multiValued: DEVICE_MULTI_VALUED })
   async listDevices(@CurrentPrincipal() principal: Principal) {
-    const rows = await this.self.ownDevices(principal);
+    const views = await this.self.ownDevices(principal);
     return listResponse(
-      rows.map((row) => this.devices.device(row)),
-      rows.length,
-      { startIndex: 1, count: rows.length },
+      views.map((view) => this.devices.device(view)),
+      views.length,
+      { startIndex: 1, count: views.length },
     );
   }
 
@@ -103,7 +103,7 @@ export class SelfController {
   @RequirePermission(Permission.SelfDeviceAction)
   @ApiOperation({ summary: 'Suspend one of your devices (reason LOST, STOLEN, DAMAGED or FORGOTTEN)' })
   @ApiBody({ schema: { type: 'object', properties: { reason: { type: 'string', enum: ['LOST', 'STOLEN', 'DAMAGED', 'FORGOTTEN'] } }, required: ['reason'] } })
-  @ApiScimResponse(DEVICE_SEARCH_DEFINITION)
+  @ApiScimResponse(DEVICE_SEARCH_DEFINITION, { multiValued: DEVICE_MULTI_VALUED })
   async suspend(@CurrentPrincipal() principal: Principal, @RequestActor() actor: Actor, @Param('id') id: string, @Body() body: unknown) {
     return this.devices.device(await this.self.move(principal, id, 'suspend', body, actor));
   }
@@ -114,7 +114,7 @@ export class SelfController {
   @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.SelfDeviceAction)
   @ApiOperation({ summary: 'Resume one of your devices, when the wallet policy allows self-service' })
-  @ApiScimResponse(DEVICE_SEARCH_DEFINITION)
+  @ApiScimResponse(DEVICE_SEARCH_DEFINITION, { multiValued: DEVICE_MULTI_VALUED })
   async resume(@CurrentPrincipal() principal: Principal, @RequestActor() actor: Actor, @Param('id') id: string, @Body() body: unknown) {
     return this.devices.device(await this.self.move(principal, id, 'resume', body, actor));
   }

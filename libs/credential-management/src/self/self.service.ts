@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Actor, Principal, ScimSearch, forbidden, invalidValue } from '@app/common';
-import { DeviceRow, DeviceService, parseActionBody } from '@app/device';
+import { DeviceService, DeviceView, parseActionBody } from '@app/device';
 import { ContentRequestRepository, ContentRequestRow } from '../content-requests/content-request.repository';
 import { ContentRequestService } from '../content-requests/content-request.service';
 import { PolicyService } from '../policies/policy.service';
@@ -44,7 +44,7 @@ export class SelfService {
     return this.scimUsers.read(principal, userIdOf(principal));
   }
 
-  ownDevices(principal: Principal): Promise<DeviceRow[]> {
+  ownDevices(principal: Principal): Promise<DeviceView[]> {
     return this.devices.ownedBy(principal.org, userIdOf(principal));
   }
 
@@ -56,7 +56,7 @@ export class SelfService {
    * Suspend (a reason is required: the cardholder says why) or resume one of the caller's own
    * devices; resume only while the organization's WalletPolicy allows self-service.
    */
-  async move(principal: Principal, id: string, action: 'suspend' | 'resume', body: unknown, actor: Actor): Promise<DeviceRow> {
+  async move(principal: Principal, id: string, action: 'suspend' | 'resume', body: unknown, actor: Actor): Promise<DeviceView> {
     const owner = userIdOf(principal);
     const reason = parseActionBody(body);
     if (action === 'suspend' && (reason === undefined || !SELF_SUSPEND_REASONS.includes(reason))) {

@@ -4,7 +4,7 @@ import { OrganizationService, UserRow, UserService } from '@app/accounts';
 import { Actor, AuditLog, byActor } from '@app/audit';
 import { OperatorDependentPolicy } from '@app/auth';
 import { Clock, DataCipher, DomainError, Principal, invalidValue, parseBody } from '@app/common';
-import { CompletionMove, DeviceStatus, RequestedDevices, TargetDevice } from '@app/device';
+import { CompletionMove, DeviceContents, DeviceStatus, RequestedDevices, TargetDevice } from '@app/device';
 import { Database, PG_UNIQUE_VIOLATION, Transaction, isPgError } from '@app/persistence';
 import { CertificateAuthority, RevocationReason } from '@app/pki';
 import { ContentRequestRepository, ContentRequestRow } from '../content-requests/content-request.repository';
@@ -66,6 +66,7 @@ export class SyncSessionService {
     private readonly devicePolicies: DevicePolicyRepository,
     private readonly policies: PolicyService,
     private readonly devices: RequestedDevices,
+    private readonly deviceContents: DeviceContents,
     private readonly ca: CertificateAuthority,
     private readonly users: UserService,
     private readonly organizations: OrganizationService,
@@ -168,6 +169,9 @@ export class SyncSessionService {
       if (status === 'ON_HOLD') await this.ca.changeWithin(org, serials, 'on-hold', null, actor, tx);
     }
     if (request.type === 'recycle') await this.retire(org, device.id, 'cessationOfOperation', { leaveWallet: true }, actor, tx);
+    // The device shows its credentials and policy: every instance drops what it kept of it, also when
+    // the device does not move (an update supersedes its credentials).
+    if (request.type !== 'unlock pin') this.deviceContents.changed(org, [device.id], tx);
     const deviceStatus = move ? await this.devices.complete(org, device, move, actor, tx, via) : device.status;
     const transition = requestTransitionOf('complete');
     await this.requests.move(org, request.id, { status: transition.to, now }, tx);

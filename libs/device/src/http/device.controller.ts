@@ -17,14 +17,19 @@ import {
   PathFormats,
   credentialManagementPaths,
   ApiSearchBody,
+  ApiScimResponse,
+  ScimResponseOptions,
 } from '@app/common';
 import { DevicePresenter, DeviceResource } from '../device.presenter';
-import { DEVICE_SEARCH_DEFINITION, parseActionBody } from '../device.schema';
+import { DEVICE_MULTI_VALUED, DEVICE_SEARCH_DEFINITION, parseActionBody } from '../device.schema';
 import { DeviceService } from '../device.service';
 import { DeviceAction } from '../lifecycle/device-lifecycle';
 
 /** The canonical path, the `scm` alias and the customer form (DECISIONS 1). */
 export const DEVICE_PATHS = credentialManagementPaths('Device');
+
+/** Every answer that shows a device, in the OpenAPI document. */
+const DEVICE_ANSWER: ScimResponseOptions = { multiValued: DEVICE_MULTI_VALUED };
 
 /**
  * The Device entry points (interface "Credential-management REST API entry points"; DECISIONS 5.2
@@ -45,11 +50,11 @@ export class DeviceController {
   @Audited('device.create')
   @ScimMediaTypes()
   @RequirePermission(Permission.DeviceCreate)
+  @ApiScimResponse(DEVICE_SEARCH_DEFINITION, { ...DEVICE_ANSWER, status: 201 })
   async create(@CurrentPrincipal() principal: Principal, @RequestActor() actor: Actor, @Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
-    const row = await this.devices.create(principal, body, actor);
-    const view = this.presenter.device(row);
-    reply.header('Location', view.meta.location);
-    return view;
+    const resource = this.presenter.device(await this.devices.create(principal, body, actor));
+    reply.header('Location', resource.meta.location);
+    return resource;
   }
 
   @Post('.search')
@@ -58,11 +63,12 @@ export class DeviceController {
   @ScimMediaTypes()
   @ApiSearchBody('status.status eq "AVAILABLE"')
   @RequirePermission(Permission.DeviceSearch)
+  @ApiScimResponse(DEVICE_SEARCH_DEFINITION, { ...DEVICE_ANSWER, list: true })
   async search(@CurrentPrincipal() principal: Principal, @Body() body: unknown) {
     const search = searchFromBody(body, DEVICE_SEARCH_DEFINITION);
-    const { rows, total } = await this.devices.search(principal, search);
+    const { views, total } = await this.devices.search(principal, search);
     return listResponse(
-      rows.map((row) => projectResource(this.presenter.device(row), DEVICE_SEARCH_DEFINITION, search)),
+      views.map((view) => projectResource(this.presenter.device(view), DEVICE_SEARCH_DEFINITION, search)),
       total,
       search.page,
     );
@@ -71,10 +77,11 @@ export class DeviceController {
   @Get(':id')
   @ScimMediaTypes()
   @RequirePermission(Permission.DeviceRead)
+  @ApiScimResponse(DEVICE_SEARCH_DEFINITION, DEVICE_ANSWER)
   async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() query: Record<string, unknown>) {
     const projection = projectionFromQuery(query, DEVICE_SEARCH_DEFINITION);
-    const row = await this.devices.get(principal, id);
-    return projectResource(this.presenter.device(row), DEVICE_SEARCH_DEFINITION, projection);
+    const view = await this.devices.get(principal, id);
+    return projectResource(this.presenter.device(view), DEVICE_SEARCH_DEFINITION, projection);
   }
 
   @Delete(':id')
@@ -90,6 +97,7 @@ export class DeviceController {
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.DeviceActivate)
+  @ApiScimResponse(DEVICE_SEARCH_DEFINITION, DEVICE_ANSWER)
   activate(@CurrentPrincipal() principal: Principal, @RequestActor() actor: Actor, @Param('id') id: string, @Body() body: unknown) {
     return this.move(principal, actor, id, 'activate', body);
   }
@@ -99,6 +107,7 @@ export class DeviceController {
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.DeviceSuspend)
+  @ApiScimResponse(DEVICE_SEARCH_DEFINITION, DEVICE_ANSWER)
   suspend(@CurrentPrincipal() principal: Principal, @RequestActor() actor: Actor, @Param('id') id: string, @Body() body: unknown) {
     return this.move(principal, actor, id, 'suspend', body);
   }
@@ -108,6 +117,7 @@ export class DeviceController {
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.DeviceResume)
+  @ApiScimResponse(DEVICE_SEARCH_DEFINITION, DEVICE_ANSWER)
   resume(@CurrentPrincipal() principal: Principal, @RequestActor() actor: Actor, @Param('id') id: string, @Body() body: unknown) {
     return this.move(principal, actor, id, 'resume', body);
   }
@@ -117,6 +127,7 @@ export class DeviceController {
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.DeviceRevoke)
+  @ApiScimResponse(DEVICE_SEARCH_DEFINITION, DEVICE_ANSWER)
   revoke(@CurrentPrincipal() principal: Principal, @RequestActor() actor: Actor, @Param('id') id: string, @Body() body: unknown) {
     return this.move(principal, actor, id, 'revoke', body);
   }
@@ -126,13 +137,14 @@ export class DeviceController {
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })
   @RequirePermission(Permission.DeviceTerminate)
+  @ApiScimResponse(DEVICE_SEARCH_DEFINITION, DEVICE_ANSWER)
   terminate(@CurrentPrincipal() principal: Principal, @RequestActor() actor: Actor, @Param('id') id: string, @Body() body: unknown) {
     return this.move(principal, actor, id, 'terminate', body);
   }
 
   /** Updates answer 200 with the whole updated resource (DECISIONS 7). */
   private async move(principal: Principal, actor: Actor, id: string, action: DeviceAction, body: unknown): Promise<DeviceResource> {
-    const row = (await this.devices.act(principal, id, action, parseActionBody(body), actor))!;
-    return this.presenter.device(row);
+    const view = (await this.devices.act(principal, id, action, parseActionBody(body), actor))!;
+    return this.presenter.device(view);
   }
 }
