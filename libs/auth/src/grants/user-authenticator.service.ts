@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { Clock, OAuthError, RequestOrigin } from '@app/common';
-import { PasswordHasher, UserRepository, UserWithSettings } from '@app/accounts';
+import { OrganizationService, PasswordHasher, UserRepository, UserWithSettings } from '@app/accounts';
 import { Metrics } from '@app/observability';
 import { AssertionVerifier } from '../clients/assertion-verifier';
 import { expiredCertificate } from '../clients/client-authenticator.service';
 import { FailureAudit, LockoutService } from '../clients/lockout.service';
 import { TokenRepository } from '../tokens/token.repository';
+import { SignInFactorPolicy } from './sign-in-factor.policy';
 
 export const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 export const PASSWORD_GRANT = 'password';
@@ -21,14 +22,16 @@ const GENERIC_PASSWORD_FAILURE = 'The user name or password is wrong.';
 /**
  * Operators and cardholders at the token endpoint (DECISIONS 3.5): the RFC 7523 jwt-bearer grant,
  * signed with the key of the user's enrolled certificate (the checks of 3.3 with sub = userName),
- * and, for cardholders, the password grant. Failures are 400 invalid_grant and count toward the
- * lockout per userName, as for clients.
+ * and, for cardholders, the password grant (who may use which factor: SignInFactorPolicy). Failures
+ * are 400 invalid_grant and count toward the lockout per userName, as for clients.
  */
 @Injectable()
 export class UserAuthenticator {
   constructor(
     private readonly users: UserRepository,
+    private readonly organizations: OrganizationService,
     private readonly passwords: PasswordHasher,
+    private readonly factors: SignInFactorPolicy,
     private readonly assertions: AssertionVerifier,
     private readonly lockout: LockoutService,
     private readonly tokens: TokenRepository,
@@ -66,6 +69,8 @@ export class UserAuthenticator {
     try {
       const { expiresAt } = this.assertions.checkAfterPossession(assertion, certificate, audiences, refuse);
       if (found.user.disabled) throw refuse('The user is disabled.');
+      const factorRefusal = this.factors.refusal(found.user, 'certificate');
+      if (factorRefusal) throw refuse(factorRefusal);
       if (!(await this.tokens.rememberUserJti(found.user.id, assertion.claims.jti as string, expiresAt))) {
         throw refuse("The assertion's jti was used before; every assertion needs a new jti.");
       }
@@ -85,10 +90,12 @@ export class UserAuthenticator {
     if (!userName || password === undefined) throw OAuthError.invalidRequest('The password grant needs the username and password parameters.');
     const subject = lockoutSubject(org, userName);
     await this.lockout.assertNotLocked(subject, sourceAddress);
-    const found = await this.users.findWithPasswordHash(org, userName);
-    if (found && !found.orgSettings.passwordGrant) {
+    // Asked of the organization, not the user, so that known and unknown userNames get this answer
+    // alike and at once, before any lookup or hash (DECISIONS 3.5).
+    if ((await this.organizations.findSettings(org))?.passwordGrant === false) {
       throw new OAuthError('unauthorized_client', 'The password grant is switched off for this organization; sign in with a certificate (jwt-bearer).', 400);
     }
+    const found = await this.users.findWithPasswordHash(org, userName);
     // Unknown users and users without a password cost the same scrypt run as a wrong password.
     const matches = found?.passwordHash ? await this.passwords.verify(password, found.passwordHash) : await this.passwords.verifyDummy(password);
     if (!found || !matches) {
@@ -104,6 +111,10 @@ export class UserAuthenticator {
         claimed: userName,
         method: 'password',
       });
+    }
+    const factorRefusal = this.factors.refusal(found.user, 'password');
+    if (factorRefusal) {
+      throw await this.failed('factor_refused', subject, origin, OAuthError.invalidGrant(factorRefusal), { org, claimed: userName, method: 'password' });
     }
     return { user: found.user, orgSettings: found.orgSettings, method: 'password' };
   }
