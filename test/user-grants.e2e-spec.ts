@@ -216,5 +216,18 @@ describe('user grants', () => {
       expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
       expect((await passwordGrant('mallory.target', PASSWORD, from())).status).toBe(200);
     });
+
+    it('an unknown userName is locked out after the limit just like a known one (DECISIONS 4)', async () => {
+      await createUser({ userName: 'known.target', role: 'Cardholder', password: PASSWORD });
+      const attacker = from();
+      const answers: Record<string, unknown>[] = [];
+      for (const username of ['known.target', 'no.such.target']) {
+        for (let i = 0; i < 3; i++) expect((await passwordGrant(username, 'wrong password!', attacker)).status).toBe(400);
+        const fourth = await passwordGrant(username, 'wrong password!', attacker);
+        answers.push({ status: fourth.status, retryAfter: Number(fourth.headers['retry-after']) > 0, body: fourth.body });
+      }
+      expect(answers[0]).toMatchObject({ status: 429, retryAfter: true });
+      expect(answers[1]).toEqual(answers[0]);
+    });
   });
 });

@@ -7,7 +7,10 @@ import type { FailureCounter } from './client-credential.repository';
 
 /** Every address together may fail this many times the per-pair limit (DECISIONS 4). */
 const ADDRESS_LIMIT_FACTOR = 10;
-/** Claimed ids are caller-chosen text: the audit log keeps at most this much of them. */
+/**
+ * Claimed ids are caller-chosen text: the audit log and the counter keys keep at most this much of
+ * them (every existing Client ID and `user:{org}/{userName}` is shorter).
+ */
 const MAX_CLAIMED_ID = 256;
 
 /**
@@ -59,8 +62,10 @@ const RECORD_FAILURE = prepared(
  * Brute-force protection of the token service (DECISIONS 4). Failures are counted in PostgreSQL per
  * (Client ID or userName, source address) pair and per source address, in fixed windows, so the
  * limits hold across instances. Only the offending pair or address is blocked: the same credentials
- * from another address still work, so nobody can lock an account out from afar. Failures for unknown
- * ids are counted only per address, which bounds the rows an attacker can create.
+ * from another address still work, so nobody can lock an account out from afar. Unknown ids get pair
+ * counters too, so that a locked pair answers alike whether its id exists or not; their rows are
+ * bounded: an address stops being counted at ten times the limit, so it creates at most that many
+ * pair rows per window, each key at most MAX_CLAIMED_ID characters of id.
  */
 @Injectable()
 export class LockoutService {
@@ -108,10 +113,10 @@ export class LockoutService {
   }
 
   /**
-   * Counts one failure and audits it (see RECORD_FAILURE); `knownSubject` is undefined when the id
-   * does not exist, `reason` is the metrics label of the failure.
+   * Counts one failure and audits it (see RECORD_FAILURE); `subject` is the claimed id, whether it
+   * exists or not (undefined when the request named none), `reason` is the metrics label of the failure.
    */
-  async recordFailure(knownSubject: string | undefined, origin: RequestOrigin, reason: string, audit: FailureAudit): Promise<void> {
+  async recordFailure(subject: string | undefined, origin: RequestOrigin, reason: string, audit: FailureAudit): Promise<void> {
     const address = origin.sourceAddress;
     const now = this.clock.now();
     const windowStart = new Date(now.getTime() - this.config.authFailureWindowS * 1000);
@@ -129,7 +134,7 @@ export class LockoutService {
         details: { thumbprint, notAfter: notAfter.toISOString(), expiresAt: expiresAt.toISOString() },
       });
     }
-    const counterKeys = keys(knownSubject, address);
+    const counterKeys = keys(subject, address);
     await this.db.transaction(async (tx) => {
       await this.db.query(
         RECORD_FAILURE,
@@ -173,5 +178,5 @@ export class LockoutService {
 }
 
 function keys(subject: string | undefined, address: string): string[] {
-  return subject ? [`pair:${subject}|${address}`, `addr:${address}`] : [`addr:${address}`];
+  return subject ? [`pair:${subject.slice(0, MAX_CLAIMED_ID)}|${address}`, `addr:${address}`] : [`addr:${address}`];
 }

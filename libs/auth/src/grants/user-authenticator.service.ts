@@ -53,7 +53,7 @@ export class UserAuthenticator {
     const subject = lockoutSubject(org, assertion.subject);
     await this.lockout.assertNotLocked(subject, sourceAddress);
     const found = await this.users.findWithCertificates(org, assertion.subject);
-    if (!found) throw await this.failed('unknown_user', undefined, origin, refuse(GENERIC_ASSERTION_FAILURE), audit(assertion.subject));
+    if (!found) throw await this.failed('unknown_user', subject, origin, refuse(GENERIC_ASSERTION_FAILURE), audit(assertion.subject));
     if (found.certificates.length === 0) {
       // Accepted disclosure (DECISIONS 3.5): the user exists but must enroll a certificate first.
       throw await this.failed(
@@ -99,7 +99,7 @@ export class UserAuthenticator {
     // Unknown users and users without a password cost the same scrypt run as a wrong password.
     const matches = found?.passwordHash ? await this.passwords.verify(password, found.passwordHash) : await this.passwords.verifyDummy(password);
     if (!found || !matches) {
-      throw await this.failed('wrong_password', found ? subject : undefined, origin, OAuthError.invalidGrant(GENERIC_PASSWORD_FAILURE), {
+      throw await this.failed('wrong_password', subject, origin, OAuthError.invalidGrant(GENERIC_PASSWORD_FAILURE), {
         org,
         claimed: userName,
         method: 'password',
@@ -119,9 +119,10 @@ export class UserAuthenticator {
     return { user: found.user, orgSettings: found.orgSettings, method: 'password' };
   }
 
-  private async failed(reason: string, knownSubject: string | undefined, origin: RequestOrigin, error: OAuthError, audit: FailureAudit): Promise<OAuthError> {
+  /** Counts the failure for the claimed userName, whether it exists or not (DECISIONS 4). */
+  private async failed(reason: string, subject: string | undefined, origin: RequestOrigin, error: OAuthError, audit: FailureAudit): Promise<OAuthError> {
     this.metrics.authFailures.inc({ reason: `user_${reason}` });
-    await this.lockout.recordFailure(knownSubject, origin, reason, audit);
+    await this.lockout.recordFailure(subject, origin, reason, audit);
     return error;
   }
 }
