@@ -115,7 +115,7 @@ export class ClientAuthenticator {
     );
     this.lockout.assertWithinLimits(failures);
     if (!found) throw await this.failed('unknown_client', clientId, request, refuse(GENERIC_CLIENT_FAILURE), audit(clientId));
-    const certificate = await this.assertions.findSigner(assertion, found.credentials);
+    const certificate = this.assertions.findSigner(assertion, found.credentials);
     if (!certificate) throw await this.failed('bad_signature', clientId, request, refuse(GENERIC_CLIENT_FAILURE), audit(clientId));
     try {
       const { expiresAt } = this.assertions.checkAfterPossession(assertion, certificate, request.audiences, refuse);
