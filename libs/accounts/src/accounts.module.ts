@@ -14,7 +14,7 @@ import { OrganizationService } from './organizations/organization.service';
 import { SecretHasher } from './system-accounts/secret-hasher';
 import { SystemAccountRepository } from './system-accounts/system-account.repository';
 import { SystemAccountService } from './system-accounts/system-account.service';
-import { PasswordHasher } from './users/password-hasher';
+import { PasswordHashSlots, PasswordHasher } from './users/password-hasher';
 import { UserRepository } from './users/user.repository';
 import { UserService } from './users/user.service';
 
@@ -31,6 +31,7 @@ import { UserService } from './users/user.service';
     UserRepository,
     UserService,
     PasswordHasher,
+    PasswordHashSlots,
     AdminAccessPolicy,
     BootstrapService,
     CertifiedApplicationService,
@@ -52,6 +53,7 @@ import { UserService } from './users/user.service';
     UserService,
     UserRepository,
     PasswordHasher,
+    PasswordHashSlots,
   ],
 })
 export class AccountsModule {}

@@ -18,3 +18,4 @@ export * from './http/openapi-errors';
 export * from './http/read-pem';
 export * from './generated-section';
 export * from './crypto/data-cipher';
+export * from './concurrency-limit';

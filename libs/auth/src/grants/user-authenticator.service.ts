@@ -64,7 +64,7 @@ export class UserAuthenticator {
         audit(assertion.subject),
       );
     }
-    const certificate = await this.assertions.findSigner(assertion, found.certificates);
+    const certificate = this.assertions.findSigner(assertion, found.certificates);
     if (!certificate) throw await this.failed('bad_signature', subject, origin, refuse(GENERIC_ASSERTION_FAILURE), audit(assertion.subject));
     try {
       const { expiresAt } = this.assertions.checkAfterPossession(assertion, certificate, audiences, refuse);
@@ -89,7 +89,8 @@ export class UserAuthenticator {
     const { sourceAddress } = origin;
     if (!userName || password === undefined) throw OAuthError.invalidRequest('The password grant needs the username and password parameters.');
     const subject = lockoutSubject(org, userName);
-    await this.lockout.assertNotLocked(subject, sourceAddress);
+    // The organization's budget of failed password checks too: past it, every userName waits alike.
+    await this.lockout.assertNotLocked(subject, sourceAddress, org);
     // Asked of the organization, not the user, so that known and unknown userNames get this answer
     // alike and at once, before any lookup or hash (DECISIONS 3.5).
     if ((await this.organizations.findSettings(org))?.passwordGrant === false) {
@@ -99,11 +100,14 @@ export class UserAuthenticator {
     // Unknown users and users without a password cost the same scrypt run as a wrong password.
     const matches = found?.passwordHash ? await this.passwords.verify(password, found.passwordHash) : await this.passwords.verifyDummy(password);
     if (!found || !matches) {
-      throw await this.failed('wrong_password', subject, origin, OAuthError.invalidGrant(GENERIC_PASSWORD_FAILURE), {
-        org,
-        claimed: userName,
-        method: 'password',
-      });
+      throw await this.failed(
+        'wrong_password',
+        subject,
+        origin,
+        OAuthError.invalidGrant(GENERIC_PASSWORD_FAILURE),
+        { org, claimed: userName, method: 'password' },
+        { failedPasswordCheck: true },
+      );
     }
     if (found.user.disabled) {
       throw await this.failed('disabled', subject, origin, OAuthError.invalidGrant('The user is disabled.'), {
@@ -120,9 +124,16 @@ export class UserAuthenticator {
   }
 
   /** Counts the failure for the claimed userName, whether it exists or not (DECISIONS 4). */
-  private async failed(reason: string, subject: string | undefined, origin: RequestOrigin, error: OAuthError, audit: FailureAudit): Promise<OAuthError> {
+  private async failed(
+    reason: string,
+    subject: string | undefined,
+    origin: RequestOrigin,
+    error: OAuthError,
+    audit: FailureAudit,
+    counts?: { failedPasswordCheck: boolean },
+  ): Promise<OAuthError> {
     this.metrics.authFailures.inc({ reason: `user_${reason}` });
-    await this.lockout.recordFailure(subject, origin, reason, audit);
+    await this.lockout.recordFailure(subject, origin, reason, audit, counts);
     return error;
   }
 }
