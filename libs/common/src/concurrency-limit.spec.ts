@@ -25,6 +25,17 @@ describe('ConcurrencyLimit', () => {
     await expect(Promise.all([limit.run(async () => 1), limit.run(async () => 2)])).resolves.toEqual([1, 2]);
   });
 
+  it('lets a caller that passes a larger maxWaiting wait for its turn', async () => {
+    const limit = new ConcurrencyLimit(1, 0, busy);
+    const first = held();
+    const running = limit.run(() => first.promise);
+    await expect(limit.run(async () => 'refused')).rejects.toThrow('busy');
+    const waiting = limit.run(async () => 'waited', Infinity);
+    first.release();
+    await expect(running).resolves.toBe('done');
+    await expect(waiting).resolves.toBe('waited');
+  });
+
   it('gives the turn back when a task fails', async () => {
     const limit = new ConcurrencyLimit(1, 0, busy);
     await expect(limit.run(() => Promise.reject(new Error('task failed')))).rejects.toThrow('task failed');

@@ -48,7 +48,7 @@ export class AppConfig {
   authFailureWindowS!: number;
   /** Password hashes (scrypt) one process runs at once (PASSWORD_HASH_CONCURRENCY, default 2). */
   passwordHashConcurrency!: number;
-  /** Password hashes that may wait for one of those (PASSWORD_HASH_QUEUE, default 16); beyond: 503. */
+  /** Password checks that may wait for one of those (PASSWORD_HASH_QUEUE, default 16); beyond: 503. */
   passwordHashQueue!: number;
   /**
    * Failed password checks an organization may have per AUTH_FAILURE_WINDOW_S before its password

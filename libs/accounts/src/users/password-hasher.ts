@@ -36,9 +36,9 @@ const BUSY_RETRY_AFTER_S = 1;
 
 /**
  * The turns of password hashing in this process (PASSWORD_HASH_CONCURRENCY running, at most
- * PASSWORD_HASH_QUEUE waiting). scrypt runs on libuv's small thread pool, which the rest of the
- * service needs too: a flood of password checks waits here, and past the queue is answered 503 with
- * Retry-After at once (DECISIONS 3.5), instead of starving every other request.
+ * PASSWORD_HASH_QUEUE checks waiting). scrypt runs on libuv's small thread pool, which the rest of
+ * the service needs too: a flood of password checks waits here, and past the queue is answered 503
+ * with Retry-After at once (DECISIONS 3.5), instead of starving every other request.
  */
 @Injectable()
 export class PasswordHashSlots extends ConcurrencyLimit {
@@ -74,7 +74,8 @@ export class PasswordHasher {
   async hash(password: string): Promise<string> {
     this.assertAcceptable(password);
     const salt = randomBytes(SALT_BYTES);
-    const hash = await this.derive(normalize(password), { ...COST, salt, hash: Buffer.alloc(HASH_BYTES) });
+    // Setting a password is an authenticated administrator's call, not a flood: it waits for its turn.
+    const hash = await this.slots.run(() => derive(normalize(password), { ...COST, salt, hash: Buffer.alloc(HASH_BYTES) }), Infinity);
     return [PREFIX, COST.N, COST.r, COST.p, salt.toString('base64'), hash.toString('base64')].join('$');
   }
 
@@ -103,7 +104,7 @@ export class PasswordHasher {
     return false;
   }
 
-  /** Every scrypt run takes a turn of the slots. */
+  /** Every check takes a turn of the slots, or is refused when the queue is full. */
   private derive(password: string, params: ParsedHash): Promise<Buffer> {
     return this.slots.run(() => derive(password, params));
   }
