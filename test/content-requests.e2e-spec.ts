@@ -143,10 +143,17 @@ describe('ContentRequest', () => {
     });
 
     it("the wallet's owner cannot approve a request for their own wallet", async () => {
-      const owner = await adminCall('post', `/${ORG}/users`, { userName: 'olga.operator', role: 'Issuance', password: PASSWORD });
+      const owner = await adminCall('post', `/${ORG}/users`, { userName: 'olga.operator', role: 'Issuance' });
       const [wallet] = (await t.db.query('SELECT id FROM wallets WHERE owner_user_id = $1', [owner.body.id])).rows;
       const created = await post('/aims/rs/scim/v2/ContentRequest', issuance(wallet.id, await device()));
-      const grant = await tokenRequest(t.http, ORG, { grant_type: 'password', username: 'olga.operator', password: PASSWORD });
+      // An operator's role signs in with its certificate, never a password alone (DECISIONS 3.5).
+      const certificate = await makeCertificate();
+      expect((await adminCall('post', `/${ORG}/users/${owner.body.id}/certificates`, { pem: certificate.pem })).status).toBe(201);
+      const grant = await tokenRequest(t.http, ORG, {
+        grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer',
+        assertion: await signAssertion(certificate, 'olga.operator', `https://auth.example.test/authentication/customer/${ORG}/token`, { now: t.clock.now() }),
+      });
+      expect(grant.status).toBe(200);
       expectScimError(
         await post(`/aims/rs/scim/v2/ContentRequest/${created.body.id}/approve`, {}, grant.body.access_token),
         409,

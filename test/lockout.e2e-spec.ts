@@ -68,18 +68,41 @@ describe('token endpoint lockout', () => {
     expect((await attempt(t, org, account.clientId, account.secret, '203.0.113.20')).status).toBe(429);
   });
 
-  it('unknown Client IDs are counted per address only, up to ten times the limit', async () => {
+  it('unknown Client IDs get pair counters too, bounded by the address limit of ten times the limit', async () => {
     const { org, account } = await freshAccount();
-    const before = await t.db.query(`SELECT count(*)::int AS n FROM auth_failures WHERE key LIKE 'pair:%'`);
+    const pairs = async () => (await t.db.query(`SELECT count(*)::int AS n FROM auth_failures WHERE key LIKE 'pair:%'`)).rows[0].n as number;
+    const before = await pairs();
     for (let i = 0; i < 29; i++) {
       expect((await attempt(t, org, `${org}-unknown${i}`, 'x', '203.0.113.30')).status).toBe(401);
     }
-    const after = await t.db.query(`SELECT count(*)::int AS n FROM auth_failures WHERE key LIKE 'pair:%'`);
-    expect(after.rows[0].n).toBe(before.rows[0].n);
+    expect((await pairs()) - before).toBe(29);
     // The 30th failure reaches 10 x limit for the address.
     expect((await attempt(t, org, `${org}-unknown-last`, 'x', '203.0.113.30')).status).toBe(401);
     expect((await attempt(t, org, account.clientId, account.secret, '203.0.113.30')).status).toBe(429);
     expect((await attempt(t, org, account.clientId, account.secret, '203.0.113.31')).status).toBe(200);
+    // A blocked address adds no more rows, whatever ids it claims: 30 per address and window at most.
+    for (let i = 0; i < 5; i++) expect((await attempt(t, org, `${org}-more${i}`, 'x', '203.0.113.30')).status).toBe(429);
+    expect((await pairs()) - before).toBe(30);
+  });
+
+  it('a claimed id longer than any real one keeps a counter key of bounded length', async () => {
+    const { org } = await freshAccount();
+    const long = `${org}-${'x'.repeat(5000)}`;
+    expect((await attempt(t, org, long, 'x', '203.0.113.60')).status).toBe(401);
+    const rows = await t.db.query(`SELECT max(length(key))::int AS n FROM auth_failures WHERE key LIKE '%203.0.113.60'`);
+    expect(rows.rows[0].n).toBeLessThan(300);
+  });
+
+  it('an unknown Client ID is locked out after the limit just like a known one, so the answer does not tell which exists', async () => {
+    const { org, account } = await freshAccount();
+    const answers: Record<string, unknown>[] = [];
+    for (const clientId of [account.clientId, `${org}-nosuchclient`]) {
+      for (let i = 0; i < 3; i++) expect((await attempt(t, org, clientId, 'wrong', '203.0.113.50')).status).toBe(401);
+      const fourth = await attempt(second, org, clientId, 'wrong', '203.0.113.50');
+      answers.push({ status: fourth.status, retryAfter: Number(fourth.headers['retry-after']) > 0, body: fourth.body });
+    }
+    expect(answers[0]).toMatchObject({ status: 429, retryAfter: true });
+    expect(answers[1]).toEqual(answers[0]);
   });
 
   it('X-Forwarded-For is ignored unless the peer is a trusted proxy', async () => {

@@ -157,6 +157,51 @@ describe('user grants', () => {
       expect(response.body.error).toBe('unauthorized_client');
     });
 
+    it('an unknown user in that organization gets the same unauthorized_client, before any password check or failure count', async () => {
+      await createUser({ userName: 'judy2', role: 'Cardholder', password: PASSWORD }, 'nopassword');
+      const [knownFrom, unknownFrom] = [from(), from()];
+      const known = await passwordGrant('judy2', 'wrong password here', knownFrom, 'nopassword');
+      const unknown = await passwordGrant('no.such.judy', 'wrong password here', unknownFrom, 'nopassword');
+      expect(unknown.status).toBe(400);
+      expect(unknown.body).toEqual(known.body);
+      expect(unknown.body.error).toBe('unauthorized_client');
+      // Neither was a password check: no failure is counted for either address.
+      const counted = await t.db.query(`SELECT count(*)::int AS n FROM auth_failures WHERE key LIKE ANY($1)`, [[`%${knownFrom}`, `%${unknownFrom}`]]);
+      expect(counted.rows[0].n).toBe(0);
+    });
+
+    it('a cardholder whose role grants operator scopes, even with the right password, is told to sign in with a certificate', async () => {
+      for (const role of ['Issuance', 'Help Desk', 'Administration']) {
+        const userName = `pw.${role.replace(' ', '').toLowerCase()}`;
+        await createUser({ userName, role, password: PASSWORD });
+        const refused = await passwordGrant(userName, PASSWORD, from());
+        expect({ role, status: refused.status, body: refused.body }).toEqual({
+          role,
+          status: 400,
+          body: { error: 'invalid_grant', error_description: expect.stringMatching(/^Operators sign in with their certificate \(jwt-bearer\)/) },
+        });
+        // The description names the rule only once the password matched (DECISIONS 3.1).
+        const wrong = await passwordGrant(userName, 'wrong password here', from());
+        expect(wrong.body).toEqual({ error: 'invalid_grant', error_description: 'The user name or password is wrong.' });
+      }
+    });
+
+    it('an operator holding a password is refused the password grant too', async () => {
+      await createUser({ userName: 'pw.source', role: 'Cardholder', password: PASSWORD });
+      const id = await createUser({ userName: 'oscar.op', role: 'Help Desk', userType: 'operator' });
+      // The admin API gives operators no password; one may still hold one (for a hosted login's two factors).
+      await t.db.query(`UPDATE users SET password_hash = (SELECT password_hash FROM users WHERE user_name = 'pw.source') WHERE id = $1`, [id]);
+      const refused = await passwordGrant('oscar.op', PASSWORD, from());
+      expect(refused.status).toBe(400);
+      expect(refused.body.error).toBe('invalid_grant');
+      expect(refused.body.error_description).toMatch(/^Operators sign in with their certificate \(jwt-bearer\)/);
+    });
+
+    it('a cardholder whose role has no scope at all may still use the password grant', async () => {
+      await createUser({ userName: 'pw.norole', role: 'Not In The File', password: PASSWORD });
+      expect((await passwordGrant('pw.norole', PASSWORD, from())).status).toBe(200);
+    });
+
     it('missing username or password is invalid_request', async () => {
       const response = await tokenRequest(t.http, 'users', { grant_type: 'password', username: 'frank' });
       expect(response.body).toEqual({ error: 'invalid_request', error_description: expect.stringMatching(/username and password/) });
@@ -170,6 +215,19 @@ describe('user grants', () => {
       expect(blocked.status).toBe(429);
       expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
       expect((await passwordGrant('mallory.target', PASSWORD, from())).status).toBe(200);
+    });
+
+    it('an unknown userName is locked out after the limit just like a known one (DECISIONS 4)', async () => {
+      await createUser({ userName: 'known.target', role: 'Cardholder', password: PASSWORD });
+      const attacker = from();
+      const answers: Record<string, unknown>[] = [];
+      for (const username of ['known.target', 'no.such.target']) {
+        for (let i = 0; i < 3; i++) expect((await passwordGrant(username, 'wrong password!', attacker)).status).toBe(400);
+        const fourth = await passwordGrant(username, 'wrong password!', attacker);
+        answers.push({ status: fourth.status, retryAfter: Number(fourth.headers['retry-after']) > 0, body: fourth.body });
+      }
+      expect(answers[0]).toMatchObject({ status: 429, retryAfter: true });
+      expect(answers[1]).toEqual(answers[0]);
     });
   });
 });

@@ -34,6 +34,10 @@ export function toErrorResponse(error: unknown, request: RoutedRequest, correlat
   }
   if (error instanceof DomainError) {
     const [status, scimType] = statusOf(error.code);
+    if (oauthRoute && (status === 429 || status === 503)) {
+      // Too busy, or too many attempts: RFC 6749's temporarily_unavailable, as the lockout answers.
+      return { ...oauth(new OAuthError('temporarily_unavailable', error.detail, status, error.headers)), unexpected: false };
+    }
     if (oauthRoute && status < 500) return { ...oauth(new OAuthError('invalid_request', error.detail, status, error.headers)), unexpected: false };
     return { status, headers: error.headers, body: scimError(status, error.detail, scimType), unexpected: false };
   }

@@ -15,7 +15,7 @@ import { OrganizationService } from './organizations/organization.service';
 import { SecretHasher } from './system-accounts/secret-hasher';
 import { SystemAccountRepository } from './system-accounts/system-account.repository';
 import { SystemAccountService } from './system-accounts/system-account.service';
-import { PasswordHasher } from './users/password-hasher';
+import { PasswordHashSlots, PasswordHasher } from './users/password-hasher';
 import { UserRepository } from './users/user.repository';
 import { UserService } from './users/user.service';
 
@@ -32,6 +32,7 @@ import { UserService } from './users/user.service';
     UserRepository,
     UserService,
     PasswordHasher,
+    PasswordHashSlots,
     AdminAccessPolicy,
     GrantPolicy,
     BootstrapService,
@@ -55,6 +56,7 @@ import { UserService } from './users/user.service';
     UserService,
     UserRepository,
     PasswordHasher,
+    PasswordHashSlots,
   ],
 })
 export class AccountsModule {}

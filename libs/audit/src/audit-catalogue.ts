@@ -101,7 +101,7 @@ export const AUDIT_CATALOGUE = {
   'token.issue': { code: 80001, description: 'Access token issued' },
   'token.revoke': { code: 80002, description: 'Access token revoked' },
   'authentication.fail': { code: 80003, description: 'Authentication failed at the token endpoint' },
-  'authentication.lockout': { code: 80004, description: 'Identity or address locked out after repeated failures' },
+  'authentication.lockout': { code: 80004, description: "Identity, address or an organization's password grant locked out after repeated failures" },
   'certificate.expired_use': { code: 80005, description: 'An expired client certificate was presented' },
 
   'deliveryGateway.create': { code: 90001, description: 'Push gateway created' },

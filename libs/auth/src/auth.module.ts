@@ -14,6 +14,7 @@ import { AssertionVerifier } from './clients/assertion-verifier';
 import { ClientAuthenticator } from './clients/client-authenticator.service';
 import { ClientCredentialRepository } from './clients/client-credential.repository';
 import { ClientCredentialCache } from './clients/client-credential.cache';
+import { SignInFactorPolicy } from './grants/sign-in-factor.policy';
 import { UserAuthenticator } from './grants/user-authenticator.service';
 import { BearerGuard } from './http/bearer.guard';
 import { DiscoveryController } from './http/discovery.controller';
@@ -36,6 +37,7 @@ import { TokenService } from './tokens/token.service';
     ClientCredentialRepository,
     ClientCredentialCache,
     UserAuthenticator,
+    SignInFactorPolicy,
     AccessTokenValidator,
     JwsService,
     PurgeJob,
@@ -57,7 +59,7 @@ import { TokenService } from './tokens/token.service';
     { provide: APP_GUARD, useClass: ApplicationHeadersGuard },
     { provide: APP_GUARD, useClass: AccessGuard },
   ],
-  exports: [TokenService, JwsService, PurgeJob, RoleCatalog, OperatorDependentPolicy],
+  exports: [TokenService, JwsService, PurgeJob, RoleCatalog, OperatorDependentPolicy, SignInFactorPolicy],
 })
 export class AuthModule {
   constructor(grants: GrantPolicy, roles: RoleCatalog) {

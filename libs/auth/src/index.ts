@@ -6,6 +6,7 @@ export * from './clients/assertion-verifier';
 export * from './authorization/permissions';
 export * from './authorization/role-catalog';
 export * from './authorization/operator-dependent.policy';
+export * from './grants/sign-in-factor.policy';
 export * from './authorization/scope-assignment.loader';
 export * from './authorization/access.guard';
 export * from './auth-store.module';

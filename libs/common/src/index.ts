@@ -19,3 +19,4 @@ export * from './http/read-pem';
 export * from './http/secret-answer';
 export * from './generated-section';
 export * from './crypto/data-cipher';
+export * from './concurrency-limit';

@@ -48,6 +48,15 @@ export class AppConfig {
   assertionClockSkewS!: number;
   authFailureLimit!: number;
   authFailureWindowS!: number;
+  /** Password hashes (scrypt) one process runs at once (PASSWORD_HASH_CONCURRENCY, default 2). */
+  passwordHashConcurrency!: number;
+  /** Password checks that may wait for one of those (PASSWORD_HASH_QUEUE, default 16); beyond: 503. */
+  passwordHashQueue!: number;
+  /**
+   * Failed password checks an organization may have per AUTH_FAILURE_WINDOW_S before its password
+   * grant answers 429 until the window passes (PASSWORD_FAILURE_BUDGET, default 1000; DECISIONS 4).
+   */
+  passwordFailureBudget!: number;
   trustedProxies!: string[];
   secretLifetimeDays!: number;
   certificateLifetimeDays!: number;

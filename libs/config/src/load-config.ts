@@ -61,6 +61,11 @@ const schema = z.object({
   ASSERTION_CLOCK_SKEW_S: int(30, 0, 600),
   AUTH_FAILURE_LIMIT: int(10, 1, 100000),
   AUTH_FAILURE_WINDOW_S: int(300, 1, 86400),
+  // Password hashes running at once per process (each scrypt holds a libuv thread and 32 MiB); the
+  // default leaves half of libuv's four threads to everything else.
+  PASSWORD_HASH_CONCURRENCY: int(2, 1, 64),
+  PASSWORD_HASH_QUEUE: int(16, 0, 10000),
+  PASSWORD_FAILURE_BUDGET: int(1000, 1, 10000000),
   TRUSTED_PROXIES: list,
   SECRET_LIFETIME_DAYS: int(1825, 1, 36500),
   CERTIFICATE_LIFETIME_DAYS: int(365, 1, 36500),
@@ -167,6 +172,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   config.assertionClockSkewS = e.ASSERTION_CLOCK_SKEW_S;
   config.authFailureLimit = e.AUTH_FAILURE_LIMIT;
   config.authFailureWindowS = e.AUTH_FAILURE_WINDOW_S;
+  config.passwordHashConcurrency = e.PASSWORD_HASH_CONCURRENCY;
+  config.passwordHashQueue = e.PASSWORD_HASH_QUEUE;
+  config.passwordFailureBudget = e.PASSWORD_FAILURE_BUDGET;
   config.trustedProxies = e.TRUSTED_PROXIES;
   config.secretLifetimeDays = e.SECRET_LIFETIME_DAYS;
   config.certificateLifetimeDays = e.CERTIFICATE_LIFETIME_DAYS;

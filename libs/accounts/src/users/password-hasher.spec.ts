@@ -1,10 +1,11 @@
 import { scryptSync } from 'node:crypto';
 import { DomainError } from '@app/common';
-import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, PasswordHasher } from './password-hasher';
+import type { AppConfig } from '@app/config';
+import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, PasswordHashSlots, PasswordHasher } from './password-hasher';
 
 /** The password hash of DECISIONS 3.5: scrypt, `scrypt$N$r$p$saltB64$hashB64`, constant-time verify. */
 describe('PasswordHasher', () => {
-  const hasher = new PasswordHasher();
+  const hasher = new PasswordHasher(new PasswordHashSlots({ passwordHashConcurrency: 2, passwordHashQueue: 16 } as AppConfig));
   const password = 'correct horse battery staple';
   const FORMAT = /^scrypt\$32768\$8\$1\$([A-Za-z0-9+/]+={0,2})\$([A-Za-z0-9+/]+={0,2})$/;
   let stored: string;

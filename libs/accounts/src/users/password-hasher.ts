@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
-import { invalidValue } from '@app/common';
+import { ConcurrencyLimit, DomainError, invalidValue } from '@app/common';
+import { AppConfig } from '@app/config';
 
 /** Password length rules of DECISIONS 3.5, counted in Unicode code points. */
 export const MIN_PASSWORD_LENGTH = 12;
@@ -30,6 +31,29 @@ interface ParsedHash {
   hash: Buffer;
 }
 
+/** What a caller is told to wait when every hash slot and every queue place is taken. */
+const BUSY_RETRY_AFTER_S = 1;
+
+/**
+ * The turns of password hashing in this process (PASSWORD_HASH_CONCURRENCY running, at most
+ * PASSWORD_HASH_QUEUE checks waiting). scrypt runs on libuv's small thread pool, which the rest of
+ * the service needs too: a flood of password checks waits here, and past the queue is answered 503
+ * with Retry-After at once (DECISIONS 3.5), instead of starving every other request.
+ */
+@Injectable()
+export class PasswordHashSlots extends ConcurrencyLimit {
+  constructor(config: AppConfig) {
+    super(
+      config.passwordHashConcurrency,
+      config.passwordHashQueue,
+      () =>
+        new DomainError('SERVICE_UNAVAILABLE', `Too many password checks are in progress; retry in ${BUSY_RETRY_AFTER_S} second.`, {
+          'Retry-After': String(BUSY_RETRY_AFTER_S),
+        }),
+    );
+  }
+}
+
 /**
  * Passwords of cardholders (DECISIONS 3.5): a memory-hard hash, scrypt from node:crypto, stored as
  * `scrypt$N$r$p$saltB64$hashB64` so that the cost can be raised later without breaking stored
@@ -38,6 +62,8 @@ interface ParsedHash {
  */
 @Injectable()
 export class PasswordHasher {
+  constructor(private readonly slots: PasswordHashSlots) {}
+
   /** Throws a 400 naming `password` unless it has 12-1024 characters. */
   assertAcceptable(password: string): void {
     const length = [...normalize(password)].length;
@@ -48,7 +74,8 @@ export class PasswordHasher {
   async hash(password: string): Promise<string> {
     this.assertAcceptable(password);
     const salt = randomBytes(SALT_BYTES);
-    const hash = await derive(normalize(password), { ...COST, salt, hash: Buffer.alloc(HASH_BYTES) });
+    // Setting a password is an authenticated administrator's call, not a flood: it waits for its turn.
+    const hash = await this.slots.run(() => derive(normalize(password), { ...COST, salt, hash: Buffer.alloc(HASH_BYTES) }), Infinity);
     return [PREFIX, COST.N, COST.r, COST.p, salt.toString('base64'), hash.toString('base64')].join('$');
   }
 
@@ -64,7 +91,7 @@ export class PasswordHasher {
       return false;
     }
     const acceptable = typeof password === 'string' && isAcceptableLength(password);
-    const derived = await derive(acceptable ? normalize(password) : '', parsed);
+    const derived = await this.derive(acceptable ? normalize(password) : '', parsed);
     return timingSafeEqual(derived, parsed.hash) && acceptable;
   }
 
@@ -72,9 +99,14 @@ export class PasswordHasher {
   async verifyDummy(password: string): Promise<false> {
     const parsed = parseStored(DUMMY_HASH)!;
     const acceptable = typeof password === 'string' && isAcceptableLength(password);
-    const derived = await derive(acceptable ? normalize(password) : '', parsed);
+    const derived = await this.derive(acceptable ? normalize(password) : '', parsed);
     timingSafeEqual(derived, parsed.hash);
     return false;
+  }
+
+  /** Every check takes a turn of the slots, or is refused when the queue is full. */
+  private derive(password: string, params: ParsedHash): Promise<Buffer> {
+    return this.slots.run(() => derive(password, params));
   }
 }
 

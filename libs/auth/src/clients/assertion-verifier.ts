@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { KeyObject, createPublicKey } from 'node:crypto';
-import { compactVerify, decodeJwt, decodeProtectedHeader, type JWTPayload } from 'jose';
+import { KeyObject, constants, createPublicKey, verify } from 'node:crypto';
+import { decodeJwt, decodeProtectedHeader, type JWTPayload } from 'jose';
 import { Clock, OAuthError } from '@app/common';
 import { AppConfig } from '@app/config';
 import { StoredCertificate } from '@app/accounts';
@@ -8,6 +8,19 @@ import { StoredCertificate } from '@app/accounts';
 /** RFC 7523 assertion algorithms accepted (DECISIONS 3.3); `none` and HMAC never are. */
 export const ASSERTION_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'ES256', 'ES384'] as const;
 type AssertionAlgorithm = (typeof ASSERTION_ALGORITHMS)[number];
+
+/**
+ * How node:crypto verifies each algorithm (RFC 7518 3.3-3.5): the digest, and for PS256 PSS padding
+ * with a salt as long as the digest; ECDSA signatures are the raw r || s of JWS, not DER.
+ */
+const VERIFY_OPTIONS: Record<AssertionAlgorithm, { digest: string; padding?: number; saltLength?: number; dsaEncoding?: 'ieee-p1363' }> = {
+  RS256: { digest: 'sha256' },
+  RS384: { digest: 'sha384' },
+  RS512: { digest: 'sha512' },
+  PS256: { digest: 'sha256', padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 },
+  ES256: { digest: 'sha256', dsaEncoding: 'ieee-p1363' },
+  ES384: { digest: 'sha384', dsaEncoding: 'ieee-p1363' },
+};
 
 export const MAX_ASSERTION_BYTES = 8192;
 const KEY_CACHE_LIMIT = 10_000;
@@ -85,21 +98,25 @@ export class AssertionVerifier {
    * Finds the certificate whose key signed the assertion: the one `kid` names (kid = x5t#S256), else
    * the one the x5t#S256 header names, else each in turn. Header keys (jwk, jku, x5u, x5c) are never
    * used. Returns undefined when no certificate verifies the signature.
+   *
+   * node:crypto's synchronous verify, as the bearer guard's (JwsService.verify): jose's WebCrypto
+   * verify runs on libuv's thread pool, where a flood of password hashes would queue every token
+   * request behind it (issue 22; password hashing has its own limit, PasswordHashSlots).
    */
-  async findSigner(assertion: UnverifiedAssertion, certificates: StoredCertificate[]): Promise<StoredCertificate | undefined> {
+  findSigner(assertion: UnverifiedAssertion, certificates: StoredCertificate[]): StoredCertificate | undefined {
     const named = assertion.kid ?? assertion.x5tS256;
     const candidates = named ? certificates.filter((c) => c.thumbprint === named) : certificates;
-    for (const certificate of candidates) {
+    const dot = assertion.jwt.lastIndexOf('.');
+    const signingInput = Buffer.from(assertion.jwt.slice(0, dot), 'utf8');
+    const encoded = assertion.jwt.slice(dot + 1);
+    const signature = Buffer.from(encoded, 'base64url');
+    // Only canonical unpadded base64url: one signature has one text (RFC 7515 2, RFC 4648 5).
+    if (signature.toString('base64url') !== encoded) return undefined;
+    const { digest, ...options } = VERIFY_OPTIONS[assertion.alg];
+    return candidates.find((certificate) => {
       const key = this.keyOf(certificate);
-      if (!keyFitsAlgorithm(key, assertion.alg)) continue;
-      try {
-        await compactVerify(assertion.jwt, key, { algorithms: [assertion.alg] });
-        return certificate;
-      } catch {
-        // try the next certificate
-      }
-    }
-    return undefined;
+      return keyFitsAlgorithm(key, assertion.alg) && verifies(digest, signingInput, { key, ...options }, signature);
+    });
   }
 
   /** Checks run after possession is proven: they may describe the credential's state. */
@@ -139,6 +156,15 @@ export class AssertionVerifier {
       this.keys.set(certificate.thumbprint, key);
     }
     return key;
+  }
+}
+
+/** False, not an exception, for a signature of the wrong length or form. */
+function verifies(digest: string, data: Buffer, key: Parameters<typeof verify>[2], signature: Buffer): boolean {
+  try {
+    return verify(digest, data, key, signature);
+  } catch {
+    return false;
   }
 }
 

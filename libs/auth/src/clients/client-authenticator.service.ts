@@ -66,8 +66,8 @@ export class ClientAuthenticator {
 
   private async withSecret(request: ClientAuthRequest, clientId: string, secret: string, method: ClientAuthMethod): Promise<AuthenticatedClient> {
     const basic = method === 'client_secret_basic';
-    const fail = (reason: string, known: boolean, description = GENERIC_CLIENT_FAILURE) =>
-      this.failed(reason, known ? clientId : undefined, request, OAuthError.invalidClient(description, basic), {
+    const fail = (reason: string, description = GENERIC_CLIENT_FAILURE) =>
+      this.failed(reason, clientId, request, OAuthError.invalidClient(description, basic), {
         org: request.org,
         claimed: clientId,
         method,
@@ -80,14 +80,14 @@ export class ClientAuthenticator {
       this.lockout.windowStart(),
     );
     this.lockout.assertWithinLimits(failures);
-    if (!found) throw await fail('unknown_client', false);
+    if (!found) throw await fail('unknown_client');
     const match = found.credentials.find((s) => this.hasher.matches(presented, s.hash));
-    if (!match) throw await fail('wrong_secret', true);
+    if (!match) throw await fail('wrong_secret');
     // Possession proven: from here the description may name the credential's state.
     if (match.expires_at <= this.clock.now()) {
-      throw await fail('expired_secret', true, `The client secret expired on ${match.expires_at.toISOString()}; create a new secret for this system account.`);
+      throw await fail('expired_secret', `The client secret expired on ${match.expires_at.toISOString()}; create a new secret for this system account.`);
     }
-    if (found.account.disabled) throw await fail('disabled', true, 'The system account is disabled.');
+    if (found.account.disabled) throw await fail('disabled', 'The system account is disabled.');
     return { account: found.account, orgSettings: found.orgSettings, method, secretId: match.id };
   }
 
@@ -114,8 +114,8 @@ export class ClientAuthenticator {
       this.lockout.windowStart(),
     );
     this.lockout.assertWithinLimits(failures);
-    if (!found) throw await this.failed('unknown_client', undefined, request, refuse(GENERIC_CLIENT_FAILURE), audit(clientId));
-    const certificate = await this.assertions.findSigner(assertion, found.credentials);
+    if (!found) throw await this.failed('unknown_client', clientId, request, refuse(GENERIC_CLIENT_FAILURE), audit(clientId));
+    const certificate = this.assertions.findSigner(assertion, found.credentials);
     if (!certificate) throw await this.failed('bad_signature', clientId, request, refuse(GENERIC_CLIENT_FAILURE), audit(clientId));
     try {
       const { expiresAt } = this.assertions.checkAfterPossession(assertion, certificate, request.audiences, refuse);
@@ -134,9 +134,10 @@ export class ClientAuthenticator {
     return { account: found.account, orgSettings: found.orgSettings, method: 'private_key_jwt' };
   }
 
-  private async failed(reason: string, knownSubject: string | undefined, origin: RequestOrigin, error: OAuthError, audit: FailureAudit): Promise<OAuthError> {
+  /** Counts the failure for the claimed Client ID, whether it exists or not (DECISIONS 4). */
+  private async failed(reason: string, subject: string | undefined, origin: RequestOrigin, error: OAuthError, audit: FailureAudit): Promise<OAuthError> {
     this.metrics.authFailures.inc({ reason });
-    await this.lockout.recordFailure(knownSubject, origin, reason, audit);
+    await this.lockout.recordFailure(subject, origin, reason, audit);
     return error;
   }
 }

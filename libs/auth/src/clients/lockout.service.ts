@@ -10,6 +10,13 @@ import type { FailureCounter } from './client-credential.repository';
 const ADDRESS_LIMIT_FACTOR = 10;
 /** A Client ID: `{organization_id}-{suffix}` (DECISIONS 2, 4). */
 const CLIENT_ID_PATTERN = /^[A-Za-z0-9_]{1,64}-[A-Za-z0-9]{1,64}$/;
+/** The counter of an organization's failed password checks: `pwd:{org}` (DECISIONS 4). */
+const PASSWORD_BUDGET_PREFIX = 'pwd:';
+/**
+ * Claimed ids are caller-chosen text: the audit log and the counter keys keep at most this much of
+ * them (every existing Client ID and `user:{org}/{userName}` is shorter).
+ */
+const MAX_CLAIMED_ID = 256;
 
 /**
  * A failed authentication as the audit log records it (DECISIONS 11): who the caller claimed to be,
@@ -29,9 +36,10 @@ export interface FailureAudit {
 /**
  * Counts a failure and writes its audit events in one statement (the token endpoint's failure path
  * costs one round trip, as before): `authentication.fail` (and `certificate.expired_use` when an
- * expired certificate signed), and `authentication.lockout` when this failure brings the pair or the
- * address to its limit, which is when the 429s start. Refused requests while locked are not counted
- * again and not audited one by one: the lockout event says from when and for how long.
+ * expired certificate signed), and `authentication.lockout` when this failure brings the pair, the
+ * address or the organization's password checks to its limit, which is when the 429s start. Refused
+ * requests while locked are not counted again and not audited one by one: the lockout event says
+ * from when and for how long.
  */
 const RECORD_FAILURE = prepared(
   'lockout-record-failure',
@@ -49,19 +57,26 @@ const RECORD_FAILURE = prepared(
      FROM jsonb_to_recordset($6::jsonb) AS e(actor text, action text, code int, target text, details jsonb)
    UNION ALL
    SELECT $2, (SELECT id FROM org), 'system', 'authentication.lockout', ${auditCodeOf('authentication.lockout')},
-          CASE WHEN starts_with(c.key, 'pair:') THEN $7 ELSE $5 END, 'failure', $5,
-          jsonb_build_object('scope', CASE WHEN starts_with(c.key, 'pair:') THEN 'identity and address' ELSE 'address' END,
+          CASE WHEN starts_with(c.key, 'pair:') THEN $7 WHEN starts_with(c.key, 'pwd:') THEN $4 ELSE $5 END, 'failure', $5,
+          jsonb_build_object('scope', CASE WHEN starts_with(c.key, 'pair:') THEN 'identity and address'
+                                           WHEN starts_with(c.key, 'pwd:') THEN 'organization password checks' ELSE 'address' END,
                              'failures', c.failures, 'windowSeconds', $8::int), $11
      FROM counted c
-    WHERE c.failures = CASE WHEN starts_with(c.key, 'pair:') THEN $9::int ELSE $10::int END`,
+    WHERE c.failures = CASE WHEN starts_with(c.key, 'pair:') THEN $9::int WHEN starts_with(c.key, 'pwd:') THEN $12::int ELSE $10::int END`,
 );
 
 /**
  * Brute-force protection of the token service (DECISIONS 4). Failures are counted in PostgreSQL per
  * (Client ID or userName, source address) pair and per source address, in fixed windows, so the
  * limits hold across instances. Only the offending pair or address is blocked: the same credentials
- * from another address still work, so nobody can lock an account out from afar. Failures for unknown
- * ids are counted only per address, which bounds the rows an attacker can create.
+ * from another address still work, so nobody can lock an account out from afar. Unknown ids get pair
+ * counters too, so that a locked pair answers alike whether its id exists or not; their rows are
+ * bounded: an address stops being counted at ten times the limit, so it creates at most that many
+ * pair rows per window, each key at most MAX_CLAIMED_ID characters of id.
+ *
+ * Failed password checks are also counted per organization: past PASSWORD_FAILURE_BUDGET in a window
+ * the organization's password grant answers 429 for every userName until the window passes, so a
+ * flood of guesses cannot spend the hashing capacity without end; other grants are not affected.
  */
 @Injectable()
 export class LockoutService {
@@ -82,11 +97,14 @@ export class LockoutService {
     return new Date(this.clock.now().getTime() - this.config.authFailureWindowS * 1000);
   }
 
-  /** Throws 429 with Retry-After while the pair or the address is over its limit. */
-  async assertNotLocked(subject: string | undefined, address: string): Promise<void> {
+  /**
+   * Throws 429 with Retry-After while the pair or the address is over its limit, or, given
+   * `passwordOrg`, while that organization's failed password checks are over their budget.
+   */
+  async assertNotLocked(subject: string | undefined, address: string, passwordOrg?: string): Promise<void> {
     const rows = await this.db.query<FailureCounter>(
       'SELECT key, failures, window_started_at FROM auth_failures WHERE key = ANY($1) AND window_started_at > $2',
-      [keys(subject, address), this.windowStart()],
+      [keys(subject, address, passwordOrg), this.windowStart()],
     );
     this.assertWithinLimits(rows);
   }
@@ -95,28 +113,39 @@ export class LockoutService {
   assertWithinLimits(rows: FailureCounter[]): void {
     const now = this.clock.now();
     for (const row of rows) {
-      const limit = row.key.startsWith('addr:') ? this.config.authFailureLimit * ADDRESS_LIMIT_FACTOR : this.config.authFailureLimit;
-      if (row.failures >= limit) {
+      if (row.failures >= this.limitOf(row.key)) {
         const retryAfter = Math.max(1, Math.ceil((row.window_started_at.getTime() + this.config.authFailureWindowS * 1000 - now.getTime()) / 1000));
-        throw new OAuthError(
-          'temporarily_unavailable',
-          `Too many failed authentication attempts from this address${row.key.startsWith('pair:') ? ' for this client' : ''}; retry after ${retryAfter} seconds.`,
-          429,
-          { 'Retry-After': String(retryAfter) },
-        );
+        const what = row.key.startsWith(PASSWORD_BUDGET_PREFIX)
+          ? 'Too many failed password sign-ins in this organization; the password grant pauses'
+          : `Too many failed authentication attempts from this address${row.key.startsWith('pair:') ? ' for this client' : ''}`;
+        throw new OAuthError('temporarily_unavailable', `${what}; retry after ${retryAfter} seconds.`, 429, { 'Retry-After': String(retryAfter) });
       }
     }
   }
 
+  private limitOf(key: string): number {
+    if (key.startsWith('addr:')) return this.config.authFailureLimit * ADDRESS_LIMIT_FACTOR;
+    if (key.startsWith(PASSWORD_BUDGET_PREFIX)) return this.config.passwordFailureBudget;
+    return this.config.authFailureLimit;
+  }
+
   /**
-   * Counts one failure and audits it (see RECORD_FAILURE); `knownSubject` is undefined when the id
-   * does not exist, `reason` is the metrics label of the failure.
+   * Counts one failure and audits it (see RECORD_FAILURE); `subject` is the claimed id, whether it
+   * exists or not (undefined when the request named none), `reason` is the metrics label of the
+   * failure. `failedPasswordCheck`: a password was checked and did not match (or the user is
+   * unknown), which also counts toward the organization's password budget.
    */
-  async recordFailure(knownSubject: string | undefined, origin: RequestOrigin, reason: string, audit: FailureAudit): Promise<void> {
+  async recordFailure(
+    subject: string | undefined,
+    origin: RequestOrigin,
+    reason: string,
+    audit: FailureAudit,
+    { failedPasswordCheck = false }: { failedPasswordCheck?: boolean } = {},
+  ): Promise<void> {
     const address = origin.sourceAddress;
     const now = this.clock.now();
     const windowStart = new Date(now.getTime() - this.config.authFailureWindowS * 1000);
-    const claimed = recordedIdentity(audit.claimed, knownSubject !== undefined);
+    const claimed = recordedIdentity(audit.claimed);
     const events: { actor: string; action: AuditAction; code: number; target: string; details: Record<string, unknown> }[] = [
       { actor: claimed, action: 'authentication.fail', code: auditCodeOf('authentication.fail'), target: claimed, details: { reason, method: audit.method } },
     ];
@@ -130,7 +159,7 @@ export class LockoutService {
         details: { thumbprint, notAfter: notAfter.toISOString(), expiresAt: expiresAt.toISOString() },
       });
     }
-    const counterKeys = keys(knownSubject, address);
+    const counterKeys = keys(subject, address, failedPasswordCheck ? audit.org : undefined);
     await this.db.transaction(async (tx) => {
       await this.db.query(
         RECORD_FAILURE,
@@ -146,6 +175,7 @@ export class LockoutService {
           this.config.authFailureLimit,
           this.config.authFailureLimit * ADDRESS_LIMIT_FACTOR,
           origin.correlationId ?? null,
+          this.config.passwordFailureBudget,
         ],
         tx,
       );
@@ -159,7 +189,11 @@ export class LockoutService {
    * the organization is deleted (the keys carry no org_id, so no foreign key removes them).
    */
   async forgetOrganization(orgId: string, tx: Transaction): Promise<void> {
-    await this.db.query(`DELETE FROM auth_failures WHERE starts_with(key, 'pair:' || $1 || '-') OR starts_with(key, 'pair:user:' || $1 || '/')`, [orgId], tx);
+    await this.db.query(
+      `DELETE FROM auth_failures WHERE starts_with(key, 'pair:' || $1 || '-') OR starts_with(key, 'pair:user:' || $1 || '/') OR key = $2`,
+      [orgId, `${PASSWORD_BUDGET_PREFIX}${orgId}`],
+      tx,
+    );
   }
 
   /** Deletes counters whose window has passed. */
@@ -173,17 +207,22 @@ export class LockoutService {
   }
 }
 
-function keys(subject: string | undefined, address: string): string[] {
-  return subject ? [`pair:${subject}|${address}`, `addr:${address}`] : [`addr:${address}`];
+/** The counters a failure touches: the pair (when an id was claimed), the address, and an organization's password budget. */
+function keys(subject: string | undefined, address: string, passwordOrg?: string): string[] {
+  return [
+    ...(subject ? [`pair:${subject.slice(0, MAX_CLAIMED_ID)}|${address}`] : []),
+    `addr:${address}`,
+    ...(passwordOrg ? [`${PASSWORD_BUDGET_PREFIX}${passwordOrg}`] : []),
+  ];
 }
 
 /**
- * What the audit log keeps of a claimed id (DECISIONS 11): the id itself when it names an existing
- * client or user or has the form of a Client ID or userName; otherwise only its length, because
+ * What the audit log keeps of a claimed id (DECISIONS 11): the id itself when it has the form of a
+ * Client ID or userName (every existing client and user has one); otherwise only its length, because
  * text of another form is more likely a secret typed into the identity field than an identity.
  */
-function recordedIdentity(claimed: string | undefined, known: boolean): string {
+function recordedIdentity(claimed: string | undefined): string {
   if (!claimed) return 'unknown';
-  if (known || CLIENT_ID_PATTERN.test(claimed) || USER_NAME_PATTERN.test(claimed)) return claimed;
+  if (CLIENT_ID_PATTERN.test(claimed) || USER_NAME_PATTERN.test(claimed)) return claimed;
   return `<malformed: ${[...claimed].length} chars>`;
 }

@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { Clock, OAuthError, RequestOrigin } from '@app/common';
-import { PasswordHasher, UserRepository, UserWithSettings } from '@app/accounts';
+import { OrganizationService, PasswordHasher, UserRepository, UserWithSettings } from '@app/accounts';
 import { Metrics } from '@app/observability';
 import { AssertionVerifier } from '../clients/assertion-verifier';
 import { expiredCertificate } from '../clients/client-authenticator.service';
 import { FailureAudit, LockoutService } from '../clients/lockout.service';
 import { TokenRepository } from '../tokens/token.repository';
+import { SignInFactorPolicy } from './sign-in-factor.policy';
 
 export const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 export const PASSWORD_GRANT = 'password';
@@ -21,14 +22,16 @@ const GENERIC_PASSWORD_FAILURE = 'The user name or password is wrong.';
 /**
  * Operators and cardholders at the token endpoint (DECISIONS 3.5): the RFC 7523 jwt-bearer grant,
  * signed with the key of the user's enrolled certificate (the checks of 3.3 with sub = userName),
- * and, for cardholders, the password grant. Failures are 400 invalid_grant and count toward the
- * lockout per userName, as for clients.
+ * and, for cardholders, the password grant (who may use which factor: SignInFactorPolicy). Failures
+ * are 400 invalid_grant and count toward the lockout per userName, as for clients.
  */
 @Injectable()
 export class UserAuthenticator {
   constructor(
     private readonly users: UserRepository,
+    private readonly organizations: OrganizationService,
     private readonly passwords: PasswordHasher,
+    private readonly factors: SignInFactorPolicy,
     private readonly assertions: AssertionVerifier,
     private readonly lockout: LockoutService,
     private readonly tokens: TokenRepository,
@@ -50,7 +53,7 @@ export class UserAuthenticator {
     const subject = lockoutSubject(org, assertion.subject);
     await this.lockout.assertNotLocked(subject, sourceAddress);
     const found = await this.users.findWithCertificates(org, assertion.subject);
-    if (!found) throw await this.failed('unknown_user', undefined, origin, refuse(GENERIC_ASSERTION_FAILURE), audit(assertion.subject));
+    if (!found) throw await this.failed('unknown_user', subject, origin, refuse(GENERIC_ASSERTION_FAILURE), audit(assertion.subject));
     if (found.certificates.length === 0) {
       // Accepted disclosure (DECISIONS 3.5): the user exists but must enroll a certificate first.
       throw await this.failed(
@@ -61,11 +64,13 @@ export class UserAuthenticator {
         audit(assertion.subject),
       );
     }
-    const certificate = await this.assertions.findSigner(assertion, found.certificates);
+    const certificate = this.assertions.findSigner(assertion, found.certificates);
     if (!certificate) throw await this.failed('bad_signature', subject, origin, refuse(GENERIC_ASSERTION_FAILURE), audit(assertion.subject));
     try {
       const { expiresAt } = this.assertions.checkAfterPossession(assertion, certificate, audiences, refuse);
       if (found.user.disabled) throw refuse('The user is disabled.');
+      const factorRefusal = this.factors.refusal(found.user, 'certificate');
+      if (factorRefusal) throw refuse(factorRefusal);
       if (!(await this.tokens.rememberUserJti(found.user.id, assertion.claims.jti as string, expiresAt))) {
         throw refuse("The assertion's jti was used before; every assertion needs a new jti.");
       }
@@ -84,19 +89,25 @@ export class UserAuthenticator {
     const { sourceAddress } = origin;
     if (!userName || password === undefined) throw OAuthError.invalidRequest('The password grant needs the username and password parameters.');
     const subject = lockoutSubject(org, userName);
-    await this.lockout.assertNotLocked(subject, sourceAddress);
-    const found = await this.users.findWithPasswordHash(org, userName);
-    if (found && !found.orgSettings.passwordGrant) {
+    // The organization's budget of failed password checks too: past it, every userName waits alike.
+    await this.lockout.assertNotLocked(subject, sourceAddress, org);
+    // Asked of the organization, not the user, so that known and unknown userNames get this answer
+    // alike and at once, before any lookup or hash (DECISIONS 3.5).
+    if ((await this.organizations.findSettings(org))?.passwordGrant === false) {
       throw new OAuthError('unauthorized_client', 'The password grant is switched off for this organization; sign in with a certificate (jwt-bearer).', 400);
     }
+    const found = await this.users.findWithPasswordHash(org, userName);
     // Unknown users and users without a password cost the same scrypt run as a wrong password.
     const matches = found?.passwordHash ? await this.passwords.verify(password, found.passwordHash) : await this.passwords.verifyDummy(password);
     if (!found || !matches) {
-      throw await this.failed('wrong_password', found ? subject : undefined, origin, OAuthError.invalidGrant(GENERIC_PASSWORD_FAILURE), {
-        org,
-        claimed: userName,
-        method: 'password',
-      });
+      throw await this.failed(
+        'wrong_password',
+        subject,
+        origin,
+        OAuthError.invalidGrant(GENERIC_PASSWORD_FAILURE),
+        { org, claimed: userName, method: 'password' },
+        { failedPasswordCheck: true },
+      );
     }
     if (found.user.disabled) {
       throw await this.failed('disabled', subject, origin, OAuthError.invalidGrant('The user is disabled.'), {
@@ -105,12 +116,24 @@ export class UserAuthenticator {
         method: 'password',
       });
     }
+    const factorRefusal = this.factors.refusal(found.user, 'password');
+    if (factorRefusal) {
+      throw await this.failed('factor_refused', subject, origin, OAuthError.invalidGrant(factorRefusal), { org, claimed: userName, method: 'password' });
+    }
     return { user: found.user, orgSettings: found.orgSettings, method: 'password' };
   }
 
-  private async failed(reason: string, knownSubject: string | undefined, origin: RequestOrigin, error: OAuthError, audit: FailureAudit): Promise<OAuthError> {
+  /** Counts the failure for the claimed userName, whether it exists or not (DECISIONS 4). */
+  private async failed(
+    reason: string,
+    subject: string | undefined,
+    origin: RequestOrigin,
+    error: OAuthError,
+    audit: FailureAudit,
+    counts?: { failedPasswordCheck: boolean },
+  ): Promise<OAuthError> {
     this.metrics.authFailures.inc({ reason: `user_${reason}` });
-    await this.lockout.recordFailure(knownSubject, origin, reason, audit);
+    await this.lockout.recordFailure(subject, origin, reason, audit, counts);
     return error;
   }
 }

@@ -35,7 +35,7 @@ export class JwsService {
    * Only the service's own algorithm and key are accepted (no `none`, no HMAC, no key from the
    * header). This runs on every authenticated request, so it uses node:crypto's synchronous verify:
    * jose's WebCrypto path cost about 12% of a request's CPU in the probe benchmark (client
-   * assertions, with their many algorithms and keys, are still verified by jose).
+   * assertions are verified the same way, by AssertionVerifier).
    *
    * Only the canonical compact form is read (DECISIONS 3.4): three unpadded base64url segments, the
    * signature the exact encoding of its bytes. A lenient decoder would take `=`, `~`, the `+/`

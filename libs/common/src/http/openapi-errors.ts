@@ -41,9 +41,9 @@ const MEANING: Record<string, string> = {
   '413': 'The body is larger than 1 MiB.',
   '414': 'A path parameter is longer than any id (more than 1,024 characters).',
   '415': 'The Content-Type is not one this route reads.',
-  '429': 'Too many failed authentications from this address or for this identity; Retry-After says when to retry.',
+  '429': "Too many failed authentications from this address, for this identity, or of this organization's passwords; Retry-After says when to retry.",
   '500': 'An unexpected error; the detail quotes the correlation id to report.',
-  '503': 'A dependency (database, HSM) is unavailable; Retry-After says when to retry.',
+  '503': 'A dependency (database, HSM) is unavailable, or every password-hashing turn is taken; Retry-After says when to retry.',
 };
 
 /** The error statuses every operation of `method` can answer, whatever the route (global guards, parsers, filter). */
