@@ -62,10 +62,14 @@ describe('HSM outage with a module whose failing calls block (chaos)', () => {
 
     expect(live.filter(({ status }) => status !== 200)).toEqual([]);
     expect(identity.filter(({ status }) => status !== 200)).toEqual([]);
-    // Probes back to back on the event loop made these answers take 400-500 ms. The bounds are
-    // generous for a loaded 2-core host (whoami also reads the database).
-    expect(live.filter(({ ms }) => ms >= 100)).toEqual([]);
-    expect(identity.filter(({ ms }) => ms >= 150)).toEqual([]);
+    // Probes back to back on the event loop made every one of these answers take 400-500 ms. The
+    // typical answer must be fast and none as slow as that; a single scheduling hiccup of a loaded
+    // 2-core host (a parallel suite, a garbage collection) is allowed, hence median and maximum.
+    const median = (samples: Array<{ ms: number }>) => samples.map(({ ms }) => ms).sort((a, b) => a - b)[Math.floor(samples.length / 2)];
+    expect(median(live)).toBeLessThan(100);
+    expect(median(identity)).toBeLessThan(150);
+    expect(live.filter(({ ms }) => ms >= 350)).toEqual([]);
+    expect(identity.filter(({ ms }) => ms >= 350)).toEqual([]);
     // Once a second (today's loop tried back to back, hundreds of times a second).
     expect(attempts).toBeGreaterThanOrEqual(3);
     expect(attempts).toBeLessThanOrEqual(Math.ceil(windowSeconds) + 1);
