@@ -17,7 +17,10 @@ import { ClientCredentialCache } from './clients/client-credential.cache';
 import { UserAuthenticator } from './grants/user-authenticator.service';
 import { BearerGuard } from './http/bearer.guard';
 import { DiscoveryController } from './http/discovery.controller';
+import { SigningKeysController } from './http/signing-keys.controller';
 import { TokenController } from './http/token.controller';
+import { SigningKeyRepository } from './signing-keys/signing-key.repository';
+import { SigningKeys } from './signing-keys/signing-keys.service';
 import { AccessTokenValidator } from './tokens/access-token-validator';
 import { JwsService } from './tokens/jws.service';
 import { PurgeJob } from './tokens/purge.job';
@@ -29,7 +32,7 @@ import { TokenService } from './tokens/token.service';
 /** The token service, client authentication, and the global bearer guard. */
 @Module({
   imports: [AccountsModule, AuthStoreModule],
-  controllers: [TokenController, DiscoveryController, RolesController],
+  controllers: [TokenController, DiscoveryController, RolesController, SigningKeysController],
   providers: [
     AssertionVerifier,
     ClientAuthenticator,
@@ -38,6 +41,8 @@ import { TokenService } from './tokens/token.service';
     UserAuthenticator,
     AccessTokenValidator,
     JwsService,
+    SigningKeyRepository,
+    SigningKeys,
     PurgeJob,
     TokenIntrospection,
     TokenRepository,
