@@ -222,3 +222,61 @@ describe('token-signing key rollover (DECISIONS 12.1)', () => {
     });
   });
 });
+
+describe('token-signing key rollover on two instances (DECISIONS 12.1)', () => {
+  let a: TestApp;
+  let b: TestApp;
+  let client: CreatedAccount & { org: string };
+
+  beforeAll(async () => {
+    const env = { JWKS_PUBLICATION_DELAY_S: String(PUBLICATION_DELAY_S) };
+    a = await createTestApp({ env });
+    b = await createTestApp({ env, databaseUrl: a.databaseUrl, clock: a.clock, shareHsmWith: a });
+    const org = `keys2_${Date.now().toString(36)}`;
+    await createOrganization(a.http, await platformAdminToken(a.http), org);
+    client = { ...(await createSystemAccount(a.http, await platformAdminToken(a.http), org, { role: 'Issuance' })), org };
+  });
+  afterAll(async () => {
+    await b.close();
+    await a.close();
+  });
+
+  const kids = async (t: TestApp) =>
+    ((await t.http.get(`/authentication/customer/${client.org}/.well-known/jwks.json`).expect(200)).body.keys as Jwk[]).map((k) => k.kid);
+  const tokenOn = (t: TestApp) => tokenBySecret(t.http, client.org, client.clientId, client.secret);
+  const whoami = (t: TestApp, token: string) => t.http.get(`/authentication/customer/${client.org}/whoami`).auth(token, { type: 'bearer' });
+
+  /** The other instance hears of a change within milliseconds (the change feed); allow up to two seconds. */
+  async function eventually(check: () => Promise<boolean>): Promise<boolean> {
+    for (let i = 0; i < 40; i++) {
+      if (await check()) return true;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    return false;
+  }
+
+  it('the other instance publishes a next key and signs with it once it is activated; old tokens keep working on both', async () => {
+    const [old] = await kids(b);
+    const oldToken = await tokenOn(b);
+    expect((await whoami(a, oldToken)).status).toBe(200);
+
+    const admin = await platformAdminToken(a.http);
+    const next = (await a.http.post(KEYS).auth(admin, { type: 'bearer' }).send({ algorithm: 'EC-P256' }).expect(201)).body as { kid: string };
+    expect(await eventually(async () => (await kids(b)).includes(next.kid))).toBe(true);
+    expect(header(await tokenOn(b)).kid).toBe(old);
+
+    a.clock.advance(PUBLICATION_DELAY_S);
+    await a.http
+      .post(`${KEYS}/${next.kid}/activate`)
+      .auth(await platformAdminToken(a.http), { type: 'bearer' })
+      .send({})
+      .expect(200);
+    expect(await eventually(async () => header(await tokenOn(b)).kid === next.kid)).toBe(true);
+    const newToken = await tokenOn(b);
+    for (const t of [a, b]) {
+      expect((await whoami(t, newToken)).status).toBe(200);
+      expect((await whoami(t, oldToken)).status).toBe(200);
+      expect((await kids(t)).sort()).toEqual([old, next.kid].sort());
+    }
+  });
+});
