@@ -2,7 +2,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * Token-signing keys (DECISIONS 12.1): each HSM key the token service signs with or publishes, by
- * its RFC 7638 kid. Exactly one is active, enforced by a partial unique index, so two concurrent
+ * its RFC 7638 kid; a next key may carry the time it is to be activated at. Exactly one is active, enforced by a partial unique index, so two concurrent
  * activations cannot both win.
  */
 export class CreateSigningKeys1764500000000 implements MigrationInterface {
@@ -18,6 +18,7 @@ export class CreateSigningKeys1764500000000 implements MigrationInterface {
         public_jwk    json NOT NULL,
         state         text NOT NULL CHECK (state IN ('next', 'active', 'retired')),
         created_at    timestamptz NOT NULL,
+        activate_at   timestamptz,
         activated_at  timestamptz,
         retired_at    timestamptz,
         not_after     timestamptz,

@@ -69,11 +69,11 @@ describe('token-signing key rollover (DECISIONS 12.1)', () => {
       .post(KEYS)
       .auth(await admin(), { type: 'bearer' })
       .send(body);
-  const activate = async (kid: string) =>
+  const activate = async (kid: string, body: Record<string, unknown> = {}) =>
     t.http
       .post(`${KEYS}/${kid}/activate`)
       .auth(await admin(), { type: 'bearer' })
-      .send({});
+      .send(body);
   const retire = async (kid: string) =>
     t.http
       .post(`${KEYS}/${kid}/retire`)
@@ -191,6 +191,42 @@ describe('token-signing key rollover (DECISIONS 12.1)', () => {
     expect(verifiesWith(token, rsaJwk)).toBe(true);
     expect((await whoami(token)).status).toBe(200);
     expect((await introspect(token)).body).toMatchObject({ active: true });
+  });
+
+  it('activation at a stated time: refused before the publication delay, then the key signs from that time', async () => {
+    const [before] = (await list()).filter((k) => k.state === 'active');
+    const next = (await generate({ algorithm: 'EC-P256' })).body as { kid: string; activatableAt: string };
+    const tooEarly = new Date(new Date(next.activatableAt).getTime() - 1000).toISOString();
+    expectScimError(await activate(next.kid, { at: tooEarly }), 409, undefined, `cannot sign before ${next.activatableAt}`);
+    expectScimError(await activate(next.kid, { at: 'tomorrow' }), 400, 'invalidValue', 'at:');
+
+    const at = new Date(new Date(next.activatableAt).getTime() + 10_000).toISOString();
+    const scheduled = await activate(next.kid, { at });
+    expect(scheduled.status).toBe(200);
+    expect(scheduled.body).toMatchObject({ kid: next.kid, state: 'next', activateAt: at });
+
+    // Past the publication delay, before the stated time: the old key still signs.
+    t.clock.advance(PUBLICATION_DELAY_S + 9);
+    expect(header(await clientToken()).kid).toBe(before.kid);
+    t.clock.advance(1);
+    let kid = '';
+    for (let i = 0; i < 40 && kid !== next.kid; i++) {
+      kid = header(await clientToken()).kid;
+      if (kid !== next.kid) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(kid).toBe(next.kid);
+    const states = Object.fromEntries((await list()).map((k) => [k.kid, k]));
+    expect(states[next.kid]).toMatchObject({ state: 'active', activated: at });
+    expect(states[before.kid as string]).toMatchObject({ state: 'retired' });
+    const events = await t.db.query<{ action: string; actor: string; target: string }>(
+      "SELECT action, actor, target FROM audit_events WHERE action IN ('signing_key.schedule', 'signing_key.activate', 'signing_key.retire') AND (target = $1 OR actor = 'system') ORDER BY id",
+      [next.kid],
+    );
+    expect(events.rows).toEqual([
+      { action: 'signing_key.schedule', actor: 'platform-admin', target: next.kid },
+      { action: 'signing_key.retire', actor: 'system', target: before.kid },
+      { action: 'signing_key.activate', actor: 'system', target: next.kid },
+    ]);
   });
 
   describe('bad input', () => {

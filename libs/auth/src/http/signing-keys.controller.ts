@@ -11,9 +11,16 @@ const generateSchema = z
   })
   .strict();
 
+const activateSchema = z
+  .object({
+    at: z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time such as 2030-01-01T00:00:00Z' }).optional(),
+  })
+  .strict();
+
 /**
  * The token-signing keys (DECISIONS 12.1): the platform administrator generates a next key, activates
- * it once JWKS has published it for JWKS_PUBLICATION_DELAY_S, and withdraws next keys.
+ * it (now or at a stated time) once JWKS has published it for JWKS_PUBLICATION_DELAY_S, and withdraws
+ * next keys.
  */
 @ApiTags('administration')
 @ApiBearerAuth()
@@ -44,10 +51,14 @@ export class SigningKeysController {
 
   @Post(':kid/activate')
   @HttpCode(200)
-  @Audited('signing_key.activate', 'signing_key.retire')
-  @ApiOperation({ summary: 'Make a next key the active one (409 before its publication delay has passed); the active key retires' })
-  async activate(@Param('kid') kid: string, @RequestActor() actor: Actor) {
-    return this.view(await this.keys.activate(kid, actor));
+  @Audited('signing_key.activate', 'signing_key.retire', 'signing_key.schedule')
+  @ApiOperation({
+    summary: 'Make a next key the active one now, or at `at` (409 before its publication delay has passed); the active key retires',
+  })
+  @ApiJsonBody(activateSchema, { at: '2030-01-01T00:00:00Z' })
+  async activate(@Param('kid') kid: string, @Body() body: unknown, @RequestActor() actor: Actor) {
+    const input = parseBody(activateSchema, body ?? {});
+    return this.view(await this.keys.activate(kid, input.at === undefined ? undefined : new Date(input.at), actor));
   }
 
   @Post(':kid/retire')
@@ -66,6 +77,7 @@ export class SigningKeysController {
       hsmLabel: row.hsm_label,
       created: isoTimestamp(row.created_at),
       ...(row.state === 'next' ? { activatableAt: isoTimestamp(this.keys.activatableAt(row)) } : {}),
+      ...(row.activate_at ? { activateAt: isoTimestamp(row.activate_at) } : {}),
       activated: row.activated_at ? isoTimestamp(row.activated_at) : null,
       retired: row.retired_at ? isoTimestamp(row.retired_at) : null,
       notAfter: row.not_after ? isoTimestamp(row.not_after) : null,

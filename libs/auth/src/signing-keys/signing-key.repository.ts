@@ -13,6 +13,8 @@ export interface SigningKeyRow {
   public_jwk: SigningJwk;
   state: SigningKeyState;
   created_at: Date;
+  /** A next key: when it is to be activated (scheduled by the administrator), or null. */
+  activate_at: Date | null;
   activated_at: Date | null;
   retired_at: Date | null;
   /** Retired keys: published in JWKS until then (the last token the key signed has expired). */
@@ -71,10 +73,24 @@ export class SigningKeyRepository {
     return row;
   }
 
-  /** Activates a next key published since `publishedBefore` or earlier; undefined when the row is not such a key. */
-  async activate(kid: string, at: Date, publishedBefore: Date, tx: Transaction): Promise<SigningKeyRow | undefined> {
+  /**
+   * Activates a next key published at `publishedBefore` or earlier (and, with `due`, scheduled for
+   * no later than `at`); undefined when the row is not such a key.
+   */
+  async activate(kid: string, at: Date, publishedBefore: Date, due: boolean, tx: Transaction): Promise<SigningKeyRow | undefined> {
     const [row] = await this.db.query<SigningKeyRow>(
-      `UPDATE signing_keys SET state = 'active', activated_at = $2 WHERE kid = $1 AND state = 'next' AND created_at <= $3 RETURNING *`,
+      `UPDATE signing_keys SET state = 'active', activated_at = $2, activate_at = NULL
+        WHERE kid = $1 AND state = 'next' AND created_at <= $3 AND (NOT $4 OR activate_at <= $2) RETURNING *`,
+      [kid, at, publishedBefore, due],
+      tx,
+    );
+    return row;
+  }
+
+  /** Schedules the activation of a next key published at `publishedBefore` or earlier; undefined when the row is not such a key. */
+  async schedule(kid: string, at: Date, publishedBefore: Date, tx: Transaction): Promise<SigningKeyRow | undefined> {
+    const [row] = await this.db.query<SigningKeyRow>(
+      `UPDATE signing_keys SET activate_at = $2 WHERE kid = $1 AND state = 'next' AND created_at <= $3 RETURNING *`,
       [kid, at, publishedBefore],
       tx,
     );
@@ -84,7 +100,7 @@ export class SigningKeyRepository {
   /** Withdraws a next key (it signed nothing, so it leaves JWKS at once); undefined when `kid` is no next key. */
   async withdraw(kid: string, at: Date, tx: Transaction): Promise<SigningKeyRow | undefined> {
     const [row] = await this.db.query<SigningKeyRow>(
-      `UPDATE signing_keys SET state = 'retired', retired_at = $2, not_after = $2 WHERE kid = $1 AND state = 'next' RETURNING *`,
+      `UPDATE signing_keys SET state = 'retired', retired_at = $2, not_after = $2, activate_at = NULL WHERE kid = $1 AND state = 'next' RETURNING *`,
       [kid, at],
       tx,
     );

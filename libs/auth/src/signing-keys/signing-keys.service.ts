@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { KeyObject, createPublicKey, randomBytes } from 'node:crypto';
 import { PLATFORM_ORG } from '@app/accounts';
 import { Actor, AuditLog, byActor } from '@app/audit';
@@ -25,6 +25,8 @@ export interface TokenSigningKey {
 interface KeyRing {
   active: TokenSigningKey;
   byKid: Map<string, TokenSigningKey>;
+  /** The next key whose scheduled activation comes first, and when (ms). */
+  scheduled?: { kid: string; at: number };
   loadedAt: number;
 }
 
@@ -36,18 +38,26 @@ interface KeyRing {
 const LONGEST_TOKEN_LIFETIME_S = 86_400;
 /** While the change feed is down, the key ring is read again in the background at most this often. */
 const RELOAD_WITHOUT_FEED_MS = 1_000;
+/** Longest delay setTimeout takes; a later scheduled activation re-arms the timer when it fires. */
+const MAX_TIMER_MS = 2_147_483_647;
+/** Who performs a scheduled activation, in the audit log. */
+const SCHEDULER: Actor = { name: 'system' };
 
 /**
  * The token-signing keys (DECISIONS 12.1): one active key signs, next and retired keys are
  * published in JWKS, and tokens of every published key verify. Each instance holds the keys in
  * memory (no database round trip per token or bearer check), read at start and again on every
- * `signing-key` change and feed reset, so an activation reaches every instance at once.
+ * `signing-key` change and feed reset, so an activation reaches every instance at once. A
+ * scheduled activation is run by whichever instance comes to it first (a timer, and the token path
+ * once the time has passed); the guarded UPDATEs let only one succeed.
  */
 @Injectable()
-export class SigningKeys implements OnModuleInit {
+export class SigningKeys implements OnModuleInit, OnApplicationShutdown {
   private ring!: KeyRing;
   private loading?: Promise<void>;
   private wanted = 0;
+  private scheduleTimer?: NodeJS.Timeout;
+  private activating?: Promise<void>;
 
   constructor(
     private readonly keys: SigningKeyRepository,
@@ -88,8 +98,17 @@ export class SigningKeys implements OnModuleInit {
     await this.refresh();
   }
 
-  /** The key new tokens are signed with. */
+  onApplicationShutdown(): void {
+    clearTimeout(this.scheduleTimer);
+  }
+
+  /**
+   * The key new tokens are signed with. A scheduled activation whose time has come starts in the
+   * background; until it commits, the key it replaces (still published) signs.
+   */
   active(): TokenSigningKey {
+    const { scheduled } = this.ring;
+    if (scheduled !== undefined && this.clock.now().getTime() >= scheduled.at) this.activateScheduled();
     if (!this.changes.live && Date.now() - this.ring.loadedAt > RELOAD_WITHOUT_FEED_MS) {
       // No feed, no notice of an activation: read again in the background, never on the token path.
       this.refresh().catch(() => undefined);
@@ -159,18 +178,40 @@ export class SigningKeys implements OnModuleInit {
   }
 
   /**
+   * Makes a next key the active one now (`at` absent or past), or schedules that for `at`. 409 when
+   * the key will not have been published for JWKS_PUBLICATION_DELAY_S by then, or `kid` is not a
+   * next key.
+   */
+  async activate(kid: string, at: Date | undefined, actor: Actor): Promise<SigningKeyRow> {
+    if (at === undefined || at.getTime() <= this.clock.now().getTime()) return this.activateNow(kid, false, actor);
+    const row = await this.db.transaction(async (tx) => {
+      const scheduled = await this.keys.schedule(kid, at, new Date(at.getTime() - this.config.jwksPublicationDelayS * 1000), tx);
+      if (scheduled === undefined) throw this.notActivatable(await this.keys.find(kid, tx), kid);
+      await this.audit.record(
+        { org: PLATFORM_ORG, ...byActor(actor), action: 'signing_key.schedule', target: kid, outcome: 'success', details: { activateAt: isoTimestamp(at) } },
+        tx,
+      );
+      this.changes.publishOnCommit(tx, 'signing-key', [kid]);
+      return scheduled;
+    });
+    await this.refresh();
+    return row;
+  }
+
+  /**
    * Makes a next key the active one and retires the active key, in one transaction of guarded
    * UPDATEs: 409 before the key has been published for JWKS_PUBLICATION_DELAY_S, or when `kid` is
-   * not a next key; the one-active index refuses a concurrent activation of another key.
+   * not a next key (`due`: not one scheduled for now or earlier); the one-active index refuses a
+   * concurrent activation of another key.
    */
-  async activate(kid: string, actor: Actor): Promise<SigningKeyRow> {
+  private async activateNow(kid: string, due: boolean, actor: Actor): Promise<SigningKeyRow> {
     const now = this.clock.now();
     const delayMs = this.config.jwksPublicationDelayS * 1000;
     let row: SigningKeyRow;
     try {
       row = await this.db.transaction(async (tx) => {
         const retired = await this.keys.retireActive(kid, now, new Date(now.getTime() + (LONGEST_TOKEN_LIFETIME_S * 1000 + delayMs)), tx);
-        const activated = await this.keys.activate(kid, now, new Date(now.getTime() - delayMs), tx);
+        const activated = await this.keys.activate(kid, now, new Date(now.getTime() - delayMs), due, tx);
         if (activated === undefined) throw this.notActivatable(await this.keys.find(kid, tx), kid);
         if (retired !== undefined) {
           await this.audit.record(
@@ -235,6 +276,37 @@ export class SigningKeys implements OnModuleInit {
     return row;
   }
 
+  /**
+   * Runs the scheduled activation that is due, once at a time per instance. Another instance may
+   * have run it, the key may have been withdrawn or rescheduled: then the guarded UPDATEs change
+   * nothing and the ring is read again.
+   */
+  private activateScheduled(): void {
+    const scheduled = this.ring.scheduled;
+    if (scheduled === undefined || this.activating !== undefined) return;
+    this.activating = this.activateNow(scheduled.kid, true, SCHEDULER)
+      .then(
+        () => this.logger.info({ kid: scheduled.kid }, 'scheduled token-signing key activated'),
+        async (error: unknown) => {
+          if (!(error instanceof DomainError))
+            this.logger.error({ err: error, kid: scheduled.kid }, 'scheduled activation of a token-signing key failed; will retry');
+          await this.refresh();
+        },
+      )
+      .catch(() => undefined)
+      .finally(() => (this.activating = undefined));
+  }
+
+  /** A timer for the first scheduled activation, so it comes on time on an idle instance too. */
+  private armScheduleTimer(): void {
+    clearTimeout(this.scheduleTimer);
+    const scheduled = this.ring.scheduled;
+    if (scheduled === undefined) return;
+    const delayMs = Math.min(Math.max(0, scheduled.at - this.clock.now().getTime()), MAX_TIMER_MS);
+    this.scheduleTimer = setTimeout(() => (this.clock.now().getTime() >= scheduled.at ? this.activateScheduled() : this.armScheduleTimer()), delayMs);
+    this.scheduleTimer.unref();
+  }
+
   /** Reads the ring again; a change during a read reads once more, so the last read sees the last commit. */
   private refresh(): Promise<void> {
     this.wanted += 1;
@@ -248,6 +320,7 @@ export class SigningKeys implements OnModuleInit {
       seen = this.wanted;
       this.ring = ringOf(await this.keys.all(), this.signer.keyLabel);
     } while (seen !== this.wanted);
+    this.armScheduleTimer();
   }
 
   private notActivatable(row: SigningKeyRow | undefined, kid: string): DomainError {
@@ -274,6 +347,7 @@ function isPublished(row: SigningKeyRow, now: Date): boolean {
 function ringOf(rows: SigningKeyRow[], jwtKeyLabel: string): KeyRing {
   const byKid = new Map<string, TokenSigningKey>();
   let active: TokenSigningKey | undefined;
+  let scheduled: KeyRing['scheduled'];
   for (const row of rows) {
     const publicKey = createPublicKey({ key: { ...row.public_jwk }, format: 'jwk' });
     const key: TokenSigningKey = {
@@ -285,7 +359,10 @@ function ringOf(rows: SigningKeyRow[], jwtKeyLabel: string): KeyRing {
     };
     byKid.set(row.kid, key);
     if (row.state === 'active') active = key;
+    if (row.state === 'next' && row.activate_at !== null && (scheduled === undefined || row.activate_at.getTime() < scheduled.at)) {
+      scheduled = { kid: row.kid, at: row.activate_at.getTime() };
+    }
   }
   if (active === undefined) throw new Error('signing_keys has no active key');
-  return { active, byKid, loadedAt: Date.now() };
+  return { active, byKid, scheduled, loadedAt: Date.now() };
 }
