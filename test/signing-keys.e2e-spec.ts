@@ -9,6 +9,7 @@ import {
   platformAdminToken,
   tokenBySecret,
 } from '@app/testing';
+import { KeyStore } from '@app/hsm';
 
 /**
  * Token-signing key rollover (issue 26, part 1; DECISIONS 12.1): a next key is published in JWKS
@@ -191,6 +192,29 @@ describe('token-signing key rollover (DECISIONS 12.1)', () => {
     expect(verifiesWith(token, rsaJwk)).toBe(true);
     expect((await whoami(token)).status).toBe(200);
     expect((await introspect(token)).body).toMatchObject({ active: true });
+  });
+
+  it("a retired key's HSM object is destroyed on request once it is no longer published; JWT_KEY and published keys stay", async () => {
+    const rows = await list();
+    const destroy = async (kid: string) => t.http.delete(`${KEYS}/${kid}`).auth(await admin(), { type: 'bearer' });
+    const jwtKey = rows.find((k) => k.hsmLabel === 'JWT_KEY')!;
+    const active = rows.find((k) => k.state === 'active')!;
+    const stillPublished = rows.find((k) => k.state === 'retired' && k.hsmLabel !== 'JWT_KEY' && new Date(k.notAfter as string) > t.clock.now())!;
+    const unpublished = rows.find((k) => k.state === 'retired' && new Date(k.notAfter as string) <= t.clock.now() && k.hsmLabel !== 'JWT_KEY')!;
+
+    expectScimError(await destroy(active.kid as string), 409, undefined, 'only a retired key');
+    expectScimError(await destroy(stillPublished.kid as string), 409, undefined, `published in JWKS until ${stillPublished.notAfter as string}`);
+    expectScimError(await destroy(jwtKey.kid as string), 409, undefined, 'JWT_KEY_LABEL');
+    expectScimError(await destroy('x'.repeat(43)), 404, undefined, 'No token-signing key has kid');
+    expect(await t.app.get(KeyStore).findKeyPair(unpublished.hsmLabel as string)).toBeDefined();
+
+    const destroyed = await destroy(unpublished.kid as string);
+    expect(destroyed.status).toBe(204);
+    expect((await list()).map((k) => k.kid)).not.toContain(unpublished.kid);
+    expect(await t.app.get(KeyStore).findKeyPair(unpublished.hsmLabel as string)).toBeUndefined();
+    expectScimError(await destroy(unpublished.kid as string), 404, undefined, 'No token-signing key has kid');
+    const events = await t.db.query<{ code: number; target: string }>("SELECT code, target FROM audit_events WHERE action = 'signing_key.destroy'");
+    expect(events.rows).toEqual([{ code: 81006, target: unpublished.kid }]);
   });
 
   it('activation at a stated time: refused before the publication delay, then the key signs from that time', async () => {

@@ -103,6 +103,7 @@ export const AUDIT_CATALOGUE = {
   'signing_key.retire': { code: 81003, description: 'Token-signing key retired (replaced by an activation, or a next key withdrawn)' },
   'signing_key.register': { code: 81004, description: 'JWT_KEY registered as the active token-signing key at first start' },
   'signing_key.schedule': { code: 81005, description: 'Activation of a token-signing key scheduled for a stated time' },
+  'signing_key.destroy': { code: 81006, description: "A retired token-signing key's HSM object destroyed" },
 
   'deliveryGateway.create': { code: 90001, description: 'Push gateway created' },
   'deliveryGateway.replace': { code: 90002, description: 'Push gateway replaced' },

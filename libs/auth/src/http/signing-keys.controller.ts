@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Audited } from '@app/audit';
 import { Actor, ApiJsonBody, RequestActor, RequireAdministrator, isoTimestamp, listResponse, parseBody, z } from '@app/common';
@@ -67,6 +67,14 @@ export class SigningKeysController {
   @ApiOperation({ summary: 'Withdraw a next key (it leaves JWKS at once); the active key retires only by activating another (409)' })
   async retire(@Param('kid') kid: string, @RequestActor() actor: Actor) {
     return this.view(await this.keys.retire(kid, actor));
+  }
+
+  @Delete(':kid')
+  @HttpCode(204)
+  @Audited('signing_key.destroy')
+  @ApiOperation({ summary: "Destroy a retired key's HSM object once it has left JWKS (409 before); without this it is kept" })
+  async destroy(@Param('kid') kid: string, @RequestActor() actor: Actor): Promise<void> {
+    await this.keys.destroy(kid, actor);
   }
 
   private view(row: SigningKeyRow) {

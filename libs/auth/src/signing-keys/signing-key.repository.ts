@@ -106,4 +106,14 @@ export class SigningKeyRepository {
     );
     return row;
   }
+
+  /** Deletes a retired key no longer published (and not JWT_KEY); undefined when `kid` is no such key. */
+  async deleteUnpublished(kid: string, now: Date, jwtKeyLabel: string, tx: Transaction): Promise<SigningKeyRow | undefined> {
+    const [row] = await this.db.query<SigningKeyRow>(
+      `DELETE FROM signing_keys WHERE kid = $1 AND state = 'retired' AND not_after <= $2 AND hsm_label <> $3 RETURNING *`,
+      [kid, now, jwtKeyLabel],
+      tx,
+    );
+    return row;
+  }
 }

@@ -307,6 +307,27 @@ export class SigningKeys implements OnModuleInit, OnApplicationShutdown {
     this.scheduleTimer.unref();
   }
 
+  /**
+   * Destroys a retired key's HSM object once it is no longer published (its last token has expired),
+   * and forgets the key; until then, or without this request, the HSM object is kept. JWT_KEY stays:
+   * the HSM module finds it at every start (JWT_KEY_LABEL).
+   */
+  async destroy(kid: string, actor: Actor): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      const now = this.clock.now();
+      const deleted = await this.keys.deleteUnpublished(kid, now, this.signer.keyLabel, tx);
+      if (deleted === undefined) throw this.notDestroyable(await this.keys.find(kid, tx), kid);
+      await this.audit.record(
+        { org: PLATFORM_ORG, ...byActor(actor), action: 'signing_key.destroy', target: kid, outcome: 'success', details: { hsmLabel: deleted.hsm_label } },
+        tx,
+      );
+      this.changes.publishOnCommit(tx, 'signing-key', [kid]);
+      // Last, inside the transaction: an HSM failure leaves the row, and the key, as they were.
+      await this.keyStore.destroyKeyPair(deleted.hsm_label);
+    });
+    await this.refresh();
+  }
+
   /** Reads the ring again; a change during a read reads once more, so the last read sees the last commit. */
   private refresh(): Promise<void> {
     this.wanted += 1;
@@ -321,6 +342,18 @@ export class SigningKeys implements OnModuleInit, OnApplicationShutdown {
       this.ring = ringOf(await this.keys.all(), this.signer.keyLabel);
     } while (seen !== this.wanted);
     this.armScheduleTimer();
+  }
+
+  private notDestroyable(row: SigningKeyRow | undefined, kid: string): DomainError {
+    if (row === undefined) return unknownKid(kid);
+    if (row.state !== 'retired') return new DomainError('CONFLICT', `Key ${kid} is ${row.state}; only a retired key's HSM object can be destroyed.`);
+    if (row.hsm_label === this.signer.keyLabel) {
+      return new DomainError('CONFLICT', `Key ${kid} is ${row.hsm_label}, which the service finds in the HSM at every start (JWT_KEY_LABEL); it is kept.`);
+    }
+    return new DomainError(
+      'CONFLICT',
+      `Key ${kid} is published in JWKS until ${isoTimestamp(row.not_after!)}, when the last token it signed has expired; destroy it after that.`,
+    );
   }
 
   private notActivatable(row: SigningKeyRow | undefined, kid: string): DomainError {
