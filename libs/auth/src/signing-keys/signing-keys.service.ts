@@ -6,7 +6,7 @@ import { Clock, DomainError, isoTimestamp, notFound } from '@app/common';
 import { AppConfig } from '@app/config';
 import { KeyStore, Signer, signingJwkFromSpki, type JwsAlgorithm, type SigningJwk, type SigningKeyRef } from '@app/hsm';
 import { LOGGER, Logger } from '@app/observability';
-import { ChangeFeed, Database, PG_UNIQUE_VIOLATION, isPgError } from '@app/persistence';
+import { ChangeFeed, Database, DatabaseUnavailableError, PG_UNIQUE_VIOLATION, isPgError } from '@app/persistence';
 import { SigningKeyRepository, type SigningKeyRow } from './signing-key.repository';
 
 /** What a new token-signing key may be (DECISIONS 12.1): ES256 or RS256 keys the key store makes. */
@@ -27,7 +27,6 @@ interface KeyRing {
   byKid: Map<string, TokenSigningKey>;
   /** The next key whose scheduled activation comes first, and when (ms). */
   scheduled?: { kid: string; at: number };
-  loadedAt: number;
 }
 
 /**
@@ -58,6 +57,8 @@ export class SigningKeys implements OnModuleInit, OnApplicationShutdown {
   private wanted = 0;
   private scheduleTimer?: NodeJS.Timeout;
   private activating?: Promise<void>;
+  /** When the last background read without the feed began: at most one a second, even while they fail. */
+  private reloadStartedAt = 0;
 
   constructor(
     private readonly keys: SigningKeyRepository,
@@ -93,7 +94,10 @@ export class SigningKeys implements OnModuleInit, OnApplicationShutdown {
     });
     this.changes.subscribe((change) => {
       if (change.topic !== 'reset' && change.topic !== 'signing-key') return;
-      this.refresh().catch((error: unknown) => this.logger.error({ err: error }, 'reading the token-signing keys failed; keeping the keys held'));
+      this.refresh().catch((error: unknown) => {
+        // An outage is logged once by the database layer; the feed's reset on its return reads the keys again.
+        if (!(error instanceof DatabaseUnavailableError)) this.logger.error({ err: error }, 'reading the token-signing keys failed; keeping the keys held');
+      });
     });
     await this.refresh();
   }
@@ -109,23 +113,19 @@ export class SigningKeys implements OnModuleInit, OnApplicationShutdown {
   active(): TokenSigningKey {
     const { scheduled } = this.ring;
     if (scheduled !== undefined && this.clock.now().getTime() >= scheduled.at) this.activateScheduled();
-    if (!this.changes.live && Date.now() - this.ring.loadedAt > RELOAD_WITHOUT_FEED_MS) {
-      // No feed, no notice of an activation: read again in the background, never on the token path.
-      this.refresh().catch(() => undefined);
-    }
-    return this.ring.active;
+    return this.current().active;
   }
 
   /** The published key with this kid, for verifying a token; undefined when none is. */
   published(kid: string): TokenSigningKey | undefined {
-    const key = this.ring.byKid.get(kid);
+    const key = this.current().byKid.get(kid);
     return key !== undefined && isPublished(key.row, this.clock.now()) ? key : undefined;
   }
 
   /** The JWKS document's keys: next, active, and retired keys until their last token expired. */
   jwks(): SigningJwk[] {
     const now = this.clock.now();
-    return [...this.ring.byKid.values()].filter((key) => isPublished(key.row, now)).map((key) => key.row.public_jwk);
+    return [...this.current().byKid.values()].filter((key) => isPublished(key.row, now)).map((key) => key.row.public_jwk);
   }
 
   /** The algorithms of the published keys, for discovery. */
@@ -276,6 +276,15 @@ export class SigningKeys implements OnModuleInit, OnApplicationShutdown {
     return row;
   }
 
+  /** The ring; while the change feed is down (no notice of a change) it is read again in the background, never on the caller's path. */
+  private current(): KeyRing {
+    if (!this.changes.live && Date.now() - this.reloadStartedAt > RELOAD_WITHOUT_FEED_MS) {
+      this.reloadStartedAt = Date.now();
+      this.refresh().catch(() => undefined);
+    }
+    return this.ring;
+  }
+
   /**
    * Runs the scheduled activation that is due, once at a time per instance. Another instance may
    * have run it, the key may have been withdrawn or rescheduled: then the guarded UPDATEs change
@@ -288,7 +297,8 @@ export class SigningKeys implements OnModuleInit, OnApplicationShutdown {
       .then(
         () => this.logger.info({ kid: scheduled.kid }, 'scheduled token-signing key activated'),
         async (error: unknown) => {
-          if (!(error instanceof DomainError))
+          // A key withdrawn or rescheduled meanwhile refuses (DomainError); an outage is logged by the database layer.
+          if (!(error instanceof DomainError || error instanceof DatabaseUnavailableError))
             this.logger.error({ err: error, kid: scheduled.kid }, 'scheduled activation of a token-signing key failed; will retry');
           await this.refresh();
         },
@@ -397,5 +407,5 @@ function ringOf(rows: SigningKeyRow[], jwtKeyLabel: string): KeyRing {
     }
   }
   if (active === undefined) throw new Error('signing_keys has no active key');
-  return { active, byKid, scheduled, loadedAt: Date.now() };
+  return { active, byKid, scheduled };
 }
