@@ -19,8 +19,7 @@ import { BearerGuard } from './http/bearer.guard';
 import { DiscoveryController } from './http/discovery.controller';
 import { SigningKeysController } from './http/signing-keys.controller';
 import { TokenController } from './http/token.controller';
-import { SigningKeyRepository } from './signing-keys/signing-key.repository';
-import { SigningKeys } from './signing-keys/signing-keys.service';
+import { SigningKeysModule } from './signing-keys/signing-keys.module';
 import { AccessTokenValidator } from './tokens/access-token-validator';
 import { JwsService } from './tokens/jws.service';
 import { PurgeJob } from './tokens/purge.job';
@@ -31,7 +30,7 @@ import { TokenService } from './tokens/token.service';
 
 /** The token service, client authentication, and the global bearer guard. */
 @Module({
-  imports: [AccountsModule, AuthStoreModule],
+  imports: [AccountsModule, AuthStoreModule, SigningKeysModule],
   controllers: [TokenController, DiscoveryController, RolesController, SigningKeysController],
   providers: [
     AssertionVerifier,
@@ -41,8 +40,6 @@ import { TokenService } from './tokens/token.service';
     UserAuthenticator,
     AccessTokenValidator,
     JwsService,
-    SigningKeyRepository,
-    SigningKeys,
     PurgeJob,
     TokenIntrospection,
     TokenRepository,

@@ -1,7 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Audited } from '@app/audit';
-import { Actor, ApiJsonBody, RequestActor, RequireAdministrator, isoTimestamp, listResponse, parseBody, z } from '@app/common';
+import { Actor, ApiJsonBody, RequestActor, RequireAdministrator, listResponse, parseBody, z } from '@app/common';
+import { presentSigningKey } from '../signing-keys/signing-key.presenter';
 import type { SigningKeyRow } from '../signing-keys/signing-key.repository';
 import { SigningKeys } from '../signing-keys/signing-keys.service';
 
@@ -78,18 +79,6 @@ export class SigningKeysController {
   }
 
   private view(row: SigningKeyRow) {
-    return {
-      kid: row.kid,
-      state: row.state,
-      algorithm: row.algorithm,
-      hsmLabel: row.hsm_label,
-      created: isoTimestamp(row.created_at),
-      ...(row.state === 'next' ? { activatableAt: isoTimestamp(this.keys.activatableAt(row)) } : {}),
-      ...(row.activate_at ? { activateAt: isoTimestamp(row.activate_at) } : {}),
-      activated: row.activated_at ? isoTimestamp(row.activated_at) : null,
-      retired: row.retired_at ? isoTimestamp(row.retired_at) : null,
-      notAfter: row.not_after ? isoTimestamp(row.not_after) : null,
-      publicJwk: row.public_jwk,
-    };
+    return presentSigningKey(row, this.keys.activatableAt(row));
   }
 }
