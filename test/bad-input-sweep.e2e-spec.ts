@@ -124,6 +124,7 @@ describe('bad-input sweep over the OpenAPI document', () => {
       case 'numericId':
         return '987654321';
       case 'thumbprint':
+      case 'keyId':
         return 'A'.repeat(43);
       case 'applicationId':
         return 'com.example.nothing';

@@ -95,7 +95,9 @@ describe('command line (apps/cli)', () => {
   it('--help on the program and on every command: a description, usage, and exit code 0', async () => {
     const top = await cli(['--help']);
     expectOk(top);
-    for (const group of ['organization', 'system-account', 'secret', 'certificate', 'user', 'application', 'audit', 'db']) expect(top.stdout).toContain(group);
+    for (const group of ['organization', 'system-account', 'secret', 'certificate', 'user', 'application', 'audit', 'signing-key', 'db']) {
+      expect(top.stdout).toContain(group);
+    }
     expect(top.stdout).toMatch(/Exit codes:\s+0 {2}done\s+1 {2}refused/);
     const leaf = await cli(['user', 'set-password', '--help']);
     expectOk(leaf);
@@ -452,4 +454,49 @@ describe('command line (apps/cli)', () => {
     const audit = await t.db.query("SELECT code FROM audit_events WHERE org_id = $1 AND actor = 'cli' AND code BETWEEN 73000 AND 73999 ORDER BY id", [refOrg]);
     expect(audit.rows.map((r) => r.code)).toEqual([73001, 73002, 73101, 73201, 73203, 73301, 73302]);
   }, 90_000); // fifteen CLI processes, each a fresh Node start: ~22 s alone, longer beside other suites
+
+  it('signing-key: generate, a refused early activation, activation (with no delay) that the service signs with, withdraw; audited as cli', async () => {
+    const kidOf = (jws: string) => (JSON.parse(Buffer.from(jws.split('.')[0], 'base64url').toString('utf8')) as { kid: string }).kid;
+    const listed = await cli(['signing-key', 'list']);
+    expectOk(listed);
+    const [active] = (listed.json() as { Resources: Array<{ kid: string; state: string }> }).Resources.filter((key) => key.state === 'active');
+    expect((await cli(['signing-key', 'generate', 'EC-P384'])).code).toBe(2);
+
+    const next = await cli(['signing-key', 'generate', 'EC-P256']);
+    expectOk(next);
+    const kid = next.json().kid as string;
+    expect(next.json()).toMatchObject({ state: 'next', algorithm: 'ES256', hsmLabel: expect.stringMatching(/^JWT_KEY\//) });
+    const jwks = await t.http.get(`/authentication/customer/${org}/.well-known/jwks.json`).expect(200);
+    expect((jwks.body.keys as Array<{ kid: string }>).map((key) => key.kid)).toContain(kid);
+    expectRefused(await cli(['signing-key', 'activate', kid]), `Key ${kid} cannot sign before`);
+    expectRefused(await cli(['signing-key', 'activate', kid, '--at', 'tomorrow']), '--at must be an ISO 8601 date-time');
+
+    // The service process signs with the key the command line made in the shared HSM token.
+    const activated = await cli(['signing-key', 'activate', kid], { env: { JWKS_PUBLICATION_DELAY_S: '0' } });
+    expectOk(activated);
+    expect(activated.json()).toMatchObject({ kid, state: 'active' });
+    // The service hears of the activation through the change feed within milliseconds.
+    let account = '';
+    for (let i = 0; i < 40 && (account === '' || kidOf(account) !== kid); i++) {
+      if (account !== '') await new Promise((resolve) => setTimeout(resolve, 50));
+      account = await tokenBySecret(t.http, 'platform', 'platform-admin', PLATFORM_ADMIN_SECRET);
+    }
+    expect(kidOf(account)).toBe(kid);
+    expect((await api('get', '/signing-keys', account)).status).toBe(200);
+
+    const spare = await cli(['signing-key', 'generate', 'EC-P256']);
+    expectOk(spare);
+    const withdrawn = await cli(['signing-key', 'retire', spare.json().kid]);
+    expectOk(withdrawn);
+    expect(withdrawn.json()).toMatchObject({ kid: spare.json().kid, state: 'retired' });
+    expectRefused(await cli(['signing-key', 'retire', kid]), 'is the active key');
+    const audit = await t.db.query("SELECT code, target FROM audit_events WHERE actor = 'cli' AND code BETWEEN 81000 AND 81999 ORDER BY id");
+    expect(audit.rows).toEqual([
+      { code: 81001, target: kid },
+      { code: 81003, target: active.kid },
+      { code: 81002, target: kid },
+      { code: 81001, target: spare.json().kid },
+      { code: 81003, target: spare.json().kid },
+    ]);
+  }, 90_000);
 });

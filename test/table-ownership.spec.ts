@@ -16,6 +16,7 @@ const OWNERS: Record<string, string> = {
   assertion_jtis: 'auth',
   user_assertion_jtis: 'auth',
   auth_failures: 'auth',
+  signing_keys: 'auth',
   audit_events: 'audit',
   push_delivery_gateways: 'delivery-gateway',
   authenticator_policies: 'delivery-gateway',

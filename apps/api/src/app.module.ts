@@ -34,15 +34,18 @@ export function provisionEmbeddedHsm(config: AppConfig, logger: Logger): void {
   });
 }
 
-/** The HSM: the configured PKCS#11 module, or the embedded SoftHSM2 token under DATA_DIR. */
-export function hsmOptions(config: AppConfig, logger: Logger, metrics: Metrics): HsmModuleOptions {
+/**
+ * The HSM: the configured PKCS#11 module, or the embedded SoftHSM2 token under DATA_DIR. `metrics`
+ * counts reconnect attempts; the command line, which serves no metrics, passes none.
+ */
+export function hsmOptions(config: AppConfig, logger: Logger, metrics?: Metrics): HsmModuleOptions {
   const { hsm } = config;
   const common = {
     tokenLabel: hsm.tokenLabel,
     pin: hsm.pin,
     keyLabel: hsm.keyLabel,
     healthCheckIntervalMs: hsm.healthCheckIntervalS * 1000,
-    onReconnectAttempt: (outcome: HsmReconnectOutcome) => metrics.hsmReconnectAttempts.inc({ outcome }),
+    onReconnectAttempt: metrics ? (outcome: HsmReconnectOutcome) => metrics.hsmReconnectAttempts.inc({ outcome }) : undefined,
     logger: logger.child({ component: 'hsm' }),
   };
   if (!config.embeddedHsm) return { ...common, modulePath: hsm.modulePath! };

@@ -20,6 +20,7 @@ import { registerOrganizationCommands } from './commands/organization.commands';
 import { registerSystemAccountCommands } from './commands/system-account.commands';
 import { registerUserCommands } from './commands/user.commands';
 import { registerReferenceDataCommands } from './commands/reference-data.commands';
+import { registerSigningKeyCommands } from './commands/signing-key.commands';
 
 /**
  * The operator command line: the same services as the API, straight on the database, for first
@@ -116,6 +117,7 @@ export function buildProgram(): Command {
   registerApplicationCommands(program, cli);
   registerAuditCommands(program, cli);
   registerDeviceCommands(program, cli);
+  registerSigningKeyCommands(program, cli);
   return program;
 }
 

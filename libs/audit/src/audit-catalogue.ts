@@ -7,8 +7,8 @@
  * Ranges: 1xxxx devices, 2xxxx credentials, 3xxxx content requests, 4xxxx users, 5xxxx wallets,
  * 6xxxx the certification authority (all as the contract numbers them); the platform's own actions
  * follow in 7xxxx organizations and their accounts (73xxx their credential-management reference
- * data: groups, device policies, printers, the global policies), 8xxxx tokens and authentication,
- * 9xxxx push gateways and authenticator policies.
+ * data: groups, device policies, printers, the global policies), 8xxxx tokens and authentication
+ * (81xxx token-signing keys), 9xxxx push gateways and authenticator policies.
  */
 interface CatalogueEntry {
   code: number;
@@ -103,6 +103,12 @@ export const AUDIT_CATALOGUE = {
   'authentication.fail': { code: 80003, description: 'Authentication failed at the token endpoint' },
   'authentication.lockout': { code: 80004, description: "Identity, address or an organization's password grant locked out after repeated failures" },
   'certificate.expired_use': { code: 80005, description: 'An expired client certificate was presented' },
+  'signing_key.generate': { code: 81001, description: 'Token-signing key generated in the HSM (next, published in JWKS)' },
+  'signing_key.activate': { code: 81002, description: 'Token-signing key activated: new tokens are signed with it' },
+  'signing_key.retire': { code: 81003, description: 'Token-signing key retired (replaced by an activation, or a next key withdrawn)' },
+  'signing_key.register': { code: 81004, description: 'JWT_KEY registered as the active token-signing key at first start' },
+  'signing_key.schedule': { code: 81005, description: 'Activation of a token-signing key scheduled for a stated time' },
+  'signing_key.destroy': { code: 81006, description: "A retired token-signing key's HSM object destroyed" },
 
   'deliveryGateway.create': { code: 90001, description: 'Push gateway created' },
   'deliveryGateway.replace': { code: 90002, description: 'Push gateway replaced' },

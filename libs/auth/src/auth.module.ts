@@ -18,7 +18,9 @@ import { SignInFactorPolicy } from './grants/sign-in-factor.policy';
 import { UserAuthenticator } from './grants/user-authenticator.service';
 import { BearerGuard } from './http/bearer.guard';
 import { DiscoveryController } from './http/discovery.controller';
+import { SigningKeysController } from './http/signing-keys.controller';
 import { TokenController } from './http/token.controller';
+import { SigningKeysModule } from './signing-keys/signing-keys.module';
 import { AccessTokenValidator } from './tokens/access-token-validator';
 import { JwsService } from './tokens/jws.service';
 import { PurgeJob } from './tokens/purge.job';
@@ -29,8 +31,8 @@ import { TokenService } from './tokens/token.service';
 
 /** The token service, client authentication, and the global bearer guard. */
 @Module({
-  imports: [AccountsModule, AuthStoreModule],
-  controllers: [TokenController, DiscoveryController, RolesController],
+  imports: [AccountsModule, AuthStoreModule, SigningKeysModule],
+  controllers: [TokenController, DiscoveryController, RolesController, SigningKeysController],
   providers: [
     AssertionVerifier,
     ClientAuthenticator,

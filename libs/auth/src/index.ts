@@ -10,3 +10,6 @@ export * from './grants/sign-in-factor.policy';
 export * from './authorization/scope-assignment.loader';
 export * from './authorization/access.guard';
 export * from './auth-store.module';
+export * from './signing-keys/signing-keys.module';
+export { SigningKeys, type SigningKeyAlgorithm } from './signing-keys/signing-keys.service';
+export { presentSigningKey } from './signing-keys/signing-key.presenter';

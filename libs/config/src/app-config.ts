@@ -1,3 +1,6 @@
+/** How long relying parties may cache the JWKS document (its `Cache-Control: max-age`). */
+export const JWKS_MAX_AGE_S = 300;
+
 /**
  * The validated configuration of one process. Built once by loadConfig() from the environment;
  * nobody else reads process.env. Field names follow DECISIONS 13.
@@ -44,6 +47,11 @@ export class AppConfig {
   };
 
   accessTokenLifetimeS!: number;
+  /**
+   * How long a new token-signing key is published in JWKS before it may sign (JWKS_PUBLICATION_DELAY_S,
+   * default JWKS_MAX_AGE_S): a relying party's cached JWKS has then seen it (DECISIONS 12.1).
+   */
+  jwksPublicationDelayS!: number;
   tokenUnusedTimeoutS!: number;
   assertionClockSkewS!: number;
   authFailureLimit!: number;

@@ -12,6 +12,8 @@ describe('loadConfig (DECISIONS 13)', () => {
     expect(config).toMatchObject({
       port: 8080,
       accessTokenLifetimeS: 3600,
+      // The JWKS document's Cache-Control max-age (DECISIONS 12.1).
+      jwksPublicationDelayS: 300,
       tokenUnusedTimeoutS: 300,
       assertionClockSkewS: 30,
       authFailureLimit: 10,

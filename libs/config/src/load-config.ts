@@ -2,7 +2,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { randomBytes } from 'node:crypto';
 import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
-import { AppConfig } from './app-config';
+import { AppConfig, JWKS_MAX_AGE_S } from './app-config';
 
 export class ConfigurationError extends Error {
   constructor(message: string) {
@@ -57,6 +57,7 @@ const schema = z.object({
   JWT_KEY_LABEL: z.string().min(1).default('JWT_KEY'),
   HSM_HEALTH_CHECK_INTERVAL_S: int(10, 0, 3600),
   ACCESS_TOKEN_LIFETIME_S: int(3600, 60, 86400),
+  JWKS_PUBLICATION_DELAY_S: int(JWKS_MAX_AGE_S, 0, 86400),
   TOKEN_UNUSED_TIMEOUT_S: int(300, 1, 86400),
   ASSERTION_CLOCK_SKEW_S: int(30, 0, 600),
   AUTH_FAILURE_LIMIT: int(10, 1, 100000),
@@ -168,6 +169,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     healthCheckIntervalS: e.HSM_HEALTH_CHECK_INTERVAL_S,
   };
   config.accessTokenLifetimeS = e.ACCESS_TOKEN_LIFETIME_S;
+  config.jwksPublicationDelayS = e.JWKS_PUBLICATION_DELAY_S;
   config.tokenUnusedTimeoutS = e.TOKEN_UNUSED_TIMEOUT_S;
   config.assertionClockSkewS = e.ASSERTION_CLOCK_SKEW_S;
   config.authFailureLimit = e.AUTH_FAILURE_LIMIT;

@@ -5,7 +5,8 @@ export { KeyStore, type HsmKeyPair, type KeyAlgorithm, type KeyStoreHash, type S
 export { Pkcs11Hsm, type HsmOptions, type HsmReconnectOutcome } from './pkcs11-hsm';
 export { Pkcs11KeyStore } from './pkcs11-key-store.adapter';
 export { Pkcs11Signer } from './pkcs11-signer.adapter';
-export { Signer, type JwsAlgorithm, type SigningJwk } from './signer.port';
+export { signingJwkFromSpki } from './pkcs11-public-key';
+export { Signer, type JwsAlgorithm, type SigningJwk, type SigningKeyRef } from './signer.port';
 export {
   ensureSoftHsmToken,
   generateSoftHsmKey,

@@ -22,6 +22,8 @@ export interface SignOptions {
 export interface HsmKeyPair {
   /** e.g. `CA_KEY/acme`. */
   readonly label: string;
+  /** CKA_ID, hex: tells this key from a later one under the same label. */
+  readonly id: string;
   readonly algorithm: KeyAlgorithm;
   /** SubjectPublicKeyInfo, DER, read from the HSM's public key object. */
   readonly publicKeySpki: Buffer;

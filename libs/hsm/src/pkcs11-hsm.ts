@@ -6,7 +6,7 @@ import type { HsmLogger } from './hsm.logger';
 import type { KeyAlgorithm, KeyStoreHash } from './key-store.port';
 import { establish, holdKey, KEY_STORE_POLICY, type Connection, type HeldKey } from './pkcs11-connection';
 import { destroyKeyPairs, findPrivateKeys, generateKeyPair, nameOf, type KeyName } from './pkcs11-keys';
-import { jwkThumbprint, rsaModulusBits, type PublicKeyMembers } from './pkcs11-public-key';
+import { jwkThumbprint, rsaModulusBits, signingJwkOf, type PublicKeyMembers } from './pkcs11-public-key';
 import { signOnSession } from './pkcs11-signing';
 import {
   claimModule,
@@ -122,6 +122,11 @@ export class Pkcs11Hsm {
 
   get tokenLabel(): string {
     return this.settings.tokenLabel;
+  }
+
+  /** The label of the token signer's key (JWT_KEY_LABEL). */
+  get jwsKeyLabel(): string {
+    return this.settings.keyLabel;
   }
 
   /**
@@ -593,7 +598,7 @@ function describe(key: HeldKey): HeldKeyPair {
 }
 
 function jwsKeyOf(members: PublicKeyMembers): { algorithm: JwsAlgorithm; publicJwk: SigningJwk } {
-  const algorithm: JwsAlgorithm = members.kty === 'EC' ? 'ES256' : 'RS256';
+  const publicJwk = signingJwkOf(members);
   // Frozen: one object is shared by every JWKS response for the life of the process.
-  return { algorithm, publicJwk: Object.freeze({ ...members, kid: jwkThumbprint(members), alg: algorithm, use: 'sig' as const }) };
+  return { algorithm: publicJwk.alg, publicJwk: Object.freeze(publicJwk) };
 }

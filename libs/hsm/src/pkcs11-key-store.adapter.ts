@@ -52,6 +52,7 @@ async function buildPair(held: HeldKeyPair): Promise<HsmKeyPair> {
   const publicKey = await webcrypto.subtle.importKey('spki', held.publicKeySpki, webCryptoAlgorithm(held.algorithm), true, ['verify']);
   return Object.freeze({
     label: held.label,
+    id: held.id,
     algorithm: held.algorithm,
     publicKeySpki: held.publicKeySpki,
     privateKey: hsmPrivateKey({ label: held.label, id: held.id }, publicKey),

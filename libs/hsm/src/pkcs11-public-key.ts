@@ -1,5 +1,6 @@
 import { createHash, createPublicKey } from 'node:crypto';
 import { HsmConfigurationError } from './hsm.errors';
+import type { JwsAlgorithm, SigningJwk } from './signer.port';
 
 export type EcCurve = 'P-256' | 'P-384';
 
@@ -67,6 +68,22 @@ export function rsaModulusBits(members: Extract<PublicKeyMembers, { kty: 'RSA' }
 /** SubjectPublicKeyInfo, DER (RFC 5280 §4.1.2.7), as certificates carry it. */
 export function subjectPublicKeyInfo(members: PublicKeyMembers): Buffer {
   return createPublicKey({ key: { ...members }, format: 'jwk' }).export({ format: 'der', type: 'spki' });
+}
+
+/**
+ * The JWKS entry of a token-signing key from its SubjectPublicKeyInfo (DER), as `KeyStore` reports
+ * a generated key: members in the order JWT_KEY's entry has them, kid its RFC 7638 thumbprint.
+ */
+export function signingJwkFromSpki(spki: Buffer): SigningJwk {
+  const jwk = createPublicKey({ key: spki, format: 'der', type: 'spki' }).export({ format: 'jwk' });
+  const members: PublicKeyMembers = jwk.kty === 'EC' ? { kty: 'EC', crv: jwk.crv as EcCurve, x: jwk.x!, y: jwk.y! } : { kty: 'RSA', n: jwk.n!, e: jwk.e! };
+  return signingJwkOf(members);
+}
+
+/** The JWKS entry of a public key: ES256 for EC P-256, RS256 for RSA. */
+export function signingJwkOf(members: PublicKeyMembers): SigningJwk {
+  const alg: JwsAlgorithm = members.kty === 'EC' ? 'ES256' : 'RS256';
+  return { ...members, kid: jwkThumbprint(members), alg, use: 'sig' };
 }
 
 /** RFC 7638 §3.2: the required members only, in lexicographic order, no whitespace; SHA-256, base64url. */

@@ -14,6 +14,12 @@ export interface SigningJwk {
   e?: string;
 }
 
+/** A token-signing key in the HSM other than JWT_KEY: its label and CKA_ID (hex), as `KeyStore` made it. */
+export interface SigningKeyRef {
+  readonly label: string;
+  readonly id: string;
+}
+
 /**
  * The port token-issuing code depends on. Every token is signed in an HSM (DECISIONS.md §12);
  * the only adapter is `Pkcs11Signer`.
@@ -26,9 +32,14 @@ export abstract class Signer {
   abstract readonly publicJwk: SigningJwk;
   /**
    * Signs a JWS signing input (RFC 7515 §5.1 step 5) and returns the JWS signature bytes
-   * (ES256: raw r||s, 64 bytes). Throws SignerUnavailableError while the HSM is unreachable.
+   * (ES256: raw r||s, 64 bytes; RS256: PKCS#1 v1.5). Without `key`, or with JWT_KEY's label, with
+   * JWT_KEY; otherwise with the token-signing key `KeyStore.generateKeyPair` made under `key.label`
+   * (EC-P256 or RSA-3072), which must still have CKA_ID `key.id` (else `KeyStoreError`
+   * `KEY_NOT_FOUND`). Throws SignerUnavailableError while the HSM is unreachable.
    */
-  abstract sign(signingInput: Buffer): Promise<Buffer>;
+  abstract sign(signingInput: Buffer, key?: SigningKeyRef): Promise<Buffer>;
+  /** The label of JWT_KEY, the key the first start signs with (JWT_KEY_LABEL). */
+  abstract readonly keyLabel: string;
   /** False while the HSM is unreachable: readiness turns red and the token service answers 503. */
   abstract isReady(): boolean;
 }

@@ -7,10 +7,22 @@ import type { Transaction } from './database';
  * groups, deleted, its secrets or certificates changed), an organization (settings, deleted), a
  * device (moved, deleted), a lockout counter key (a failure was counted), an organization's CA
  * (created, its certificate installed), an issued certificate (revoked, held, released; id
- * `{org}/{serial}`) or an organization's push delivery gateways (created, replaced, deleted).
+ * `{org}/{serial}`), an organization's push delivery gateways (created, replaced, deleted) or a
+ * token-signing key (generated, activated, retired; id: its kid).
  */
-export type ChangeTopic = 'token' | 'subject' | 'organization' | 'device' | 'lockout' | 'ca' | 'certificate' | 'gateway' | 'policy';
-const TOPICS: readonly string[] = ['token', 'subject', 'organization', 'device', 'lockout', 'ca', 'certificate', 'gateway', 'policy'] satisfies ChangeTopic[];
+export type ChangeTopic = 'token' | 'subject' | 'organization' | 'device' | 'lockout' | 'ca' | 'certificate' | 'gateway' | 'policy' | 'signing-key';
+const TOPICS: readonly string[] = [
+  'token',
+  'subject',
+  'organization',
+  'device',
+  'lockout',
+  'ca',
+  'certificate',
+  'gateway',
+  'policy',
+  'signing-key',
+] satisfies ChangeTopic[];
 export type Change = { topic: ChangeTopic; id: string } | { topic: 'reset' };
 
 const CHANNEL = 'platform_changes';

@@ -1,9 +1,9 @@
 import { Controller, Get, Header, Param } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { AuthorizedBy, CurrentPrincipal, isOrgId, notFound, Principal, Public } from '@app/common';
-import { AppConfig } from '@app/config';
-import { Signer } from '@app/hsm';
+import { AppConfig, JWKS_MAX_AGE_S } from '@app/config';
 import { ASSERTION_ALGORITHMS } from '../clients/assertion-verifier';
+import { SigningKeys } from '../signing-keys/signing-keys.service';
 import { TokenService } from '../tokens/token.service';
 import { RoleCatalog } from '../authorization/role-catalog';
 import { invalidToken } from './bearer.guard';
@@ -20,7 +20,7 @@ const AUTH_METHODS = ['client_secret_post', 'client_secret_basic', 'private_key_
 export class DiscoveryController {
   constructor(
     private readonly config: AppConfig,
-    private readonly signer: Signer,
+    private readonly signingKeys: SigningKeys,
     private readonly tokens: TokenService,
     private readonly roles: RoleCatalog,
   ) {}
@@ -42,18 +42,19 @@ export class DiscoveryController {
       token_endpoint_auth_signing_alg_values_supported: [...ASSERTION_ALGORITHMS],
       introspection_endpoint_auth_methods_supported: AUTH_METHODS,
       revocation_endpoint_auth_methods_supported: AUTH_METHODS,
-      id_token_signing_alg_values_supported: [this.signer.algorithm],
+      id_token_signing_alg_values_supported: this.signingKeys.algorithms(),
       subject_types_supported: ['public'],
       claims_supported: ['iss', 'sub', 'aud', 'iat', 'exp', 'org'],
     };
   }
 
   @Public()
+  /** Every published token-signing key: next, active, and retired until its last token expired (DECISIONS 12.1). */
   @Get('.well-known/jwks.json')
-  @Header('Cache-Control', 'public, max-age=300')
+  @Header('Cache-Control', `public, max-age=${JWKS_MAX_AGE_S}`)
   jwks(@Param('org') org: string) {
     requireOrgSyntax(org);
-    return { keys: [this.signer.publicJwk] };
+    return { keys: this.signingKeys.jwks() };
   }
 
   /** Lets a caller check its token: who it is, in which organization, with which role and rights. */

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { KeyObject, createPublicKey, verify as cryptoVerify } from 'node:crypto';
+import { verify as cryptoVerify } from 'node:crypto';
 import { Signer } from '@app/hsm';
+import { SigningKeys } from '../signing-keys/signing-keys.service';
 
 export type JwsType = 'at+jwt' | 'JWT';
 
@@ -9,31 +10,28 @@ export type VerifyFailure = 'not_canonical' | 'malformed' | 'bad_signature' | 'w
 /**
  * Compact JWS (RFC 7515) signed by the HSM key. jose cannot hand signing to an external signer, so
  * the compact serialization is built here (header.payload, signed by the Signer port). There is no
- * software signing key anywhere (DECISIONS 12).
+ * software signing key anywhere (DECISIONS 12). The key is the active token-signing key, and every
+ * published key verifies (DECISIONS 12.1), both held in memory by SigningKeys.
  */
 @Injectable()
 export class JwsService {
-  private readonly publicKey: KeyObject;
-
-  constructor(private readonly signer: Signer) {
-    this.publicKey = createPublicKey({ key: { ...signer.publicJwk }, format: 'jwk' });
-  }
-
-  get algorithm(): string {
-    return this.signer.algorithm;
-  }
+  constructor(
+    private readonly signer: Signer,
+    private readonly keys: SigningKeys,
+  ) {}
 
   async sign(type: JwsType, claims: Record<string, unknown>): Promise<string> {
-    const header = { alg: this.signer.algorithm, typ: type, kid: this.signer.kid };
+    const key = this.keys.active();
+    const header = { alg: key.algorithm, typ: type, kid: key.kid };
     const signingInput = `${base64url(header)}.${base64url(claims)}`;
-    const signature = await this.signer.sign(Buffer.from(signingInput, 'ascii'));
+    const signature = await this.signer.sign(Buffer.from(signingInput, 'ascii'), key.ref);
     return `${signingInput}.${signature.toString('base64url')}`;
   }
 
   /**
-   * Verifies a token signed by this service's key and of the given `typ`; returns its claims.
-   * Only the service's own algorithm and key are accepted (no `none`, no HMAC, no key from the
-   * header). This runs on every authenticated request, so it uses node:crypto's synchronous verify:
+   * Verifies a token signed by one of this service's published keys, chosen by the header's `kid`
+   * (a token without one: the active key), and of the given `typ`; returns its claims. Only that
+   * key's algorithm is accepted (no `none`, no HMAC, no key from the header). This runs on every authenticated request, so it uses node:crypto's synchronous verify:
    * jose's WebCrypto path cost about 12% of a request's CPU in the probe benchmark (client
    * assertions are verified the same way, by AssertionVerifier).
    *
@@ -50,10 +48,10 @@ export class JwsService {
     if (signature.toString('base64url') !== parts[2]) return { ok: false, failure: 'not_canonical' };
     const header = parseJson(parts[0]);
     if (!header) return { ok: false, failure: 'malformed' };
-    if (header.alg !== this.signer.algorithm || header.crit !== undefined) return { ok: false, failure: 'bad_signature' };
+    const key = header.kid === undefined ? this.keys.active() : typeof header.kid === 'string' ? this.keys.published(header.kid) : undefined;
+    if (key === undefined || header.alg !== key.algorithm || header.crit !== undefined) return { ok: false, failure: 'bad_signature' };
     const signingInput = Buffer.from(`${parts[0]}.${parts[1]}`, 'ascii');
-    const key = this.signer.algorithm === 'ES256' ? { key: this.publicKey, dsaEncoding: 'ieee-p1363' as const } : this.publicKey;
-    if (!cryptoVerify('sha256', signingInput, key, signature)) return { ok: false, failure: 'bad_signature' };
+    if (!cryptoVerify('sha256', signingInput, key.verifyKey, signature)) return { ok: false, failure: 'bad_signature' };
     if (header.typ !== type) return { ok: false, failure: 'wrong_type' };
     const claims = parseJson(parts[1]);
     return claims ? { ok: true, claims } : { ok: false, failure: 'malformed' };

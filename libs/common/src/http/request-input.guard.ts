@@ -11,6 +11,7 @@ export const PARAMETER_FORMATS = {
   clientId: { pattern: /^[A-Za-z0-9_]{1,64}-[A-Za-z0-9]{1,64}$/, description: 'a Client ID, "{organization}-{suffix}"' },
   applicationId: { pattern: /^[A-Za-z0-9._-]{1,128}$/, description: 'an Application-ID, 1-128 characters of A-Z, a-z, 0-9, ".", "_" and "-"' },
   thumbprint: { pattern: /^[A-Za-z0-9_-]{43}$/, description: 'an x5t#S256 thumbprint, 43 base64url characters' },
+  keyId: { pattern: /^[A-Za-z0-9_-]{43}$/, description: 'a key id (kid): the RFC 7638 thumbprint, 43 base64url characters' },
   ocspRequest: { pattern: /^[A-Za-z0-9+/=_-]{8,1000}$/, description: 'a DER OCSP request in base64 or base64url' },
   resourceTypeName: { pattern: /^[A-Za-z]{1,64}$/, description: 'a resource type name such as User' },
   globalPolicyId: { pattern: /^global$/, description: 'global (an organization has one policy of each kind)' },
@@ -27,6 +28,7 @@ const FORMAT_BY_NAME: Record<string, ParameterFormat> = {
   applicationId: 'applicationId',
   secretId: 'uuid',
   thumbprint: 'thumbprint',
+  kid: 'keyId',
 };
 
 export const PATH_FORMATS = 'pathFormats';

@@ -1,0 +1,342 @@
+import { createHash, createPublicKey, verify } from 'node:crypto';
+import {
+  CreatedAccount,
+  TestApp,
+  createOrganization,
+  createSystemAccount,
+  createTestApp,
+  expectScimError,
+  platformAdminToken,
+  tokenBySecret,
+} from '@app/testing';
+import { KeyStore } from '@app/hsm';
+
+/**
+ * Token-signing key rollover (issue 26, part 1; DECISIONS 12.1): a next key is published in JWKS
+ * before it signs, activation waits for the publication delay, the key it replaces stays published
+ * until the last token it signed has expired, and the bearer guard and introspection accept every
+ * published key.
+ */
+
+const PUBLICATION_DELAY_S = 60;
+const KEYS = '/admin/v1/signing-keys';
+/** Retired keys stay published for the longest token lifetime (an organization may set 86400 s) plus the delay. */
+const RETIRED_PUBLICATION_S = 86_400 + PUBLICATION_DELAY_S;
+
+interface Jwk {
+  kid: string;
+  kty: string;
+  alg: string;
+  use: string;
+  crv?: string;
+  x?: string;
+  y?: string;
+  n?: string;
+  e?: string;
+}
+
+function header(jws: string): { alg: string; kid: string; typ: string } {
+  return JSON.parse(Buffer.from(jws.split('.')[0], 'base64url').toString('utf8')) as { alg: string; kid: string; typ: string };
+}
+
+/** RFC 7638: SHA-256 over the required members in lexicographic order. */
+function thumbprint(jwk: Jwk): string {
+  const members = jwk.kty === 'EC' ? { crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y } : { e: jwk.e, kty: jwk.kty, n: jwk.n };
+  return createHash('sha256').update(JSON.stringify(members)).digest('base64url');
+}
+
+function verifiesWith(jws: string, jwk: Jwk): boolean {
+  const [h, p, s] = jws.split('.');
+  const key = createPublicKey({ key: { ...jwk }, format: 'jwk' });
+  return verify('sha256', Buffer.from(`${h}.${p}`), jwk.kty === 'EC' ? { key, dsaEncoding: 'ieee-p1363' } : key, Buffer.from(s, 'base64url'));
+}
+
+describe('token-signing key rollover (DECISIONS 12.1)', () => {
+  let t: TestApp;
+  let client: CreatedAccount & { org: string };
+  let sequence = 0;
+
+  const admin = () => platformAdminToken(t.http);
+  const jwks = async (org = client.org) => {
+    const response = await t.http.get(`/authentication/customer/${org}/.well-known/jwks.json`).expect(200);
+    return response.body.keys as Jwk[];
+  };
+  const clientToken = () => tokenBySecret(t.http, client.org, client.clientId, client.secret);
+  const whoami = (token: string) => t.http.get(`/authentication/customer/${client.org}/whoami`).auth(token, { type: 'bearer' });
+  const introspect = (token: string) =>
+    t.http.post(`/authentication/customer/${client.org}/introspect`).type('form').send({ token, client_id: client.clientId, client_secret: client.secret });
+  const generate = async (body: Record<string, unknown>) =>
+    t.http
+      .post(KEYS)
+      .auth(await admin(), { type: 'bearer' })
+      .send(body);
+  const activate = async (kid: string, body: Record<string, unknown> = {}) =>
+    t.http
+      .post(`${KEYS}/${kid}/activate`)
+      .auth(await admin(), { type: 'bearer' })
+      .send(body);
+  const retire = async (kid: string) =>
+    t.http
+      .post(`${KEYS}/${kid}/retire`)
+      .auth(await admin(), { type: 'bearer' })
+      .send({});
+  const list = async () =>
+    (
+      await t.http
+        .get(KEYS)
+        .auth(await admin(), { type: 'bearer' })
+        .expect(200)
+    ).body.Resources as Array<Record<string, unknown>>;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { JWKS_PUBLICATION_DELAY_S: String(PUBLICATION_DELAY_S) } });
+    const token = await admin();
+    const org = `keys_${Date.now().toString(36)}`;
+    await createOrganization(t.http, token, org);
+    client = { ...(await createSystemAccount(t.http, token, org, { role: 'Issuance' })), org };
+  });
+  afterAll(() => t.close());
+
+  it('the first start publishes JWT_KEY alone and registers it as the active key', async () => {
+    const keys = await jwks();
+    expect(keys).toHaveLength(1);
+    expect(keys[0].kid).toBe(thumbprint(keys[0]));
+    expect(header(await clientToken()).kid).toBe(keys[0].kid);
+    expect(await list()).toEqual([expect.objectContaining({ kid: keys[0].kid, state: 'active', algorithm: keys[0].alg, hsmLabel: 'JWT_KEY' })]);
+  });
+
+  it('a rollover: next key published first, activation after the publication delay, the old key published until its tokens expire', async () => {
+    const [old] = await jwks();
+    const oldToken = await clientToken();
+    expect((await whoami(oldToken)).status).toBe(200);
+
+    const generated = await generate({ algorithm: 'EC-P256' });
+    expect(generated.status).toBe(201);
+    const next = generated.body as { kid: string; state: string; algorithm: string; activatableAt: string; hsmLabel: string };
+    expect(next).toMatchObject({ state: 'next', algorithm: 'ES256', hsmLabel: expect.stringMatching(/^JWT_KEY\/[0-9a-f]{16}$/) });
+    expect(new Date(next.activatableAt).getTime()).toBe(t.clock.now().getTime() + PUBLICATION_DELAY_S * 1000);
+
+    // Published at once, not signing yet.
+    const published = await jwks();
+    expect(published.map((k) => k.kid).sort()).toEqual([old.kid, next.kid].sort());
+    const newJwk = published.find((k) => k.kid === next.kid)!;
+    expect(newJwk.kid).toBe(thumbprint(newJwk));
+    expect(header(await clientToken()).kid).toBe(old.kid);
+
+    // Before the delay: refused, nothing changed.
+    t.clock.advance(PUBLICATION_DELAY_S - 1);
+    const early = await activate(next.kid);
+    expectScimError(early, 409, undefined, `cannot sign before ${next.activatableAt}`);
+    expect(header(await clientToken()).kid).toBe(old.kid);
+
+    t.clock.advance(1);
+    const activated = await activate(next.kid);
+    expect(activated.status).toBe(200);
+    expect(activated.body).toMatchObject({ kid: next.kid, state: 'active' });
+
+    const newToken = await clientToken();
+    expect(header(newToken)).toMatchObject({ kid: next.kid, alg: 'ES256' });
+    expect(verifiesWith(newToken, newJwk)).toBe(true);
+    expect((await whoami(newToken)).status).toBe(200);
+
+    // The old key's token keeps working, on the bearer guard and on introspection.
+    expect((await whoami(oldToken)).status).toBe(200);
+    expect((await introspect(oldToken)).body).toMatchObject({ active: true });
+    expect((await introspect(newToken)).body).toMatchObject({ active: true });
+
+    const states = Object.fromEntries((await list()).map((k) => [k.kid, k]));
+    expect(states[next.kid]).toMatchObject({ state: 'active' });
+    expect(states[old.kid]).toMatchObject({ state: 'retired', notAfter: new Date(t.clock.now().getTime() + RETIRED_PUBLICATION_S * 1000).toISOString() });
+    expect((await jwks()).map((k) => k.kid).sort()).toEqual([old.kid, next.kid].sort());
+
+    // Retiring the only active key is refused.
+    expectScimError(await retire(next.kid), 409, undefined, 'the active key');
+
+    t.clock.advance(RETIRED_PUBLICATION_S - 1);
+    expect((await jwks()).map((k) => k.kid)).toContain(old.kid);
+    t.clock.advance(1);
+    expect((await jwks()).map((k) => k.kid)).toEqual([next.kid]);
+    expect((await whoami(oldToken)).status).toBe(401);
+
+    const events = await t.db.query<{ code: number; action: string; target: string }>(
+      "SELECT code, action, target FROM audit_events WHERE action LIKE 'signing_key.%' ORDER BY id",
+    );
+    expect(events.rows).toEqual([
+      { code: 81004, action: 'signing_key.register', target: old.kid },
+      { code: 81001, action: 'signing_key.generate', target: next.kid },
+      { code: 81003, action: 'signing_key.retire', target: old.kid },
+      { code: 81002, action: 'signing_key.activate', target: next.kid },
+    ]);
+  });
+
+  it('an RSA-3072 next key signs RS256 once active, and a next key can be withdrawn', async () => {
+    const rsa = await generate({ algorithm: 'RSA-3072' });
+    expect(rsa.status).toBe(201);
+    expect(rsa.body).toMatchObject({ state: 'next', algorithm: 'RS256' });
+    const withdrawn = await generate({ algorithm: 'EC-P256' });
+    expect((await jwks()).map((k) => k.kid)).toEqual(expect.arrayContaining([rsa.body.kid, withdrawn.body.kid]));
+
+    const retired = await retire(withdrawn.body.kid);
+    expect(retired.status).toBe(200);
+    expect(retired.body).toMatchObject({ kid: withdrawn.body.kid, state: 'retired' });
+    // It signed nothing: gone from JWKS at once, and it can never become active.
+    expect((await jwks()).map((k) => k.kid)).not.toContain(withdrawn.body.kid);
+    expectScimError(await activate(withdrawn.body.kid), 409, undefined, 'is retired');
+
+    t.clock.advance(PUBLICATION_DELAY_S);
+    expect((await activate(rsa.body.kid)).status).toBe(200);
+    const token = await clientToken();
+    expect(header(token)).toMatchObject({ kid: rsa.body.kid, alg: 'RS256' });
+    const rsaJwk = (await jwks()).find((k) => k.kid === rsa.body.kid)!;
+    expect(rsaJwk).toMatchObject({ kty: 'RSA', alg: 'RS256', use: 'sig' });
+    expect(verifiesWith(token, rsaJwk)).toBe(true);
+    expect((await whoami(token)).status).toBe(200);
+    expect((await introspect(token)).body).toMatchObject({ active: true });
+  });
+
+  it("a retired key's HSM object is destroyed on request once it is no longer published; JWT_KEY and published keys stay", async () => {
+    const rows = await list();
+    const destroy = async (kid: string) => t.http.delete(`${KEYS}/${kid}`).auth(await admin(), { type: 'bearer' });
+    const jwtKey = rows.find((k) => k.hsmLabel === 'JWT_KEY')!;
+    const active = rows.find((k) => k.state === 'active')!;
+    const stillPublished = rows.find((k) => k.state === 'retired' && k.hsmLabel !== 'JWT_KEY' && new Date(k.notAfter as string) > t.clock.now())!;
+    const unpublished = rows.find((k) => k.state === 'retired' && new Date(k.notAfter as string) <= t.clock.now() && k.hsmLabel !== 'JWT_KEY')!;
+
+    expectScimError(await destroy(active.kid as string), 409, undefined, 'only a retired key');
+    expectScimError(await destroy(stillPublished.kid as string), 409, undefined, `published in JWKS until ${stillPublished.notAfter as string}`);
+    expectScimError(await destroy(jwtKey.kid as string), 409, undefined, 'JWT_KEY_LABEL');
+    expectScimError(await destroy('x'.repeat(43)), 404, undefined, 'No token-signing key has kid');
+    expect(await t.app.get(KeyStore).findKeyPair(unpublished.hsmLabel as string)).toBeDefined();
+
+    const destroyed = await destroy(unpublished.kid as string);
+    expect(destroyed.status).toBe(204);
+    expect((await list()).map((k) => k.kid)).not.toContain(unpublished.kid);
+    expect(await t.app.get(KeyStore).findKeyPair(unpublished.hsmLabel as string)).toBeUndefined();
+    expectScimError(await destroy(unpublished.kid as string), 404, undefined, 'No token-signing key has kid');
+    const events = await t.db.query<{ code: number; target: string }>("SELECT code, target FROM audit_events WHERE action = 'signing_key.destroy'");
+    expect(events.rows).toEqual([{ code: 81006, target: unpublished.kid }]);
+  });
+
+  it('activation at a stated time: refused before the publication delay, then the key signs from that time', async () => {
+    const [before] = (await list()).filter((k) => k.state === 'active');
+    const next = (await generate({ algorithm: 'EC-P256' })).body as { kid: string; activatableAt: string };
+    const tooEarly = new Date(new Date(next.activatableAt).getTime() - 1000).toISOString();
+    expectScimError(await activate(next.kid, { at: tooEarly }), 409, undefined, `cannot sign before ${next.activatableAt}`);
+    expectScimError(await activate(next.kid, { at: 'tomorrow' }), 400, 'invalidValue', 'at:');
+
+    const at = new Date(new Date(next.activatableAt).getTime() + 10_000).toISOString();
+    const scheduled = await activate(next.kid, { at });
+    expect(scheduled.status).toBe(200);
+    expect(scheduled.body).toMatchObject({ kid: next.kid, state: 'next', activateAt: at });
+
+    // Past the publication delay, before the stated time: the old key still signs.
+    t.clock.advance(PUBLICATION_DELAY_S + 9);
+    expect(header(await clientToken()).kid).toBe(before.kid);
+    t.clock.advance(1);
+    let kid = '';
+    for (let i = 0; i < 40 && kid !== next.kid; i++) {
+      kid = header(await clientToken()).kid;
+      if (kid !== next.kid) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(kid).toBe(next.kid);
+    const states = Object.fromEntries((await list()).map((k) => [k.kid, k]));
+    expect(states[next.kid]).toMatchObject({ state: 'active', activated: at });
+    expect(states[before.kid as string]).toMatchObject({ state: 'retired' });
+    const events = await t.db.query<{ action: string; actor: string; target: string }>(
+      "SELECT action, actor, target FROM audit_events WHERE action IN ('signing_key.schedule', 'signing_key.activate', 'signing_key.retire') AND (target = $1 OR actor = 'system') ORDER BY id",
+      [next.kid],
+    );
+    expect(events.rows).toEqual([
+      { action: 'signing_key.schedule', actor: 'platform-admin', target: next.kid },
+      { action: 'signing_key.retire', actor: 'system', target: before.kid },
+      { action: 'signing_key.activate', actor: 'system', target: next.kid },
+    ]);
+  });
+
+  describe('bad input', () => {
+    it('an unknown kid is 404, on activate and retire', async () => {
+      const unknown = 'x'.repeat(43);
+      expectScimError(await activate(unknown), 404, undefined, `No token-signing key has kid ${unknown}`);
+      expectScimError(await retire(unknown), 404, undefined, `No token-signing key has kid ${unknown}`);
+      expectScimError(await activate('not-a-kid'), 404, undefined, 'the path parameter kid must be a key id');
+    });
+
+    it('an algorithm other than EC-P256 or RSA-3072 is 400, and nothing is generated', async () => {
+      const before = await list();
+      for (const body of [{ algorithm: 'EC-P384' }, { algorithm: 'HS256' }, {}, { algorithm: 'EC-P256', extra: true }]) {
+        expectScimError(await generate(body), 400, 'invalidValue', /algorithm|extra/);
+      }
+      expect(await list()).toEqual(before);
+    });
+
+    it('an organization administrator is refused with 403', async () => {
+      sequence += 1;
+      const orgAdmin = await createSystemAccount(t.http, await admin(), client.org, {
+        suffix: `admin${sequence}`,
+        role: 'Administration',
+        organizationAdministrator: true,
+      });
+      const token = await tokenBySecret(t.http, client.org, orgAdmin.clientId, orgAdmin.secret);
+      expectScimError(await t.http.get(KEYS).auth(token, { type: 'bearer' }), 403, undefined, /platform administrator/i);
+      expectScimError(await t.http.post(KEYS).auth(token, { type: 'bearer' }).send({ algorithm: 'EC-P256' }), 403, undefined, /platform administrator/i);
+    });
+  });
+});
+
+describe('token-signing key rollover on two instances (DECISIONS 12.1)', () => {
+  let a: TestApp;
+  let b: TestApp;
+  let client: CreatedAccount & { org: string };
+
+  beforeAll(async () => {
+    const env = { JWKS_PUBLICATION_DELAY_S: String(PUBLICATION_DELAY_S) };
+    a = await createTestApp({ env });
+    b = await createTestApp({ env, databaseUrl: a.databaseUrl, clock: a.clock, shareHsmWith: a });
+    const org = `keys2_${Date.now().toString(36)}`;
+    await createOrganization(a.http, await platformAdminToken(a.http), org);
+    client = { ...(await createSystemAccount(a.http, await platformAdminToken(a.http), org, { role: 'Issuance' })), org };
+  });
+  afterAll(async () => {
+    await b.close();
+    await a.close();
+  });
+
+  const kids = async (t: TestApp) =>
+    ((await t.http.get(`/authentication/customer/${client.org}/.well-known/jwks.json`).expect(200)).body.keys as Jwk[]).map((k) => k.kid);
+  const tokenOn = (t: TestApp) => tokenBySecret(t.http, client.org, client.clientId, client.secret);
+  const whoami = (t: TestApp, token: string) => t.http.get(`/authentication/customer/${client.org}/whoami`).auth(token, { type: 'bearer' });
+
+  /** The other instance hears of a change within milliseconds (the change feed); allow up to two seconds. */
+  async function eventually(check: () => Promise<boolean>): Promise<boolean> {
+    for (let i = 0; i < 40; i++) {
+      if (await check()) return true;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    return false;
+  }
+
+  it('the other instance publishes a next key and signs with it once it is activated; old tokens keep working on both', async () => {
+    const [old] = await kids(b);
+    const oldToken = await tokenOn(b);
+    expect((await whoami(a, oldToken)).status).toBe(200);
+
+    const admin = await platformAdminToken(a.http);
+    const next = (await a.http.post(KEYS).auth(admin, { type: 'bearer' }).send({ algorithm: 'EC-P256' }).expect(201)).body as { kid: string };
+    expect(await eventually(async () => (await kids(b)).includes(next.kid))).toBe(true);
+    expect(header(await tokenOn(b)).kid).toBe(old);
+
+    a.clock.advance(PUBLICATION_DELAY_S);
+    await a.http
+      .post(`${KEYS}/${next.kid}/activate`)
+      .auth(await platformAdminToken(a.http), { type: 'bearer' })
+      .send({})
+      .expect(200);
+    expect(await eventually(async () => header(await tokenOn(b)).kid === next.kid)).toBe(true);
+    const newToken = await tokenOn(b);
+    for (const t of [a, b]) {
+      expect((await whoami(t, newToken)).status).toBe(200);
+      expect((await whoami(t, oldToken)).status).toBe(200);
+      expect((await kids(t)).sort()).toEqual([old, next.kid].sort());
+    }
+  });
+});
