@@ -51,9 +51,10 @@ export interface GrantChange {
  * What a caller may grant (DECISIONS 5.3): nobody gives a role whose operator scopes it does not
  * hold, nobody changes, deletes or sets a credential of an account whose role is above its own,
  * nobody changes its own role, groups or administrator flag, and an Operator Dependent caller adds
- * and removes only its own groups. Users and system accounts call it for every write an HTTP caller
- * makes (the Actor carries its principal); the command line and the service itself act without a
- * principal and are not limited (whoever runs them holds the database).
+ * and removes only its own groups; the platform administrator is bound only by the rule on itself.
+ * Users and system accounts call it for every write an HTTP caller makes (the Actor carries its
+ * principal); the command line and the service itself act without a principal and are not limited
+ * (whoever runs them holds the database).
  */
 @Injectable()
 export class GrantPolicy {
@@ -84,6 +85,9 @@ export class GrantPolicy {
         ...(groupsChange ? { groups: change.groups } : {}),
       });
     }
+    // The platform administrator is where every grant starts (it creates the organizations and
+    // their first administrators): beyond its own role and flag it may give anything.
+    if (principal.platformAdministrator) return;
     if (target && !this.mayGive(own, target.role)) {
       throw new GrantDenied(
         'account-above-own',
