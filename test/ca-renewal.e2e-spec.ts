@@ -95,9 +95,16 @@ describe('CA renewal', () => {
     const ca1 = file('ca1.pem', pemOf(ca1Der));
     const leaf1 = await issueLeaf(org);
 
-    const renewed = await renew(org, orgAdminToken);
+    // The new generation may take another key algorithm: the cross-certificates then mix them.
+    const renewed = await renew(org, orgAdminToken, { keyAlgorithm: 'EC-P384' });
     expect(renewed.status).toBe(201);
-    expect(renewed.body).toMatchObject({ status: 'active', generation: 2, keyLabel: `CA_KEY/${org}/2`, subject: `CN=${org} Issuing CA` });
+    expect(renewed.body).toMatchObject({
+      status: 'active',
+      generation: 2,
+      keyAlgorithm: 'EC-P384',
+      keyLabel: `CA_KEY/${org}/2`,
+      subject: `CN=${org} Issuing CA`,
+    });
     expect(renewed.body.previousGenerations).toEqual([
       expect.objectContaining({
         generation: 1,
@@ -110,7 +117,7 @@ describe('CA renewal', () => {
         },
       }),
     ]);
-    expect(await t.app.get(KeyStore).findKeyPair(`CA_KEY/${org}/2`)).toMatchObject({ algorithm: 'EC-P256' });
+    expect(await t.app.get(KeyStore).findKeyPair(`CA_KEY/${org}/2`)).toMatchObject({ algorithm: 'EC-P384' });
 
     // ca.crt is the current generation; each generation keeps its own path.
     const ca2Der = await getBlob(`/pki/${org}/ca.crt`);
@@ -130,6 +137,7 @@ describe('CA renewal', () => {
     ]);
     const leaf2Text = openssl('x509', '-in', leaf2.file, '-noout', '-text');
     expect(leaf2Text).toContain(`URI:https://api.example.test/pki/${org}/crl/2`);
+    expect(leaf2Text).toContain('Signature Algorithm: ecdsa-with-SHA384');
     expect(leaf2Text).toContain(`CA Issuers - URI:https://api.example.test/pki/${org}/ca/2.crt`);
     expect(openssl('x509', '-in', leaf1.file, '-noout', '-text')).toContain(`URI:https://api.example.test/pki/${org}/crl\n`);
 
@@ -181,6 +189,38 @@ describe('CA renewal', () => {
     expect(await ocsp(org, ca2, fresh.file)).toContain(`${fresh.file}: good`);
     // A CertID naming generation 1 for a generation 2 certificate is not one generation 1 issued.
     expect(await ocsp(org, ca1, fresh.file)).toContain(`${fresh.file}: unknown`);
+
+    // Once every certificate generation 1 issued has expired, its key signs nothing more.
+    t.clock.advance(400 * 86_400);
+    try {
+      const gone = await t.bare.get(`/pki/${org}/crl`);
+      expect({ status: gone.status, detail: gone.body.detail }).toEqual({
+        status: 404,
+        detail: expect.stringContaining('has retired and every certificate it issued has expired'),
+      });
+      expect((await t.bare.get(`/pki/${org}/crl/2`)).status).toBe(200);
+      // With a nonce: signed afresh, not the pre-produced answer kept up to 60 s (README, "OCSP").
+      const request = join(dir, 'late-ocsp.req');
+      openssl('ocsp', '-issuer', ca1, '-cert', leaf1.file, '-reqout', request);
+      const late = await t.bare.post(`/pki/${org}/ocsp`).set('Content-Type', 'application/ocsp-request').send(readFileSync(request)).responseType('blob');
+      const printed = openssl(
+        'ocsp',
+        '-respin',
+        file('late.der', late.body as Buffer),
+        '-issuer',
+        ca1,
+        '-cert',
+        leaf1.file,
+        '-noverify',
+        '-resp_text',
+        '-validity_period',
+        String(500 * 86_400),
+      );
+      expect(printed).toContain(`${leaf1.file}: unknown`);
+      expect(printed).toContain(`Responder Id: ${keyHash(ca2Der)}`);
+    } finally {
+      t.clock.advance(-400 * 86_400);
+    }
   });
 
   it('a subordinate CA renews through a CSR for the enterprise root; the current generation issues until the certificate is installed', async () => {

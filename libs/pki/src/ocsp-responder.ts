@@ -81,10 +81,10 @@ function certIdKey(id: CertID): string {
   return `${id.hashAlgorithm.algorithm}|${Buffer.from(id.issuerNameHash.buffer).toString('hex')}|${Buffer.from(id.issuerKeyHash.buffer).toString('hex')}`;
 }
 
-/** The generations that answer for an organization: the current CA row first, then the retired ones whose certificates have not all expired. */
+/** The generations of an organization's CA that may answer: the current CA row, and the retired ones with when their last certificate expires. */
 interface Responders {
   ca: CaRow;
-  retired: SigningGeneration[];
+  retired: (SigningGeneration & { last_certificate_expires: Date })[];
 }
 
 /** GeneralizedTime without fractions of a second. */
@@ -173,7 +173,9 @@ export class OcspResponder {
     if (!found || found.ca.status !== 'active') throw notFound(`Organization "${orgId}" has no active CA.`);
     if (!request) return MALFORMED_REQUEST;
     const { issued } = found;
-    const generations = [found.ca, ...found.retired].map((generation) => ({ generation, issuer: this.issuerOf(generation) }));
+    // A retired generation answers until the last certificate it issued expires (CREDENTIAL-MANAGEMENT.md, "PKI", renewal).
+    const answering = found.retired.filter((g) => g.last_certificate_expires > this.clock.now());
+    const generations = [found.ca, ...answering].map((generation) => ({ generation, issuer: this.issuerOf(generation) }));
     const { generation: ca, issuer } =
       (generations.length > 1 && generations.find(({ issuer }) => request.tbsRequest.requestList.some(({ reqCert }) => issuedBy(reqCert, issuer)))) ||
       generations[0];
@@ -230,12 +232,13 @@ export class OcspResponder {
     const statusMark = this.statuses.mark();
     const found = await this.cas.ocspLookup(orgId, serials);
     if (!found) return undefined;
-    // A CA never renewed has no other generation to read.
-    const now = this.clock.now();
+    // A CA never renewed has no other generation to read; a retired one that issued nothing never answers.
     const retired =
       found.ca.generation === 1
         ? []
-        : (await this.cas.generations(orgId)).filter((g) => g.status === 'retired' && g.last_certificate_expires && g.last_certificate_expires > now);
+        : (await this.cas.generations(orgId)).filter(
+            (g): g is typeof g & { last_certificate_expires: Date } => g.status === 'retired' && g.last_certificate_expires !== null,
+          );
     this.caRows.set(orgId, { ca: found.ca, retired }, caMark);
     for (const [serial, status] of found.issued) this.statuses.set(`${orgId}/${serial}`, status, statusMark);
     return { ca: found.ca, retired, issued: found.issued };
