@@ -40,11 +40,6 @@ function keyIdOf(certificateDer: Buffer | ArrayBuffer): string {
       .digest('hex')
   );
 }
-const pem = (label: string, der: Buffer) =>
-  `-----BEGIN ${label}-----\n${der
-    .toString('base64')
-    .replace(/(.{64})/g, '$1\n')
-    .replace(/\n$/, '')}\n-----END ${label}-----\n`;
 const wholeSeconds = (ms: number) => new Date(Math.floor(ms / 1000) * 1000);
 /** Leaf lifetime when the caller gives none (a sync session gives CredentialPolicy.certificateLifetimeDays). */
 export const DEFAULT_CERTIFICATE_LIFETIME_DAYS = 365;
@@ -383,17 +378,17 @@ export class CertificateAuthority {
   }
 
   /**
-   * Every certificate a relying party needs to link the generations, PEM: first the
+   * Every certificate a relying party needs to link the generations (DER): first the
    * cross-certificates of each retired generation, newest first (new-with-old, old-with-new), then
    * the CA certificates, current first. Cross-certificates come first because a verifier that
    * trusts one generation takes the first issuer it finds among untrusted certificates (openssl
    * does): a self-signed certificate of the other generation found first ends its chain untrusted.
    */
-  async chain(orgId: string): Promise<string> {
+  async chain(orgId: string): Promise<Buffer[]> {
     const ca = await this.require(orgId, true);
     const retired = (await this.cas.generations(orgId)).filter((g) => g.status === 'retired').reverse();
     const crosses = retired.flatMap((g) => [g.new_with_old!, g.old_with_new!]);
-    return [...crosses, ca.certificate!, ...retired.map((g) => g.certificate!)].map((der) => pem('CERTIFICATE', der)).join('');
+    return [...crosses, ca.certificate!, ...retired.map((g) => g.certificate!)];
   }
 
   /**

@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { isoTimestamp } from '@app/common';
 import type { CaGenerationRow, CaRow } from '../certificate-authority.repository';
 
-const pem = (label: string, der: Buffer) =>
+/** DER as PEM, base64 in lines of 64 characters. */
+export const pem = (label: string, der: Buffer) =>
   `-----BEGIN ${label}-----\n${der
     .toString('base64')
     .replace(/(.{64})/g, '$1\n')

@@ -6,6 +6,7 @@ import { DomainError, PathFormats, Public } from '@app/common';
 import { OcspResponder } from '../ocsp-responder';
 import { CertificateAuthority } from '../certificate-authority.service';
 import type { PublishedCrl } from '../certificate-authority.repository';
+import { pem } from './ca.presenter';
 
 /**
  * What relying parties fetch without a token or Application-ID (CREDENTIAL-MANAGEMENT.md, "PKI"):
@@ -45,7 +46,7 @@ export class PkiPublicController {
   async chain(@Param('org') org: string, @Res({ passthrough: true }) reply: FastifyReply) {
     const chain = await this.authority.chain(org);
     reply.header('Content-Type', 'application/pem-certificate-chain').header('Cache-Control', 'public, max-age=3600');
-    return chain;
+    return chain.map((der) => pem('CERTIFICATE', der)).join('');
   }
 
   @Get('crl')
