@@ -26,6 +26,7 @@ const OWNERS: Record<string, string> = {
   certification_authorities: 'pki',
   issued_certificates: 'pki',
   published_crls: 'pki',
+  ca_generations: 'pki',
   wallets: 'credential-management',
   user_groups: 'credential-management',
   device_policies: 'credential-management',

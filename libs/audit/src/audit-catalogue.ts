@@ -66,6 +66,8 @@ export const AUDIT_CATALOGUE = {
   'certificate.revoke': { code: 60004, description: 'Certificate revoked (RFC 5280 reason)' },
   'certificate.hold': { code: 60005, description: 'Certificate put on hold (certificateHold)' },
   'certificate.release': { code: 60006, description: 'Certificate released from hold' },
+  'ca.renew': { code: 60007, description: 'CA renewal begun: a new key in the HSM, its certificate or a CSR for the enterprise root' },
+  'ca.rollover': { code: 60008, description: 'A new CA generation issues; the previous one signs only its CRL and OCSP answers' },
 
   'organization.create': { code: 70001, description: 'Organization created' },
   'organization.update': { code: 70002, description: 'Organization renamed' },

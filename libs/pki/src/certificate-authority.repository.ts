@@ -15,7 +15,27 @@ export interface CaRow {
   created_at: Date;
   updated_at: Date;
   version: number;
+  /** 1 for the CA's first key, one more at each renewal; the current generation issues. */
+  generation: number;
 }
+
+/**
+ * A generation of the CA other than the current one: a renewal awaiting the enterprise root's
+ * certificate, or a retired generation, which signs its CRL and OCSP answers only, with its two
+ * cross-certificates with the generation after it (RFC 4210 §4.4).
+ */
+export interface CaGenerationRow extends Omit<CaRow, 'status'> {
+  status: 'awaiting-certificate' | 'retired';
+  /** This generation's key certified by the next generation's key. */
+  old_with_new: Buffer | null;
+  /** The next generation's key certified by this generation's key. */
+  new_with_old: Buffer | null;
+  /** When the last certificate this generation issued expires (null: it issued none); it answers until then. */
+  last_certificate_expires: Date | null;
+}
+
+/** What signing with one generation's key needs of its row. */
+export type SigningGeneration = Pick<CaRow, 'org_id' | 'generation' | 'key_label' | 'key_algorithm' | 'certificate' | 'created_at' | 'version'>;
 
 export type CertificateStatus = 'good' | 'revoked' | 'on-hold';
 
@@ -31,6 +51,8 @@ export interface IssuedRow {
   revoked_at: Date | null;
   reason: string | null;
   issued_at: Date;
+  /** The CA generation whose key signed it: its CRL lists it, its key answers OCSP for it. */
+  generation: number;
 }
 
 /** A revoked or held certificate still within its validity: an entry of the CRL. */
@@ -42,7 +64,7 @@ export interface ListedRow {
 }
 
 /** What OCSP answers of an issued certificate. */
-export type IssuedStatus = Pick<IssuedRow, 'status' | 'revoked_at' | 'reason'>;
+export type IssuedStatus = Pick<IssuedRow, 'status' | 'revoked_at' | 'reason' | 'generation'>;
 
 /** What OCSP needs of one request in one round trip: the CA row and the status of the serials asked for (those issued). */
 export interface OcspLookup {
@@ -63,7 +85,7 @@ export class CertificateAuthorityRepository {
   constructor(private readonly db: Database) {}
 
   /** Inserts the CA row; false when the organization has one already (the primary key decides, not a prior read). */
-  async insert(row: Omit<CaRow, 'version' | 'certificate' | 'csr' | 'not_after' | 'status'>, tx: Transaction): Promise<boolean> {
+  async insert(row: Omit<CaRow, 'version' | 'certificate' | 'csr' | 'not_after' | 'status' | 'generation'>, tx: Transaction): Promise<boolean> {
     const inserted = await this.db.query(
       `INSERT INTO certification_authorities (org_id, key_label, key_algorithm, mode, status, subject, created_at, updated_at)
        VALUES ($1, $2, $3, $4, 'awaiting-certificate', $5, $6, $6) ON CONFLICT (org_id) DO NOTHING RETURNING 1`,
@@ -78,6 +100,72 @@ export class CertificateAuthorityRepository {
       `UPDATE certification_authorities SET status = 'active', certificate = $2, not_after = $3, updated_at = $4, version = version + 1
         WHERE org_id = $1 RETURNING *`,
       [orgId, certificate, notAfter, now],
+      tx,
+    );
+    return row;
+  }
+
+  /** The generations other than the current one, oldest first, with when each retired one's last certificate expires. */
+  async generations(orgId: string, tx?: Transaction): Promise<CaGenerationRow[]> {
+    return this.db.query<CaGenerationRow>(
+      `SELECT g.*, (SELECT max(i.not_after) FROM issued_certificates i WHERE i.org_id = g.org_id AND i.generation = g.generation) AS last_certificate_expires
+         FROM ca_generations g WHERE g.org_id = $1 ORDER BY g.generation`,
+      [orgId],
+      tx,
+    );
+  }
+
+  /** Records a renewal awaiting its certificate; false when one awaits already (the unique index decides). */
+  async insertRenewal(
+    row: Pick<CaGenerationRow, 'org_id' | 'generation' | 'key_label' | 'key_algorithm' | 'mode' | 'subject' | 'csr' | 'created_at'>,
+    tx: Transaction,
+  ): Promise<boolean> {
+    const inserted = await this.db.query(
+      `INSERT INTO ca_generations (org_id, generation, key_label, key_algorithm, mode, status, subject, csr, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, 'awaiting-certificate', $6, $7, $8, $8) ON CONFLICT DO NOTHING RETURNING 1`,
+      [row.org_id, row.generation, row.key_label, row.key_algorithm, row.mode, row.subject, row.csr, row.created_at],
+      tx,
+    );
+    return inserted.length > 0;
+  }
+
+  /**
+   * The rollover, in the caller's transaction with the CA row locked: the current generation
+   * becomes a retired row with its cross-certificates, the next one becomes the CA row (which
+   * issues from now on), and the renewal that awaited its certificate, if any, is gone.
+   */
+  async rollOver(
+    current: CaRow,
+    next: Pick<CaRow, 'generation' | 'key_label' | 'key_algorithm' | 'subject' | 'certificate' | 'not_after'>,
+    crosses: { oldWithNew: Buffer; newWithOld: Buffer },
+    now: Date,
+    tx: Transaction,
+  ): Promise<CaRow> {
+    await this.db.query('DELETE FROM ca_generations WHERE org_id = $1 AND generation = $2', [current.org_id, next.generation], tx);
+    await this.db.query(
+      `INSERT INTO ca_generations (org_id, generation, key_label, key_algorithm, mode, status, subject, certificate, not_after, old_with_new, new_with_old, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, 'retired', $6, $7, $8, $9, $10, $11, $12)`,
+      [
+        current.org_id,
+        current.generation,
+        current.key_label,
+        current.key_algorithm,
+        current.mode,
+        current.subject,
+        current.certificate,
+        current.not_after,
+        crosses.oldWithNew,
+        crosses.newWithOld,
+        current.created_at,
+        now,
+      ],
+      tx,
+    );
+    const [row] = await this.db.query<CaRow>(
+      `UPDATE certification_authorities SET generation = $2, key_label = $3, key_algorithm = $4, subject = $5, certificate = $6, not_after = $7,
+              csr = NULL, status = 'active', updated_at = $8, version = version + 1
+        WHERE org_id = $1 RETURNING *`,
+      [current.org_id, next.generation, next.key_label, next.key_algorithm, next.subject, next.certificate, next.not_after, now],
       tx,
     );
     return row;
@@ -105,9 +193,9 @@ export class CertificateAuthorityRepository {
    */
   async insertIssued(row: Omit<IssuedRow, 'status' | 'revoked_at' | 'reason'> & { public_key_sha256: Buffer }, tx: Transaction): Promise<'ok' | 'KEY_REUSED'> {
     const inserted = await this.db.query(
-      `INSERT INTO issued_certificates (org_id, serial, user_id, subject, public_key_sha256, der, not_before, not_after, issued_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (org_id, public_key_sha256) DO NOTHING RETURNING 1`,
-      [row.org_id, row.serial, row.user_id, row.subject, row.public_key_sha256, row.der, row.not_before, row.not_after, row.issued_at],
+      `INSERT INTO issued_certificates (org_id, serial, user_id, subject, public_key_sha256, der, not_before, not_after, issued_at, generation)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (org_id, public_key_sha256) DO NOTHING RETURNING 1`,
+      [row.org_id, row.serial, row.user_id, row.subject, row.public_key_sha256, row.der, row.not_before, row.not_after, row.issued_at, row.generation],
       tx,
     );
     return inserted.length > 0 ? 'ok' : 'KEY_REUSED';
@@ -120,15 +208,19 @@ export class CertificateAuthorityRepository {
 
   /** The CA row and the statuses of `serials` in one query (OCSP answers thousands a second). */
   async ocspLookup(orgId: string, serials: string[]): Promise<OcspLookup | undefined> {
-    const [row] = await this.db.query<CaRow & { issued: { serial: string; status: CertificateStatus; revoked_at: string | null; reason: string | null }[] }>(
-      `SELECT ca.*, (SELECT coalesce(json_agg(json_build_object('serial', i.serial, 'status', i.status, 'revoked_at', i.revoked_at, 'reason', i.reason)), '[]')
+    const [row] = await this.db.query<
+      CaRow & { issued: { serial: string; status: CertificateStatus; revoked_at: string | null; reason: string | null; generation: number }[] }
+    >(
+      `SELECT ca.*, (SELECT coalesce(json_agg(json_build_object('serial', i.serial, 'status', i.status, 'revoked_at', i.revoked_at, 'reason', i.reason, 'generation', i.generation)), '[]')
                        FROM issued_certificates i WHERE i.org_id = ca.org_id AND i.serial = ANY($2::text[])) AS issued
          FROM certification_authorities ca WHERE ca.org_id = $1`,
       [orgId, serials],
     );
     if (!row) return undefined;
     const { issued, ...ca } = row;
-    const statuses = new Map(issued.map((i) => [i.serial, { status: i.status, revoked_at: i.revoked_at ? new Date(i.revoked_at) : null, reason: i.reason }]));
+    const statuses = new Map(
+      issued.map((i) => [i.serial, { status: i.status, revoked_at: i.revoked_at ? new Date(i.revoked_at) : null, reason: i.reason, generation: i.generation }]),
+    );
     return { ca, issued: statuses };
   }
 
@@ -143,12 +235,12 @@ export class CertificateAuthorityRepository {
     return row;
   }
 
-  /** The CRL's entries: revoked or held, not yet expired. */
-  async listed(orgId: string, now: Date, tx: Transaction): Promise<ListedRow[]> {
+  /** The entries of one generation's CRL: revoked or held, not yet expired. */
+  async listed(orgId: string, generation: number, now: Date, tx: Transaction): Promise<ListedRow[]> {
     return this.db.query<ListedRow>(
       `SELECT serial, status, revoked_at, reason FROM issued_certificates
-        WHERE org_id = $1 AND status <> 'good' AND not_after > $2 ORDER BY serial`,
-      [orgId, now],
+        WHERE org_id = $1 AND status <> 'good' AND not_after > $2 AND generation = $3 ORDER BY serial`,
+      [orgId, now, generation],
       tx,
     );
   }
@@ -158,20 +250,20 @@ export class CertificateAuthorityRepository {
     return row.n;
   }
 
-  async publishedCrl(orgId: string, tx?: Transaction): Promise<PublishedCrl | undefined> {
+  async publishedCrl(orgId: string, generation: number, tx?: Transaction): Promise<PublishedCrl | undefined> {
     const [row] = await this.db.query<PublishedCrl>(
-      'SELECT crl_number::text, der, this_update, next_update FROM published_crls WHERE org_id = $1',
-      [orgId],
+      'SELECT crl_number::text, der, this_update, next_update FROM published_crls WHERE org_id = $1 AND generation = $2',
+      [orgId, generation],
       tx,
     );
     return row;
   }
 
-  async publishCrl(orgId: string, crl: PublishedCrl, tx: Transaction): Promise<void> {
+  async publishCrl(orgId: string, generation: number, crl: PublishedCrl, tx: Transaction): Promise<void> {
     await this.db.query(
-      `INSERT INTO published_crls (org_id, crl_number, der, this_update, next_update) VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (org_id) DO UPDATE SET crl_number = EXCLUDED.crl_number, der = EXCLUDED.der, this_update = EXCLUDED.this_update, next_update = EXCLUDED.next_update`,
-      [orgId, crl.crl_number, crl.der, crl.this_update, crl.next_update],
+      `INSERT INTO published_crls (org_id, generation, crl_number, der, this_update, next_update) VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (org_id, generation) DO UPDATE SET crl_number = EXCLUDED.crl_number, der = EXCLUDED.der, this_update = EXCLUDED.this_update, next_update = EXCLUDED.next_update`,
+      [orgId, generation, crl.crl_number, crl.der, crl.this_update, crl.next_update],
       tx,
     );
   }

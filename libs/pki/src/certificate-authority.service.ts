@@ -7,17 +7,39 @@ import * as x509 from '@peculiar/x509';
 import { Actor, AuditLog, byActor } from '@app/audit';
 import { Clock, DomainError, notFound } from '@app/common';
 import { AppConfig } from '@app/config';
-import { KeyAlgorithm, KeyStore } from '@app/hsm';
+import { HsmKeyPair, KeyAlgorithm, KeyStore } from '@app/hsm';
 import { Metrics } from '@app/observability';
 import { signWithCaKey } from './ca-key-sign';
 import { ChangeFeed, FeedCache, Database, Transaction } from '@app/persistence';
-import { CaRow, CertificateAuthorityRepository, CertificateStatus, IssuedRow, PublishedCrl } from './certificate-authority.repository';
+import {
+  CaGenerationRow,
+  CaRow,
+  CertificateAuthorityRepository,
+  CertificateStatus,
+  IssuedRow,
+  PublishedCrl,
+  SigningGeneration,
+} from './certificate-authority.repository';
 import { CRL_REASON_CODES, encodeTbsCertList } from './crl';
 import { signedEnvelope } from './der';
 import { CaLeafProfile, CertificateSubject, SIGNATURE_ALGORITHMS, caLeafProfile, leafTbsCertificate, randomSerial, signingAlgorithmOf } from './profile';
 import { readCsr } from './csr';
 
 const DAY_MS = 86_400_000;
+/**
+ * A CA certificate's key identifier (hex): its SKI, or for a root-signed certificate without one
+ * the identifier RFC 5280 §4.2.1.2 method 1 derives, the SHA-1 of the subject public key bits.
+ */
+function keyIdOf(certificateDer: Buffer | ArrayBuffer): string {
+  const der = Buffer.isBuffer(certificateDer) ? certificateDer : Buffer.from(certificateDer);
+  const ski = new x509.X509Certificate(der).getExtension(x509.SubjectKeyIdentifierExtension)?.keyId;
+  return (
+    ski ??
+    createHash('sha1')
+      .update(Buffer.from(AsnConvert.parse(der, Certificate).tbsCertificate.subjectPublicKeyInfo.subjectPublicKey))
+      .digest('hex')
+  );
+}
 const wholeSeconds = (ms: number) => new Date(Math.floor(ms / 1000) * 1000);
 /** Leaf lifetime when the caller gives none (a sync session gives CredentialPolicy.certificateLifetimeDays). */
 export const DEFAULT_CERTIFICATE_LIFETIME_DAYS = 365;
@@ -37,6 +59,9 @@ export interface CreateCaInput {
   validityDays?: number;
   mode?: 'self-signed' | 'subordinate';
 }
+
+/** A renewal keeps the CA's mode; subject and key algorithm default to the current generation's. */
+export type RenewCaInput = Omit<CreateCaInput, 'mode'>;
 
 interface SigningState {
   key: string;
@@ -111,41 +136,13 @@ export class CertificateAuthority {
       if (!(await this.cas.insert({ org_id: orgId, key_label: label, key_algorithm: algorithm, mode, subject, created_at: now, updated_at: now }, tx))) {
         throw new DomainError('CONFLICT', `Organization "${orgId}" already has a CA; GET /admin/v1/organizations/${orgId}/ca shows it.`);
       }
-      // A key under the label without a CA row is what an interrupted creation left (it certified
-      // nothing): it is used if it has the algorithm asked for, else replaced.
-      let pair = await this.keys.findKeyPair(label);
-      if (pair?.algorithm !== algorithm) {
-        if (pair) await this.keys.destroyKeyPair(label);
-        pair = await this.keys.generateKeyPair(label, algorithm);
-      }
-      const keys = { privateKey: pair.privateKey, publicKey: pair.publicKey };
-      const signingAlgorithm = signingAlgorithmOf(algorithm);
+      const pair = await this.freshKeyPair(label, algorithm);
       let row: CaRow;
       if (mode === 'self-signed') {
-        const notAfter = new Date(now.getTime() + (input.validityDays ?? 3650) * DAY_MS);
-        const certificate = await x509.X509CertificateGenerator.createSelfSigned(
-          {
-            serialNumber: randomSerial(),
-            name: subject,
-            notBefore: new Date(now.getTime() - 60_000),
-            notAfter,
-            keys,
-            signingAlgorithm,
-            extensions: [
-              new x509.BasicConstraintsExtension(true, 0, true),
-              new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature, true),
-              await x509.SubjectKeyIdentifierExtension.create(pair.publicKey, false, this.keys.crypto),
-            ],
-          },
-          this.keys.crypto,
-        );
-        if (!(await certificate.verify({ publicKey: pair.publicKey, signatureOnly: true }, this.keys.crypto))) {
-          throw new Error('The new CA certificate does not verify with the HSM key');
-        }
-        row = await this.cas.activate(orgId, Buffer.from(certificate.rawData), notAfter, now, tx);
+        const certificate = await this.selfSigned(pair, subject, input.validityDays, now);
+        row = await this.cas.activate(orgId, Buffer.from(certificate.rawData), certificate.notAfter, now, tx);
       } else {
-        const csr = await x509.Pkcs10CertificateRequestGenerator.create({ name: subject, keys, signingAlgorithm }, this.keys.crypto);
-        row = await this.cas.setCsr(orgId, Buffer.from(csr.rawData), tx);
+        row = await this.cas.setCsr(orgId, await this.csr(pair, subject), tx);
       }
       await this.audit.record(
         {
@@ -165,8 +162,68 @@ export class CertificateAuthority {
   }
 
   /**
-   * Installs the enterprise root's certificate of a subordinate CA: it must hold the HSM key's
-   * public key, basicConstraints cA=true and keyUsage keyCertSign and cRLSign, else 400.
+   * Renews the CA (CREDENTIAL-MANAGEMENT.md, "PKI", renewal): a new key `CA_KEY/{org}/{n}` in the
+   * HSM and, for a self-signed CA, its certificate, which takes over issuance at once; for a
+   * subordinate CA a CSR for the enterprise root, and the current generation issues until
+   * `installCertificate` takes the root's certificate. 409 while the CA or a renewal awaits a certificate.
+   */
+  async renew(orgId: string, input: RenewCaInput, actor: Actor): Promise<CaRow> {
+    return this.db.transaction(async (tx) => {
+      const ca = await this.cas.lock(orgId, tx);
+      if (!ca) throw this.noCa(orgId);
+      this.requireActive(ca);
+      const awaiting = await this.awaitingRenewal(orgId, tx);
+      if (awaiting) {
+        throw new DomainError(
+          'CONFLICT',
+          `The renewal of the CA of "${orgId}" (generation ${awaiting.generation}) awaits its certificate: have the CSR from GET /admin/v1/organizations/${orgId}/ca signed by the enterprise root and PUT it to .../ca/certificate.`,
+        );
+      }
+      const now = this.clock.now();
+      const generation = ca.generation + 1;
+      const label = `CA_KEY/${orgId}/${generation}`;
+      const algorithm = input.keyAlgorithm ?? ca.key_algorithm;
+      const subject = input.subject ?? ca.subject;
+      const pair = await this.freshKeyPair(label, algorithm);
+      await this.audit.record(
+        {
+          org: orgId,
+          ...byActor(actor),
+          action: 'ca.renew',
+          target: orgId,
+          outcome: 'success',
+          details: { generation, keyLabel: label, keyAlgorithm: algorithm, subject, mode: ca.mode },
+        },
+        tx,
+      );
+      let row = ca;
+      if (ca.mode === 'self-signed') {
+        const certificate = await this.selfSigned(pair, subject, input.validityDays, now);
+        const next = {
+          generation,
+          key_label: label,
+          key_algorithm: algorithm,
+          subject,
+          certificate: Buffer.from(certificate.rawData),
+          not_after: certificate.notAfter,
+        };
+        row = await this.rollOver(ca, next, actor, tx);
+      } else {
+        const csr = await this.csr(pair, subject);
+        await this.cas.insertRenewal(
+          { org_id: orgId, generation, key_label: label, key_algorithm: algorithm, mode: ca.mode, subject, csr, created_at: now },
+          tx,
+        );
+      }
+      this.changes.publishOnCommit(tx, 'ca', [orgId]);
+      return row;
+    });
+  }
+
+  /**
+   * Installs the enterprise root's certificate of a subordinate CA, or of its renewal when one
+   * awaits it (the new generation then takes over issuance): it must hold the HSM key's public
+   * key, basicConstraints cA=true and keyUsage keyCertSign and cRLSign, else 400.
    */
   async installCertificate(orgId: string, pem: string, actor: Actor): Promise<CaRow> {
     const ca = await this.require(orgId, false);
@@ -177,11 +234,13 @@ export class CertificateAuthority {
     } catch {
       throw new DomainError('INVALID_VALUE', 'The body is not a PEM certificate (-----BEGIN CERTIFICATE-----).');
     }
-    const pair = await this.keyPair(ca);
+    const awaiting = ca.status === 'active' ? await this.awaitingRenewal(orgId) : undefined;
+    const certified = awaiting ?? ca;
+    const pair = await this.keyPair(certified);
     if (!Buffer.from(certificate.publicKey.rawData).equals(pair.publicKeySpki)) {
       throw new DomainError(
         'INVALID_VALUE',
-        `The certificate does not hold the public key of the CA key in the HSM (${ca.key_label}); have the CSR from GET .../ca signed.`,
+        `The certificate does not hold the public key of the CA key in the HSM (${certified.key_label}); have the CSR from GET .../ca${awaiting ? ' (renewal)' : ''} signed.`,
       );
     }
     const constraints = certificate.getExtension(x509.BasicConstraintsExtension);
@@ -193,6 +252,7 @@ export class CertificateAuthority {
         'The certificate is not a CA certificate: it needs basicConstraints cA=true and keyUsage keyCertSign and cRLSign.',
       );
     }
+    if (awaiting) return this.installRenewal(orgId, awaiting.generation, certificate, actor);
     const installed = await this.db.transaction(async (tx) => {
       const row = await this.cas.activate(orgId, Buffer.from(certificate.rawData), certificate.notAfter, this.clock.now(), tx);
       await this.audit.record(
@@ -212,13 +272,123 @@ export class CertificateAuthority {
     return installed;
   }
 
+  /** The renewal's certificate installed: the awaiting generation takes over issuance, the current one retires. */
+  private installRenewal(orgId: string, generation: number, certificate: x509.X509Certificate, actor: Actor): Promise<CaRow> {
+    return this.db.transaction(async (tx) => {
+      const ca = await this.cas.lock(orgId, tx);
+      // Another request installed it (or renewed) while this one checked the certificate.
+      const awaiting = ca && (await this.awaitingRenewal(orgId, tx));
+      if (!ca || awaiting?.generation !== generation) {
+        throw new DomainError('CONFLICT', `The renewal of the CA of "${orgId}" changed meanwhile; GET /admin/v1/organizations/${orgId}/ca shows it.`);
+      }
+      const next = {
+        generation,
+        key_label: awaiting.key_label,
+        key_algorithm: awaiting.key_algorithm,
+        subject: awaiting.subject,
+        certificate: Buffer.from(certificate.rawData),
+        not_after: certificate.notAfter,
+      };
+      const row = await this.rollOver(ca, next, actor, tx);
+      this.changes.publishOnCommit(tx, 'ca', [orgId]);
+      return row;
+    });
+  }
+
+  /**
+   * The rollover (RFC 4210 §4.4): the two cross-certificates, old-with-new (the current key
+   * certified by the next) and new-with-old (the next key certified by the current), each verified
+   * with its issuer's key; then the next generation becomes the CA row and the current one retires.
+   */
+  private async rollOver(
+    ca: CaRow,
+    next: Pick<CaRow, 'generation' | 'key_label' | 'key_algorithm' | 'subject'> & { certificate: Buffer; not_after: Date },
+    actor: Actor,
+    tx: Transaction,
+  ): Promise<CaRow> {
+    const now = this.clock.now();
+    const current = { certificate: new x509.X509Certificate(ca.certificate!), pair: await this.keyPair(ca), algorithm: ca.key_algorithm };
+    const nextPair = await this.keys.findKeyPair(next.key_label);
+    if (!nextPair) throw new Error(`The HSM holds no key labelled ${next.key_label} for the renewal of the CA of ${ca.org_id}`);
+    const following = { certificate: new x509.X509Certificate(next.certificate), pair: nextPair, algorithm: next.key_algorithm };
+    const oldNotAfter = current.certificate.notAfter;
+    const oldWithNew = await this.crossCertificate(current.certificate, following, oldNotAfter, now);
+    const newWithOld = await this.crossCertificate(following.certificate, current, new Date(Math.min(oldNotAfter.getTime(), next.not_after.getTime())), now);
+    const row = await this.cas.rollOver(ca, next, { oldWithNew, newWithOld }, now, tx);
+    await this.audit.record(
+      {
+        org: ca.org_id,
+        ...byActor(actor),
+        action: 'ca.rollover',
+        target: ca.org_id,
+        outcome: 'success',
+        details: { from: ca.generation, to: next.generation, keyLabel: next.key_label, retiredKeyLabel: ca.key_label, notAfter: next.not_after.toISOString() },
+      },
+      tx,
+    );
+    return row;
+  }
+
+  /** `subject`'s name and key certified by `issuer`'s key: a CA certificate (pathLen 0, as the CA's own), verified before use. */
+  private async crossCertificate(
+    subject: x509.X509Certificate,
+    issuer: { certificate: x509.X509Certificate; pair: HsmKeyPair; algorithm: KeyAlgorithm },
+    notAfter: Date,
+    now: Date,
+  ): Promise<Buffer> {
+    const certificate = await x509.X509CertificateGenerator.create(
+      {
+        serialNumber: randomSerial(),
+        subject: subject.subjectName,
+        issuer: issuer.certificate.subjectName,
+        notBefore: new Date(now.getTime() - 60_000),
+        notAfter,
+        publicKey: subject.publicKey,
+        signingKey: issuer.pair.privateKey,
+        signingAlgorithm: signingAlgorithmOf(issuer.algorithm),
+        extensions: [
+          new x509.BasicConstraintsExtension(true, 0, true),
+          new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature, true),
+          new x509.SubjectKeyIdentifierExtension(keyIdOf(subject.rawData)),
+          new x509.AuthorityKeyIdentifierExtension(keyIdOf(issuer.certificate.rawData), false),
+        ],
+      },
+      this.keys.crypto,
+    );
+    if (!(await certificate.verify({ publicKey: issuer.certificate.publicKey, signatureOnly: true }, this.keys.crypto))) {
+      throw new Error('A cross-certificate does not verify with its issuer key');
+    }
+    return Buffer.from(certificate.rawData);
+  }
+
   async get(orgId: string): Promise<CaRow> {
     return this.require(orgId, false);
   }
 
-  /** The CA certificate (DER) of an active CA; 404 otherwise. */
-  async caCertificate(orgId: string): Promise<Buffer> {
-    return (await this.require(orgId, true)).certificate!;
+  /** The generations besides the current one: a renewal awaiting its certificate, the retired ones. */
+  async generations(orgId: string): Promise<CaGenerationRow[]> {
+    return this.cas.generations(orgId);
+  }
+
+  /** The CA certificate (DER) of the current generation, or of `generation` (current or retired); 404 otherwise. */
+  async caCertificate(orgId: string, generation?: number): Promise<Buffer> {
+    const ca = await this.require(orgId, true);
+    if (generation === undefined || generation === ca.generation) return ca.certificate!;
+    return (await this.retired(ca, generation)).certificate!;
+  }
+
+  /**
+   * Every certificate a relying party needs to link the generations (DER): first the
+   * cross-certificates of each retired generation, newest first (new-with-old, old-with-new), then
+   * the CA certificates, current first. Cross-certificates come first because a verifier that
+   * trusts one generation takes the first issuer it finds among untrusted certificates (openssl
+   * does): a self-signed certificate of the other generation found first ends its chain untrusted.
+   */
+  async chain(orgId: string): Promise<Buffer[]> {
+    const ca = await this.require(orgId, true);
+    const retired = (await this.cas.generations(orgId)).filter((g) => g.status === 'retired').reverse();
+    const crosses = retired.flatMap((g) => [g.new_with_old!, g.old_with_new!]);
+    return [...crosses, ca.certificate!, ...retired.map((g) => g.certificate!)];
   }
 
   /**
@@ -292,6 +462,7 @@ export class CertificateAuthority {
           not_before: notBefore,
           not_after: notAfter,
           issued_at: now,
+          generation: ca.generation,
         },
         tx,
       );
@@ -333,15 +504,18 @@ export class CertificateAuthority {
     if (!ca || ca.status !== 'active') throw this.noCa(orgId);
     const action = to === 'revoked' ? 'certificate.revoke' : to === 'on-hold' ? 'certificate.hold' : 'certificate.release';
     const changed: string[] = [];
+    const generations = new Set<number>();
     for (const serial of serials) {
       const current = await this.cas.findIssued(orgId, serial, tx);
       if (!current || current.status === to || current.status === 'revoked' || (to === 'good' && current.status !== 'on-hold')) continue;
       await this.cas.setStatus(orgId, serial, to, to === 'on-hold' ? 'certificateHold' : reason, this.clock.now(), tx);
       await this.audit.record({ org: orgId, ...byActor(actor), action, target: serial, outcome: 'success', details: { from: current.status, to, reason } }, tx);
       changed.push(serial);
+      generations.add(current.generation);
     }
     if (changed.length === 0) return changed;
-    await this.publishCrl(ca, actor, tx);
+    // Each certificate is listed on the CRL of the generation whose key signed it.
+    for (const generation of generations) await this.publishCrl(await this.signer(ca, generation, tx), actor, tx);
     // With the commit: every instance's OCSP answers drop what they knew of these certificates.
     this.changes.publishOnCommit(
       tx,
@@ -375,20 +549,28 @@ export class CertificateAuthority {
   }
 
   /**
-   * The current CRL (DER): re-signed when a revocation changed it (at the change, within its
-   * transaction) and at least daily; expired entries are dropped.
+   * The CRL (DER) of `generation` (1, the CA's first key, by default: the one `/pki/{org}/crl`
+   * serves): re-signed when a revocation changed it (at the change, within its transaction) and
+   * at least daily; expired entries are dropped. A retired generation's key signs it until the
+   * last certificate that generation issued expires; then 404.
    */
-  async crl(orgId: string): Promise<PublishedCrl> {
-    const published = await this.cas.publishedCrl(orgId);
+  async crl(orgId: string, generation = 1): Promise<PublishedCrl> {
+    const published = await this.cas.publishedCrl(orgId, generation);
     const now = this.clock.now();
     if (published && now.getTime() - published.this_update.getTime() < CRL_REFRESH_MS) return published;
     return this.db.transaction(async (tx) => {
       const ca = await this.cas.lock(orgId, tx);
       if (!ca || ca.status !== 'active') throw this.noCa(orgId);
+      const signer = await this.signer(ca, generation, tx);
+      if ('last_certificate_expires' in signer && !(signer.last_certificate_expires && signer.last_certificate_expires > now)) {
+        throw notFound(
+          `Generation ${generation} of the CA of "${orgId}" has retired and every certificate it issued has expired: it signs no more CRLs; /pki/${orgId}/crl/${ca.generation} is the current one.`,
+        );
+      }
       // Another instance may have re-signed it while this one waited for the lock.
-      const current = await this.cas.publishedCrl(orgId, tx);
+      const current = await this.cas.publishedCrl(orgId, generation, tx);
       if (current && now.getTime() - current.this_update.getTime() < CRL_REFRESH_MS) return current;
-      return this.publishCrl(ca, { name: 'system' }, tx);
+      return this.publishCrl(signer, { name: 'system' }, tx);
     });
   }
 
@@ -421,7 +603,7 @@ export class CertificateAuthority {
         },
         tx,
       );
-      await this.publishCrl(ca, actor, tx);
+      await this.publishCrl(await this.signer(ca, current.generation, tx), actor, tx);
       // With the commit: every instance's OCSP answers drop what they knew of this certificate.
       this.changes.publishOnCommit(tx, 'certificate', [`${orgId}/${serial}`]);
       return moved;
@@ -431,12 +613,12 @@ export class CertificateAuthority {
 
   /**
    * Builds (crl.ts writes the DER directly: 100,000 entries in milliseconds), signs in the HSM,
-   * verifies with the CA certificate's public key and stores the CRL; the caller holds the CA row lock.
+   * verifies with the generation's CA certificate public key and stores the CRL; the caller holds the CA row lock.
    */
-  private async publishCrl(ca: CaRow, actor: Actor, tx: Transaction): Promise<PublishedCrl> {
+  private async publishCrl(ca: SigningGeneration, actor: Actor, tx: Transaction): Promise<PublishedCrl> {
     const now = this.clock.now();
     const state = this.signingState(ca);
-    const entries = await this.cas.listed(ca.org_id, now, tx);
+    const entries = await this.cas.listed(ca.org_id, ca.generation, now, tx);
     const crlNumber = await this.cas.nextCrlNumber(tx);
     const algorithm = SIGNATURE_ALGORITHMS[ca.key_algorithm];
     const tbs = encodeTbsCertList({
@@ -462,7 +644,7 @@ export class CertificateAuthority {
       this_update: now,
       next_update: new Date(now.getTime() + CRL_VALIDITY_MS),
     };
-    await this.cas.publishCrl(ca.org_id, published, tx);
+    await this.cas.publishCrl(ca.org_id, ca.generation, published, tx);
     await this.audit.record(
       {
         org: ca.org_id,
@@ -470,7 +652,7 @@ export class CertificateAuthority {
         action: 'crl.publish',
         target: ca.org_id,
         outcome: 'success',
-        details: { crlNumber, entries: entries.length },
+        details: { crlNumber, entries: entries.length, generation: ca.generation },
       },
       tx,
     );
@@ -478,35 +660,103 @@ export class CertificateAuthority {
   }
 
   /**
-   * What signing needs of the CA, kept per CA row (its key label, creation and version), so that
+   * What signing needs of a CA generation, kept per generation (its key label, creation and version), so that
    * issuance and CRLs do not parse the certificate each time: the parsed certificate, its subject
    * Name as DER, its key identifier, its public key for Node's verify and the encoded extensions
    * every leaf carries. The HSM key itself is named by label at each signature.
    */
-  private signingState(ca: CaRow): SigningState {
+  private signingState(ca: SigningGeneration): SigningState {
     const key = `${ca.key_label}|${ca.created_at.getTime()}|${ca.version}`;
-    const cached = this.loaded.get(ca.org_id);
+    const cached = this.loaded.get(`${ca.org_id}/${ca.generation}`);
     if (cached?.key === key) return cached;
     const certificate = new x509.X509Certificate(ca.certificate!);
     const tbs = AsnConvert.parse(ca.certificate!, Certificate).tbsCertificate;
-    // A root-signed certificate may lack a subject key identifier: then the identifier is the one
-    // RFC 5280 §4.2.1.2 method 1 derives, the SHA-1 of the subject public key bits.
-    const keyId =
-      certificate.getExtension(x509.SubjectKeyIdentifierExtension)?.keyId ??
-      createHash('sha1').update(Buffer.from(tbs.subjectPublicKeyInfo.subjectPublicKey)).digest('hex');
+    const keyId = keyIdOf(ca.certificate!);
     const state: SigningState = {
       key,
       certificate,
       issuerName: Buffer.from(AsnConvert.serialize(tbs.subject)),
       keyId: Buffer.from(keyId, 'hex'),
       verifyKey: new NodeX509Certificate(ca.certificate!).publicKey,
-      leafProfile: caLeafProfile(keyId, this.pkiBaseUrl(ca.org_id)),
+      leafProfile: caLeafProfile(keyId, this.publicUrls(ca.org_id, ca.generation)),
     };
-    this.loaded.set(ca.org_id, state);
+    this.loaded.set(`${ca.org_id}/${ca.generation}`, state);
     return state;
   }
 
-  private async keyPair(ca: CaRow) {
+  /**
+   * Where a generation's certificates point relying parties: the first generation's keep the
+   * paths every certificate had before renewals (`/crl`, `/ca.crt`), later ones their own, so a
+   * certificate's CRL distribution point never changes meaning (CREDENTIAL-MANAGEMENT.md, "PKI").
+   */
+  private publicUrls(orgId: string, generation: number) {
+    const base = this.pkiBaseUrl(orgId);
+    return generation === 1
+      ? { crl: `${base}/crl`, caIssuers: `${base}/ca.crt`, ocsp: `${base}/ocsp` }
+      : { crl: `${base}/crl/${generation}`, caIssuers: `${base}/ca/${generation}.crt`, ocsp: `${base}/ocsp` };
+  }
+
+  /** The generation whose key signs for `generation`: the current CA row or a retired generation; 404 otherwise. */
+  private async signer(ca: CaRow, generation: number, tx?: Transaction): Promise<SigningGeneration | CaGenerationRow> {
+    return generation === ca.generation ? ca : this.retired(ca, generation, tx);
+  }
+
+  private async retired(ca: CaRow, generation: number, tx?: Transaction): Promise<CaGenerationRow> {
+    const found = (await this.cas.generations(ca.org_id, tx)).find((g) => g.generation === generation && g.status === 'retired');
+    if (!found) throw notFound(`The CA of "${ca.org_id}" has no generation ${generation}; the current one is ${ca.generation}.`);
+    return found;
+  }
+
+  private async awaitingRenewal(orgId: string, tx?: Transaction): Promise<CaGenerationRow | undefined> {
+    return (await this.cas.generations(orgId, tx)).find((g) => g.status === 'awaiting-certificate');
+  }
+
+  /**
+   * A new key pair under `label`. A key under it without a row is what an interrupted creation or
+   * renewal left (it certified nothing): it is used if it has the algorithm asked for, else replaced.
+   */
+  private async freshKeyPair(label: string, algorithm: KeyAlgorithm) {
+    const pair = await this.keys.findKeyPair(label);
+    if (pair?.algorithm === algorithm) return pair;
+    if (pair) await this.keys.destroyKeyPair(label);
+    return this.keys.generateKeyPair(label, algorithm);
+  }
+
+  /** A self-signed CA certificate (pathLen 0, keyCertSign and cRLSign) for the HSM key pair, verified before use. */
+  private async selfSigned(pair: HsmKeyPair, subject: string, validityDays = 3650, now = this.clock.now()) {
+    const certificate = await x509.X509CertificateGenerator.createSelfSigned(
+      {
+        serialNumber: randomSerial(),
+        name: subject,
+        notBefore: new Date(now.getTime() - 60_000),
+        notAfter: new Date(now.getTime() + validityDays * DAY_MS),
+        keys: { privateKey: pair.privateKey, publicKey: pair.publicKey },
+        signingAlgorithm: signingAlgorithmOf(pair.algorithm),
+        extensions: [
+          new x509.BasicConstraintsExtension(true, 0, true),
+          new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature, true),
+          await x509.SubjectKeyIdentifierExtension.create(pair.publicKey, false, this.keys.crypto),
+        ],
+      },
+      this.keys.crypto,
+    );
+    if (!(await certificate.verify({ publicKey: pair.publicKey, signatureOnly: true }, this.keys.crypto))) {
+      throw new Error('The new CA certificate does not verify with the HSM key');
+    }
+    return certificate;
+  }
+
+  /** A PKCS#10 CSR of the HSM key pair for the enterprise root (a subordinate CA). */
+  private async csr(pair: HsmKeyPair, subject: string): Promise<Buffer> {
+    const keys = { privateKey: pair.privateKey, publicKey: pair.publicKey };
+    const csr = await x509.Pkcs10CertificateRequestGenerator.create(
+      { name: subject, keys, signingAlgorithm: signingAlgorithmOf(pair.algorithm) },
+      this.keys.crypto,
+    );
+    return Buffer.from(csr.rawData);
+  }
+
+  private async keyPair(ca: Pick<CaRow, 'key_label' | 'org_id'>) {
     const pair = await this.keys.findKeyPair(ca.key_label);
     if (!pair) throw new Error(`The HSM holds no key labelled ${ca.key_label} for the CA of ${ca.org_id}`);
     return pair;

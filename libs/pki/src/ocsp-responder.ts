@@ -21,7 +21,7 @@ import { KeyStore } from '@app/hsm';
 import { Metrics } from '@app/observability';
 import { signWithCaKey } from './ca-key-sign';
 import { ChangeFeed, FeedCache } from '@app/persistence';
-import { CaRow, CertificateAuthorityRepository, IssuedStatus, OcspLookup } from './certificate-authority.repository';
+import { CaRow, CertificateAuthorityRepository, IssuedStatus, SigningGeneration } from './certificate-authority.repository';
 import { CRL_VALIDITY_MS } from './certificate-authority.service';
 import { TAG, signedEnvelope, tlv } from './der';
 import { SIGNATURE_ALGORITHMS } from './profile';
@@ -61,9 +61,30 @@ function serialOf(id: CertID): string | undefined {
   return /^[0-9a-f]{40}$/.test(serial) ? serial : undefined;
 }
 
+interface Issuer {
+  key: string;
+  issuerName: Buffer;
+  issuerKey: Buffer;
+  responderKeyHash: Buffer;
+}
+
+/** Whether the CertID names `issuer` (its name and key hashes, with a hash algorithm this responder knows). */
+function issuedBy(id: CertID, issuer: Issuer): boolean {
+  const hash = HASHES[id.hashAlgorithm.algorithm];
+  if (!hash) return false;
+  const digest = (data: Buffer) => createHash(hash).update(data).digest();
+  return digest(issuer.issuerName).equals(Buffer.from(id.issuerNameHash.buffer)) && digest(issuer.issuerKey).equals(Buffer.from(id.issuerKeyHash.buffer));
+}
+
 /** What identifies a CertID besides its serial: the hash algorithm and the issuer's name and key hashes. */
 function certIdKey(id: CertID): string {
   return `${id.hashAlgorithm.algorithm}|${Buffer.from(id.issuerNameHash.buffer).toString('hex')}|${Buffer.from(id.issuerKeyHash.buffer).toString('hex')}`;
+}
+
+/** The generations of an organization's CA that may answer: the current CA row, and the retired ones with when their last certificate expires. */
+interface Responders {
+  ca: CaRow;
+  retired: (SigningGeneration & { last_certificate_expires: Date })[];
 }
 
 /** GeneralizedTime without fractions of a second. */
@@ -72,14 +93,16 @@ const seconds = (date: Date) => new Date(Math.floor(date.getTime() / 1000) * 100
 /**
  * RFC 6960 answers for the organization's CA: good, revoked (with time and reason; held
  * certificates as revoked with certificateHold) or unknown, the nonce echoed, signed by the CA key
- * in the HSM. A request that cannot be read is answered `malformedRequest`, as the RFC asks.
+ * in the HSM. A request that cannot be read is answered `malformedRequest`, as the RFC asks. After
+ * a renewal the answer is signed by the key of the generation its CertIDs name as issuer (the first
+ * that names one of them); a CertID of another generation is unknown in it.
  */
 @Injectable()
 export class OcspResponder {
-  private readonly issuers = new Map<string, { key: string; issuerName: Buffer; issuerKey: Buffer; responderKeyHash: Buffer }>();
+  private readonly issuers = new Map<string, Issuer>();
 
-  /** CA rows by organization: a CA's creation or new certificate publishes `ca`. */
-  private readonly caRows: FeedCache<CaRow>;
+  /** CA generations by organization: a CA's creation, new certificate or renewal publishes `ca`. */
+  private readonly caRows: FeedCache<Responders>;
   /** Statuses by `{org}/{serial}`: each revocation, hold and release publishes `certificate`. */
   private readonly statuses: FeedCache<IssuedStatus>;
   /**
@@ -149,20 +172,25 @@ export class OcspResponder {
     );
     if (!found || found.ca.status !== 'active') throw notFound(`Organization "${orgId}" has no active CA.`);
     if (!request) return MALFORMED_REQUEST;
-    const { ca, issued } = found;
-    const { issuerName, issuerKey, responderKeyHash } = this.issuerOf(ca);
+    const { issued } = found;
+    // A retired generation answers until the last certificate it issued expires (CREDENTIAL-MANAGEMENT.md, "PKI", renewal).
+    const answering = found.retired.filter((g) => g.last_certificate_expires > this.clock.now());
+    const generations = [found.ca, ...answering].map((generation) => ({ generation, issuer: this.issuerOf(generation) }));
+    const { generation: ca, issuer } =
+      (generations.length > 1 && generations.find(({ issuer }) => request.tbsRequest.requestList.some(({ reqCert }) => issuedBy(reqCert, issuer)))) ||
+      generations[0];
     const now = seconds(this.clock.now());
     const responses = request.tbsRequest.requestList.map(
       ({ reqCert }, i) =>
         new SingleResponse({
           certID: reqCert,
-          certStatus: this.statusOf(reqCert, serials[i], issued, issuerName, issuerKey),
+          certStatus: this.statusOf(reqCert, serials[i], issued, ca.generation, issuer),
           thisUpdate: now,
           nextUpdate: new Date(now.getTime() + CRL_VALIDITY_MS),
         }),
     );
     const data = new ResponseData({
-      responderID: new ResponderID({ byKey: new OctetString(responderKeyHash) }),
+      responderID: new ResponderID({ byKey: new OctetString(issuer.responderKeyHash) }),
       producedAt: now,
       responses,
       ...(nonce ? { responseExtensions: [new Extension({ extnID: id_pkix_ocsp_nonce, critical: false, extnValue: nonce.extnValue })] } : {}),
@@ -192,27 +220,34 @@ export class OcspResponder {
    * one round trip, remembered. Serials never issued are not remembered (issuing one publishes
    * nothing), so they are asked each time.
    */
-  private async lookup(orgId: string, serials: string[]): Promise<OcspLookup | undefined> {
-    const ca = this.caRows.get(orgId);
+  private async lookup(orgId: string, serials: string[]): Promise<(Responders & { issued: Map<string, IssuedStatus> }) | undefined> {
+    const responders = this.caRows.get(orgId);
     const issued = new Map<string, IssuedStatus>();
     for (const serial of serials) {
       const known = this.statuses.get(`${orgId}/${serial}`);
       if (known) issued.set(serial, known);
     }
-    if (ca && issued.size === serials.length) return { ca, issued };
+    if (responders && issued.size === serials.length) return { ...responders, issued };
     const caMark = this.caRows.mark();
     const statusMark = this.statuses.mark();
     const found = await this.cas.ocspLookup(orgId, serials);
     if (!found) return undefined;
-    this.caRows.set(orgId, found.ca, caMark);
+    // A CA never renewed has no other generation to read; a retired one that issued nothing never answers.
+    const retired =
+      found.ca.generation === 1
+        ? []
+        : (await this.cas.generations(orgId)).filter(
+            (g): g is typeof g & { last_certificate_expires: Date } => g.status === 'retired' && g.last_certificate_expires !== null,
+          );
+    this.caRows.set(orgId, { ca: found.ca, retired }, caMark);
     for (const [serial, status] of found.issued) this.statuses.set(`${orgId}/${serial}`, status, statusMark);
-    return found;
+    return { ca: found.ca, retired, issued: found.issued };
   }
 
-  /** The CA's name and key as CertIDs hash them, parsed once per CA row (its creation and version). */
-  private issuerOf(ca: CaRow): { issuerName: Buffer; issuerKey: Buffer; responderKeyHash: Buffer } {
-    const key = `${ca.created_at.getTime()}|${ca.version}`;
-    const cached = this.issuers.get(ca.org_id);
+  /** A generation's name and key as CertIDs hash them, parsed once per generation row (its key label, creation and version). */
+  private issuerOf(ca: SigningGeneration): Issuer {
+    const key = `${ca.key_label}|${ca.created_at.getTime()}|${ca.version}`;
+    const cached = this.issuers.get(`${ca.org_id}/${ca.generation}`);
     if (cached?.key === key) return cached;
     const tbs = AsnConvert.parse(ca.certificate!, Certificate).tbsCertificate;
     const issuerKey = Buffer.from(tbs.subjectPublicKeyInfo.subjectPublicKey);
@@ -222,19 +257,15 @@ export class OcspResponder {
       issuerKey,
       responderKeyHash: createHash('sha1').update(issuerKey).digest(),
     };
-    this.issuers.set(ca.org_id, issuer);
+    this.issuers.set(`${ca.org_id}/${ca.generation}`, issuer);
     return issuer;
   }
 
-  private statusOf(id: CertID, serial: string | undefined, issued: OcspLookup['issued'], issuerName: Buffer, issuerKey: Buffer): CertStatus {
-    const hash = HASHES[id.hashAlgorithm.algorithm];
-    const digest = (data: Buffer) => (hash ? createHash(hash).update(data).digest() : undefined);
+  private statusOf(id: CertID, serial: string | undefined, issued: Map<string, IssuedStatus>, generation: number, issuer: Issuer): CertStatus {
     // A CertID of another issuer, or hashed with an algorithm this responder does not know: unknown.
-    if (!hash || !digest(issuerName)!.equals(Buffer.from(id.issuerNameHash.buffer)) || !digest(issuerKey)!.equals(Buffer.from(id.issuerKeyHash.buffer))) {
-      return new CertStatus({ unknown: null });
-    }
+    if (!issuedBy(id, issuer)) return new CertStatus({ unknown: null });
     const found = serial === undefined ? undefined : issued.get(serial);
-    if (!found) return new CertStatus({ unknown: null });
+    if (found?.generation !== generation) return new CertStatus({ unknown: null });
     if (found.status === 'good') return new CertStatus({ good: null });
     return new CertStatus({
       revoked: new RevokedInfo({

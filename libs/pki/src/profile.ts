@@ -90,7 +90,7 @@ export interface CaLeafProfile {
   authorityInfoAccess: Buffer;
 }
 
-export function caLeafProfile(caKeyIdentifier: string, pkiBaseUrl: string): CaLeafProfile {
+export function caLeafProfile(caKeyIdentifier: string, urls: { crl: string; caIssuers: string; ocsp: string }): CaLeafProfile {
   const der = (extension: x509.Extension) => Buffer.from(extension.rawData);
   const usages = [OID.clientAuth, OID.smartcardLogon];
   return {
@@ -104,8 +104,8 @@ export function caLeafProfile(caKeyIdentifier: string, pkiBaseUrl: string): CaLe
       withEmail: der(new x509.ExtendedKeyUsageExtension([...usages, OID.emailProtection], false)),
     },
     authorityKeyIdentifier: der(new x509.AuthorityKeyIdentifierExtension(caKeyIdentifier, false)),
-    crlDistributionPoints: der(new x509.CRLDistributionPointsExtension([`${pkiBaseUrl}/crl`], false)),
-    authorityInfoAccess: der(new x509.AuthorityInfoAccessExtension({ caIssuers: `${pkiBaseUrl}/ca.crt`, ocsp: `${pkiBaseUrl}/ocsp` }, false)),
+    crlDistributionPoints: der(new x509.CRLDistributionPointsExtension([urls.crl], false)),
+    authorityInfoAccess: der(new x509.AuthorityInfoAccessExtension({ caIssuers: urls.caIssuers, ocsp: urls.ocsp }, false)),
   };
 }
 

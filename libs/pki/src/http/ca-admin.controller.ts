@@ -19,6 +19,8 @@ const createCaSchema = z
   })
   .strict();
 
+const renewCaSchema = createCaSchema.omit({ mode: true });
+
 /** The organization's issuing CA (CREDENTIAL-MANAGEMENT.md, "PKI"): one per organization, its key in the HSM. */
 @ApiTags('administration')
 @ApiBearerAuth()
@@ -33,7 +35,7 @@ export class CaAdminController {
   @Get()
   @ApiOperation({ summary: "The organization's CA: status, certificate (PEM) or, for a subordinate CA awaiting its certificate, the CSR" })
   async get(@Param('org') org: string) {
-    return this.presenter.ca(await this.authority.get(org));
+    return this.view(org);
   }
 
   @Post()
@@ -45,12 +47,30 @@ export class CaAdminController {
     return this.presenter.ca(await this.authority.create(org, input, actor));
   }
 
+  @Post('renewal')
+  @Audited('ca.renew', 'ca.rollover')
+  @ApiOperation({
+    summary:
+      'Renew the CA: a new key CA_KEY/{org}/{n} in the HSM and a self-signed certificate that issues from now on, or (subordinate) a CSR for the enterprise root; the previous key keeps signing its CRL and OCSP answers',
+  })
+  @ApiJsonBody(renewCaSchema, { keyAlgorithm: 'EC-P256' })
+  async renew(@Param('org') org: string, @Body() body: unknown, @RequestActor() actor: Actor) {
+    const input = parseBody(renewCaSchema, body ?? {});
+    await this.authority.renew(org, input, actor);
+    return this.view(org);
+  }
+
   @Put('certificate')
   @HttpCode(200)
-  @Audited('ca.create')
-  @ApiOperation({ summary: "Install a subordinate CA's certificate signed by the enterprise root (PEM, chain after it)" })
+  @Audited('ca.create', 'ca.rollover')
+  @ApiOperation({ summary: "Install a subordinate CA's certificate, or its renewal's, signed by the enterprise root (PEM, chain after it)" })
   @ApiPemBody()
   async install(@Param('org') org: string, @Body() body: unknown, @RequestActor() actor: Actor) {
-    return this.presenter.ca(await this.authority.installCertificate(org, readPem(body), actor));
+    await this.authority.installCertificate(org, readPem(body), actor);
+    return this.view(org);
+  }
+
+  private async view(org: string) {
+    return this.presenter.ca(await this.authority.get(org), await this.authority.generations(org));
   }
 }

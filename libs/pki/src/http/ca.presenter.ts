@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { isoTimestamp } from '@app/common';
-import type { CaRow } from '../certificate-authority.repository';
+import type { CaGenerationRow, CaRow } from '../certificate-authority.repository';
 
-const pem = (label: string, der: Buffer) =>
+/** DER as PEM, base64 in lines of 64 characters. */
+export const pem = (label: string, der: Buffer) =>
   `-----BEGIN ${label}-----\n${der
     .toString('base64')
     .replace(/(.{64})/g, '$1\n')
@@ -11,16 +12,46 @@ const pem = (label: string, der: Buffer) =>
 /** The CA as the admin API shows it. */
 @Injectable()
 export class CaPresenter {
-  ca(row: CaRow) {
+  /** The current generation, with a renewal awaiting its certificate and the retired generations when there are. */
+  ca(row: CaRow, generations: CaGenerationRow[] = []) {
+    const renewal = generations.find((g) => g.status === 'awaiting-certificate');
+    const retired = generations.filter((g) => g.status === 'retired').reverse();
     return {
       id: row.org_id,
       status: row.status,
       mode: row.mode,
+      generation: row.generation,
       keyAlgorithm: row.key_algorithm,
       keyLabel: row.key_label,
       subject: row.subject,
       ...(row.certificate ? { certificate: pem('CERTIFICATE', row.certificate), notAfter: isoTimestamp(row.not_after!) } : {}),
       ...(row.status === 'awaiting-certificate' && row.csr ? { csr: pem('CERTIFICATE REQUEST', row.csr) } : {}),
+      ...(renewal
+        ? {
+            renewal: {
+              generation: renewal.generation,
+              status: renewal.status,
+              keyAlgorithm: renewal.key_algorithm,
+              keyLabel: renewal.key_label,
+              subject: renewal.subject,
+              csr: pem('CERTIFICATE REQUEST', renewal.csr!),
+            },
+          }
+        : {}),
+      ...(retired.length > 0
+        ? {
+            previousGenerations: retired.map((g) => ({
+              generation: g.generation,
+              keyAlgorithm: g.key_algorithm,
+              keyLabel: g.key_label,
+              subject: g.subject,
+              certificate: pem('CERTIFICATE', g.certificate!),
+              notAfter: isoTimestamp(g.not_after!),
+              lastCertificateExpires: g.last_certificate_expires ? isoTimestamp(g.last_certificate_expires) : null,
+              crossCertificates: { oldWithNew: pem('CERTIFICATE', g.old_with_new!), newWithOld: pem('CERTIFICATE', g.new_with_old!) },
+            })),
+          }
+        : {}),
       meta: {
         resourceType: 'CertificateAuthority',
         created: isoTimestamp(row.created_at),
