@@ -12,6 +12,7 @@ import { AddUserEmailIndex1764300000300 } from './1764300000300-AddUserEmailInde
 import { CreateContentRequests1764400000000 } from './1764400000000-CreateContentRequests';
 import { CreateCredentialsAndSyncSessions1764400000100 } from './1764400000100-CreateCredentialsAndSyncSessions';
 import { CreateDeviceFlows1764400000200 } from './1764400000200-CreateDeviceFlows';
+import { CreateAuthenticators1764500000000 } from './1764500000000-CreateAuthenticators';
 
 /** Every migration, in order. The data source takes classes, not a glob, so source and dist/ behave alike. */
 export const MIGRATIONS = [
@@ -29,4 +30,5 @@ export const MIGRATIONS = [
   CreateContentRequests1764400000000,
   CreateCredentialsAndSyncSessions1764400000100,
   CreateDeviceFlows1764400000200,
+  CreateAuthenticators1764500000000,
 ];
