@@ -182,7 +182,9 @@ describe('Authenticators', () => {
       'invalidValue',
       'displayName: must be 1-64 characters',
     );
-    expect((await send('delete', `${SELF}/${id}`, carla.token)).status).toBe(204);
+    const stale = await send('delete', `${SELF}/${id}`, carla.token).set('If-Match', 'W/"1"');
+    expectScimError(stale, 412, undefined, `Authenticator ${id} has changed: its current version is 2`);
+    expect((await send('delete', `${SELF}/${id}`, carla.token).set('If-Match', 'W/"2"')).status).toBe(204);
     expect((await send('get', SELF, carla.token)).body.totalResults).toBe(0);
     expectScimError(await send('delete', `${SELF}/${id}`, carla.token), 404, undefined, `Authenticator ${id} does not exist`);
 
@@ -205,6 +207,11 @@ describe('Authenticators', () => {
     const body = await registration(SELF, dora.token, app);
     expect((await send('post', SELF, dora.token, body)).status).toBe(201);
     expectScimError(await send('post', SELF, dora.token, body), 400, 'invalidValue', 'is unknown or was used already: get a new one');
+
+    // Two registrations with one challenge at once: the database hands it to exactly one.
+    const raced = await registration(SELF, dora.token, new SimulatedApp());
+    const statuses = (await Promise.all([send('post', SELF, dora.token, raced), send('post', SELF, dora.token, raced)])).map((r) => r.status).sort();
+    expect(statuses).toEqual([201, 400]);
 
     const expired = await registration(SELF, dora.token, new SimulatedApp());
     t.clock.advance(301);
@@ -253,7 +260,7 @@ describe('Authenticators', () => {
     expectScimError(await send('post', SELF, dora.token, forErin), 400, 'invalidValue', 'is unknown or was used already');
     // The same key twice for one person.
     expectScimError(await send('post', SELF, dora.token, await registration(SELF, dora.token, app)), 409, 'uniqueness', 'already registered');
-    expect(await countOf(dora.id)).toBe(1);
+    expect(await countOf(dora.id)).toBe(2);
   });
 
   it("another person's authenticator, or another organization's, answers 404", async () => {
