@@ -48,8 +48,9 @@ const challengeRequestSchema = z.object({}).strict();
 /**
  * A person's mobile authenticator apps (CREDENTIAL-MANAGEMENT.md "Authenticators"; issue 25 item 1):
  * registration with proof of possession of the key, list, rename and removal, each change under the
- * person's row lock with the grant rules of DECISIONS 5.3, and removal with the person's disable.
- * The push handle is written here and read only by the sender; it is never returned or audited.
+ * person's row lock with the grant rules of DECISIONS 5.3 (a disabled person's go with the disable:
+ * AuthenticatorRemoval). The push handle is written here and read only by the sender; it is never
+ * returned or audited.
  */
 @Injectable()
 export class AuthenticatorService {
