@@ -13,6 +13,7 @@ import { CreateContentRequests1764400000000 } from './1764400000000-CreateConten
 import { CreateCredentialsAndSyncSessions1764400000100 } from './1764400000100-CreateCredentialsAndSyncSessions';
 import { CreateDeviceFlows1764400000200 } from './1764400000200-CreateDeviceFlows';
 import { CreateSigningKeys1764500000000 } from './1764500000000-CreateSigningKeys';
+import { CreateAuthenticators1764500000200 } from './1764500000200-CreateAuthenticators';
 import { AddCaGenerations1764500000300 } from './1764500000300-AddCaGenerations';
 
 /** Every migration, in order. The data source takes classes, not a glob, so source and dist/ behave alike. */
@@ -32,5 +33,6 @@ export const MIGRATIONS = [
   CreateCredentialsAndSyncSessions1764400000100,
   CreateDeviceFlows1764400000200,
   CreateSigningKeys1764500000000,
+  CreateAuthenticators1764500000200,
   AddCaGenerations1764500000300,
 ];

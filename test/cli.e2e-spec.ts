@@ -265,6 +265,27 @@ describe('command line (apps/cli)', () => {
     expect(got.json()).toEqual((await api('get', `/organizations/${org}/system-accounts/${org}-ops`)).body);
   }, 90_000);
 
+  it("disabling a user removes the user's authenticators in the same change, as through the API (issue 25 item 1)", async () => {
+    const created = await api('post', `/organizations/${org}/users`).send({ userName: 'app.cli', role: 'Cardholder' });
+    expect(created.status).toBe(201);
+    const userId = created.body.id;
+    // Stored directly: registration is test/authenticators' subject; this is the command line's disable.
+    await t.db.query(
+      `INSERT INTO authenticators (id, org_id, user_id, display_name, operating_system, push_handle, public_key, thumbprint, created_at, updated_at)
+       VALUES ($1, $2, $3, 'Phone', 'Android', 'handle', '{}', 'thumbprint', now(), now())`,
+      [randomUUID(), org, userId],
+    );
+    expectOk(await cli(['user', 'update', org, userId, '--disabled', 'true']));
+    expect((await t.db.query('SELECT count(*)::int AS n FROM authenticators WHERE user_id = $1', [userId])).rows).toEqual([{ n: 0 }]);
+    const events = await t.db.query(
+      "SELECT actor, details->>'reason' AS reason FROM audit_events WHERE action = 'authenticator.remove' AND details->>'user' = $1",
+      [userId],
+    );
+    expect(events.rows).toEqual([{ actor: 'cli', reason: 'userDisabled' }]);
+    // The next test lists the organization's users.
+    expect((await api('delete', `/organizations/${org}/users/${userId}`)).status).toBe(204);
+  });
+
   it('users (password from standard input only), certified applications, audit query, and organization delete with --force', async () => {
     const created = await cli(
       ['user', 'create', org, '--user-name', 'card.cli', '--role', 'Cardholder', '--group', 'east', '--email', 'card@example.com', '--password-stdin'],

@@ -21,6 +21,8 @@ const OWNERS: Record<string, string> = {
   push_delivery_gateways: 'delivery-gateway',
   authenticator_policies: 'delivery-gateway',
   authenticator_policy_gateways: 'delivery-gateway',
+  authenticators: 'delivery-gateway',
+  authenticator_challenges: 'delivery-gateway',
   devices: 'device',
   device_external_ids: 'device',
   certification_authorities: 'pki',

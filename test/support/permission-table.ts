@@ -37,6 +37,8 @@ export const PERMISSION_TABLE: Record<Permission, ScopeColumn[]> = {
   [P.UserSearch]: ['DM', 'HD', 'CO'],
   [P.StatsRead]: ['DM', 'HD', 'CO'],
   [P.UserEnrollmentDataWrite]: ['DM'],
+  [P.UserAuthenticatorRead]: ['DM', 'HD'],
+  [P.UserAuthenticatorManage]: ['DM', 'HD'],
   [P.PrinterRead]: ['DM'],
   [P.OperatorCreate]: ['CO'],
   [P.OperatorList]: ['CO'],
@@ -55,6 +57,8 @@ export const PERMISSION_TABLE: Record<Permission, ScopeColumn[]> = {
   [P.SelfContentRequestSearch]: ['DV'],
   [P.SelfContentRequestAction]: ['DV'],
   [P.SelfSyncSessionExecute]: ['DV'],
+  [P.SelfAuthenticatorRead]: ['DV'],
+  [P.SelfAuthenticatorManage]: ['DV'],
   [P.ReferenceDataRead]: ['DM', 'HD', 'CO'],
   [P.OobAdapterConfigurationManage]: ['CO'],
 };

@@ -7,6 +7,7 @@ import { AccountsModule } from '@app/accounts';
 import { AuditModule } from '@app/audit';
 import { AuthStoreModule } from '@app/auth';
 import { CredentialManagementStoreModule, OfflineCredentialGuardModule } from '@app/credential-management';
+import { DeliveryGatewayStoreModule } from '@app/delivery-gateway';
 import { DeviceStoreModule } from '@app/device';
 import { ClockModule, DomainError } from '@app/common';
 import { AppConfig, ConfigModule, ConfigurationError, loadConfig } from '@app/config';
@@ -56,10 +57,11 @@ async function withServices<T>(work: (app: INestApplicationContext) => Promise<T
       AuditModule,
       AccountsModule,
       // The libraries whose data accounts asks about (AccountDependents): tokens, lockout counters,
-      // devices, and each user's wallet and groups.
+      // devices, each user's wallet and groups, and a disabled user's authenticators.
       AuthStoreModule,
       DeviceStoreModule,
       CredentialManagementStoreModule,
+      DeliveryGatewayStoreModule,
       OfflineCredentialGuardModule,
       ...imports,
     ],

@@ -20,8 +20,8 @@ export interface UserHolding {
   release(orgId: string, userId: string, actor: Actor, tx: Transaction): Promise<void>;
 }
 
-/** Told of every user created or changed, in the transaction of the change. */
-export type UserWriteListener = (user: UserRow, change: 'created' | 'updated', tx: Transaction) => Promise<void>;
+/** Told of every user created or changed, in the transaction of the change, with who changed it (for the listener's own audit events). */
+export type UserWriteListener = (user: UserRow, change: 'created' | 'updated', actor: Actor, tx: Transaction) => Promise<void>;
 
 /**
  * The ports through which accounts asks other libraries about data they own (each library owns its
@@ -57,7 +57,10 @@ export class AccountDependents {
     this.userHoldings.push(holding);
   }
 
-  /** Credential management keeps each user's wallet and the rows of the group names users carry. */
+  /**
+   * Credential management keeps each user's wallet and the rows of the group names users carry;
+   * delivery-gateway removes a disabled user's authenticators.
+   */
   registerUserWriteListener(listener: UserWriteListener): void {
     this.userWriteListeners.push(listener);
   }
@@ -75,8 +78,8 @@ export class AccountDependents {
     for (const holding of this.userHoldings) await holding.release(orgId, userId, actor, tx);
   }
 
-  async userWritten(user: UserRow, change: 'created' | 'updated', tx: Transaction): Promise<void> {
-    for (const listener of this.userWriteListeners) await listener(user, change, tx);
+  async userWritten(user: UserRow, change: 'created' | 'updated', actor: Actor, tx: Transaction): Promise<void> {
+    for (const listener of this.userWriteListeners) await listener(user, change, actor, tx);
   }
 
   registeredHoldings(): readonly Holding[] {

@@ -8,7 +8,8 @@
  * 6xxxx the certification authority (all as the contract numbers them); the platform's own actions
  * follow in 7xxxx organizations and their accounts (73xxx their credential-management reference
  * data: groups, device policies, printers, the global policies), 8xxxx tokens and authentication
- * (81xxx token-signing keys), 9xxxx push gateways and authenticator policies.
+ * (81xxx token-signing keys), 9xxxx push gateways, authenticator policies (91xxx) and authenticator
+ * apps (92xxx).
  */
 interface CatalogueEntry {
   code: number;
@@ -118,6 +119,9 @@ export const AUDIT_CATALOGUE = {
   'authenticatorPolicy.create': { code: 91001, description: 'Authenticator policy created' },
   'authenticatorPolicy.replace': { code: 91002, description: 'Authenticator policy replaced' },
   'authenticatorPolicy.delete': { code: 91003, description: 'Authenticator policy deleted' },
+  'authenticator.register': { code: 92001, description: 'Authenticator app registered for a person (never its push handle)' },
+  'authenticator.rename': { code: 92002, description: 'Authenticator app renamed' },
+  'authenticator.remove': { code: 92003, description: 'Authenticator app removed (reason: request, or userDisabled when its person was disabled)' },
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type AuditAction = keyof typeof AUDIT_CATALOGUE;

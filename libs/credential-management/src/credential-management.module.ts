@@ -92,7 +92,7 @@ const REFERENCE_DATA_PRESENTERS = [GroupPresenter, DevicePolicyPresenter, Policy
 })
 export class CredentialManagementStoreModule {
   constructor(dependents: AccountDependents, wallets: WalletRepository, groups: GroupRepository, clock: Clock) {
-    dependents.registerUserWriteListener(async (user, change, tx) => {
+    dependents.registerUserWriteListener(async (user, change, _actor, tx) => {
       if (change === 'created') await wallets.createFor(user.org_id, user.id, clock.now(), tx);
       await groups.ensure(user.org_id, user.groups, clock.now(), tx);
     });

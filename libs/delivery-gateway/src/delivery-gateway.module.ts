@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
-import { AccountsModule } from '@app/accounts';
+import { AccountDependents, AccountsModule } from '@app/accounts';
+import { AuthModule } from '@app/auth';
 import { AppConfig } from '@app/config';
 import { DataCipher } from '@app/common';
 import { ConnectionStringResealer } from './gateways/connection-string.resealer';
@@ -11,6 +12,27 @@ import { AuthenticatorPolicyController } from './policies/authenticator-policy.c
 import { AuthenticatorPolicyPresenter } from './policies/authenticator-policy.presenter';
 import { AuthenticatorPolicyRepository } from './policies/authenticator-policy.repository';
 import { AuthenticatorPolicyService } from './policies/authenticator-policy.service';
+import { AuthenticatorRemoval } from './authenticators/authenticator-removal';
+import { AuthenticatorPresenter } from './authenticators/authenticator.presenter';
+import { AuthenticatorRepository } from './authenticators/authenticator.repository';
+import { AuthenticatorService } from './authenticators/authenticator.service';
+import { SelfAuthenticatorsController, UserAuthenticatorsController } from './authenticators/authenticators.controller';
+
+/**
+ * What delivery-gateway keeps about users, without HTTP or the token service: the service and the
+ * command line both load it, so that disabling a person removes their authenticators in the same
+ * transaction, whichever of the two disables them (docs/decisions.md "Table ownership").
+ */
+@Module({
+  imports: [AccountsModule],
+  providers: [AuthenticatorRepository, AuthenticatorRemoval],
+  exports: [AuthenticatorRepository],
+})
+export class DeliveryGatewayStoreModule {
+  constructor(dependents: AccountDependents, removal: AuthenticatorRemoval) {
+    removal.register(dependents);
+  }
+}
 
 /**
  * Push delivery gateways and the authenticator policies that bind them (interface, "Push delivery
@@ -48,11 +70,18 @@ import { AuthenticatorPolicyService } from './policies/authenticator-policy.serv
  * (412 when stale), PUT keeps left-out attributes and replaces `deliveryGateways` when sent. A
  * gateway still listed by a policy cannot be deleted (409 naming the policy), which a foreign key
  * enforces.
+ *
+ * Authenticators (CREDENTIAL-MANAGEMENT.md "Authenticators"): a person's mobile authenticator apps,
+ * the devices the gateways deliver to, under `/Self/Authenticators` and `/Users/{uid}/Authenticators`
+ * of the credential-management API. This library owns them because the sender joins each one with
+ * the gateway of its operating system; other libraries ask through AuthenticatorService.
  */
 @Module({
-  imports: [AccountsModule],
-  controllers: [PushGatewayController, AuthenticatorPolicyController],
+  imports: [DeliveryGatewayStoreModule, AccountsModule, AuthModule],
+  controllers: [PushGatewayController, AuthenticatorPolicyController, SelfAuthenticatorsController, UserAuthenticatorsController],
   providers: [
+    AuthenticatorService,
+    { provide: AuthenticatorPresenter, inject: [AppConfig], useFactory: (config: AppConfig) => new AuthenticatorPresenter(config.publicBaseUrl) },
     PushGatewayRepository,
     PushGatewayService,
     AuthenticatorPolicyRepository,
@@ -62,6 +91,6 @@ import { AuthenticatorPolicyService } from './policies/authenticator-policy.serv
     { provide: PushGatewayPresenter, inject: [AppConfig], useFactory: (config: AppConfig) => new PushGatewayPresenter(config.publicBaseUrl) },
     { provide: AuthenticatorPolicyPresenter, inject: [AppConfig], useFactory: (config: AppConfig) => new AuthenticatorPolicyPresenter(config.publicBaseUrl) },
   ],
-  exports: [PushGatewayService, AuthenticatorPolicyService],
+  exports: [PushGatewayService, AuthenticatorPolicyService, AuthenticatorService],
 })
 export class DeliveryGatewayModule {}

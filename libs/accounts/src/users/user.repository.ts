@@ -43,12 +43,13 @@ export interface UserProfile {
 }
 
 /** A user as every read outside authentication sees it: no password hash, only whether there is one. */
-/** A user's row under its lock: its name, and the role and groups the grant rules compare. */
+/** A user's row under its lock: its name, the role and groups the grant rules compare, and whether it is disabled. */
 export interface LockedUser {
   id: string;
   user_name: string;
   role: string;
   groups: string[];
+  disabled: boolean;
 }
 
 export interface UserRow {
@@ -326,7 +327,11 @@ export class UserRepository {
   /** Locks the user's row for the transaction (a delete that first asks what the user holds). */
   /** Locks the user's row for the transaction; answers what the grant rules compare (DECISIONS 5.3). */
   async lockInOrg(orgId: string, id: string, tx: Transaction): Promise<LockedUser | undefined> {
-    const [row] = await this.db.query<LockedUser>('SELECT id, user_name, role, groups FROM users WHERE org_id = $1 AND id = $2 FOR UPDATE', [orgId, id], tx);
+    const [row] = await this.db.query<LockedUser>(
+      'SELECT id, user_name, role, groups, disabled FROM users WHERE org_id = $1 AND id = $2 FOR UPDATE',
+      [orgId, id],
+      tx,
+    );
     return row;
   }
 

@@ -9,7 +9,7 @@ import { GrantChange, GrantPolicy } from '../grant.policy';
 import { parseCertificateUpload } from '../system-accounts/certificate-parser';
 import { CertificateRow } from '../certificates/certificate-store';
 import { PasswordHasher } from './password-hasher';
-import { UserChanges, UserEmail, UserNameParts, UserProfile, UserRepository, UserRow, UserSearchColumns, UserType } from './user.repository';
+import { LockedUser, UserChanges, UserEmail, UserNameParts, UserProfile, UserRepository, UserRow, UserSearchColumns, UserType } from './user.repository';
 
 /** userName: 1-128 characters of A-Z, a-z, 0-9, ".", "_", "@" and "-" (DECISIONS 11). */
 export const USER_NAME_PATTERN = /^[A-Za-z0-9._@-]{1,128}$/;
@@ -93,7 +93,7 @@ export class UserService {
         tx,
       );
       // The user's wallet and the rows of its group names (libs/credential-management), in this transaction.
-      await this.dependents.userWritten(user, 'created', tx);
+      await this.dependents.userWritten(user, 'created', actor, tx);
       await this.audit.record(
         {
           org: orgId,
@@ -171,7 +171,7 @@ export class UserService {
         if (!result) throw userNotFound(orgId, id);
         const { reenabled, previousVersion, ...user } = result;
         if (ifMatch && !ifMatch.matches(previousVersion)) throw preconditionFailed(`User ${id}`, previousVersion);
-        await this.dependents.userWritten(user, 'updated', tx);
+        await this.dependents.userWritten(user, 'updated', actor, tx);
         const revokedTokens = reenabled ? await this.dependents.revokeTokens({ userId: user.id }, this.clock.now(), tx) : 0;
         const details: Record<string, unknown> = {
           userName: user.user_name,
@@ -331,6 +331,25 @@ export class UserService {
       }),
     );
     return changed;
+  }
+
+  /**
+   * Runs `work` in a transaction that holds the user's row lock, for a change of a credential of the
+   * user that another library keeps (an authenticator, libs/delivery-gateway): the grant rules apply
+   * as to a certificate or a password (DECISIONS 5.3, `account-above-own`; a refusal is audited), and
+   * a disable or delete of the user either waits for the change (and its listeners see it) or comes
+   * first (and `work` sees `disabled`, or the user is gone: 404).
+   */
+  async withCredentialLock<T>(orgId: string, id: string, actor: Actor, work: (user: LockedUser, tx: Transaction) => Promise<T>): Promise<T> {
+    if (!UUID.test(id)) throw userNotFound(orgId, id);
+    return this.grants.audited(orgId, actor, id, () =>
+      this.db.transaction(async (tx) => {
+        const locked = await this.users.lockInOrg(orgId, id, tx);
+        if (!locked) throw userNotFound(orgId, id);
+        this.grants.check(actor, 'user', locked, {});
+        return work(locked, tx);
+      }),
+    );
   }
 
   /**

@@ -35,6 +35,8 @@ export enum Permission {
   UserSearch = 'user.search',
   StatsRead = 'stats.read',
   UserEnrollmentDataWrite = 'user.enrollmentData.write',
+  UserAuthenticatorRead = 'user.authenticator.read',
+  UserAuthenticatorManage = 'user.authenticator.manage',
   PrinterRead = 'printer.read',
   OperatorCreate = 'operator.create',
   OperatorList = 'operator.list',
@@ -52,6 +54,8 @@ export enum Permission {
   SelfContentRequestSearch = 'self.contentRequest.search',
   SelfContentRequestAction = 'self.contentRequest.action',
   SelfSyncSessionExecute = 'self.syncSession.execute',
+  SelfAuthenticatorRead = 'self.authenticator.read',
+  SelfAuthenticatorManage = 'self.authenticator.manage',
   ReferenceDataRead = 'referenceData.read',
   OobAdapterConfigurationManage = 'oobAdapterConfiguration.manage',
 }
@@ -93,6 +97,8 @@ const DEVICE_CARE = [
   P.WalletUpdate,
   P.WalletAction,
   P.WalletSearch,
+  P.UserAuthenticatorRead,
+  P.UserAuthenticatorManage,
 ];
 
 /** DECISIONS 5.2, column by column. */
@@ -120,6 +126,8 @@ export const SCOPE_PERMISSIONS: Readonly<Record<Scope, ReadonlySet<Permission>>>
     P.SelfContentRequestSearch,
     P.SelfContentRequestAction,
     P.SelfSyncSessionExecute,
+    P.SelfAuthenticatorRead,
+    P.SelfAuthenticatorManage,
   ]),
 };
 

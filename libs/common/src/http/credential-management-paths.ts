@@ -35,7 +35,7 @@ export function credentialManagementPaths(resource: CredentialManagementResource
 }
 
 /** Names of sub-resources below a resource (`/Users/{id}/EnrollmentData`, `/Self/Device`), also matched in any case. */
-const SUB_RESOURCES = ['EnrollmentData'];
+const SUB_RESOURCES = ['EnrollmentData', 'Authenticators'];
 const BY_LOWER_CASE = new Map([...CREDENTIAL_MANAGEMENT_RESOURCES, ...SUB_RESOURCES].map((name) => [name.toLowerCase(), name]));
 const CUSTOMER_FORM = /^(\/credential-management\/customer\/[^/?#]+\/)([^?#]*)(.*)$/s;
 
