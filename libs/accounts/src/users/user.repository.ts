@@ -42,7 +42,6 @@ export interface UserProfile {
   enterprise?: Record<string, unknown>;
 }
 
-/** A user as every read outside authentication sees it: no password hash, only whether there is one. */
 /** A user's row under its lock: its name, the role and groups the grant rules compare, and whether it is disabled. */
 export interface LockedUser {
   id: string;
@@ -52,6 +51,7 @@ export interface LockedUser {
   disabled: boolean;
 }
 
+/** A user as every read outside authentication sees it: no password hash, only whether there is one. */
 export interface UserRow {
   id: string;
   org_id: string;
@@ -324,7 +324,6 @@ export class UserRepository {
     return rows.map((row) => row.id);
   }
 
-  /** Locks the user's row for the transaction (a delete that first asks what the user holds). */
   /** Locks the user's row for the transaction; answers what the grant rules compare (DECISIONS 5.3). */
   async lockInOrg(orgId: string, id: string, tx: Transaction): Promise<LockedUser | undefined> {
     const [row] = await this.db.query<LockedUser>(
