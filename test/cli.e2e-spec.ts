@@ -477,6 +477,7 @@ describe('command line (apps/cli)', () => {
   }, 90_000); // fifteen CLI processes, each a fresh Node start: ~22 s alone, longer beside other suites
 
   it('signing-key: generate, a refused early activation, activation (with no delay) that the service signs with, withdraw; audited as cli', async () => {
+    // A kid is base64url and may begin with '-': it goes after --, which ends the options (as a thumbprint does).
     const kidOf = (jws: string) => (JSON.parse(Buffer.from(jws.split('.')[0], 'base64url').toString('utf8')) as { kid: string }).kid;
     const listed = await cli(['signing-key', 'list']);
     expectOk(listed);
@@ -489,11 +490,11 @@ describe('command line (apps/cli)', () => {
     expect(next.json()).toMatchObject({ state: 'next', algorithm: 'ES256', hsmLabel: expect.stringMatching(/^JWT_KEY\//) });
     const jwks = await t.http.get(`/authentication/customer/${org}/.well-known/jwks.json`).expect(200);
     expect((jwks.body.keys as Array<{ kid: string }>).map((key) => key.kid)).toContain(kid);
-    expectRefused(await cli(['signing-key', 'activate', kid]), `Key ${kid} cannot sign before`);
-    expectRefused(await cli(['signing-key', 'activate', kid, '--at', 'tomorrow']), '--at must be an ISO 8601 date-time');
+    expectRefused(await cli(['signing-key', 'activate', '--', kid]), `Key ${kid} cannot sign before`);
+    expectRefused(await cli(['signing-key', 'activate', '--at', 'tomorrow', '--', kid]), '--at must be an ISO 8601 date-time');
 
     // The service process signs with the key the command line made in the shared HSM token.
-    const activated = await cli(['signing-key', 'activate', kid], { env: { JWKS_PUBLICATION_DELAY_S: '0' } });
+    const activated = await cli(['signing-key', 'activate', '--', kid], { env: { JWKS_PUBLICATION_DELAY_S: '0' } });
     expectOk(activated);
     expect(activated.json()).toMatchObject({ kid, state: 'active' });
     // The service hears of the activation through the change feed within milliseconds.
@@ -507,10 +508,10 @@ describe('command line (apps/cli)', () => {
 
     const spare = await cli(['signing-key', 'generate', 'EC-P256']);
     expectOk(spare);
-    const withdrawn = await cli(['signing-key', 'retire', spare.json().kid]);
+    const withdrawn = await cli(['signing-key', 'retire', '--', spare.json().kid]);
     expectOk(withdrawn);
     expect(withdrawn.json()).toMatchObject({ kid: spare.json().kid, state: 'retired' });
-    expectRefused(await cli(['signing-key', 'retire', kid]), 'is the active key');
+    expectRefused(await cli(['signing-key', 'retire', '--', kid]), 'is the active key');
     const audit = await t.db.query("SELECT code, target FROM audit_events WHERE actor = 'cli' AND code BETWEEN 81000 AND 81999 ORDER BY id");
     expect(audit.rows).toEqual([
       { code: 81001, target: kid },
