@@ -197,6 +197,31 @@ describe('user grants', () => {
       expect(refused.body.error_description).toMatch(/^Operators sign in with their certificate \(jwt-bearer\)/);
     });
 
+    it("a promotion ends the user's live tokens (they were got with the old role's factors); a demotion applies to them at once", async () => {
+      const id = await createUser({ userName: 'pat.promoted', role: 'Cardholder', password: PASSWORD });
+      const token = (await passwordGrant('pat.promoted', PASSWORD, from())).body.access_token as string;
+      const whoami = () => t.http.get('/authentication/customer/users/whoami').auth(token, { type: 'bearer' });
+      expect((await whoami()).status).toBe(200);
+      const promoted = await t.http.patch(`/admin/v1/organizations/users/users/${id}`).auth(admin, { type: 'bearer' }).send({ role: 'Issuance' });
+      expect(promoted.status).toBe(200);
+      // The one-factor token must not carry the operator scope it could never have been issued with.
+      const refused = await whoami();
+      expect(refused.status).toBe(401);
+      expect(refused.headers['www-authenticate']).toMatch(/invalid_token.*revoked/);
+      const audit = await t.db.query("SELECT details FROM audit_events WHERE action = 'user.update' AND target = $1 ORDER BY id DESC LIMIT 1", [id]);
+      expect(audit.rows[0].details).toMatchObject({ role: 'Issuance', revokedTokens: 1 });
+
+      // A demotion: the operator's certificate token keeps working, with the lesser role at once.
+      const { id: operatorId, certificate } = await operatorWithCertificate('dora.demoted', 'Administration');
+      const operatorToken = (await assertionGrant(await signAssertion(certificate, 'dora.demoted', tokenUrl, { now: t.clock.now() }), from())).body
+        .access_token as string;
+      const demoted = await t.http.patch(`/admin/v1/organizations/users/users/${operatorId}`).auth(admin, { type: 'bearer' }).send({ role: 'Help Desk' });
+      expect(demoted.status).toBe(200);
+      const after = await t.http.get('/authentication/customer/users/whoami').auth(operatorToken, { type: 'bearer' });
+      expect(after.status).toBe(200);
+      expect(after.body).toMatchObject({ userName: 'dora.demoted', role: 'Help Desk', scopes: ['Scope.helpdesk'] });
+    });
+
     it('a cardholder whose role has no scope at all may still use the password grant', async () => {
       await createUser({ userName: 'pw.norole', role: 'Not In The File', password: PASSWORD });
       expect((await passwordGrant('pw.norole', PASSWORD, from())).status).toBe(200);

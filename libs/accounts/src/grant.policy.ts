@@ -106,6 +106,19 @@ export class GrantPolicy {
   }
 
   /**
+   * Whether `to` grants a scope `from` does not, or reaches beyond Operator Dependent limits `from`
+   * had. Without the mapping (the command line does not load it) any change counts as one.
+   */
+  widens(from: string, to: string): boolean {
+    if (!this.lookup) return true;
+    const before = this.lookup(from);
+    const after = this.lookup(to);
+    if (!after) return true;
+    if (!before) return after.scopes.length > 0;
+    return after.scopes.some((scope) => !before.scopes.includes(scope)) || (before.operatorDependent && !after.operatorDependent);
+  }
+
+  /**
    * Runs a write that calls `check`; a refusal is recorded in the audit log after the write's
    * transaction has rolled back (so the record survives it), then rethrown.
    */

@@ -205,10 +205,10 @@ export class UserRepository {
     changes: UserChanges,
     now: Date,
     tx?: Transaction,
-  ): Promise<(UserRow & { reenabled: boolean; previousVersion: number }) | undefined> {
-    const [row] = await this.db.query<UserRow & { was_disabled: boolean; was_version: number }>(
+  ): Promise<(UserRow & { reenabled: boolean; previousVersion: number; previousRole: string }) | undefined> {
+    const [row] = await this.db.query<UserRow & { was_disabled: boolean; was_version: number; was_role: string }>(
       `WITH before AS (
-         SELECT id AS before_id, disabled AS was_disabled, version AS was_version FROM users WHERE org_id = $1 AND id = $2 FOR UPDATE
+         SELECT id AS before_id, disabled AS was_disabled, version AS was_version, role AS was_role FROM users WHERE org_id = $1 AND id = $2 FOR UPDATE
        ), changed AS (
          UPDATE users AS u
             SET role = COALESCE($3, role),
@@ -222,7 +222,7 @@ export class UserRepository {
                 password_hash = COALESCE($17::text, password_hash),
                 updated_at = $13, version = version + 1
            FROM before WHERE u.id = before.before_id
-         RETURNING ${USER_COLUMNS}, before.was_disabled, before.was_version
+         RETURNING ${USER_COLUMNS}, before.was_disabled, before.was_version, before.was_role
        )
        SELECT changed.* FROM changed`,
       [
@@ -247,8 +247,8 @@ export class UserRepository {
       tx,
     );
     if (!row) return undefined;
-    const { was_disabled: wasDisabled, was_version: previousVersion, ...user } = row;
-    return { ...user, reenabled: wasDisabled && !user.disabled, previousVersion };
+    const { was_disabled: wasDisabled, was_version: previousVersion, was_role: previousRole, ...user } = row;
+    return { ...user, reenabled: wasDisabled && !user.disabled, previousVersion, previousRole };
   }
 
   /** The users who carry each of these group names (membership lives on the users). */

@@ -169,10 +169,13 @@ export class UserService {
         await this.checkGrant(orgId, id, actor, { role: changes.role, groups: changes.groups === undefined ? undefined : (changes.groups ?? []) }, tx);
         const result = await this.users.update(orgId, id, { ...changes, passwordHash }, this.clock.now(), tx);
         if (!result) throw userNotFound(orgId, id);
-        const { reenabled, previousVersion, ...user } = result;
+        const { reenabled, previousVersion, previousRole, ...user } = result;
         if (ifMatch && !ifMatch.matches(previousVersion)) throw preconditionFailed(`User ${id}`, previousVersion);
         await this.dependents.userWritten(user, 'updated', actor, tx);
-        const revokedTokens = reenabled ? await this.dependents.revokeTokens({ userId: user.id }, this.clock.now(), tx) : 0;
+        // A promotion takes effect at the next sign-in (DECISIONS 3.4): a live token was got with the
+        // factors the old role needed (a cardholder's password alone), never enough for the new one.
+        const promoted = user.role !== previousRole && this.grants.widens(previousRole, user.role);
+        const revokedTokens = reenabled || promoted ? await this.dependents.revokeTokens({ userId: user.id }, this.clock.now(), tx) : 0;
         const details: Record<string, unknown> = {
           userName: user.user_name,
           changed: [...Object.keys(changes), ...(password === undefined ? [] : ['password'])],
