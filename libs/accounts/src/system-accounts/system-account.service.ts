@@ -124,9 +124,12 @@ export class SystemAccountService {
     changes: { role?: string; description?: string | null; disabled?: boolean; organizationAdministrator?: boolean },
     actor: Actor,
   ): Promise<SystemAccountRow> {
-    const row = await this.grants.audited(orgId, actor, clientId, () =>
-      this.db.transaction(async (tx) => {
-        await this.checkGrant(orgId, clientId, actor, { role: changes.role, organizationAdministrator: changes.organizationAdministrator }, tx);
+    const row = await this.writeGranted(
+      orgId,
+      clientId,
+      actor,
+      { role: changes.role, organizationAdministrator: changes.organizationAdministrator },
+      async (tx) => {
         const updated = await this.accounts.update(orgId, clientId, changes, this.clock.now(), tx);
         if (!updated) throw notFound(`System account "${clientId}" does not exist in organization "${orgId}".`);
         const details: Record<string, unknown> = { changes };
@@ -148,7 +151,7 @@ export class SystemAccountService {
         );
         this.changes.publishOnCommit(tx, 'subject', [account.id]);
         return account;
-      }),
+      },
     );
     return row;
   }
@@ -166,27 +169,24 @@ export class SystemAccountService {
         `"${clientId}" is the platform administrator and cannot be deleted; create a new secret and revoke the old one instead.`,
       );
     }
-    await this.grants.audited(orgId, actor, clientId, () =>
-      this.db.transaction(async (tx) => {
-        await this.checkGrant(orgId, clientId, actor, {}, tx);
-        const deleted = await this.accounts.delete(orgId, clientId, tx);
-        if (!deleted) throw notFound(`System account "${clientId}" does not exist in organization "${orgId}".`);
-        await this.audit.record(
-          {
-            org: orgId,
-            actor: actor.name,
-            action: 'system_account.delete',
-            target: clientId,
-            outcome: 'success',
-            sourceAddress: actor.sourceAddress,
-            correlationId: actor.correlationId,
-            details: { role: deleted.role },
-          },
-          tx,
-        );
-        this.changes.publishOnCommit(tx, 'subject', [account.id]);
-      }),
-    );
+    await this.writeGranted(orgId, clientId, actor, {}, async (tx) => {
+      const deleted = await this.accounts.delete(orgId, clientId, tx);
+      if (!deleted) throw notFound(`System account "${clientId}" does not exist in organization "${orgId}".`);
+      await this.audit.record(
+        {
+          org: orgId,
+          actor: actor.name,
+          action: 'system_account.delete',
+          target: clientId,
+          outcome: 'success',
+          sourceAddress: actor.sourceAddress,
+          correlationId: actor.correlationId,
+          details: { role: deleted.role },
+        },
+        tx,
+      );
+      this.changes.publishOnCommit(tx, 'subject', [account.id]);
+    });
   }
 
   async createSecret(orgId: string, clientId: string, expiresAt: Date | undefined, actor: Actor): Promise<IssuedSecret> {
@@ -194,28 +194,25 @@ export class SystemAccountService {
     if (expiresAt && expiresAt.getTime() <= this.clock.now().getTime()) {
       throw invalidValue('expiresAt must be in the future.');
     }
-    const created = await this.grants.audited(orgId, actor, clientId, () =>
-      this.db.transaction(async (tx) => {
-        await this.checkGrant(orgId, clientId, actor, {}, tx);
-        const secret = await this.insertSecret(account.id, undefined, expiresAt, tx);
-        await this.audit.record(
-          {
-            org: orgId,
-            actor: actor.name,
-            action: 'client_secret.create',
-            target: clientId,
-            outcome: 'success',
-            sourceAddress: actor.sourceAddress,
-            correlationId: actor.correlationId,
-            details: { secretId: secret.id, expiresAt: secret.expiresAt },
-          },
-          tx,
-        );
-        // Client authentication caches an account's credentials: every change of them is published.
-        this.changes.publishOnCommit(tx, 'subject', [account.id]);
-        return secret;
-      }),
-    );
+    const created = await this.writeGranted(orgId, clientId, actor, {}, async (tx) => {
+      const secret = await this.insertSecret(account.id, undefined, expiresAt, tx);
+      await this.audit.record(
+        {
+          org: orgId,
+          actor: actor.name,
+          action: 'client_secret.create',
+          target: clientId,
+          outcome: 'success',
+          sourceAddress: actor.sourceAddress,
+          correlationId: actor.correlationId,
+          details: { secretId: secret.id, expiresAt: secret.expiresAt },
+        },
+        tx,
+      );
+      // Client authentication caches an account's credentials: every change of them is published.
+      this.changes.publishOnCommit(tx, 'subject', [account.id]);
+      return secret;
+    });
     return created;
   }
 
@@ -226,28 +223,25 @@ export class SystemAccountService {
    */
   async revokeSecret(orgId: string, clientId: string, secretId: string, actor: Actor): Promise<void> {
     const account = await this.get(orgId, clientId);
-    await this.grants.audited(orgId, actor, clientId, () =>
-      this.db.transaction(async (tx) => {
-        await this.checkGrant(orgId, clientId, actor, {}, tx);
-        if (!UUID.test(secretId) || !(await this.accounts.deleteSecret(account.id, secretId, tx))) {
-          throw notFound(`System account "${clientId}" has no secret "${secretId.slice(0, 64)}".`);
-        }
-        await this.audit.record(
-          {
-            org: orgId,
-            actor: actor.name,
-            action: 'client_secret.revoke',
-            target: clientId,
-            outcome: 'success',
-            sourceAddress: actor.sourceAddress,
-            correlationId: actor.correlationId,
-            details: { secretId },
-          },
-          tx,
-        );
-        this.changes.publishOnCommit(tx, 'subject', [account.id]);
-      }),
-    );
+    await this.writeGranted(orgId, clientId, actor, {}, async (tx) => {
+      if (!UUID.test(secretId) || !(await this.accounts.deleteSecret(account.id, secretId, tx))) {
+        throw notFound(`System account "${clientId}" has no secret "${secretId.slice(0, 64)}".`);
+      }
+      await this.audit.record(
+        {
+          org: orgId,
+          actor: actor.name,
+          action: 'client_secret.revoke',
+          target: clientId,
+          outcome: 'success',
+          sourceAddress: actor.sourceAddress,
+          correlationId: actor.correlationId,
+          details: { secretId },
+        },
+        tx,
+      );
+      this.changes.publishOnCommit(tx, 'subject', [account.id]);
+    });
   }
 
   async listSecrets(orgId: string, clientId: string): Promise<SecretMetadataRow[]> {
@@ -260,54 +254,48 @@ export class SystemAccountService {
     const now = this.clock.now();
     const parsed = parseCertificateUpload(pem, now);
     const expiresAt = new Date(now.getTime() + this.config.certificateLifetimeDays * DAY_MS);
-    const row = await this.grants.audited(orgId, actor, clientId, () =>
-      this.db.transaction(async (tx) => {
-        await this.checkGrant(orgId, clientId, actor, {}, tx);
-        const added = await this.accounts.addCertificate(account.id, parsed, now, expiresAt, tx);
-        await this.audit.record(
-          {
-            org: orgId,
-            actor: actor.name,
-            action: 'client_certificate.upload',
-            target: clientId,
-            outcome: 'success',
-            sourceAddress: actor.sourceAddress,
-            correlationId: actor.correlationId,
-            details: { thumbprint: added.thumbprint, subject: added.subject },
-          },
-          tx,
-        );
-        this.changes.publishOnCommit(tx, 'subject', [account.id]);
-        return added;
-      }),
-    );
+    const row = await this.writeGranted(orgId, clientId, actor, {}, async (tx) => {
+      const added = await this.accounts.addCertificate(account.id, parsed, now, expiresAt, tx);
+      await this.audit.record(
+        {
+          org: orgId,
+          actor: actor.name,
+          action: 'client_certificate.upload',
+          target: clientId,
+          outcome: 'success',
+          sourceAddress: actor.sourceAddress,
+          correlationId: actor.correlationId,
+          details: { thumbprint: added.thumbprint, subject: added.subject },
+        },
+        tx,
+      );
+      this.changes.publishOnCommit(tx, 'subject', [account.id]);
+      return added;
+    });
     return row;
   }
 
   /** Deletes one certificate (by its x5t#S256 thumbprint): assertions signed with its key stop working at once. */
   async deleteCertificate(orgId: string, clientId: string, thumbprint: string, actor: Actor): Promise<void> {
     const account = await this.get(orgId, clientId);
-    await this.grants.audited(orgId, actor, clientId, () =>
-      this.db.transaction(async (tx) => {
-        await this.checkGrant(orgId, clientId, actor, {}, tx);
-        const row = await this.accounts.deleteCertificate(account.id, thumbprint, tx);
-        if (!row) throw notFound(`System account "${clientId}" has no certificate "${thumbprint.slice(0, 64)}".`);
-        await this.audit.record(
-          {
-            org: orgId,
-            actor: actor.name,
-            action: 'client_certificate.delete',
-            target: clientId,
-            outcome: 'success',
-            sourceAddress: actor.sourceAddress,
-            correlationId: actor.correlationId,
-            details: { thumbprint: row.thumbprint, subject: row.subject },
-          },
-          tx,
-        );
-        this.changes.publishOnCommit(tx, 'subject', [account.id]);
-      }),
-    );
+    await this.writeGranted(orgId, clientId, actor, {}, async (tx) => {
+      const row = await this.accounts.deleteCertificate(account.id, thumbprint, tx);
+      if (!row) throw notFound(`System account "${clientId}" has no certificate "${thumbprint.slice(0, 64)}".`);
+      await this.audit.record(
+        {
+          org: orgId,
+          actor: actor.name,
+          action: 'client_certificate.delete',
+          target: clientId,
+          outcome: 'success',
+          sourceAddress: actor.sourceAddress,
+          correlationId: actor.correlationId,
+          details: { thumbprint: row.thumbprint, subject: row.subject },
+        },
+        tx,
+      );
+      this.changes.publishOnCommit(tx, 'subject', [account.id]);
+    });
   }
 
   async listCertificates(orgId: string, clientId: string): Promise<CertificateRow[]> {
@@ -316,14 +304,21 @@ export class SystemAccountService {
   }
 
   /**
-   * The grant rules (DECISIONS 5.3) for a change of an existing account by a request's caller, under
-   * the account's row lock so that a concurrent change of its role cannot slip between check and write.
+   * A change of an existing account in one transaction, after the grant rules (DECISIONS 5.3) for a
+   * request's caller under the account's row lock, so that a concurrent change of its role cannot
+   * slip between check and write; a refusal is audited once the transaction has rolled back.
    */
-  private async checkGrant(orgId: string, clientId: string, actor: Actor, change: GrantChange, tx: Transaction): Promise<void> {
-    if (!actor.principal) return;
-    const locked = await this.accounts.lockInOrg(orgId, clientId, tx);
-    if (!locked) throw notFound(`System account "${clientId}" does not exist in organization "${orgId}".`);
-    this.grants.check(actor, 'system_account', locked, change);
+  private writeGranted<T>(orgId: string, clientId: string, actor: Actor, change: GrantChange, write: (tx: Transaction) => Promise<T>): Promise<T> {
+    return this.grants.audited(orgId, actor, clientId, () =>
+      this.db.transaction(async (tx) => {
+        if (actor.principal) {
+          const locked = await this.accounts.lockInOrg(orgId, clientId, tx);
+          if (!locked) throw notFound(`System account "${clientId}" does not exist in organization "${orgId}".`);
+          this.grants.check(actor, 'system_account', locked, change);
+        }
+        return write(tx);
+      }),
+    );
   }
 
   private async insertSecret(accountId: string, value: string | undefined, expiresAt: Date | undefined, tx?: Transaction): Promise<IssuedSecret> {

@@ -281,28 +281,25 @@ export class UserService {
     const now = this.clock.now();
     const parsed = parseCertificateUpload(pem, now);
     const expiresAt = new Date(now.getTime() + this.config.certificateLifetimeDays * DAY_MS);
-    const enrolled = await this.grants.audited(orgId, actor, id, () =>
-      this.db.transaction(async (tx) => {
-        await this.checkGrant(orgId, id, actor, {}, tx);
-        const row = await this.users.addCertificate(user.id, parsed, now, expiresAt, tx);
-        await this.audit.record(
-          {
-            org: orgId,
-            actor: actor.name,
-            action: 'user.certificate.enroll',
-            target: id,
-            outcome: 'success',
-            sourceAddress: actor.sourceAddress,
-            correlationId: actor.correlationId,
-            details: { userName: user.user_name, thumbprint: row.thumbprint, subject: row.subject },
-          },
-          tx,
-        );
-        // The user's answers list its certificates; every instance drops what it kept of the user.
-        this.changes.publishOnCommit(tx, 'subject', [id]);
-        return row;
-      }),
-    );
+    const enrolled = await this.withCredentialLock(orgId, id, actor, async (_user, tx) => {
+      const row = await this.users.addCertificate(user.id, parsed, now, expiresAt, tx);
+      await this.audit.record(
+        {
+          org: orgId,
+          actor: actor.name,
+          action: 'user.certificate.enroll',
+          target: id,
+          outcome: 'success',
+          sourceAddress: actor.sourceAddress,
+          correlationId: actor.correlationId,
+          details: { userName: user.user_name, thumbprint: row.thumbprint, subject: row.subject },
+        },
+        tx,
+      );
+      // The user's answers list its certificates; every instance drops what it kept of the user.
+      this.changes.publishOnCommit(tx, 'subject', [id]);
+      return row;
+    });
     return enrolled;
   }
 
@@ -311,35 +308,32 @@ export class UserService {
     const user = await this.get(orgId, id);
     if (user.user_type === 'operator') throw operatorPassword();
     const passwordHash = await this.hasher.hash(password);
-    const changed = await this.grants.audited(orgId, actor, id, () =>
-      this.db.transaction(async (tx) => {
-        await this.checkGrant(orgId, id, actor, {}, tx);
-        const updated = await this.users.setPasswordHash(orgId, id, passwordHash, this.clock.now(), tx);
-        if (!updated) throw userNotFound(orgId, id);
-        await this.audit.record(
-          {
-            org: orgId,
-            actor: actor.name,
-            action: 'user.password.set',
-            target: id,
-            outcome: 'success',
-            sourceAddress: actor.sourceAddress,
-            correlationId: actor.correlationId,
-            details: { userName: updated.user_name },
-          },
-          tx,
-        );
-        this.changes.publishOnCommit(tx, 'subject', [id]);
-        return updated;
-      }),
-    );
+    const changed = await this.withCredentialLock(orgId, id, actor, async (_user, tx) => {
+      const updated = await this.users.setPasswordHash(orgId, id, passwordHash, this.clock.now(), tx);
+      if (!updated) throw userNotFound(orgId, id);
+      await this.audit.record(
+        {
+          org: orgId,
+          actor: actor.name,
+          action: 'user.password.set',
+          target: id,
+          outcome: 'success',
+          sourceAddress: actor.sourceAddress,
+          correlationId: actor.correlationId,
+          details: { userName: updated.user_name },
+        },
+        tx,
+      );
+      this.changes.publishOnCommit(tx, 'subject', [id]);
+      return updated;
+    });
     return changed;
   }
 
   /**
    * Runs `work` in a transaction that holds the user's row lock, for a change of a credential of the
-   * user that another library keeps (an authenticator, libs/delivery-gateway): the grant rules apply
-   * as to a certificate or a password (DECISIONS 5.3, `account-above-own`; a refusal is audited), and
+   * user (a certificate, a password, or an authenticator that libs/delivery-gateway keeps): the grant rules apply
+   * (DECISIONS 5.3, `account-above-own`; a refusal is audited), and
    * a disable or delete of the user either waits for the change (and its listeners see it) or comes
    * first (and `work` sees `disabled`, or the user is gone: 404).
    */
