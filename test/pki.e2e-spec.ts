@@ -13,6 +13,7 @@ import {
   createTestApp,
   openssl,
   opensslCsr,
+  opensslVerified,
   platformAdminToken,
   tokenBySecret,
 } from '@app/testing';
@@ -32,15 +33,6 @@ describe('issuing CA', () => {
   let dir: string;
   let caPem: string;
 
-  /**
-   * openssl crl/ocsp with -CAfile: stdout, after checking the signature verdict it prints on stderr
-   * ("verify OK", "Response verify OK"). It exits 0 on "verify failure" too, so the exit code proves nothing.
-   */
-  const opensslVerified = (...args: string[]) => {
-    const run = spawnSync('openssl', args, { encoding: 'utf8' });
-    expect({ status: run.status, verdict: run.stderr.trim() }).toEqual({ status: 0, verdict: args[0] === 'crl' ? 'verify OK' : 'Response verify OK' });
-    return run.stdout;
-  };
   const file = (name: string, content: string | Buffer) => {
     const path = join(dir, name);
     writeFileSync(path, content);

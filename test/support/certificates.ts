@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes, webcrypto } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -62,6 +62,17 @@ export async function makeCertificate(options: { keyType?: TestKeyType; notBefor
 /** Runs openssl with `args`; its standard output (a non-zero exit throws, with what it printed). */
 export function openssl(...args: string[]): string {
   return execFileSync('openssl', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/**
+ * openssl crl/ocsp with -CAfile: its standard output, after checking the signature verdict it prints
+ * on stderr ("verify OK", "Response verify OK"). It exits 0 on "verify failure" too, so the exit code
+ * proves nothing.
+ */
+export function opensslVerified(...args: string[]): string {
+  const run = spawnSync('openssl', args, { encoding: 'utf8' });
+  expect({ status: run.status, verdict: run.stderr.trim() }).toEqual({ status: 0, verdict: args[0] === 'crl' ? 'verify OK' : 'Response verify OK' });
+  return run.stdout;
 }
 
 /**
