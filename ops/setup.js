@@ -39,7 +39,7 @@ function ensureDependencies() {
  * otherwise the exact command is printed.
  */
 function ensureDebianPackages(packages) {
-  const missing = packages.filter(({ binary }) => !has(binary)).map(({ name }) => name);
+  const missing = packages.filter(({ binary, file }) => (file ? !existsSync(file) : !has(binary))).map(({ name }) => name);
   if (missing.length === 0) return;
   const command = `apt-get install -y --no-install-recommends ${missing.join(' ')}`;
   const root = typeof process.getuid === 'function' && process.getuid() === 0;

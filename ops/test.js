@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 'use strict';
 // `npm test`: the whole suite on a fresh clone. Installs dependencies and SoftHSM2/OpenSC when
-// missing, checks formatting, type-checks, lints, then runs Jest (whose global setup builds dist/ once
+// missing (and Debian's headless Chromium for the browser tests), checks formatting, type-checks, lints, then runs Jest (whose global setup builds dist/ once
 // for the suites that start the built service).
 // Tests use their own embedded PostgreSQL unless DATABASE_URL is set, and a fresh SoftHSM2 token.
 const { readFileSync, rmSync } = require('node:fs');
@@ -13,6 +13,10 @@ ensureDependencies();
 ensureDebianPackages([
   { name: 'softhsm2', binary: 'softhsm2-util' },
   { name: 'opensc', binary: 'pkcs11-tool' },
+  // What a person sees is tested in a real browser: Debian's headless Chromium, driven by
+  // playwright-core (no browser download is reachable from CI).
+  { name: 'chromium-headless-shell', binary: 'chromium-headless-shell' },
+  { name: 'fonts-liberation', file: '/usr/share/fonts/truetype/liberation' },
 ]);
 const bin = (name) => join(ROOT, 'node_modules', '.bin', name);
 process.stdout.write('Checking formatting (prettier; `npm run format` fixes it)...\n');
