@@ -36,10 +36,8 @@ export async function watchedPage(browser: Browser, options: BrowserContextOptio
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
   // CSP violations surface as console errors too, but the event names the directive; listen in
   // every document the page loads.
-  await context.addInitScript(() => {
-    document.addEventListener('securitypolicyviolation', (event) => {
-      console.error(`CSP violation: ${event.violatedDirective} blocked ${event.blockedURI}`);
-    });
+  await context.addInitScript({
+    content: `document.addEventListener('securitypolicyviolation', (event) => console.error('CSP violation: ' + event.violatedDirective + ' blocked ' + event.blockedURI));`,
   });
   return { context, page, problems };
 }

@@ -13,3 +13,4 @@ export * from './auth-store.module';
 export * from './signing-keys/signing-keys.module';
 export { SigningKeys, type SigningKeyAlgorithm } from './signing-keys/signing-keys.service';
 export { presentSigningKey } from './signing-keys/signing-key.presenter';
+export * from './sessions/sign-in-sessions';

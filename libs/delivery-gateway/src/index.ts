@@ -7,3 +7,4 @@ export { AUTHENTICATOR_POLICY_SCHEMA, AUTHENTICATOR_POLICY_RESOURCE_TYPE } from 
 export { AuthenticatorService } from './authenticators/authenticator.service';
 export type { Holder } from './authenticators/authenticator.service';
 export { AUTHENTICATOR_SCHEMA, AUTHENTICATOR_RESOURCE_TYPE } from './authenticators/authenticator.schema';
+export * from './notifications/push-notifications';

@@ -1,0 +1,47 @@
+import type { FastifyRequest } from 'fastify';
+import type { Actor } from '@app/common';
+
+/** How a person proved who they are: the id_token's `amr` values (RFC 8176). */
+export type AuthenticationMethod = 'pwd' | 'otp' | 'sc' | 'hwk';
+
+/** A person's browser session, opened by the hosted login page. */
+export interface SignInSession {
+  /** The session row's id: never the cookie's value, which is stored only as a hash. */
+  id: string;
+  org: string;
+  userId: string;
+  userName: string;
+  /** When the person last proved who they are (the id_token's `auth_time`). */
+  authTime: Date;
+  amr: AuthenticationMethod[];
+  idleExpiresAt: Date;
+  absoluteExpiresAt: Date;
+}
+
+/** The cookie that carries a session: Secure, HttpOnly, SameSite=Strict, Path=/, no Domain. */
+export const SESSION_COOKIE = '__Host-Http-session';
+
+/**
+ * The port through which the authorization endpoint, RP-initiated logout, the admin API and the
+ * portal read people's sessions; the hosted login page is the only place that opens them.
+ */
+export abstract class SignInSessions {
+  /** The live session the request's cookie names, or null (unknown, ended, idle or past its absolute timeout). */
+  abstract fromRequest(request: FastifyRequest): Promise<SignInSession | null>;
+  /** Ends one session at once, on every instance (sign-out, RP-initiated logout, an administrator). */
+  abstract end(sessionId: string, actor: Actor): Promise<void>;
+}
+
+/**
+ * Where the authorization endpoint (or the portal) sends a person to sign in: the organization's
+ * login page, which sends them back to `returnTo` once signed in. `returnTo` is a path on this
+ * service (the login page accepts only its own authorization endpoint and /portal/, never another
+ * origin); `forceLogin` asks for the credentials again even with a live session (`prompt=login`,
+ * `max_age`); `loginHint` fills in the userName.
+ */
+export function loginLocation(org: string, returnTo: string, options: { forceLogin?: boolean; loginHint?: string } = {}): string {
+  const query = new URLSearchParams({ return_to: returnTo });
+  if (options.forceLogin) query.set('prompt', 'login');
+  if (options.loginHint) query.set('login_hint', options.loginHint);
+  return `/authentication/customer/${encodeURIComponent(org)}/login?${query.toString()}`;
+}
