@@ -20,6 +20,11 @@ import { BearerGuard } from './http/bearer.guard';
 import { DiscoveryController } from './http/discovery.controller';
 import { SigningKeysController } from './http/signing-keys.controller';
 import { TokenController } from './http/token.controller';
+import { AuthorizeController } from './http/authorize.controller';
+import { AuthorizationGrantRepository } from './oidc/authorization-grant.repository';
+import { AuthorizationService } from './oidc/authorization.service';
+import { CodeGrantService } from './oidc/code-grant.service';
+import { LogoutService } from './oidc/logout.service';
 import { SigningKeysModule } from './signing-keys/signing-keys.module';
 import { AccessTokenValidator } from './tokens/access-token-validator';
 import { JwsService } from './tokens/jws.service';
@@ -32,7 +37,7 @@ import { TokenService } from './tokens/token.service';
 /** The token service, client authentication, and the global bearer guard. */
 @Module({
   imports: [AccountsModule, AuthStoreModule, SigningKeysModule],
-  controllers: [TokenController, DiscoveryController, RolesController, SigningKeysController],
+  controllers: [TokenController, DiscoveryController, RolesController, SigningKeysController, AuthorizeController],
   providers: [
     AssertionVerifier,
     ClientAuthenticator,
@@ -48,6 +53,10 @@ import { TokenService } from './tokens/token.service';
     TokenStateCache,
     TokenService,
     OperatorDependentPolicy,
+    AuthorizationGrantRepository,
+    AuthorizationService,
+    CodeGrantService,
+    LogoutService,
     {
       provide: RoleCatalog,
       inject: [AppConfig],

@@ -392,6 +392,16 @@ export class UserRepository {
     return { user: userOf(rows[0]), orgSettings: withDefaults(rows[0].org_settings), certificates };
   }
 
+  /** The user by id with its organization's settings: the token endpoint's refresh and code grants (DECISIONS 15). */
+  async findWithSettings(orgId: string, id: string): Promise<UserWithSettings | undefined> {
+    const [row] = await this.db.query<UserRow & OrgSettingsColumn>(
+      `SELECT ${USER_COLUMNS}, o.settings AS org_settings FROM users u JOIN organizations o ON o.id = u.org_id WHERE u.org_id = $1 AND u.id = $2`,
+      [orgId, id],
+    );
+    if (!row) return undefined;
+    return { user: userOf(row), orgSettings: withDefaults(row.org_settings) };
+  }
+
   /** The user and its password hash (null when it has none), for the password grant only (DECISIONS 3.5). */
   async findWithPasswordHash(orgId: string, userName: string): Promise<(UserWithSettings & { passwordHash: string | null }) | undefined> {
     const [row] = await this.db.query<UserRow & OrgSettingsColumn & { password_hash: string | null }>(

@@ -4,6 +4,7 @@ import { AppConfig } from '@app/config';
 import { LOGGER, Logger } from '@app/observability';
 import { LockoutService } from '../clients/lockout.service';
 import { TokenRepository } from './token.repository';
+import { AuthorizationGrantRepository } from '../oidc/authorization-grant.repository';
 
 /** Deletes expired token rows, assertion jtis and lockout counters every PURGE_INTERVAL_S (DECISIONS 3.4). */
 @Injectable()
@@ -12,6 +13,7 @@ export class PurgeJob implements OnApplicationBootstrap, OnApplicationShutdown {
 
   constructor(
     private readonly tokens: TokenRepository,
+    private readonly grants: AuthorizationGrantRepository,
     private readonly lockout: LockoutService,
     private readonly clock: Clock,
     private readonly config: AppConfig,
@@ -31,7 +33,8 @@ export class PurgeJob implements OnApplicationBootstrap, OnApplicationShutdown {
     try {
       const purged = await this.tokens.purgeExpired(this.clock.now());
       const counters = await this.lockout.purgeExpired();
-      if (purged.tokens + purged.jtis + counters > 0) this.logger.info({ ...purged, counters }, 'purged expired token rows');
+      const grants = await this.grants.purgeExpired(this.clock.now());
+      if (purged.tokens + purged.jtis + counters + grants > 0) this.logger.info({ ...purged, counters, grants }, 'purged expired token rows');
       return { ...purged, counters };
     } catch (error) {
       this.logger.error({ err: error }, 'purge of expired token rows failed; will retry');

@@ -30,6 +30,8 @@ export interface IssuedTokenRecord {
   /** Exactly one of accountId (system account) and userId (operator or cardholder). */
   accountId?: string;
   userId?: string;
+  /** The authorization code grant the token comes from (DECISIONS 15), if any. */
+  grantId?: string;
   issuedAt: Date;
   expiresAt: Date;
   /** The secret used, whose last-used time is refreshed (at most once a minute). */
@@ -51,8 +53,8 @@ export interface IssuedTokenRecord {
 const RECORD_ISSUED = prepared(
   'token-record-issued',
   `WITH issued AS (
-     INSERT INTO access_tokens (jti, org_id, account_id, user_id, issued_at, expires_at)
-     SELECT * FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::uuid[], $5::timestamptz[], $6::timestamptz[])
+     INSERT INTO access_tokens (jti, org_id, account_id, user_id, issued_at, expires_at, grant_id)
+     SELECT * FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::uuid[], $5::timestamptz[], $6::timestamptz[], $12::uuid[])
    ), used_secret AS (
      UPDATE client_secrets s SET last_used_at = u.at
        FROM (SELECT id, max(at) AS at FROM unnest($7::uuid[], $5::timestamptz[]) AS x(id, at) WHERE id IS NOT NULL GROUP BY id) AS u
@@ -129,6 +131,7 @@ export class TokenRepository {
       tokens.map((t) => t.sourceAddress),
       tokens.map((t) => t.method),
       tokens.map((t) => t.correlationId ?? null),
+      tokens.map((t) => t.grantId ?? null),
     ]);
   }
 

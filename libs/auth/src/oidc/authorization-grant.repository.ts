@@ -1,0 +1,216 @@
+import { Injectable } from '@nestjs/common';
+import { ChangeFeed, Database, Transaction } from '@app/persistence';
+
+/** How a grant hands out refresh tokens (DECISIONS 15.5). */
+export type RefreshTokenMode = 'none' | 'session' | 'offline';
+
+export interface GrantRow {
+  id: string;
+  org_id: string;
+  /** The client's system account. */
+  account_id: string;
+  user_id: string;
+  session_id: string;
+  redirect_uri: string;
+  code_challenge: string;
+  nonce: string | null;
+  scope: string;
+  auth_time: Date;
+  amr: string[];
+  refresh_tokens: RefreshTokenMode;
+  created_at: Date;
+  code_expires_at: Date;
+  code_used_at: Date | null;
+  revoked_at: Date | null;
+  expires_at: Date;
+}
+
+export interface NewGrant {
+  id: string;
+  orgId: string;
+  accountId: string;
+  userId: string;
+  sessionId: string;
+  codeHash: Buffer;
+  redirectUri: string;
+  codeChallenge: string;
+  nonce?: string;
+  scope: string;
+  authTime: Date;
+  amr: string[];
+  refreshTokens: RefreshTokenMode;
+  now: Date;
+  codeExpiresAt: Date;
+}
+
+/** The state a refresh token was found in when it could not be rotated. */
+export interface RefreshTokenState {
+  grant_id: string;
+  account_id: string;
+  rotated_at: Date | null;
+  expires_at: Date;
+  grant_revoked_at: Date | null;
+}
+
+/**
+ * Authorization codes, the grants they start and their refresh tokens (DECISIONS 15). Every single
+ * use is decided by one UPDATE ... WHERE <unused> RETURNING, so of two concurrent uses exactly one
+ * wins, on any instance.
+ */
+@Injectable()
+export class AuthorizationGrantRepository {
+  constructor(
+    private readonly db: Database,
+    private readonly changes: ChangeFeed,
+  ) {}
+
+  async insert(grant: NewGrant, tx?: Transaction): Promise<void> {
+    await this.db.query(
+      `INSERT INTO authorization_grants (id, org_id, account_id, user_id, session_id, code_hash, redirect_uri, code_challenge, nonce, scope,
+                                         auth_time, amr, refresh_tokens, created_at, code_expires_at, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15)`,
+      [
+        grant.id,
+        grant.orgId,
+        grant.accountId,
+        grant.userId,
+        grant.sessionId,
+        grant.codeHash,
+        grant.redirectUri,
+        grant.codeChallenge,
+        grant.nonce ?? null,
+        grant.scope,
+        grant.authTime,
+        grant.amr,
+        grant.refreshTokens,
+        grant.now,
+        grant.codeExpiresAt,
+      ],
+      tx,
+    );
+  }
+
+  /**
+   * Consumes a code for the client: answers its grant when this call used it, undefined when it was
+   * unknown, used, expired, revoked or another client's (`findByCode` tells which). `keepUntil` is
+   * how long the grant row is kept: as long as what it may issue can live.
+   */
+  async consumeCode(codeHash: Buffer, accountId: string, now: Date, keepUntil: { withRefresh: Date; without: Date }): Promise<GrantRow | undefined> {
+    const [row] = await this.db.query<GrantRow>(
+      `UPDATE authorization_grants SET code_used_at = $3, expires_at = CASE WHEN refresh_tokens = 'none' THEN $5::timestamptz ELSE $4::timestamptz END
+        WHERE code_hash = $1 AND account_id = $2 AND code_used_at IS NULL AND code_expires_at > $3 AND revoked_at IS NULL
+       RETURNING *`,
+      [codeHash, accountId, now, keepUntil.withRefresh, keepUntil.without],
+    );
+    return row;
+  }
+
+  async findByCode(codeHash: Buffer): Promise<GrantRow | undefined> {
+    const [row] = await this.db.query<GrantRow>('SELECT * FROM authorization_grants WHERE code_hash = $1', [codeHash]);
+    return row;
+  }
+
+  /**
+   * Adds a refresh token to a grant unless the grant was revoked meanwhile (a replay or reuse seen by
+   * another request): false then. The condition and the insert are one statement.
+   */
+  async addRefreshToken(grantId: string, hash: Buffer, now: Date, expiresAt: Date): Promise<boolean> {
+    const rows = await this.db.query(
+      `INSERT INTO refresh_tokens (hash, grant_id, issued_at, expires_at)
+       SELECT $2, id, $3, LEAST($4::timestamptz, expires_at) FROM authorization_grants WHERE id = $1 AND revoked_at IS NULL
+       RETURNING 1`,
+      [grantId, hash, now, expiresAt],
+    );
+    return rows.length > 0;
+  }
+
+  /** Whether the grant is still live: checked after tokens were recorded, so that a concurrent replay cannot miss them. */
+  async isLive(grantId: string): Promise<boolean> {
+    const rows = await this.db.query('SELECT 1 FROM authorization_grants WHERE id = $1 AND revoked_at IS NULL', [grantId]);
+    return rows.length > 0;
+  }
+
+  /**
+   * Rotates a refresh token of the client: answers its grant when this call used it; undefined when it
+   * is unknown, already rotated, expired, revoked or another client's (`findRefreshToken` tells which).
+   */
+  async rotateRefreshToken(hash: Buffer, accountId: string, now: Date): Promise<GrantRow | undefined> {
+    const [row] = await this.db.query<GrantRow>(
+      `UPDATE refresh_tokens r SET rotated_at = $3
+         FROM authorization_grants g
+        WHERE r.hash = $1 AND g.id = r.grant_id AND g.account_id = $2
+          AND r.rotated_at IS NULL AND r.expires_at > $3 AND g.revoked_at IS NULL
+       RETURNING g.*`,
+      [hash, accountId, now],
+    );
+    return row;
+  }
+
+  async findRefreshToken(hash: Buffer): Promise<RefreshTokenState | undefined> {
+    const [row] = await this.db.query<RefreshTokenState>(
+      `SELECT r.grant_id, g.account_id, r.rotated_at, r.expires_at, g.revoked_at AS grant_revoked_at
+         FROM refresh_tokens r JOIN authorization_grants g ON g.id = r.grant_id WHERE r.hash = $1`,
+      [hash],
+    );
+    return row;
+  }
+
+  /**
+   * Revokes a grant and every access token issued from it, on every instance (the token state cache
+   * drops them on the change feed); answers how many access tokens were revoked. Its refresh tokens
+   * stop with it (rotation requires a live grant).
+   */
+  async revoke(grantId: string, reason: string, now: Date): Promise<number> {
+    return this.db.transaction(async (tx) => {
+      await this.db.query(
+        'UPDATE authorization_grants SET revoked_at = $2, revoked_reason = $3 WHERE id = $1 AND revoked_at IS NULL',
+        [grantId, now, reason],
+        tx,
+      );
+      return this.revokeAccessTokens([grantId], now, tx);
+    });
+  }
+
+  /**
+   * Revokes the grants of a browser session whose refresh tokens are bound to it (not `offline`),
+   * with their access tokens: RP-initiated logout (DECISIONS 15.6). Answers the number of grants.
+   */
+  async revokeForSession(sessionId: string, now: Date): Promise<number> {
+    return this.db.transaction(async (tx) => {
+      const grants = await this.db.query<{ id: string }>(
+        `UPDATE authorization_grants SET revoked_at = $2, revoked_reason = 'logout'
+          WHERE session_id = $1 AND revoked_at IS NULL AND refresh_tokens <> 'offline' RETURNING id`,
+        [sessionId, now],
+        tx,
+      );
+      await this.revokeAccessTokens(
+        grants.map((g) => g.id),
+        now,
+        tx,
+      );
+      return grants.length;
+    });
+  }
+
+  /** Deletes grants past their keeping time (their codes, refresh tokens and access tokens have all expired). */
+  async purgeExpired(now: Date): Promise<number> {
+    const rows = await this.db.query('DELETE FROM authorization_grants WHERE expires_at < $1 RETURNING 1', [now]);
+    return rows.length;
+  }
+
+  private async revokeAccessTokens(grantIds: string[], now: Date, tx: Transaction): Promise<number> {
+    if (grantIds.length === 0) return 0;
+    const tokens = await this.db.query<{ jti: string }>(
+      'UPDATE access_tokens SET revoked_at = $2 WHERE grant_id = ANY($1::uuid[]) AND revoked_at IS NULL RETURNING jti',
+      [grantIds, now],
+      tx,
+    );
+    if (tokens.length > 0)
+      this.changes.publishOnCommit(
+        tx,
+        'token',
+        tokens.map((t) => t.jti),
+      );
+    return tokens.length;
+  }
+}
