@@ -306,7 +306,7 @@ describe('/authorize: bad input', () => {
   });
 
   describe('logout without a session', () => {
-    const logout = (entries: [string, string][]) => t.bare.get(`/authentication/customer/${org}/logout?${authorizeQuery(entries)}`);
+    const logout = (entries: [string, string][]) => t.bare.get(`/authentication/customer/${org}/end-session?${authorizeQuery(entries)}`);
 
     it('returns to a registered post-logout redirect URI with state, or shows that the person is signed out', async () => {
       const back = await logout([
@@ -356,7 +356,7 @@ describe('/authorize: bad input', () => {
     expect(response.body).toMatchObject({
       issuer,
       authorization_endpoint: `${issuer}/authorize`,
-      end_session_endpoint: `${issuer}/logout`,
+      end_session_endpoint: `${issuer}/end-session`,
       code_challenge_methods_supported: ['S256'],
       response_types_supported: ['code'],
       response_modes_supported: ['query'],

@@ -9,4 +9,5 @@ export * from './routes';
 export * from './tcp-proxy';
 export * from './service-process';
 export * from './cards';
+export * from './sign-in';
 export * from './oidc';

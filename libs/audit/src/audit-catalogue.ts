@@ -8,7 +8,7 @@
  * 6xxxx the certification authority (all as the contract numbers them); the platform's own actions
  * follow in 7xxxx organizations and their accounts (73xxx their credential-management reference
  * data: groups, device policies, printers, the global policies), 8xxxx tokens and authentication
- * (81xxx token-signing keys, 83xxx the authorization code flow), 9xxxx push gateways, authenticator policies (91xxx) and authenticator
+ * (81xxx token-signing keys, 82xxx people's sign-in at the hosted login page and their sessions, 83xxx the authorization code flow), 9xxxx push gateways, authenticator policies (91xxx) and authenticator
  * apps (92xxx).
  */
 interface CatalogueEntry {
@@ -112,13 +112,37 @@ export const AUDIT_CATALOGUE = {
   'signing_key.register': { code: 81004, description: 'JWT_KEY registered as the active token-signing key at first start' },
   'signing_key.schedule': { code: 81005, description: 'Activation of a token-signing key scheduled for a stated time' },
   'signing_key.destroy': { code: 81006, description: "A retired token-signing key's HSM object destroyed" },
-  'oidc_client.configure': { code: 83001, description: "A system account's OpenID Connect client settings set or replaced (redirect URIs, public, first-party, refresh tokens)" },
+  'sign_in.success': {
+    code: 82000,
+    description: 'A person signed in through the hosted login page; a new browser session (details: amr, session id; never the cookie)',
+  },
+  'sign_in.fail': {
+    code: 82001,
+    description: 'A sign-in at the hosted login page failed (details: reason and step: password, one-time code or smart card)',
+  },
+  'sign_in.lockout': {
+    code: 82002,
+    description: 'Sign-ins at the hosted login page locked out for a userName and address, or an address, after repeated failures',
+  },
+  'sign_in.logout': { code: 82003, description: 'A person signed out: their browser session ended and its cookie cleared' },
+  'session.end': {
+    code: 82004,
+    description:
+      'Browser sessions ended other than by signing out (reason: administrator, user_disabled, password_changed, certificate_revoked, or the person ending another of their sessions)',
+  },
+  'oidc_client.configure': {
+    code: 83001,
+    description: "A system account's OpenID Connect client settings set or replaced (redirect URIs, public, first-party, refresh tokens)",
+  },
   'oidc_client.remove': { code: 83002, description: 'A system account taken out of the authorization code flow' },
   'authorization_code.issue': { code: 83010, description: 'Authorization code issued to a client for a signed-in person' },
   'authorization_code.redeem': { code: 83011, description: 'Authorization code exchanged for tokens at the token endpoint' },
   'authorization_code.replay': { code: 83012, description: 'An authorization code used again: refused, and every token issued from it revoked' },
   'authorization_code.reject': { code: 83013, description: 'An authorization code refused (expired, another client, wrong redirect_uri or code_verifier)' },
-  'authorization.deny': { code: 83014, description: 'An authorization request answered with an error to the client (login_required, consent_required, access_denied...)' },
+  'authorization.deny': {
+    code: 83014,
+    description: 'An authorization request answered with an error to the client (login_required, consent_required, access_denied...)',
+  },
   'refresh_token.rotate': { code: 83020, description: 'Refresh token used and replaced by a new one' },
   'refresh_token.reuse': { code: 83021, description: 'A rotated refresh token used again: its whole family revoked' },
   'refresh_token.reject': { code: 83022, description: 'A refresh token refused (unknown, expired, revoked, another client, person disabled)' },

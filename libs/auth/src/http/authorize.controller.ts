@@ -7,6 +7,7 @@ import { AuthorizationService, AuthorizeOutcome } from '../oidc/authorization.se
 import { LogoutOutcome, LogoutService } from '../oidc/logout.service';
 import { errorPage, logoutConfirmation, protectiveHeaders, sameSiteBounce, signedOutPage } from '../oidc/oidc-pages';
 import { FORM_CONTENT_TYPE } from './oauth-form';
+import { SESSION_COOKIE } from '../sessions/sign-in-sessions';
 
 /**
  * The browser-facing endpoints of the authorization code flow (DECISIONS 15.2, 15.6): the
@@ -53,7 +54,7 @@ export class AuthorizeController {
     return answer(reply, await this.authorization.authorize(org, form, request, { sourceAddress, correlationId }));
   }
 
-  @Get('logout')
+  @Get('end-session')
   @Audited('oidc.logout')
   @ApiOperation({ summary: 'End-session endpoint (OpenID Connect RP-Initiated Logout 1.0)' })
   async logoutGet(
@@ -67,7 +68,7 @@ export class AuthorizeController {
     return answerLogout(reply, org, await this.logouts.logout(org, query, request, { sourceAddress, correlationId }));
   }
 
-  @Post('logout')
+  @Post('end-session')
   @Audited('oidc.logout')
   @ApiOperation({ summary: 'End-session endpoint, form-posted (also the confirmation form)' })
   async logoutPost(
@@ -97,13 +98,14 @@ function answer(reply: FastifyReply, outcome: AuthorizeOutcome): FastifyReply {
 }
 
 function answerLogout(reply: FastifyReply, org: string, outcome: LogoutOutcome): FastifyReply {
+  if ('endedSession' in outcome && outcome.endedSession) reply.header('Set-Cookie', `${SESSION_COOKIE}=; Path=/; Secure; HttpOnly; SameSite=Strict; Max-Age=0`);
   switch (outcome.kind) {
     case 'page':
       return errorPage(reply, outcome.status, outcome.title, outcome.message);
     case 'bounce':
       return sameSiteBounce(reply, outcome.location);
     case 'confirm':
-      return logoutConfirmation(reply, `/authentication/customer/${org}/logout`, outcome.fields);
+      return logoutConfirmation(reply, `/authentication/customer/${org}/end-session`, outcome.fields);
     case 'signed-out':
       return signedOutPage(reply);
     case 'redirect':

@@ -39,7 +39,7 @@ export class DiscoveryController {
       issuer,
       authorization_endpoint: `${issuer}/authorize`,
       token_endpoint: `${issuer}/token`,
-      end_session_endpoint: `${issuer}/logout`,
+      end_session_endpoint: `${issuer}/end-session`,
       jwks_uri: `${issuer}/.well-known/jwks.json`,
       introspection_endpoint: `${issuer}/introspect`,
       revocation_endpoint: `${issuer}/revoke`,

@@ -1,4 +1,4 @@
-import { Injectable, Optional } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { AuditLog } from '@app/audit';
@@ -21,6 +21,9 @@ import {
 
 /** An authorization code lives 60 seconds (DECISIONS 15.3; RFC 6749 4.1.2 says at most 10 minutes). */
 export const CODE_LIFETIME_S = 60;
+
+/** The longest return_to the login page takes back (libs/auth sign-in, return-to.ts). */
+const MAX_RETURN_TO = 4096;
 
 /** The acr values this OpenID Provider asserts, from weakest to strongest (DECISIONS 15.4). */
 export const ACR_VALUES = {
@@ -82,8 +85,7 @@ export class AuthorizationService {
     private readonly tokens: TokenService,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
-    /** Provided by the hosted login (libs/auth sessions); without it nobody has a session. */
-    @Optional() private readonly sessions?: SignInSessions,
+    private readonly sessions: SignInSessions,
   ) {}
 
   async authorize(org: string, raw: RawParameters, request: FastifyRequest, origin: RequestOrigin): Promise<AuthorizeOutcome> {
@@ -127,7 +129,7 @@ export class AuthorizationService {
       throw error;
     }
 
-    const found = (await this.sessions?.fromRequest(request)) ?? null;
+    const found = await this.sessions.fromRequest(request);
     const session = found && found.org === org ? found : null;
     const now = this.clock.now();
     const fresh = (s: SignInSession) => valid.loginAfter !== undefined && Math.floor(s.authTime.getTime() / 1000) >= valid.loginAfter;
@@ -143,6 +145,13 @@ export class AuthorizationService {
       }
       const forceLogin = valid.prompts.has('login') || valid.maxAge !== undefined;
       const returnTo = this.authorizeUrl(org, valid, forceLogin ? Math.floor(now.getTime() / 1000) : undefined);
+      if (returnTo.length > MAX_RETURN_TO) {
+        const tooLong = new RedirectError(
+          'invalid_request',
+          `The request is too long to return to after sign-in (over ${MAX_RETURN_TO} characters); shorten state, nonce or login_hint.`,
+        );
+        return this.redirectError(org, redirectUri, state, tooLong, client, origin);
+      }
       return { kind: 'redirect', location: loginLocation(org, returnTo, { forceLogin: forceLogin && session !== null, loginHint: valid.loginHint }) };
     }
     if (!client.settings.first_party) {

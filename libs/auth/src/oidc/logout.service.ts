@@ -1,4 +1,4 @@
-import { Injectable, Optional } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { AuditLog } from '@app/audit';
 import { OidcClient, OidcClientService } from '@app/accounts';
@@ -21,11 +21,12 @@ const LIMITS: Record<string, number> = {
 
 export type LogoutOutcome =
   | { kind: 'page'; status: number; title: string; message: string }
-  | { kind: 'redirect'; location: string }
+  /** Back to the client; `endedSession`: the browser's session cookie is cleared too. */
+  | { kind: 'redirect'; location: string; endedSession: boolean }
   | { kind: 'bounce'; location: string }
   /** The person confirms with a form posted to this endpoint with these fields. */
   | { kind: 'confirm'; fields: Record<string, string> }
-  | { kind: 'signed-out' };
+  | { kind: 'signed-out'; endedSession: boolean };
 
 /**
  * RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0; DECISIONS 15.6): ends the person's
@@ -42,7 +43,7 @@ export class LogoutService {
     private readonly tokens: TokenService,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
-    @Optional() private readonly sessions?: SignInSessions,
+    private readonly sessions: SignInSessions,
   ) {}
 
   async logout(org: string, raw: Record<string, unknown>, request: FastifyRequest, origin: RequestOrigin): Promise<LogoutOutcome> {
@@ -79,18 +80,20 @@ export class LogoutService {
       }
     }
 
-    const found = (await this.sessions?.fromRequest(request)) ?? null;
+    const found = await this.sessions.fromRequest(request);
     const session = found && found.org === org ? found : null;
     if (!session && request.method === 'GET' && request.headers['sec-fetch-site'] === 'cross-site') {
-      return { kind: 'bounce', location: `/authentication/customer/${org}/logout?${new URLSearchParams(params).toString()}` };
+      return { kind: 'bounce', location: `/authentication/customer/${org}/end-session?${new URLSearchParams(params).toString()}` };
     }
+    let endedSession = false;
     if (session) {
       const confirmed = (hint !== undefined && hint.sub === session.userName) || (request.method === 'POST' && params.confirm === 'yes');
       if (!confirmed) {
         const { confirm: _confirm, ...fields } = params;
         return { kind: 'confirm', fields };
       }
-      await this.sessions!.end(session.id, { name: session.userName, sourceAddress: origin.sourceAddress, correlationId: origin.correlationId });
+      await this.sessions.end(session.id, { name: session.userName, sourceAddress: origin.sourceAddress, correlationId: origin.correlationId });
+      endedSession = true;
       const revokedGrants = await this.grants.revokeForSession(session.id, this.clock.now());
       await this.audit.record({
         org,
@@ -103,7 +106,7 @@ export class LogoutService {
         details: { sessionId: session.id, revokedGrants },
       });
     }
-    if (returnTo !== undefined) return { kind: 'redirect', location: withParameters(returnTo, { state: params.state }) };
-    return { kind: 'signed-out' };
+    if (returnTo !== undefined) return { kind: 'redirect', location: withParameters(returnTo, { state: params.state }), endedSession };
+    return { kind: 'signed-out', endedSession };
   }
 }
