@@ -240,4 +240,87 @@ describe('Hosted login page and sessions', () => {
     const [row] = (await t.db.query("SELECT s.amr FROM sign_in_sessions s JOIN users u ON u.id = s.user_id WHERE u.user_name = 'plain'")).rows;
     expect(row.amr).toEqual(['pwd']);
   });
+
+  describe('sessions: the person, the administrator, a password change', () => {
+    let person: IssuedPerson;
+    beforeAll(async () => {
+      admin = await platformAdminToken(t.http);
+      person = await createPersonWithCard(t, admin, ORG, 'many', { password: PASSWORD });
+    });
+    const adminCall = (method: 'get' | 'delete', path: string, token = admin) =>
+      t.http[method](`/admin/v1/organizations/${ORG}/users/${person.id}/sessions${path}`).auth(token, { type: 'bearer' });
+
+    it("the person sees their sessions on the signed-in page and ends another one, never somebody else's", async () => {
+      const laptop = await signIn(t, { org: ORG, userName: 'many', password: PASSWORD, totpSecret: person.totpSecret, userAgent: 'laptop' });
+      const phone = await signIn(t, { org: ORG, userName: 'many', password: PASSWORD, totpSecret: person.totpSecret, userAgent: 'phone' });
+      const page = await session(laptop.cookie);
+      const ends = [...page.text.matchAll(/action="(\/authentication\/customer\/login\/sessions\/[0-9a-f-]+\/end)"/g)].map((m) => m[1]);
+      expect(ends).toHaveLength(1);
+      const formCookie = cookiePair(page.headers['set-cookie'], '__Host-Http-login-form')!;
+      const endWith = (cookie: string, path: string, token = hiddenField(page.text, 'form_token')!) =>
+        t.bare
+          .post(path)
+          .set({ Cookie: `${cookie}; ${formCookie}`, Origin: ORIGIN })
+          .type('form')
+          .send({ form_token: token });
+      // Jane's session id, ended with many's cookie: as unknown as one that never existed.
+      const [janes] = (await t.db.query('SELECT id FROM sign_in_sessions WHERE user_id = $1 AND ended_at IS NULL LIMIT 1', [jane.id])).rows;
+      const foreign = await endWith(laptop.cookie, `/authentication/customer/${ORG}/sessions/${janes.id}/end`);
+      expect(foreign.text).toContain('That session had already ended.');
+      const crossSite = await endWith(laptop.cookie, ends[0], 'forged');
+      expect(crossSite.status).toBe(403);
+      expect((await session(phone.cookie)).text).toContain('<strong>many</strong>');
+      const ended = await endWith(laptop.cookie, ends[0]);
+      expect(ended.status).toBe(200);
+      expect(ended.text).toContain('The session has ended.');
+      expect((await session(phone.cookie)).text).toContain('name="password"');
+      expect((await session(laptop.cookie)).text).toContain('<strong>many</strong>');
+    });
+
+    it("an administrator lists a user's live sessions and ends one, or all of them", async () => {
+      const a = await signIn(t, { org: ORG, userName: 'many', password: PASSWORD, totpSecret: person.totpSecret });
+      const b = await signIn(t, { org: ORG, userName: 'many', password: PASSWORD, totpSecret: person.totpSecret });
+      const listed = await adminCall('get', '');
+      expect(listed.status).toBe(200);
+      expect(listed.body.Resources.length).toBeGreaterThanOrEqual(2);
+      expect(listed.body.Resources[0]).toEqual({
+        id: expect.any(String),
+        amr: ['pwd', 'otp'],
+        authTime: expect.any(String),
+        lastSeen: expect.any(String),
+        idleExpires: expect.any(String),
+        absoluteExpires: expect.any(String),
+        sourceAddress: expect.any(String),
+        userAgent: 'sign-in test helper',
+      });
+      expect(JSON.stringify(listed.body)).not.toContain(b.cookie.split('=')[1]);
+      const newest = listed.body.Resources[0].id;
+      expect((await adminCall('delete', `/${newest}`)).status).toBe(204);
+      expect((await adminCall('delete', `/${newest}`)).status).toBe(404);
+      expect((await session(b.cookie)).text).toContain('name="password"');
+      expect((await session(a.cookie)).text).toContain('<strong>many</strong>');
+      expect((await adminCall('delete', '')).status).toBe(204);
+      expect((await session(a.cookie)).text).toContain('name="password"');
+      expect((await adminCall('get', '')).body.Resources).toEqual([]);
+      const events = (await t.db.query("SELECT code, details FROM audit_events WHERE action = 'session.end' AND target = $1", [person.id])).rows;
+      expect(events.map((e) => e.details.reason)).toEqual(['administrator', 'administrator']);
+      expect(events[0].code).toBe(82004);
+      expect((await t.http.get(`/admin/v1/organizations/${ORG}/users/${person.id}/sessions`)).status).toBe(401);
+      expect(
+        (await t.http.get(`/admin/v1/organizations/${ORG}/users/00000000-0000-4000-8000-000000000000/sessions`).auth(admin, { type: 'bearer' })).status,
+      ).toBe(404);
+    });
+
+    it('a new password ends every session of the person', async () => {
+      const { cookie } = await signIn(t, { org: ORG, userName: 'many', password: PASSWORD, totpSecret: person.totpSecret });
+      const changed = await t.http
+        .put(`/admin/v1/organizations/${ORG}/users/${person.id}/password`)
+        .auth(admin, { type: 'bearer' })
+        .send({ password: 'another horse battery staple' });
+      expect(changed.status).toBeLessThan(300);
+      expect((await session(cookie)).text).toContain('name="password"');
+      const [row] = (await t.db.query('SELECT end_reason FROM sign_in_sessions WHERE user_id = $1 ORDER BY created_at DESC LIMIT 1', [person.id])).rows;
+      expect(row.end_reason).toBe('password_changed');
+    });
+  });
 });

@@ -49,7 +49,8 @@ export class SignInFactorPolicy {
     if (passwordOnlyAllowed && !this.isOperator(user) && !user.administrator) return { kind: 'none' };
     return {
       kind: 'refused',
-      description: 'This account signs in with a one-time code or a smart card, and holds no one-time code credential; ask an administrator for one, or use a smart card.',
+      description:
+        'This account signs in with a one-time code or a smart card, and holds no one-time code credential; ask an administrator for one, or use a smart card.',
     };
   }
 

@@ -44,12 +44,7 @@ export class LoginController {
   }
 
   @Get('authentication/customer/:org/login')
-  async form(
-    @Param('org') org: string,
-    @Query() query: Record<string, unknown>,
-    @Req() request: FastifyRequest,
-    @Res() reply: FastifyReply,
-  ): Promise<void> {
+  async form(@Param('org') org: string, @Query() query: Record<string, unknown>, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const frame = await this.frame(org);
     if (!frame) return this.unknownOrganization(reply, org);
     const returnTo = single(query.return_to);
@@ -82,14 +77,22 @@ export class LoginController {
     const returnTo = params.return_to;
     const checked = this.checkForm(org, headers, params, request, reply);
     if (!checked.ok) {
-      return this.html(reply, 403, passwordForm({ ...this.formView(org, frame, checked.formCookie, returnTo), error: REFUSED_FORM, userName: params.userName }));
+      return this.html(
+        reply,
+        403,
+        passwordForm({ ...this.formView(org, frame, checked.formCookie, returnTo), error: REFUSED_FORM, userName: params.userName }),
+      );
     }
     const formCookie = checked.formCookie;
     const origin = { sourceAddress, correlationId, userAgent: single(headers['user-agent']) };
     if (params.step === 'code') {
       const step = this.forms.readStepToken(org, formCookie, params.step_token);
       if (!step) {
-        return this.html(reply, 400, passwordForm({ ...this.formView(org, frame, formCookie, returnTo), error: 'Your sign-in took too long. Please start again.' }));
+        return this.html(
+          reply,
+          400,
+          passwordForm({ ...this.formView(org, frame, formCookie, returnTo), error: 'Your sign-in took too long. Please start again.' }),
+        );
       }
       const outcome = await this.login.withCode(org, step, params.code, origin);
       if (outcome.kind === 'failed') {
@@ -128,11 +131,19 @@ export class LoginController {
     const checked = this.checkForm(org, headers, params, request, reply);
     const session = await this.sessionOf(request, org);
     if (!checked.ok) {
-      return this.html(reply, 403, messagePage({ ...frame, title: 'Not signed out', heading: 'Not signed out' }, REFUSED_FORM.split(':')[0] + '.', signInLink(org)));
+      return this.html(
+        reply,
+        403,
+        messagePage({ ...frame, title: 'Not signed out', heading: 'Not signed out' }, REFUSED_FORM.split(':')[0] + '.', signInLink(org)),
+      );
     }
     if (session) await this.sessions.end(session.id, { name: session.userName, sourceAddress, correlationId }, 'logout', org);
     reply.header('Set-Cookie', clearedCookie(SESSION_COOKIE));
-    this.html(reply, 200, messagePage({ ...frame, title: 'Signed out', heading: 'You are signed out' }, 'Your session has ended on this browser.', signInLink(org)));
+    this.html(
+      reply,
+      200,
+      messagePage({ ...frame, title: 'Signed out', heading: 'You are signed out' }, 'Your session has ended on this browser.', signInLink(org)),
+    );
   }
 
   @Post('authentication/customer/:org/sessions/:session/end')
@@ -153,11 +164,15 @@ export class LoginController {
     if (!frame) return this.unknownOrganization(reply, org);
     const checked = this.checkForm(org, headers, formParams(body), request, reply);
     const session = await this.sessionOf(request, org);
-    if (!session) return this.html(reply, 401, messagePage({ ...frame, title: 'Not signed in', heading: 'You are not signed in' }, 'Sign in to see your sessions.', signInLink(org)));
+    if (!session)
+      return this.html(
+        reply,
+        401,
+        messagePage({ ...frame, title: 'Not signed in', heading: 'You are not signed in' }, 'Sign in to see your sessions.', signInLink(org)),
+      );
     if (!checked.ok) return this.signedIn(reply, org, frame, session, checked.formCookie, REFUSED_FORM.split(':')[0] + '.', 403);
     // Only the person's own sessions: another's id is as unknown as one that never existed.
-    const own = (await this.sessions.listOfUser(org, session.userId)).some((s) => s.id === sessionId);
-    const ended = own && (await this.sessions.endOne(sessionId, { name: session.userName, sourceAddress, correlationId }, 'logout', org));
+    const ended = await this.sessions.endOne(sessionId, { name: session.userName, sourceAddress, correlationId }, 'logout', org, undefined, session.userId);
     return this.signedIn(reply, org, frame, session, checked.formCookie, ended ? 'The session has ended.' : 'That session had already ended.');
   }
 
@@ -188,7 +203,15 @@ export class LoginController {
     }
   }
 
-  private async signedIn(reply: FastifyReply, org: string, frame: PageFrame, session: SignInSession, formCookie: string, notice?: string, status = 200): Promise<void> {
+  private async signedIn(
+    reply: FastifyReply,
+    org: string,
+    frame: PageFrame,
+    session: SignInSession,
+    formCookie: string,
+    notice?: string,
+    status = 200,
+  ): Promise<void> {
     const sessions = await this.sessions.listOfUser(org, session.userId);
     this.html(
       reply,
@@ -251,7 +274,11 @@ export class LoginController {
   }
 
   private unknownOrganization(reply: FastifyReply, org: string): void {
-    this.html(reply, 404, messagePage({ title: 'Unknown organization', organizationName: 'Sign in', heading: 'Unknown organization' }, `There is no organization "${org}".`));
+    this.html(
+      reply,
+      404,
+      messagePage({ title: 'Unknown organization', organizationName: 'Sign in', heading: 'Unknown organization' }, `There is no organization "${org}".`),
+    );
   }
 
   private html(reply: FastifyReply, status: number, body: string): void {

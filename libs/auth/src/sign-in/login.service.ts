@@ -89,7 +89,10 @@ export class LoginService {
   }
 
   private async open(user: UserRow, amr: AuthenticationMethod[], origin: Origin, certificateSerial?: string): Promise<FinalOutcome> {
-    const { cookieValue, session } = await this.sessions.open({ orgId: user.org_id, userId: user.id, userName: user.user_name, amr, certificateSerial }, origin);
+    const { cookieValue, session } = await this.sessions.open(
+      { orgId: user.org_id, userId: user.id, userName: user.user_name, amr, certificateSerial },
+      origin,
+    );
     return { kind: 'signed-in', cookieValue, session };
   }
 
@@ -100,7 +103,11 @@ export class LoginService {
       return undefined;
     } catch (error) {
       if (!(error instanceof OAuthError) || error.status !== 429) throw error;
-      return { kind: 'locked', message: `Too many failed sign-ins. ${retryText(error.headers['Retry-After'])}`, retryAfter: error.headers['Retry-After'] ?? '1' };
+      return {
+        kind: 'locked',
+        message: `Too many failed sign-ins. ${retryText(error.headers['Retry-After'])}`,
+        retryAfter: error.headers['Retry-After'] ?? '1',
+      };
     }
   }
 
@@ -132,7 +139,13 @@ export class LoginService {
       subject,
       origin,
       reason,
-      { org, claimed, method: step === 'certificate' ? 'smart_card' : step === 'code' ? 'otp' : 'password', actions: { fail: 'sign_in.fail', lockout: 'sign_in.lockout' }, details: { step } },
+      {
+        org,
+        claimed,
+        method: step === 'certificate' ? 'smart_card' : step === 'code' ? 'otp' : 'password',
+        actions: { fail: 'sign_in.fail', lockout: 'sign_in.lockout' },
+        details: { step },
+      },
       { failedPasswordCheck },
     );
   }
