@@ -34,6 +34,7 @@ import { TokenRepository } from './tokens/token.repository';
 import { TokenStateCache } from './tokens/token-state.cache';
 import { TokenService } from './tokens/token.service';
 import { LoginController } from './sign-in/login.controller';
+import { UserSessionsController } from './sessions/user-sessions.controller';
 import { LoginFormProtection } from './sign-in/login-form-protection';
 import { LoginService } from './sign-in/login.service';
 import { OneTimeCodes } from './sign-in/one-time-codes';
@@ -41,7 +42,7 @@ import { OneTimeCodes } from './sign-in/one-time-codes';
 /** The token service, client authentication, the global bearer guard, and the hosted login page with people's sessions. */
 @Module({
   imports: [AccountsModule, AuthStoreModule, SigningKeysModule],
-  controllers: [TokenController, DiscoveryController, RolesController, SigningKeysController, LoginController, AuthorizeController],
+  controllers: [TokenController, DiscoveryController, RolesController, SigningKeysController, LoginController, UserSessionsController, AuthorizeController],
   providers: [
     AssertionVerifier,
     ClientAuthenticator,

@@ -128,14 +128,21 @@ export class SignInSessionService extends SignInSessions {
     await this.endOne(sessionId, actor, reason, orgId);
   }
 
-  /** As `end`; answers whether a live session was ended (false: unknown, already ended or expired). */
-  async endOne(sessionId: string, actor: Actor, reason: Extract<SessionEndReason, 'logout' | 'administrator'>, orgId?: string): Promise<boolean> {
+  /** As `end`; answers whether a live session (of `ownerId`, when given) was ended (false: unknown, another's, already ended or expired). */
+  async endOne(
+    sessionId: string,
+    actor: Actor,
+    reason: Extract<SessionEndReason, 'logout' | 'administrator'>,
+    orgId?: string,
+    inTransaction?: Transaction,
+    ownerId?: string,
+  ): Promise<boolean> {
     if (!UUID.test(sessionId)) return false;
     const now = this.clock.now();
-    return this.db.transaction(async (tx) => {
+    const work = async (tx: Transaction) => {
       const org = orgId ?? (await this.orgOf(sessionId, tx));
       if (!org) return false;
-      const ended = await this.sessions.end(org, sessionId, reason, now, tx);
+      const ended = await this.sessions.end(org, sessionId, reason, now, tx, ownerId);
       if (!ended) return false;
       await this.audit.record(
         {
@@ -149,7 +156,8 @@ export class SignInSessionService extends SignInSessions {
         tx,
       );
       return true;
-    });
+    };
+    return inTransaction ? work(inTransaction) : this.db.transaction(work);
   }
 
   /** A user's live sessions, newest first (their own list, or an administrator's view). */

@@ -97,7 +97,7 @@ export class LoginController {
       const outcome = await this.login.withCode(org, step, params.code, origin);
       if (outcome.kind === 'failed') {
         const view = { frame, action: loginPath(org), formToken: this.forms.formToken(org, formCookie), returnTo, userName: step.userName };
-        return this.html(reply, 400, codeForm({ ...view, stepToken: params.step_token!, error: outcome.message }));
+        return this.html(reply, 200, codeForm({ ...view, stepToken: params.step_token!, error: outcome.message }));
       }
       return this.answer(reply, org, frame, formCookie, returnTo, outcome, step.userName);
     }
@@ -172,8 +172,7 @@ export class LoginController {
       );
     if (!checked.ok) return this.signedIn(reply, org, frame, session, checked.formCookie, REFUSED_FORM.split(':')[0] + '.', 403);
     // Only the person's own sessions: another's id is as unknown as one that never existed.
-    const own = (await this.sessions.listOfUser(org, session.userId)).some((s) => s.id === sessionId);
-    const ended = own && (await this.sessions.endOne(sessionId, { name: session.userName, sourceAddress, correlationId }, 'logout', org));
+    const ended = await this.sessions.endOne(sessionId, { name: session.userName, sourceAddress, correlationId }, 'logout', org, undefined, session.userId);
     return this.signedIn(reply, org, frame, session, checked.formCookie, ended ? 'The session has ended.' : 'That session had already ended.');
   }
 
@@ -188,13 +187,14 @@ export class LoginController {
   ): Promise<void> {
     const view = { ...this.formView(org, frame, formCookie, returnTo), userName };
     switch (outcome.kind) {
+      // A failed sign-in is the form again with its error, 200 as a page (a browser reports an error
+      // status of a page it shows as a console error); the lockout still says Retry-After.
       case 'failed':
-        return this.html(reply, 400, passwordForm({ ...view, error: outcome.message }));
       case 'refused':
-        return this.html(reply, 403, passwordForm({ ...view, error: outcome.message }));
+        return this.html(reply, 200, passwordForm({ ...view, error: outcome.message }));
       case 'locked':
         reply.header('Retry-After', outcome.retryAfter);
-        return this.html(reply, 429, passwordForm({ ...view, error: outcome.message }));
+        return this.html(reply, 200, passwordForm({ ...view, error: outcome.message }));
       case 'signed-in': {
         reply.header('Set-Cookie', sessionCookie(outcome.cookieValue));
         const target = safeReturnTo(org, returnTo);
@@ -290,7 +290,7 @@ export class LoginController {
       .header('Pragma', 'no-cache')
       .header('Content-Security-Policy', LOGIN_CSP)
       .header('X-Frame-Options', 'DENY')
-      .header('Referrer-Policy', 'no-referrer')
+      .header('Referrer-Policy', 'same-origin')
       .send(body);
   }
 }
