@@ -136,7 +136,11 @@ export const AUDIT_CATALOGUE = {
   },
   'oidc_client.remove': { code: 83002, description: 'A system account taken out of the authorization code flow' },
   'authorization_code.issue': { code: 83010, description: 'Authorization code issued to a client for a signed-in person' },
-  'authorization_code.redeem': { code: 83011, description: 'Authorization code exchanged for tokens at the token endpoint' },
+  'authorization_code.redeem': {
+    code: 83011,
+    description:
+      'Authorization code consumed at the token endpoint by its client (the tokens are token.issue; a check failing after it, authorization_code.reject)',
+  },
   'authorization_code.replay': { code: 83012, description: 'An authorization code used again: refused, and every token issued from it revoked' },
   'authorization_code.reject': { code: 83013, description: 'An authorization code refused (expired, another client, wrong redirect_uri or code_verifier)' },
   'authorization.deny': {

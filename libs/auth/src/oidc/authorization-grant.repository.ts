@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { ChangeFeed, Database, Transaction } from '@app/persistence';
+import { AUDIT_INSERT, auditCodeOf } from '@app/audit';
+import { ChangeFeed, Database, GroupCommit, Transaction, prepared } from '@app/persistence';
 
 /** How a grant hands out refresh tokens (DECISIONS 15.5). */
 export type RefreshTokenMode = 'none' | 'session' | 'offline';
@@ -52,6 +53,47 @@ export interface RefreshTokenState {
   grant_revoked_at: Date | null;
 }
 
+/** A code presented at the token endpoint by an authenticated client. */
+export interface CodeRedemption {
+  codeHash: Buffer;
+  /** The client's system account, its Client ID (the audit event's actor) and where the request came from. */
+  accountId: string;
+  clientId: string;
+  now: Date;
+  /** How long the grant row is kept: as long as what it may issue can live, with and without refresh tokens. */
+  keepWithRefresh: Date;
+  keepWithout: Date;
+  sourceAddress: string;
+  correlationId?: string;
+}
+
+/**
+ * Consumes a batch of codes (arrays, one element per code) and records `authorization_code.redeem`
+ * for each consumed one: one statement, one commit. A code can be consumed once: of two presentations
+ * of one code, in one batch or in concurrent ones, exactly one row is updated and returned.
+ */
+const CONSUME_CODES = prepared(
+  'authorization-code-consume',
+  `WITH x AS (
+     SELECT * FROM unnest($1::bytea[], $2::uuid[], $3::timestamptz[], $4::timestamptz[], $5::timestamptz[], $6::text[], $7::text[], $8::text[])
+       AS x(hash, account, at, keep_refresh, keep_none, client, address, correlation)
+   ), consumed AS (
+     UPDATE authorization_grants g
+        SET code_used_at = x.at, expires_at = CASE WHEN g.refresh_tokens = 'none' THEN x.keep_none ELSE x.keep_refresh END
+       FROM x
+      WHERE g.code_hash = x.hash AND g.account_id = x.account AND g.code_used_at IS NULL AND g.code_expires_at > x.at AND g.revoked_at IS NULL
+     RETURNING g.*, x.client, x.address, x.correlation
+   ), audit AS (
+     ${AUDIT_INSERT}
+     SELECT code_used_at, org_id, client, 'authorization_code.redeem', ${auditCodeOf('authorization_code.redeem')}, client, 'success', address,
+            jsonb_build_object('grantId', id::text, 'userId', user_id::text), correlation
+       FROM consumed
+   )
+   SELECT id, org_id, account_id, user_id, session_id, code_hash, redirect_uri, code_challenge, nonce, scope, auth_time, amr, refresh_tokens,
+          created_at, code_expires_at, code_used_at, revoked_at, expires_at
+     FROM consumed`,
+);
+
 /**
  * Authorization codes, the grants they start and their refresh tokens (DECISIONS 15). Every single
  * use is decided by one UPDATE ... WHERE <unused> RETURNING, so of two concurrent uses exactly one
@@ -59,6 +101,9 @@ export interface RefreshTokenState {
  */
 @Injectable()
 export class AuthorizationGrantRepository {
+  /** Concurrent code exchanges share one statement and one commit for their consumption (group commit). */
+  private readonly redemptions = new GroupCommit<CodeRedemption, GrantRow | undefined>((batch) => this.consumeCodes(batch));
+
   constructor(
     private readonly db: Database,
     private readonly changes: ChangeFeed,
@@ -92,17 +137,31 @@ export class AuthorizationGrantRepository {
 
   /**
    * Consumes a code for the client: answers its grant when this call used it, undefined when it was
-   * unknown, used, expired, revoked or another client's (`findByCode` tells which). `keepUntil` is
-   * how long the grant row is kept: as long as what it may issue can live.
+   * unknown, used, expired, revoked or another client's (`findByCode` tells which).
    */
-  async consumeCode(codeHash: Buffer, accountId: string, now: Date, keepUntil: { withRefresh: Date; without: Date }): Promise<GrantRow | undefined> {
-    const [row] = await this.db.query<GrantRow>(
-      `UPDATE authorization_grants SET code_used_at = $3, expires_at = CASE WHEN refresh_tokens = 'none' THEN $5::timestamptz ELSE $4::timestamptz END
-        WHERE code_hash = $1 AND account_id = $2 AND code_used_at IS NULL AND code_expires_at > $3 AND revoked_at IS NULL
-       RETURNING *`,
-      [codeHash, accountId, now, keepUntil.withRefresh, keepUntil.without],
-    );
-    return row;
+  consumeCode(redemption: CodeRedemption): Promise<GrantRow | undefined> {
+    return this.redemptions.write(redemption);
+  }
+
+  private async consumeCodes(batch: CodeRedemption[]): Promise<(GrantRow | undefined)[]> {
+    const rows = await this.db.query<GrantRow & { code_hash: Buffer }>(CONSUME_CODES, [
+      batch.map((r) => r.codeHash),
+      batch.map((r) => r.accountId),
+      batch.map((r) => r.now),
+      batch.map((r) => r.keepWithRefresh),
+      batch.map((r) => r.keepWithout),
+      batch.map((r) => r.clientId),
+      batch.map((r) => r.sourceAddress),
+      batch.map((r) => r.correlationId ?? null),
+    ]);
+    // One code twice in a batch was consumed once: the first of them gets it, the other is a replay.
+    const consumed = new Map(rows.map(({ code_hash, ...row }) => [`${code_hash.toString('hex')}/${row.account_id}`, row as GrantRow]));
+    return batch.map((r) => {
+      const key = `${r.codeHash.toString('hex')}/${r.accountId}`;
+      const row = consumed.get(key);
+      consumed.delete(key);
+      return row;
+    });
   }
 
   async findByCode(codeHash: Buffer): Promise<GrantRow | undefined> {

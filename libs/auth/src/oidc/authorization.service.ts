@@ -4,6 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import { AuditLog } from '@app/audit';
 import { OidcClient, OidcClientService, SecretHasher } from '@app/accounts';
 import { Clock, isOrgId, RequestOrigin } from '@app/common';
+import { Database } from '@app/persistence';
 import { loginLocation, SignInSession, SignInSessions } from '../sessions/sign-in-sessions';
 import { TokenService } from '../tokens/token.service';
 import { AuthorizationGrantRepository, RefreshTokenMode } from './authorization-grant.repository';
@@ -85,6 +86,7 @@ export class AuthorizationService {
     private readonly tokens: TokenService,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
+    private readonly db: Database,
     private readonly sessions: SignInSessions,
   ) {}
 
@@ -256,32 +258,41 @@ export class AuthorizationService {
     const now = this.clock.now();
     const refreshTokens: RefreshTokenMode = !request.client.settings.refresh_tokens ? 'none' : request.scope.includes('offline_access') ? 'offline' : 'session';
     const grantId = randomUUID();
-    await this.grants.insert({
-      id: grantId,
-      orgId: org,
-      accountId: request.client.accountId,
-      userId: session.userId,
-      sessionId: session.id,
-      codeHash: this.hasher.hash(code),
-      redirectUri: request.redirectUri,
-      codeChallenge: request.codeChallenge,
-      nonce: request.nonce,
-      scope: request.scope.join(' '),
-      authTime: session.authTime,
-      amr: [...session.amr],
-      refreshTokens,
-      now,
-      codeExpiresAt: new Date(now.getTime() + CODE_LIFETIME_S * 1000),
-    });
-    await this.audit.record({
-      org,
-      actor: session.userName,
-      action: 'authorization_code.issue',
-      target: request.client.clientId,
-      outcome: 'success',
-      sourceAddress: origin.sourceAddress,
-      correlationId: origin.correlationId,
-      details: { grantId, scope: request.scope.join(' '), amr: session.amr, refreshTokens },
+    // The code and its audit event commit together.
+    await this.db.transaction(async (tx) => {
+      await this.grants.insert(
+        {
+          id: grantId,
+          orgId: org,
+          accountId: request.client.accountId,
+          userId: session.userId,
+          sessionId: session.id,
+          codeHash: this.hasher.hash(code),
+          redirectUri: request.redirectUri,
+          codeChallenge: request.codeChallenge,
+          nonce: request.nonce,
+          scope: request.scope.join(' '),
+          authTime: session.authTime,
+          amr: [...session.amr],
+          refreshTokens,
+          now,
+          codeExpiresAt: new Date(now.getTime() + CODE_LIFETIME_S * 1000),
+        },
+        tx,
+      );
+      await this.audit.record(
+        {
+          org,
+          actor: session.userName,
+          action: 'authorization_code.issue',
+          target: request.client.clientId,
+          outcome: 'success',
+          sourceAddress: origin.sourceAddress,
+          correlationId: origin.correlationId,
+          details: { grantId, scope: request.scope.join(' '), amr: session.amr, refreshTokens },
+        },
+        tx,
+      );
     });
     return withParameters(request.redirectUri, { code, state: request.state, iss: this.tokens.issuer(org) });
   }

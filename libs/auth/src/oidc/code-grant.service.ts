@@ -51,9 +51,16 @@ export class CodeGrantService {
       throw OAuthError.invalidRequest('code_verifier must be 43-128 characters of A-Z, a-z, 0-9, "-", ".", "_" and "~".');
     const codeHash = this.hasher.hash(params.code);
     const now = this.clock.now();
-    const grant = await this.grants.consumeCode(codeHash, client.accountId, now, {
-      withRefresh: new Date(now.getTime() + REFRESH_FAMILY_LIFETIME_MS),
-      without: new Date(now.getTime() + GRANT_WITHOUT_REFRESH_MS),
+    // Consumed and recorded as redeemed (83011) in one statement; what follows decides whether tokens come of it.
+    const grant = await this.grants.consumeCode({
+      codeHash,
+      accountId: client.accountId,
+      clientId: client.clientId,
+      now,
+      keepWithRefresh: new Date(now.getTime() + REFRESH_FAMILY_LIFETIME_MS),
+      keepWithout: new Date(now.getTime() + GRANT_WITHOUT_REFRESH_MS),
+      sourceAddress: request.sourceAddress,
+      correlationId: request.correlationId,
     });
     if (!grant) throw await this.codeRefused(codeHash, client, request);
     const reject = async (reason: string, description: string) => {
@@ -66,9 +73,7 @@ export class CodeGrantService {
     if (!pkceMatches(params.code_verifier, grant.code_challenge)) throw await reject('code_verifier', 'The code_verifier does not match the code_challenge.');
     const person = await this.livePerson(grant);
     if (!person) throw await reject('user', 'The person is disabled or no longer exists.');
-    const response = await this.issue(grant, person, client, 'authorization_code', request);
-    await this.record('authorization_code.redeem', grant.org_id, client.clientId, request, { grantId: grant.id, userName: person.user.user_name });
-    return response;
+    return this.issue(grant, person, client, 'authorization_code', request);
   }
 
   async refresh(request: ClientAuthRequest): Promise<TokenResponse> {
@@ -208,7 +213,7 @@ export class CodeGrantService {
     origin: RequestOrigin,
     details: Record<string, unknown>,
   ): Promise<void> {
-    const success = action === 'authorization_code.redeem' || action === 'refresh_token.rotate';
+    const success = action === 'refresh_token.rotate';
     return this.audit.record({
       org,
       actor: clientId,
