@@ -294,7 +294,8 @@ describe('Authorization code flow (people)', () => {
   it('a disabled person: refresh refused, and no new code (the session ended with the disabling)', async () => {
     const bob = await createPersonWithCard(t, admin, ORG, 'bob', { password: PASSWORD });
     const bobCookie = (await signIn(t, { org: ORG, userName: 'bob', password: PASSWORD, totpSecret: bob.totpSecret })).cookie;
-    const { code, verifier } = await codeFor(spa.clientId, [], bobCookie);
+    // offline_access: refresh tokens not bound to the session, which the disabling ends too.
+    const { code, verifier } = await codeFor(spa.clientId, [['scope', 'openid offline_access']], bobCookie);
     const tokens = await asSpa(code, verifier);
     expect(tokens.status).toBe(200);
     const disabled = await t.http.patch(`/admin/v1/organizations/${ORG}/users/${bob.id}`).auth(admin, { type: 'bearer' }).send({ disabled: true });
@@ -334,6 +335,22 @@ describe('Authorization code flow (people)', () => {
     expect((await refresh(offlineTokens.body.refresh_token)).status).toBe(200);
     const events = await t.db.query("SELECT code, details->>'revokedGrants' AS grants FROM audit_events WHERE action = 'oidc.logout' AND org_id = $1", [ORG]);
     expect(events.rows).toEqual([{ code: 83030, grants: '1' }]);
+  });
+
+  it('a session ended otherwise (here by an administrator) ends the refresh tokens bound to it; offline ones go on', async () => {
+    const session = (await signIn(t, { org: ORG, userName: 'jane', password: PASSWORD, totpSecret: jane.totpSecret })).cookie;
+    const bound = await codeFor(spa.clientId, [], session);
+    const boundTokens = await asSpa(bound.code, bound.verifier);
+    const offline = await codeFor(spa.clientId, [['scope', 'openid offline_access']], session);
+    const offlineTokens = await asSpa(offline.code, offline.verifier);
+    const rotated = await refresh(boundTokens.body.refresh_token);
+    expect(rotated.status).toBe(200);
+    const ended = await t.http.delete(`/admin/v1/organizations/${ORG}/users/${jane.id}/sessions`).auth(admin, { type: 'bearer' });
+    expect(ended.status).toBe(204);
+    const refused = await refresh(rotated.body.refresh_token);
+    expect(refused.status).toBe(400);
+    expect(refused.body.error_description).toMatch(/sign-in session this refresh token belongs to has ended/);
+    expect((await refresh(offlineTokens.body.refresh_token)).status).toBe(200);
   });
 
   it('logout without id_token_hint asks the person to confirm; the confirmation form ends the session', async () => {

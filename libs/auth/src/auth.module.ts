@@ -25,6 +25,7 @@ import { AuthorizationGrantRepository } from './oidc/authorization-grant.reposit
 import { AuthorizationService } from './oidc/authorization.service';
 import { CodeGrantService } from './oidc/code-grant.service';
 import { LogoutService } from './oidc/logout.service';
+import { OidcClientCache } from './oidc/oidc-client.cache';
 import { SigningKeysModule } from './signing-keys/signing-keys.module';
 import { AccessTokenValidator } from './tokens/access-token-validator';
 import { JwsService } from './tokens/jws.service';
@@ -65,6 +66,7 @@ import { OneTimeCodes } from './sign-in/one-time-codes';
     AuthorizationService,
     CodeGrantService,
     LogoutService,
+    OidcClientCache,
     {
       provide: RoleCatalog,
       inject: [AppConfig],

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Clock, notFound } from '@app/common';
 import { Actor, AuditLog } from '@app/audit';
+import { ChangeFeed } from '@app/persistence';
 import { SystemAccountRepository } from '../system-accounts/system-account.repository';
 import { SystemAccountService } from '../system-accounts/system-account.service';
 import { OidcClient, OidcClientRepository, OidcClientRow, OidcClientSettings } from './oidc-client.repository';
@@ -18,6 +19,7 @@ export class OidcClientService {
     private readonly accountRows: SystemAccountRepository,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
+    private readonly changes: ChangeFeed,
   ) {}
 
   async get(orgId: string, clientId: string): Promise<OidcClientRow> {
@@ -50,6 +52,8 @@ export class OidcClientService {
         },
         tx,
       );
+      // The authorization and token endpoints cache clients (libs/auth OidcClientCache): every change is published.
+      this.changes.publishOnCommit(tx, 'subject', [account.id]);
       return row;
     });
   }
@@ -73,6 +77,7 @@ export class OidcClientService {
         },
         tx,
       );
+      this.changes.publishOnCommit(tx, 'subject', [account.id]);
     });
   }
 }

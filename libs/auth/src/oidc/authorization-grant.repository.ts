@@ -51,7 +51,18 @@ export interface RefreshTokenState {
   rotated_at: Date | null;
   expires_at: Date;
   grant_revoked_at: Date | null;
+  /** False when the grant's refresh tokens are bound to a browser session that has ended. */
+  session_live: boolean;
 }
+
+/**
+ * A grant's refresh tokens bound to the browser session (not `offline_access`) live while that
+ * session has not ended and is within its absolute lifetime (DECISIONS 15.5); the session's idle
+ * timeout does not apply to them. `g` is the grant, `now` the time's parameter. sign_in_sessions
+ * belongs to libs/auth too.
+ */
+const sessionLive = (now: string) =>
+  `EXISTS (SELECT 1 FROM sign_in_sessions s WHERE s.id::text = g.session_id AND s.ended_at IS NULL AND s.absolute_expires_at > ${now})`;
 
 /** A code presented at the token endpoint by an authenticated client. */
 export interface CodeRedemption {
@@ -183,12 +194,6 @@ export class AuthorizationGrantRepository {
     return rows.length > 0;
   }
 
-  /** Whether the grant is still live: checked after tokens were recorded, so that a concurrent replay cannot miss them. */
-  async isLive(grantId: string): Promise<boolean> {
-    const rows = await this.db.query('SELECT 1 FROM authorization_grants WHERE id = $1 AND revoked_at IS NULL', [grantId]);
-    return rows.length > 0;
-  }
-
   /**
    * Rotates a refresh token of the client: answers its grant when this call used it; undefined when it
    * is unknown, already rotated, expired, revoked or another client's (`findRefreshToken` tells which).
@@ -199,17 +204,19 @@ export class AuthorizationGrantRepository {
          FROM authorization_grants g
         WHERE r.hash = $1 AND g.id = r.grant_id AND g.account_id = $2
           AND r.rotated_at IS NULL AND r.expires_at > $3 AND g.revoked_at IS NULL
+          AND (g.refresh_tokens <> 'session' OR ${sessionLive('$3')})
        RETURNING g.*`,
       [hash, accountId, now],
     );
     return row;
   }
 
-  async findRefreshToken(hash: Buffer): Promise<RefreshTokenState | undefined> {
+  async findRefreshToken(hash: Buffer, now: Date): Promise<RefreshTokenState | undefined> {
     const [row] = await this.db.query<RefreshTokenState>(
-      `SELECT r.grant_id, g.account_id, r.rotated_at, r.expires_at, g.revoked_at AS grant_revoked_at
+      `SELECT r.grant_id, g.account_id, r.rotated_at, r.expires_at, g.revoked_at AS grant_revoked_at,
+              (g.refresh_tokens <> 'session' OR ${sessionLive('$2')}) AS session_live
          FROM refresh_tokens r JOIN authorization_grants g ON g.id = r.grant_id WHERE r.hash = $1`,
-      [hash],
+      [hash, now],
     );
     return row;
   }

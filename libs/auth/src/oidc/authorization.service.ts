@@ -2,11 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { AuditLog } from '@app/audit';
-import { OidcClient, OidcClientService, SecretHasher } from '@app/accounts';
+import { OidcClient, SecretHasher } from '@app/accounts';
 import { Clock, isOrgId, RequestOrigin } from '@app/common';
 import { Database } from '@app/persistence';
 import { loginLocation, SignInSession, SignInSessions } from '../sessions/sign-in-sessions';
 import { TokenService } from '../tokens/token.service';
+import { OidcClientCache } from './oidc-client.cache';
 import { AuthorizationGrantRepository, RefreshTokenMode } from './authorization-grant.repository';
 import {
   ParameterProblem,
@@ -80,7 +81,7 @@ class RedirectError extends Error {
 @Injectable()
 export class AuthorizationService {
   constructor(
-    private readonly clients: OidcClientService,
+    private readonly clients: OidcClientCache,
     private readonly grants: AuthorizationGrantRepository,
     private readonly hasher: SecretHasher,
     private readonly tokens: TokenService,

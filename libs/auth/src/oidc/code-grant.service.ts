@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { AuditLog } from '@app/audit';
-import { OidcClient, OidcClientService, SecretHasher, UserRepository, UserWithSettings } from '@app/accounts';
+import { OidcClient, SecretHasher, UserRepository, UserWithSettings } from '@app/accounts';
 import { Clock, OAuthError, RequestOrigin } from '@app/common';
 import { ClientAuthenticator, ClientAuthRequest } from '../clients/client-authenticator.service';
 import { TokenResponse, TokenService } from '../tokens/token.service';
+import { OidcClientCache } from './oidc-client.cache';
 import { AuthorizationGrantRepository, GrantRow } from './authorization-grant.repository';
 import { CODE_VERIFIER } from './authorization-request';
 import { acrFor } from './authorization.service';
@@ -32,7 +33,7 @@ const GENERIC_REFRESH_FAILURE = 'The refresh token is not valid.';
 export class CodeGrantService {
   constructor(
     private readonly clientAuth: ClientAuthenticator,
-    private readonly clients: OidcClientService,
+    private readonly clients: OidcClientCache,
     private readonly grants: AuthorizationGrantRepository,
     private readonly users: UserRepository,
     private readonly hasher: SecretHasher,
@@ -123,9 +124,8 @@ export class CodeGrantService {
 
   /**
    * Signs and records the tokens, then adds the new refresh token on condition that the grant is still
-   * live: a replay or reuse seen by another request meanwhile revokes the grant, and so what this one
-   * issued too (the grant's revocation finds every access token recorded before it; the condition
-   * catches those recorded after).
+   * live. A replay or reuse seen by another request meanwhile revokes the grant, and with it every
+   * access token recorded under it, before or after (the bearer check reads the grant's revocation).
    */
   private async issue(grant: GrantRow, person: UserWithSettings, client: OidcClient, method: 'authorization_code' | 'refresh_token', origin: RequestOrigin) {
     const response = await this.tokens.issueForPerson(
@@ -144,19 +144,14 @@ export class CodeGrantService {
       },
       origin,
     );
+    if (grant.refresh_tokens === 'none') return response;
     const now = this.clock.now();
-    let live: boolean;
-    if (grant.refresh_tokens === 'none') {
-      live = await this.grants.isLive(grant.id);
-    } else {
-      const refreshToken = randomBytes(32).toString('base64url');
-      live = await this.grants.addRefreshToken(grant.id, this.hasher.hash(refreshToken), now, new Date(now.getTime() + REFRESH_TOKEN_LIFETIME_MS));
-      response.refresh_token = refreshToken;
-    }
-    if (!live) {
-      await this.grants.revoke(grant.id, 'replay', now);
+    const refreshToken = randomBytes(32).toString('base64url');
+    if (!(await this.grants.addRefreshToken(grant.id, this.hasher.hash(refreshToken), now, new Date(now.getTime() + REFRESH_TOKEN_LIFETIME_MS)))) {
+      // Revoked meanwhile: the access token just recorded is refused by the bearer check already.
       throw OAuthError.invalidGrant(method === 'authorization_code' ? GENERIC_CODE_FAILURE : GENERIC_REFRESH_FAILURE);
     }
+    response.refresh_token = refreshToken;
     return response;
   }
 
@@ -184,7 +179,7 @@ export class CodeGrantService {
 
   /** Why a refresh token could not be rotated; a rotated one used again revokes its whole family (RFC 9700 4.14.2). */
   private async refreshRefused(hash: Buffer, client: OidcClient, request: ClientAuthRequest): Promise<OAuthError> {
-    const row = await this.grants.findRefreshToken(hash);
+    const row = await this.grants.findRefreshToken(hash, this.clock.now());
     const reject = async (reason: string, description: string, grantId?: string) => {
       await this.record('refresh_token.reject', request.org, client.clientId, request, { grantId, reason });
       return OAuthError.invalidGrant(description);
@@ -197,6 +192,8 @@ export class CodeGrantService {
       await this.record('refresh_token.reuse', request.org, client.clientId, request, { grantId: row.grant_id, revokedTokens });
       return OAuthError.invalidGrant('The refresh token was used before; its whole family is revoked and the person must sign in again.');
     }
+    if (!row.session_live)
+      return reject('session_ended', 'The sign-in session this refresh token belongs to has ended; the person must sign in again.', row.grant_id);
     return reject('expired', 'The refresh token expired; the person must sign in again.', row.grant_id);
   }
 

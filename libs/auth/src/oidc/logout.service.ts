@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { AuditLog } from '@app/audit';
-import { OidcClient, OidcClientService } from '@app/accounts';
+import { OidcClient } from '@app/accounts';
 import { Clock, isOrgId, RequestOrigin } from '@app/common';
 import { SignInSessions } from '../sessions/sign-in-sessions';
 import { JwsService } from '../tokens/jws.service';
 import { TokenService } from '../tokens/token.service';
+import { OidcClientCache } from './oidc-client.cache';
 import { AuthorizationGrantRepository } from './authorization-grant.repository';
 import { withParameters } from './authorization.service';
 
@@ -37,7 +38,7 @@ export type LogoutOutcome =
 @Injectable()
 export class LogoutService {
   constructor(
-    private readonly clients: OidcClientService,
+    private readonly clients: OidcClientCache,
     private readonly grants: AuthorizationGrantRepository,
     private readonly jws: JwsService,
     private readonly tokens: TokenService,

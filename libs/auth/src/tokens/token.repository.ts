@@ -66,7 +66,7 @@ const RECORD_ISSUED = prepared(
 );
 const FIND_STATE = prepared(
   'token-find-state',
-  `SELECT t.org_id, t.issued_at, t.expires_at, t.first_used_at, t.revoked_at,
+  `SELECT t.org_id, t.issued_at, t.expires_at, t.first_used_at, COALESCE(t.revoked_at, g.revoked_at) AS revoked_at,
               CASE WHEN a.id IS NOT NULL THEN 'system_account' ELSE 'user' END AS subject_kind,
               COALESCE(a.id, u.id) AS subject_id,
               COALESCE(a.client_id, u.user_name) AS subject_name,
@@ -80,6 +80,8 @@ const FIND_STATE = prepared(
          LEFT JOIN system_accounts a ON a.id = t.account_id
          LEFT JOIN users u ON u.id = t.user_id
          JOIN organizations o ON o.id = t.org_id
+         -- A token of the authorization code flow is revoked with its grant (DECISIONS 15.3), even one recorded after the revocation.
+         LEFT JOIN authorization_grants g ON g.id = t.grant_id
         WHERE t.jti = $1`,
 );
 const MARK_FIRST_USE = prepared('token-mark-first-use', 'UPDATE access_tokens SET first_used_at = $2 WHERE jti = $1 AND first_used_at IS NULL');
