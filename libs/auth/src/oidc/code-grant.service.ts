@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { AuditLog } from '@app/audit';
-import { OidcClient, SecretHasher, UserRepository, UserWithSettings } from '@app/accounts';
+import { OidcClient, SecretHasher, TokenSubjectWithSettings, UserRepository } from '@app/accounts';
 import { Clock, OAuthError, RequestOrigin } from '@app/common';
 import { ClientAuthenticator, ClientAuthRequest } from '../clients/client-authenticator.service';
 import { TokenResponse, TokenService } from '../tokens/token.service';
@@ -117,8 +117,8 @@ export class CodeGrantService {
     return client;
   }
 
-  private async livePerson(grant: GrantRow): Promise<UserWithSettings | undefined> {
-    const person = await this.users.findWithSettings(grant.org_id, grant.user_id);
+  private async livePerson(grant: GrantRow): Promise<TokenSubjectWithSettings | undefined> {
+    const person = await this.users.findTokenSubject(grant.org_id, grant.user_id);
     return person && !person.user.disabled ? person : undefined;
   }
 
@@ -127,7 +127,13 @@ export class CodeGrantService {
    * live. A replay or reuse seen by another request meanwhile revokes the grant, and with it every
    * access token recorded under it, before or after (the bearer check reads the grant's revocation).
    */
-  private async issue(grant: GrantRow, person: UserWithSettings, client: OidcClient, method: 'authorization_code' | 'refresh_token', origin: RequestOrigin) {
+  private async issue(
+    grant: GrantRow,
+    person: TokenSubjectWithSettings,
+    client: OidcClient,
+    method: 'authorization_code' | 'refresh_token',
+    origin: RequestOrigin,
+  ) {
     const response = await this.tokens.issueForPerson(
       person,
       {

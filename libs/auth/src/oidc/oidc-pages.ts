@@ -15,7 +15,7 @@ export function protectiveHeaders(reply: FastifyReply): FastifyReply {
   return reply
     .header('Cache-Control', 'no-store')
     .header('Pragma', 'no-cache')
-    .header('Content-Security-Policy', "default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+    .header('Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'; base-uri 'none'")
     .header('X-Frame-Options', 'DENY')
     .header('Referrer-Policy', 'no-referrer');
 }

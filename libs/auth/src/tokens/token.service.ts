@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Clock, RequestOrigin } from '@app/common';
 import { AppConfig } from '@app/config';
 import { Metrics } from '@app/observability';
-import { OrganizationSettings, UserWithSettings } from '@app/accounts';
+import { OrganizationSettings, TokenSubjectWithSettings } from '@app/accounts';
 import { RoleCatalog } from '../authorization/role-catalog';
 import { AuthenticatedClient } from '../clients/client-authenticator.service';
 import { AuthenticatedUser } from '../grants/user-authenticator.service';
@@ -72,7 +72,7 @@ export class TokenService {
    * person grants give (sub = userName, the user's live role), with the client's `client_id`, and an
    * id_token for the client (DECISIONS 15.4).
    */
-  issueForPerson(authenticated: UserWithSettings, context: PersonTokenContext, origin: RequestOrigin): Promise<TokenResponse> {
+  issueForPerson(authenticated: TokenSubjectWithSettings, context: PersonTokenContext, origin: RequestOrigin): Promise<TokenResponse> {
     const { user } = authenticated;
     return this.issue(
       { org: user.org_id, subject: user.user_name, role: user.role, userId: user.id, clientId: context.clientId, grantId: context.grantId },
