@@ -306,7 +306,7 @@ async function main() {
     const exchangeRates = [];
     const credentialRates = [];
     for (let round = 1; round <= ROUNDS; round++) {
-      const codes = await makeCodes(ctx, webClient, cookie, Math.ceil(DURATION_S * 800));
+      const codes = await makeCodes(ctx, webClient, cookie, Math.ceil(DURATION_S * 2500));
       let index = 0;
       const exchangeRequest = () => {
         const next = codes[index++];
