@@ -24,9 +24,10 @@ const { URL, URLSearchParams } = require('node:url');
 const { ROOT, ensureDependencies, ensureDebianPackages, build } = require('../setup');
 const { startService, waitReady, stopService, removeWorkDir, connectDatabase } = require('./service');
 const { setUpPlatform } = require('./platform');
+const { startCpuMeasurement } = require('./cpu');
 /* global fetch */
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS || 5);
 const DURATION_S = Number(process.env.BENCH_DURATION_S || 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS || 20);
 const SOLO_SIGN_INS = Number(process.env.BENCH_SOLO_SIGN_INS || 30);
@@ -206,11 +207,16 @@ async function signIn(ctx, person, returnTo) {
   }
 }
 
-/** `concurrency` loops each taking the next request from `next()` until it answers undefined or time is up; answers the rate. */
-async function drive(concurrency, seconds, next) {
+/**
+ * `concurrency` loops each taking the next request from `next()` until it answers undefined or time
+ * is up; answers the rate, and with `servicePid` the service's CPU per request (Node + PostgreSQL,
+ * steadier than the rate on a shared host: ops/bench/cpu.js).
+ */
+async function drive(concurrency, seconds, next, servicePid) {
   const deadline = performance.now() + seconds * 1000;
   let done = 0;
   const started = performance.now();
+  const cpu = servicePid ? startCpuMeasurement(servicePid) : undefined;
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (performance.now() < deadline) {
@@ -223,7 +229,10 @@ async function drive(concurrency, seconds, next) {
       }
     }),
   );
-  return done / ((performance.now() - started) / 1000);
+  const rate = done / ((performance.now() - started) / 1000);
+  if (!cpu) return rate;
+  const { serviceUs, databaseUs } = cpu(done);
+  return { rate, nodeUs: serviceUs ?? 0, databaseUs: databaseUs ?? 0 };
 }
 
 /** Authorization codes for `client`, each with its verifier, from the person's session (the authorization endpoint as a browser would call it). */
@@ -321,14 +330,22 @@ async function main() {
         }).toString();
         return { url: tokenUrl, init: { method: 'POST', headers: FORM, body } };
       };
-      // Making the codes is a burst of writes: let the database settle, then measure both sides after
-      // the same warm-up, client_credentials first (the codes live 60 s).
+      // Making the codes is a burst of writes: let the database settle, warm up, then measure both
+      // sides, the one measured first alternating from round to round (the codes live 60 s).
       await sleep(2000);
       await drive(CONNECTIONS, 1, credentialsRequest);
-      credentialRates.push(await drive(CONNECTIONS, DURATION_S, credentialsRequest));
-      exchangeRates.push(await drive(CONNECTIONS, DURATION_S, exchangeRequest));
+      const sides = [
+        async () => credentialRates.push(await drive(CONNECTIONS, DURATION_S, credentialsRequest, service.child.pid)),
+        async () => exchangeRates.push(await drive(CONNECTIONS, DURATION_S, exchangeRequest, service.child.pid)),
+      ];
+      if (round % 2 === 0) sides.reverse();
+      for (const side of sides) await side();
       if (index >= codes.length) progress('  (the codes ran out before the time: raise the count in makeCodes)');
-      progress(`round ${round}: ${Math.round(exchangeRates.at(-1))} code exchanges/s, ${Math.round(credentialRates.at(-1))} client_credentials tokens/s`);
+      const [e, c] = [exchangeRates.at(-1), credentialRates.at(-1)];
+      progress(
+        `round ${round}: ${Math.round(e.rate)} code exchanges/s (CPU ${Math.round(e.nodeUs)} + ${Math.round(e.databaseUs)} us), ` +
+          `${Math.round(c.rate)} client_credentials tokens/s (CPU ${Math.round(c.nodeUs)} + ${Math.round(c.databaseUs)} us)`,
+      );
     }
 
     // 2. Sign-ins: one person at a time, then 20 at once beside client_credentials tokens.
@@ -369,17 +386,21 @@ async function main() {
     await crowdRun;
     const besideRate = besideCount / ((performance.now() - besideStarted) / 1000);
 
-    const exchange = median(exchangeRates);
-    const credentials = median(credentialRates);
+    const exchange = median(exchangeRates.map((r) => r.rate));
+    const credentials = median(credentialRates.map((r) => r.rate));
+    const cpuOf = (runs) => median(runs.map((r) => r.nodeUs + r.databaseUs));
+    const cpuText = (runs) => `${Math.round(median(runs.map((r) => r.nodeUs)))} + ${Math.round(median(runs.map((r) => r.databaseUs)))} us`;
     console.log(
       `\nMachine: ${os.cpus().length} cores, node ${process.version}, load average ${os
         .loadavg()
         .map((l) => l.toFixed(1))
         .join(' ')}; ${ROUNDS} alternating rounds of ${DURATION_S} s, ${CONNECTIONS} requests in flight (medians)\n`,
     );
-    console.log(`authorization_code exchanges:       ${Math.round(exchange)} /s`);
-    console.log(`client_credentials tokens:          ${Math.round(credentials)} /s`);
-    console.log(`exchanges / client_credentials:     ${(exchange / credentials).toFixed(2)}x (target >= 0.8x)\n`);
+    console.log(`authorization_code exchanges:       ${Math.round(exchange)} /s  CPU ${cpuText(exchangeRates)} per exchange (Node + PostgreSQL)`);
+    console.log(`client_credentials tokens:          ${Math.round(credentials)} /s  CPU ${cpuText(credentialRates)} per token`);
+    console.log(
+      `exchanges / client_credentials:     ${(exchange / credentials).toFixed(2)}x by rate (target >= 0.8x), ${(cpuOf(credentialRates) / cpuOf(exchangeRates)).toFixed(2)}x by CPU per request\n`,
+    );
     console.log(`password hash alone (scrypt N=2^15): ${Math.round(hashMs)} ms`);
     console.log(
       `sign-in (password + TOTP), 1 person:  p50 ${Math.round(median(solo))} ms  p99 ${Math.round(percentile(solo, 99))} ms  (${solo.length} sign-ins; target p50 <= ${Math.round(hashMs + 50)} ms)`,

@@ -92,7 +92,9 @@ const CONSUME_CODES = prepared(
      UPDATE authorization_grants g
         SET code_used_at = x.at, expires_at = CASE WHEN g.refresh_tokens = 'none' THEN x.keep_none ELSE x.keep_refresh END
        FROM x
-      WHERE g.code_hash = x.hash AND g.account_id = x.account AND g.code_used_at IS NULL AND g.code_expires_at > x.at AND g.revoked_at IS NULL
+      -- ANY($1) lets the generic plan find the rows by the unique index, whatever the batch's size.
+      WHERE g.code_hash = ANY($1::bytea[]) AND g.code_hash = x.hash AND g.account_id = x.account
+        AND g.code_used_at IS NULL AND g.code_expires_at > x.at AND g.revoked_at IS NULL
      RETURNING g.*, x.client, x.address, x.correlation
    ), audit AS (
      ${AUDIT_INSERT}
