@@ -1,5 +1,6 @@
 import {
   IssuedPerson,
+  makeCertificate,
   TestApp,
   cookiePair,
   createIssuingOrganization,
@@ -73,10 +74,25 @@ describe('Smart-card sign-in', () => {
   });
 
   it("refuses a certificate the organization's CA did not issue, and no certificate at all", async () => {
-    const foreign = await createPersonWithCard(t, admin, ORG, 'eve', { smartCard: true, totp: false });
-    const tampered = foreign.certificatePem!.replace(/[A-Za-z0-9]{8}(?=\n-----END)/, 'AAAAAAAA');
-    const refused = await withCertificate(tampered);
-    expect(cookiePair(refused.headers['set-cookie'], '__Host-Http-session')).toBeUndefined();
+    const eve = await createPersonWithCard(t, admin, ORG, 'eve', { smartCard: true, totp: false });
+    // Eve's certificate with one bit of its signature flipped: the CA did not sign this one.
+    const der = Buffer.from(eve.certificatePem!.replace(/-----[^-]+-----|\s/g, ''), 'base64');
+    der[der.length - 1] ^= 0x01;
+    const tampered = `-----BEGIN CERTIFICATE-----\n${der.toString('base64')}\n-----END CERTIFICATE-----\n`;
+    const selfSigned = (await makeCertificate({ subject: 'CN=eve' })).pem;
+    for (const pem of [tampered, selfSigned]) {
+      const refused = await withCertificate(pem);
+      expect(cookiePair(refused.headers['set-cookie'], '__Host-Http-session')).toBeUndefined();
+      expect(errorText(refused.text)).toContain('The sign-in did not succeed');
+    }
+    const [notIssued] = (
+      await t.db.query("SELECT count(*)::int AS n FROM audit_events WHERE action = 'sign_in.fail' AND details->>'reason' = $1", [
+        "certificate_refused: not issued by the organization's CA",
+      ])
+    ).rows;
+    expect(notIssued.n).toBe(2);
+    // Eve's own certificate still signs her in.
+    expect(cookiePair((await withCertificate(eve.certificatePem)).headers['set-cookie'], '__Host-Http-session')).toBeDefined();
     const none = await withCertificate(undefined);
     expect(errorText(none.text)).toContain('presented no smart card certificate');
   });

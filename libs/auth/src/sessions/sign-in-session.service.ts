@@ -1,10 +1,10 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { AuditLog, byActor } from '@app/audit';
 import { Actor, Clock, RequestOrigin } from '@app/common';
 import { AppConfig } from '@app/config';
-import { ChangeFeed, Database, Transaction } from '@app/persistence';
+import { Database, Transaction } from '@app/persistence';
 import { LiveSessionRow, SessionEndReason, SignInSessionRepository } from './sign-in-session.repository';
 import { AuthenticationMethod, SESSION_COOKIE, SignInSession, SignInSessions } from './sign-in-sessions';
 
@@ -47,29 +47,15 @@ export interface SessionSummary {
  * instance with its commit, without any cache to invalidate.
  */
 @Injectable()
-export class SignInSessionService extends SignInSessions implements OnModuleInit {
+export class SignInSessionService extends SignInSessions {
   constructor(
     private readonly sessions: SignInSessionRepository,
     private readonly db: Database,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
     private readonly config: AppConfig,
-    private readonly changes: ChangeFeed,
   ) {
     super();
-  }
-
-  /**
-   * A certificate revoked, put on hold (or released) is published on the change feed with its
-   * commit (`certificate`, `{org}/{serial}`); every instance that hears it ends the smart-card
-   * sessions opened with it (the UPDATE is idempotent: one of them ends and audits them).
-   */
-  onModuleInit(): void {
-    this.changes.subscribe((change) => {
-      if (change.topic !== 'certificate') return;
-      const [org, serial] = change.id.split('/');
-      if (org && serial) void this.endAllOfCertificate(org, serial, { name: 'system' }).catch(() => undefined);
-    });
   }
 
   async fromRequest(request: FastifyRequest): Promise<SignInSession | null> {
@@ -198,7 +184,10 @@ export class SignInSessionService extends SignInSessions implements OnModuleInit
     return tx ? work(tx) : this.db.transaction(work);
   }
 
-  /** Ends the smart-card sessions opened with a certificate that was revoked or put on hold. */
+  /**
+   * Ends the smart-card sessions opened with a certificate that was revoked or put on hold, in the
+   * transaction that changed it (credential management's device moves and superseding issuance).
+   */
   async endAllOfCertificate(orgId: string, serial: string, actor: Actor, tx?: Transaction): Promise<number> {
     const work = async (t: Transaction) => {
       const ended = await this.sessions.endAllOfCertificate(orgId, serial, this.clock.now(), t);
