@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { PurgeJob } from '@app/auth';
 import {
   IssuedPerson,
   TestApp,
@@ -236,6 +237,13 @@ describe('Hosted login page and sessions', () => {
     }
     t.clock.advance(10 * 60);
     expect((await session(busy.cookie)).text).toContain('name="password"');
+    // The rows stay as the record for 30 days past their absolute expiry, then the purge removes them.
+    const count = async () => (await t.db.query('SELECT count(*)::int AS n FROM sign_in_sessions WHERE user_id = $1', [jane.id])).rows[0].n;
+    const before = await count();
+    expect((await t.app.get(PurgeJob).runOnce()).sessions).toBe(0);
+    t.clock.advance(30 * 24 * 3600 + 1);
+    expect((await t.app.get(PurgeJob).runOnce()).sessions).toBeGreaterThanOrEqual(before);
+    expect(await count()).toBe(0);
   });
 
   it('signs out: the session ends, the cookie is cleared, and the sign-out is audited', async () => {
@@ -295,9 +303,12 @@ describe('Hosted login page and sessions', () => {
           .type('form')
           .send({ form_token: token });
       // Jane's session id, ended with many's cookie: as unknown as one that never existed.
-      const [janes] = (await t.db.query('SELECT id FROM sign_in_sessions WHERE user_id = $1 AND ended_at IS NULL LIMIT 1', [jane.id])).rows;
+      const janesCookie = (await signIn(t, { org: ORG, userName: 'jane', password: PASSWORD, totpSecret: jane.totpSecret })).cookie;
+      const [janes] = (await t.db.query('SELECT id FROM sign_in_sessions WHERE user_id = $1 AND ended_at IS NULL ORDER BY created_at DESC LIMIT 1', [jane.id]))
+        .rows;
       const foreign = await endWith(laptop.cookie, `/authentication/customer/${ORG}/sessions/${janes.id}/end`);
       expect(foreign.text).toContain('That session had already ended.');
+      expect((await session(janesCookie)).text).toContain('<strong>jane</strong>');
       const crossSite = await endWith(laptop.cookie, ends[0], 'forged');
       expect(crossSite.status).toBe(403);
       expect((await session(phone.cookie)).text).toContain('<strong>many</strong>');
