@@ -108,6 +108,16 @@ describe('Hosted login page and sessions', () => {
     const forced = await t.bare.get(`${LOGIN}?prompt=login&return_to=${encodeURIComponent(returnTo)}`).set('Cookie', `__Host-Http-session=${value}`);
     expect(forced.status).toBe(200);
     expect(forced.text).toContain('name="password"');
+    // Signing in again at this browser replaces its session: a new one, and the earlier one ends.
+    const again = await post({ ...form, cookie: `${form.cookie}; __Host-Http-session=${value}` }, { step: 'password', userName: 'jane', password: PASSWORD });
+    const renewed = await post(
+      { ...form, cookie: `${form.cookie}; __Host-Http-session=${value}` },
+      { step: 'code', step_token: hiddenField(again.text, 'step_token')!, code: nextTotpCode(t, jane.totpSecret!) },
+    );
+    const replacement = cookiePair(renewed.headers['set-cookie'], '__Host-Http-session')!;
+    expect(replacement).not.toBe(`__Host-Http-session=${value}`);
+    expect((await session(`__Host-Http-session=${value}`)).text).toContain('name="password"');
+    expect((await session(replacement)).text).toContain('<strong>jane</strong>');
     const audit = (await t.db.query("SELECT code, actor, details FROM audit_events WHERE action = 'sign_in.success' AND target = $1", [jane.id])).rows;
     expect(audit.at(-1)).toMatchObject({ code: 82000, actor: 'jane', details: { amr: ['pwd', 'otp'], session: expect.any(String) } });
     expect(JSON.stringify(audit)).not.toContain(value);

@@ -68,7 +68,7 @@ export class LoginController {
   }
 
   @Post('authentication/customer/:org/login')
-  @Audited('sign_in.success', 'sign_in.fail', 'sign_in.lockout')
+  @Audited('sign_in.success', 'sign_in.fail', 'sign_in.lockout', 'sign_in.logout')
   @HttpCode(200)
   async submit(
     @Param('org') org: string,
@@ -107,7 +107,7 @@ export class LoginController {
         const view = { frame, action: loginPath(org), formToken: this.forms.formToken(org, formCookie), returnTo, userName: step.userName };
         return this.html(reply, 200, codeForm({ ...view, stepToken: params.step_token!, error: outcome.message }));
       }
-      return this.answer(reply, org, frame, formCookie, returnTo, outcome, step.userName);
+      return this.answer(reply, request, org, frame, formCookie, returnTo, outcome, step.userName);
     }
     const outcome = await this.login.withPassword(org, params.userName, params.password, origin);
     if (outcome.kind === 'code') {
@@ -118,12 +118,12 @@ export class LoginController {
         codeForm({ frame, action: loginPath(org), formToken: this.forms.formToken(org, formCookie), stepToken, returnTo, userName: outcome.step.userName }),
       );
     }
-    return this.answer(reply, org, frame, formCookie, returnTo, outcome, params.userName);
+    return this.answer(reply, request, org, frame, formCookie, returnTo, outcome, params.userName);
   }
 
   /** The smart card's way in (DECISIONS 14.1): the client certificate of the TLS handshake, or of a trusted proxy's header. */
   @Post('authentication/customer/:org/login/certificate')
-  @Audited('sign_in.success', 'sign_in.fail', 'sign_in.lockout')
+  @Audited('sign_in.success', 'sign_in.fail', 'sign_in.lockout', 'sign_in.logout')
   @HttpCode(200)
   async submitCertificate(
     @Param('org') org: string,
@@ -141,7 +141,7 @@ export class LoginController {
     if (!checked.ok) return this.html(reply, 403, passwordForm({ ...this.formView(org, frame, checked.formCookie, params.return_to), error: REFUSED_FORM }));
     const certificate = presentedCertificate(request, this.trustedProxies);
     const outcome = await this.login.withCertificate(org, certificate, { sourceAddress, correlationId, userAgent: single(headers['user-agent']) });
-    return this.answer(reply, org, frame, checked.formCookie, params.return_to, outcome, undefined);
+    return this.answer(reply, request, org, frame, checked.formCookie, params.return_to, outcome, undefined);
   }
 
   @Post('authentication/customer/:org/logout')
@@ -209,6 +209,7 @@ export class LoginController {
 
   private async answer(
     reply: FastifyReply,
+    request: FastifyRequest,
     org: string,
     frame: PageFrame,
     formCookie: string,
@@ -227,6 +228,17 @@ export class LoginController {
         reply.header('Retry-After', outcome.retryAfter);
         return this.html(reply, 200, passwordForm({ ...view, error: outcome.message }));
       case 'signed-in': {
+        // The browser's earlier session (prompt=login, or another person at the same browser) is
+        // replaced: it ends, so that one browser holds one session.
+        const previous = await this.sessions.fromRequest(request);
+        if (previous && previous.id !== outcome.session.id) {
+          await this.sessions.end(
+            previous.id,
+            { name: previous.userName, sourceAddress: request.ip, correlationId: String(request.id) },
+            'logout',
+            previous.org,
+          );
+        }
         reply.header('Set-Cookie', sessionCookie(outcome.cookieValue));
         const target = safeReturnTo(org, returnTo);
         if (target) return void reply.code(303).header('Location', target).header('Cache-Control', 'no-store').send();
