@@ -200,7 +200,13 @@ describe('command line (apps/cli)', () => {
 
     const settings = await cli(['organization', 'settings', org, '--password-grant', 'false', '--access-token-lifetime', '900']);
     expectOk(settings);
-    expect(settings.json()).toEqual({ automaticDeviceCreation: false, applicationIdPolicy: 'any', passwordGrant: false, accessTokenLifetime: 900 });
+    expect(settings.json()).toEqual({
+      automaticDeviceCreation: false,
+      applicationIdPolicy: 'any',
+      passwordGrant: false,
+      passwordOnlySignIn: false,
+      accessTokenLifetime: 900,
+    });
     expect((await api('get', `/organizations/${org}`)).body.settings).toEqual(settings.json());
     const listed = await cli(['organization', 'list', '--count', '1000']);
     expectOk(listed);
