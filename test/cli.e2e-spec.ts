@@ -198,13 +198,23 @@ describe('command line (apps/cli)', () => {
     });
     expect((await api('get', `/organizations/${org}`)).body).toEqual(created.json());
 
-    const settings = await cli(['organization', 'settings', org, '--password-grant', 'false', '--access-token-lifetime', '900']);
+    const settings = await cli([
+      'organization',
+      'settings',
+      org,
+      '--password-grant',
+      'false',
+      '--password-only-sign-in',
+      'true',
+      '--access-token-lifetime',
+      '900',
+    ]);
     expectOk(settings);
     expect(settings.json()).toEqual({
       automaticDeviceCreation: false,
       applicationIdPolicy: 'any',
       passwordGrant: false,
-      passwordOnlySignIn: false,
+      passwordOnlySignIn: true,
       accessTokenLifetime: 900,
     });
     expect((await api('get', `/organizations/${org}`)).body.settings).toEqual(settings.json());
