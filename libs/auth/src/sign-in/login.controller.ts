@@ -34,6 +34,7 @@ type Headers_ = Record<string, string | string[] | undefined>;
 @Public()
 @Controller()
 export class LoginController {
+  /** The peers whose X-Client-Certificate is read: TRUSTED_PROXIES when CLIENT_CERTIFICATE_FROM_PROXY, else nobody. */
   private readonly trustedProxies: BlockList;
 
   constructor(
@@ -43,7 +44,7 @@ export class LoginController {
     private readonly organizations: OrganizationService,
     config: AppConfig,
   ) {
-    this.trustedProxies = trustedPeers(config.trustedProxies);
+    this.trustedProxies = trustedPeers(config.clientCertificateFromProxy ? config.trustedProxies : []);
   }
 
   @Get(LOGIN_STYLESHEET_PATH.slice(1))
