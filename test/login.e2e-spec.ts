@@ -231,6 +231,16 @@ describe('Hosted login page and sessions', () => {
     expect((await storedSessions(person.id)).map((r) => r.end_reason)).toEqual(['user_disabled']);
   });
 
+  it('ends the sessions of a user who is deleted, at once', async () => {
+    const person = await createPersonWithCard(t, admin, ORG, 'gone', { password: PASSWORD });
+    const { cookie } = await signIn(t, { org: ORG, userName: 'gone', password: PASSWORD, totpSecret: person.totpSecret });
+    expect((await session(cookie)).text).toContain('<strong>gone</strong>');
+    const deleted = await t.http.delete(`/admin/v1/organizations/${ORG}/users/${person.id}?force=true`).auth(admin, { type: 'bearer' });
+    expect(deleted.status).toBe(204);
+    expect((await session(cookie)).text).toContain('name="password"');
+    expect(await storedSessions(person.id)).toEqual([]);
+  });
+
   it('ends the idle session after the idle timeout, and any session after the absolute one', async () => {
     const { cookie } = await signIn(t, { org: ORG, userName: 'jane', password: PASSWORD, totpSecret: jane.totpSecret });
     t.clock.advance(14 * 60);
