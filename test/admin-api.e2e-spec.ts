@@ -202,7 +202,13 @@ describe('admin API (DECISIONS 11)', () => {
 
     it('PUT settings replaces the settings and answers them; GET shows them', async () => {
       const id = await newOrg();
-      const settings = { automaticDeviceCreation: true, applicationIdPolicy: 'certified', passwordGrant: false, accessTokenLifetime: 600 };
+      const settings = {
+        automaticDeviceCreation: true,
+        applicationIdPolicy: 'certified',
+        passwordGrant: false,
+        passwordOnlySignIn: true,
+        accessTokenLifetime: 600,
+      };
       const response = await call('put', `/organizations/${id}/settings`, admin).send(settings);
       expect(response.status).toBe(200);
       expectJson(response);

@@ -12,6 +12,7 @@ import {
   signIn,
   tokenRequest,
 } from '@app/testing';
+import { PurgeJob } from '@app/auth';
 
 /**
  * The authorization code flow for people end to end over HTTP (DECISIONS 15): a person signed in at
@@ -369,5 +370,16 @@ describe('Authorization code flow (people)', () => {
     expect(confirm.status).toBe(200);
     expect(confirm.text).toMatch(/You are signed out/);
     expect((await authorize(web.clientId, challenge, [], session)).headers.location).toMatch(/\/login\?/);
+  });
+
+  it('the purge job removes grants past their keeping time, with their refresh tokens (last: it moves the clock)', async () => {
+    const count = async () => (await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM authorization_grants WHERE org_id = $1', [ORG])).rows[0].n;
+    const before = await count();
+    expect(before).toBeGreaterThan(0);
+    t.clock.advance(92 * 86_400);
+    const purged = await t.app.get(PurgeJob).runOnce();
+    expect(purged.grants).toBe(before);
+    expect(await count()).toBe(0);
+    expect((await t.db.query('SELECT count(*)::int AS n FROM refresh_tokens')).rows).toEqual([{ n: 0 }]);
   });
 });

@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Browser } from 'playwright-core';
 import {
   IssuedPerson,
@@ -7,14 +10,16 @@ import {
   createTestApp,
   freePort,
   nextTotpCode,
+  openssl,
   platformAdminToken,
 } from '@app/testing';
 import { accessibilityViolations, launchBrowser, watchedPage } from './support/browser';
 
 /**
  * The hosted login page in a real browser (issue 23, "How it is shown"): Debian's headless Chromium
- * signs in with password and one-time code, is told about a wrong code, meets the lockout, and signs
- * out; axe-core finds nothing on any page, and no page raises a console error or a CSP violation.
+ * signs in with password and one-time code, is told about a wrong code, meets the lockout, signs
+ * out, and signs in with a smart card (Playwright's client certificates against the service's own
+ * TLS listener); axe-core finds nothing on any page, and no page raises a console error or a CSP violation.
  */
 
 const ORG = 'browser';
@@ -26,6 +31,7 @@ describe('The login page in a browser', () => {
   let base: string;
   let ada: IssuedPerson;
   let bob: IssuedPerson;
+  let carla: IssuedPerson;
 
   beforeAll(async () => {
     const port = await freePort();
@@ -36,6 +42,7 @@ describe('The login page in a browser', () => {
     await createIssuingOrganization(t, admin, ORG, {});
     ada = await createPersonWithCard(t, admin, ORG, 'ada', { password: PASSWORD });
     bob = await createPersonWithCard(t, admin, ORG, 'bob', { password: PASSWORD });
+    carla = await createPersonWithCard(t, admin, ORG, 'carla', { password: PASSWORD, smartCard: true, totp: false });
     browser = await launchBrowser();
   }, 90_000);
 
@@ -105,4 +112,70 @@ describe('The login page in a browser', () => {
     expect(problems).toEqual([]);
     await context.close();
   }, 60_000);
+
+  it("signs in with a smart card: the client certificate the organization's CA issued, in the service's own TLS handshake", async () => {
+    // A second instance on the same database, serving HTTPS itself (TLS_CERT_FILE), as a deployment without a proxy does.
+    const dir = mkdtempSync(join(tmpdir(), 'login-tls-'));
+    openssl(
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-keyout',
+      join(dir, 'key.pem'),
+      '-out',
+      join(dir, 'cert.pem'),
+      '-days',
+      '2',
+      '-subj',
+      '/CN=127.0.0.1',
+    );
+    const port = await freePort();
+    const tlsBase = `https://127.0.0.1:${port}`;
+    const tls = await createTestApp({
+      databaseUrl: t.databaseUrl,
+      shareHsmWith: t,
+      clock: t.clock,
+      env: { AUTH_BASE_URL: tlsBase, TLS_CERT_FILE: join(dir, 'cert.pem'), TLS_KEY_FILE: join(dir, 'key.pem') },
+    });
+    try {
+      await tls.app.listen(port, '127.0.0.1');
+      const { context, page, problems } = await watchedPage(browser, {
+        ignoreHTTPSErrors: true,
+        clientCertificates: [{ origin: tlsBase, certPath: pemFile(dir, carla.certificatePem!), keyPath: carla.keyFile! }],
+      });
+      await page.goto(`${tlsBase}/authentication/customer/${ORG}/login`);
+      expect(await accessibilityViolations(page)).toEqual([]);
+      await page.getByRole('button', { name: 'Sign in with a smart card' }).click();
+      await page.getByRole('heading', { name: 'You are signed in' }).waitFor();
+      expect(await page.locator('main').textContent()).toContain('as carla');
+      expect(await page.locator('ul.sessions').textContent()).toContain('(sc, hwk)');
+      expect(await accessibilityViolations(page)).toEqual([]);
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.getByRole('heading', { name: 'You are signed out' }).waitFor();
+      expect(problems).toEqual([]);
+      await context.close();
+
+      // Without a card the same listener still serves the password form, and the smart-card button says what is missing.
+      const plain = await watchedPage(browser, { ignoreHTTPSErrors: true });
+      await plain.page.goto(`${tlsBase}/authentication/customer/${ORG}/login`);
+      await plain.page.getByRole('button', { name: 'Sign in with a smart card' }).click();
+      await plain.page.getByRole('alert').waitFor();
+      expect(await plain.page.getByRole('alert').textContent()).toContain('presented no smart card certificate');
+      expect(await plain.page.getByLabel('Password').isVisible()).toBe(true);
+      expect(plain.problems).toEqual([]);
+      await plain.context.close();
+    } finally {
+      await tls.close();
+    }
+  }, 90_000);
 });
+
+function pemFile(dir: string, pem: string): string {
+  const path = join(dir, 'card.pem');
+  writeFileSync(path, pem);
+  return path;
+}

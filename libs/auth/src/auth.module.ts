@@ -39,6 +39,7 @@ import { UserSessionsController } from './sessions/user-sessions.controller';
 import { LoginFormProtection } from './sign-in/login-form-protection';
 import { LoginService } from './sign-in/login.service';
 import { OneTimeCodes } from './sign-in/one-time-codes';
+import { SmartCardLogons } from './sign-in/smart-card-logons';
 
 /** The token service, client authentication, the global bearer guard, and the hosted login page with people's sessions. */
 @Module({
@@ -62,6 +63,7 @@ import { OneTimeCodes } from './sign-in/one-time-codes';
     LoginService,
     LoginFormProtection,
     OneTimeCodes,
+    SmartCardLogons,
     AuthorizationGrantRepository,
     AuthorizationService,
     CodeGrantService,
@@ -80,7 +82,7 @@ import { OneTimeCodes } from './sign-in/one-time-codes';
     { provide: APP_GUARD, useClass: ApplicationHeadersGuard },
     { provide: APP_GUARD, useClass: AccessGuard },
   ],
-  exports: [TokenService, JwsService, PurgeJob, RoleCatalog, OperatorDependentPolicy, SignInFactorPolicy, OneTimeCodes, AuthStoreModule],
+  exports: [TokenService, JwsService, PurgeJob, RoleCatalog, OperatorDependentPolicy, SignInFactorPolicy, OneTimeCodes, SmartCardLogons, AuthStoreModule],
 })
 export class AuthModule {
   constructor(grants: GrantPolicy, roles: RoleCatalog) {

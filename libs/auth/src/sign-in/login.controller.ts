@@ -10,6 +10,9 @@ import { FORM_COOKIE, LoginFormProtection } from './login-form-protection';
 import { LOGIN_STYLESHEET, LOGIN_STYLESHEET_PATH, PageFrame, codeForm, messagePage, passwordForm, signedInPage } from './login-page';
 import { LoginOutcome, LoginService } from './login.service';
 import { safeReturnTo } from './return-to';
+import { presentedCertificate, trustedPeers } from './client-certificate';
+import { AppConfig } from '@app/config';
+import type { BlockList } from 'node:net';
 
 /**
  * The login page's CSP (DECISIONS 14.3): nothing but this service's stylesheet, no script at all, no
@@ -31,12 +34,18 @@ type Headers_ = Record<string, string | string[] | undefined>;
 @Public()
 @Controller()
 export class LoginController {
+  /** The peers whose X-Client-Certificate is read: TRUSTED_PROXIES when CLIENT_CERTIFICATE_FROM_PROXY, else nobody. */
+  private readonly trustedProxies: BlockList;
+
   constructor(
     private readonly login: LoginService,
     private readonly sessions: SignInSessionService,
     private readonly forms: LoginFormProtection,
     private readonly organizations: OrganizationService,
-  ) {}
+    config: AppConfig,
+  ) {
+    this.trustedProxies = trustedPeers(config.clientCertificateFromProxy ? config.trustedProxies : []);
+  }
 
   @Get(LOGIN_STYLESHEET_PATH.slice(1))
   stylesheet(@Res() reply: FastifyReply): void {
@@ -60,7 +69,7 @@ export class LoginController {
   }
 
   @Post('authentication/customer/:org/login')
-  @Audited('sign_in.success', 'sign_in.fail', 'sign_in.lockout')
+  @Audited('sign_in.success', 'sign_in.fail', 'sign_in.lockout', 'sign_in.logout')
   @HttpCode(200)
   async submit(
     @Param('org') org: string,
@@ -99,7 +108,7 @@ export class LoginController {
         const view = { frame, action: loginPath(org), formToken: this.forms.formToken(org, formCookie), returnTo, userName: step.userName };
         return this.html(reply, 200, codeForm({ ...view, stepToken: params.step_token!, error: outcome.message }));
       }
-      return this.answer(reply, org, frame, formCookie, returnTo, outcome, step.userName);
+      return this.answer(reply, request, org, frame, formCookie, returnTo, outcome, step.userName);
     }
     const outcome = await this.login.withPassword(org, params.userName, params.password, origin);
     if (outcome.kind === 'code') {
@@ -110,7 +119,30 @@ export class LoginController {
         codeForm({ frame, action: loginPath(org), formToken: this.forms.formToken(org, formCookie), stepToken, returnTo, userName: outcome.step.userName }),
       );
     }
-    return this.answer(reply, org, frame, formCookie, returnTo, outcome, params.userName);
+    return this.answer(reply, request, org, frame, formCookie, returnTo, outcome, params.userName);
+  }
+
+  /** The smart card's way in (DECISIONS 14.1): the client certificate of the TLS handshake, or of a trusted proxy's header. */
+  @Post('authentication/customer/:org/login/certificate')
+  @Audited('sign_in.success', 'sign_in.fail', 'sign_in.lockout', 'sign_in.logout')
+  @HttpCode(200)
+  async submitCertificate(
+    @Param('org') org: string,
+    @Headers() headers: Headers_,
+    @Body() body: unknown,
+    @SourceAddress() sourceAddress: string,
+    @CorrelationId() correlationId: string,
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    const frame = await this.frame(org);
+    if (!frame) return this.unknownOrganization(reply, org);
+    const params = formParams(body);
+    const checked = this.checkForm(org, headers, params, request, reply);
+    if (!checked.ok) return this.html(reply, 403, passwordForm({ ...this.formView(org, frame, checked.formCookie, params.return_to), error: REFUSED_FORM }));
+    const certificate = presentedCertificate(request, this.trustedProxies);
+    const outcome = await this.login.withCertificate(org, certificate, { sourceAddress, correlationId, userAgent: single(headers['user-agent']) });
+    return this.answer(reply, request, org, frame, checked.formCookie, params.return_to, outcome, undefined);
   }
 
   @Post('authentication/customer/:org/logout')
@@ -178,6 +210,7 @@ export class LoginController {
 
   private async answer(
     reply: FastifyReply,
+    request: FastifyRequest,
     org: string,
     frame: PageFrame,
     formCookie: string,
@@ -196,6 +229,17 @@ export class LoginController {
         reply.header('Retry-After', outcome.retryAfter);
         return this.html(reply, 200, passwordForm({ ...view, error: outcome.message }));
       case 'signed-in': {
+        // The browser's earlier session (prompt=login, or another person at the same browser) is
+        // replaced: it ends, so that one browser holds one session.
+        const previous = await this.sessions.fromRequest(request);
+        if (previous && previous.id !== outcome.session.id) {
+          await this.sessions.end(
+            previous.id,
+            { name: previous.userName, sourceAddress: request.ip, correlationId: String(request.id) },
+            'logout',
+            previous.org,
+          );
+        }
         reply.header('Set-Cookie', sessionCookie(outcome.cookieValue));
         const target = safeReturnTo(org, returnTo);
         if (target) return void reply.code(303).header('Location', target).header('Cache-Control', 'no-store').send();
@@ -263,7 +307,13 @@ export class LoginController {
   }
 
   private formView(org: string, frame: PageFrame, formCookie: string, returnTo: string | undefined) {
-    return { frame, action: loginPath(org), formToken: this.forms.formToken(org, formCookie), returnTo: returnTo?.slice(0, 4096) };
+    return {
+      frame,
+      action: loginPath(org),
+      certificateAction: `${loginPath(org)}/certificate`,
+      formToken: this.forms.formToken(org, formCookie),
+      returnTo: returnTo?.slice(0, 4096),
+    };
   }
 
   private async frame(org: string): Promise<PageFrame | undefined> {

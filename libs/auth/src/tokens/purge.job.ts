@@ -3,10 +3,14 @@ import { Clock } from '@app/common';
 import { AppConfig } from '@app/config';
 import { LOGGER, Logger } from '@app/observability';
 import { LockoutService } from '../clients/lockout.service';
+import { SignInSessionService } from '../sessions/sign-in-session.service';
 import { TokenRepository } from './token.repository';
 import { AuthorizationGrantRepository } from '../oidc/authorization-grant.repository';
 
-/** Deletes expired token rows, assertion jtis and lockout counters every PURGE_INTERVAL_S (DECISIONS 3.4). */
+/**
+ * Deletes expired token rows, assertion jtis and lockout counters every PURGE_INTERVAL_S (DECISIONS
+ * 3.4), and browser sessions 30 days past their absolute expiry (DECISIONS 14.2).
+ */
 @Injectable()
 export class PurgeJob implements OnApplicationBootstrap, OnApplicationShutdown {
   private timer?: NodeJS.Timeout;
@@ -15,6 +19,7 @@ export class PurgeJob implements OnApplicationBootstrap, OnApplicationShutdown {
     private readonly tokens: TokenRepository,
     private readonly grants: AuthorizationGrantRepository,
     private readonly lockout: LockoutService,
+    private readonly sessions: SignInSessionService,
     private readonly clock: Clock,
     private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
@@ -29,16 +34,19 @@ export class PurgeJob implements OnApplicationBootstrap, OnApplicationShutdown {
     clearInterval(this.timer);
   }
 
-  async runOnce(): Promise<{ tokens: number; jtis: number; counters: number }> {
+  async runOnce(): Promise<{ tokens: number; jtis: number; counters: number; sessions: number; grants: number }> {
     try {
       const purged = await this.tokens.purgeExpired(this.clock.now());
       const counters = await this.lockout.purgeExpired();
+      const sessions = await this.sessions.purgeExpired();
+      // Authorization grants past their keeping time, with their refresh tokens (DECISIONS 15.7).
       const grants = await this.grants.purgeExpired(this.clock.now());
-      if (purged.tokens + purged.jtis + counters + grants > 0) this.logger.info({ ...purged, counters, grants }, 'purged expired token rows');
-      return { ...purged, counters };
+      if (purged.tokens + purged.jtis + counters + sessions + grants > 0)
+        this.logger.info({ ...purged, counters, sessions, grants }, 'purged expired token rows');
+      return { ...purged, counters, sessions, grants };
     } catch (error) {
       this.logger.error({ err: error }, 'purge of expired token rows failed; will retry');
-      return { tokens: 0, jtis: 0, counters: 0 };
+      return { tokens: 0, jtis: 0, counters: 0, sessions: 0, grants: 0 };
     }
   }
 }
