@@ -64,6 +64,11 @@ const REVIEWED: Record<string, { tables: string[]; reason: string }> = {
     reason:
       "every request with a session cookie reads the session and its user's name and enabled flag in one indexed statement, so a disabled user's session answers nothing at once",
   },
+  'libs/auth/src/oidc/authorization-grant.repository.ts': {
+    tables: ['users', 'organizations'],
+    reason:
+      "the code exchange consumes the code and reads the person's name, role and enabled flag and the organization's settings in one statement (one round trip on the exchange's path, DECISIONS 15.3)",
+  },
   'libs/auth/src/clients/lockout.service.ts': {
     tables: ['organizations'],
     reason: 'a failure is audited under its organization only when it exists, inside the counter statement',

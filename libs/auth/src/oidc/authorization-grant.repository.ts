@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AUDIT_INSERT, auditCodeOf } from '@app/audit';
 import { ChangeFeed, Database, GroupCommit, Transaction, prepared } from '@app/persistence';
+import { OrganizationSettings, TokenSubjectWithSettings, withDefaults } from '@app/accounts';
 
 /** How a grant hands out refresh tokens (DECISIONS 15.5). */
 export type RefreshTokenMode = 'none' | 'session' | 'offline';
@@ -24,6 +25,11 @@ export interface GrantRow {
   code_used_at: Date | null;
   revoked_at: Date | null;
   expires_at: Date;
+}
+
+/** A consumed code's grant with what its tokens need of the person (DECISIONS 15.4). */
+export interface ConsumedGrant extends GrantRow {
+  person: TokenSubjectWithSettings;
 }
 
 export interface NewGrant {
@@ -102,9 +108,11 @@ const CONSUME_CODES = prepared(
             jsonb_build_object('grantId', id::text, 'userId', user_id::text), correlation
        FROM consumed
    )
-   SELECT id, org_id, account_id, user_id, session_id, code_hash, redirect_uri, code_challenge, nonce, scope, auth_time, amr, refresh_tokens,
-          created_at, code_expires_at, code_used_at, revoked_at, expires_at
-     FROM consumed`,
+   -- The person's token columns and the organization's settings with it: one round trip on the exchange's path.
+   SELECT c.id, c.org_id, c.account_id, c.user_id, c.session_id, c.code_hash, c.redirect_uri, c.code_challenge, c.nonce, c.scope, c.auth_time,
+          c.amr, c.refresh_tokens, c.created_at, c.code_expires_at, c.code_used_at, c.revoked_at, c.expires_at,
+          u.user_name, u.role, u.disabled, o.settings AS org_settings
+     FROM consumed c JOIN users u ON u.id = c.user_id JOIN organizations o ON o.id = c.org_id`,
 );
 
 /**
@@ -115,7 +123,7 @@ const CONSUME_CODES = prepared(
 @Injectable()
 export class AuthorizationGrantRepository {
   /** Concurrent code exchanges share one statement and one commit for their consumption (group commit). */
-  private readonly redemptions = new GroupCommit<CodeRedemption, GrantRow | undefined>((batch) => this.consumeCodes(batch));
+  private readonly redemptions = new GroupCommit<CodeRedemption, ConsumedGrant | undefined>((batch) => this.consumeCodes(batch));
 
   constructor(
     private readonly db: Database,
@@ -152,12 +160,13 @@ export class AuthorizationGrantRepository {
    * Consumes a code for the client: answers its grant when this call used it, undefined when it was
    * unknown, used, expired, revoked or another client's (`findByCode` tells which).
    */
-  consumeCode(redemption: CodeRedemption): Promise<GrantRow | undefined> {
+  consumeCode(redemption: CodeRedemption): Promise<ConsumedGrant | undefined> {
     return this.redemptions.write(redemption);
   }
 
-  private async consumeCodes(batch: CodeRedemption[]): Promise<(GrantRow | undefined)[]> {
-    const rows = await this.db.query<GrantRow & { code_hash: Buffer }>(CONSUME_CODES, [
+  private async consumeCodes(batch: CodeRedemption[]): Promise<(ConsumedGrant | undefined)[]> {
+    type Row = GrantRow & { code_hash: Buffer; user_name: string; role: string; disabled: boolean; org_settings: Partial<OrganizationSettings> | null };
+    const rows = await this.db.query<Row>(CONSUME_CODES, [
       batch.map((r) => r.codeHash),
       batch.map((r) => r.accountId),
       batch.map((r) => r.now),
@@ -168,7 +177,15 @@ export class AuthorizationGrantRepository {
       batch.map((r) => r.correlationId ?? null),
     ]);
     // One code twice in a batch was consumed once: the first of them gets it, the other is a replay.
-    const consumed = new Map(rows.map(({ code_hash, ...row }) => [`${code_hash.toString('hex')}/${row.account_id}`, row as GrantRow]));
+    const consumed = new Map(
+      rows.map(({ code_hash, user_name, role, disabled, org_settings, ...grant }): [string, ConsumedGrant] => [
+        `${code_hash.toString('hex')}/${grant.account_id}`,
+        {
+          ...grant,
+          person: { user: { id: grant.user_id, org_id: grant.org_id, user_name, role, disabled }, orgSettings: withDefaults(org_settings) },
+        },
+      ]),
+    );
     return batch.map((r) => {
       const key = `${r.codeHash.toString('hex')}/${r.accountId}`;
       const row = consumed.get(key);

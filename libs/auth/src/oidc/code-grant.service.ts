@@ -72,9 +72,8 @@ export class CodeGrantService {
     };
     if (grant.redirect_uri !== params.redirect_uri) throw await reject('redirect_uri', 'redirect_uri differs from the one sent to the authorization endpoint.');
     if (!pkceMatches(params.code_verifier, grant.code_challenge)) throw await reject('code_verifier', 'The code_verifier does not match the code_challenge.');
-    const person = await this.livePerson(grant);
-    if (!person) throw await reject('user', 'The person is disabled or no longer exists.');
-    return this.issue(grant, person, client, 'authorization_code', request);
+    if (grant.person.user.disabled) throw await reject('user', 'The person is disabled or no longer exists.');
+    return this.issue(grant, grant.person, client, 'authorization_code', request);
   }
 
   async refresh(request: ClientAuthRequest): Promise<TokenResponse> {
