@@ -270,6 +270,15 @@ describe('Hosted login page and sessions', () => {
     const { cookie } = await signIn(t, { org: ORG, userName: 'jane', password: PASSWORD, totpSecret: jane.totpSecret });
     const page = await session(cookie);
     const formCookie = cookiePair(page.headers['set-cookie'], '__Host-Http-login-form')!;
+    // A sign-out forged by another site changes nothing.
+    const forged = await t.bare
+      .post(`/authentication/customer/${ORG}/logout`)
+      .set({ Cookie: `${cookie}; ${formCookie}`, Origin: 'https://evil.example' })
+      .type('form')
+      .send({ form_token: hiddenField(page.text, 'form_token')! });
+    expect(forged.status).toBe(403);
+    expect(forged.headers['set-cookie']).toBeUndefined();
+    expect((await session(cookie)).text).toContain('<strong>jane</strong>');
     const out = await t.bare
       .post(`/authentication/customer/${ORG}/logout`)
       .set({ Cookie: `${cookie}; ${formCookie}`, Origin: ORIGIN })
