@@ -270,6 +270,15 @@ describe('Hosted login page and sessions', () => {
     const { cookie } = await signIn(t, { org: ORG, userName: 'jane', password: PASSWORD, totpSecret: jane.totpSecret });
     const page = await session(cookie);
     const formCookie = cookiePair(page.headers['set-cookie'], '__Host-Http-login-form')!;
+    // A sign-out forged by another site changes nothing.
+    const forged = await t.bare
+      .post(`/authentication/customer/${ORG}/logout`)
+      .set({ Cookie: `${cookie}; ${formCookie}`, Origin: 'https://evil.example' })
+      .type('form')
+      .send({ form_token: hiddenField(page.text, 'form_token')! });
+    expect(forged.status).toBe(403);
+    expect(forged.headers['set-cookie']).toBeUndefined();
+    expect((await session(cookie)).text).toContain('<strong>jane</strong>');
     const out = await t.bare
       .post(`/authentication/customer/${ORG}/logout`)
       .set({ Cookie: `${cookie}; ${formCookie}`, Origin: ORIGIN })
@@ -384,5 +393,47 @@ describe('Hosted login page and sessions', () => {
       const [row] = (await t.db.query('SELECT end_reason FROM sign_in_sessions WHERE user_id = $1 ORDER BY created_at DESC LIMIT 1', [person.id])).rows;
       expect(row.end_reason).toBe('password_changed');
     });
+  });
+
+  it('holds across instances: a code used at one is refused at the other, and a session ended at one is ended at the other', async () => {
+    const other = await createTestApp({ databaseUrl: t.databaseUrl, shareHsmWith: t, clock: t.clock });
+    try {
+      admin = await platformAdminToken(t.http);
+      const person = await createPersonWithCard(t, admin, ORG, 'twice', { password: PASSWORD });
+      const start = async (app: TestApp) => {
+        const form = await app.bare.get(LOGIN);
+        const cookie = cookiePair(form.headers['set-cookie'], '__Host-Http-login-form')!;
+        const token = hiddenField(form.text, 'form_token')!;
+        const send = (fields: Record<string, string>) =>
+          app.bare
+            .post(LOGIN)
+            .set({ Cookie: cookie, Origin: ORIGIN })
+            .type('form')
+            .send({ form_token: token, ...fields });
+        const step = await send({ step: 'password', userName: 'twice', password: PASSWORD });
+        return (code: string) => send({ step: 'code', step_token: hiddenField(step.text, 'step_token')!, code });
+      };
+      const code = nextTotpCode(t, person.totpSecret!);
+      const here = await start(t);
+      const there = await start(other);
+      const first = await here(code);
+      const cookie = cookiePair(first.headers['set-cookie'], '__Host-Http-session')!;
+      expect(cookie).toBeDefined();
+      const replayed = await there(code);
+      expect(cookiePair(replayed.headers['set-cookie'], '__Host-Http-session')).toBeUndefined();
+      // The session opened here is live there; signed out there, it is over here at once.
+      const page = await other.bare.get(LOGIN).set('Cookie', cookie);
+      expect(page.text).toContain('<strong>twice</strong>');
+      const formCookie = cookiePair(page.headers['set-cookie'], '__Host-Http-login-form')!;
+      const out = await other.bare
+        .post(`/authentication/customer/${ORG}/logout`)
+        .set({ Cookie: `${cookie}; ${formCookie}`, Origin: ORIGIN })
+        .type('form')
+        .send({ form_token: hiddenField(page.text, 'form_token')! });
+      expect(out.status).toBe(200);
+      expect((await session(cookie)).text).toContain('name="password"');
+    } finally {
+      await other.close();
+    }
   });
 });

@@ -1,9 +1,11 @@
+import type { BlockList } from 'node:net';
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Audited } from '@app/audit';
 import { OrganizationService } from '@app/accounts';
 import { CorrelationId, PathFormats, Public, SourceAddress } from '@app/common';
+import { AppConfig } from '@app/config';
 import { SignInSessionService } from '../sessions/sign-in-session.service';
 import { SESSION_COOKIE, SignInSession } from '../sessions/sign-in-sessions';
 import { FORM_COOKIE, LoginFormProtection } from './login-form-protection';
@@ -11,8 +13,6 @@ import { LOGIN_STYLESHEET, LOGIN_STYLESHEET_PATH, PageFrame, codeForm, messagePa
 import { LoginOutcome, LoginService } from './login.service';
 import { safeReturnTo } from './return-to';
 import { presentedCertificate, trustedPeers } from './client-certificate';
-import { AppConfig } from '@app/config';
-import type { BlockList } from 'node:net';
 
 /**
  * The login page's CSP (DECISIONS 14.3): nothing but this service's stylesheet, no script at all, no
@@ -21,6 +21,8 @@ import type { BlockList } from 'node:net';
  */
 const LOGIN_CSP = ["default-src 'none'", "style-src 'self'", "img-src 'self'", "base-uri 'none'", "frame-ancestors 'none'"].join('; ');
 const REFUSED_FORM = 'This sign-in form has expired or did not come from this page. Here is a new one: please sign in again.';
+/** A sign-out or a session's end whose form did not come from this page (login CSRF rules). */
+const REFUSED_ACTION = 'This request did not come from this page, so nothing was changed.';
 
 type Headers_ = Record<string, string | string[] | undefined>;
 
@@ -163,11 +165,7 @@ export class LoginController {
     const checked = this.checkForm(org, headers, params, request, reply);
     const session = await this.sessionOf(request, org);
     if (!checked.ok) {
-      return this.html(
-        reply,
-        403,
-        messagePage({ ...frame, title: 'Not signed out', heading: 'Not signed out' }, REFUSED_FORM.split(':')[0] + '.', signInLink(org)),
-      );
+      return this.html(reply, 403, messagePage({ ...frame, title: 'Not signed out', heading: 'Not signed out' }, REFUSED_ACTION, signInLink(org)));
     }
     if (session) await this.sessions.end(session.id, { name: session.userName, sourceAddress, correlationId }, 'logout', org);
     reply.header('Set-Cookie', clearedCookie(SESSION_COOKIE));
@@ -202,7 +200,7 @@ export class LoginController {
         401,
         messagePage({ ...frame, title: 'Not signed in', heading: 'You are not signed in' }, 'Sign in to see your sessions.', signInLink(org)),
       );
-    if (!checked.ok) return this.signedIn(reply, org, frame, session, checked.formCookie, REFUSED_FORM.split(':')[0] + '.', 403);
+    if (!checked.ok) return this.signedIn(reply, org, frame, session, checked.formCookie, REFUSED_ACTION, 403);
     // Only the person's own sessions: another's id is as unknown as one that never existed.
     const ended = await this.sessions.endOne(sessionId, { name: session.userName, sourceAddress, correlationId }, 'logout', org, undefined, session.userId);
     return this.signedIn(reply, org, frame, session, checked.formCookie, ended ? 'The session has ended.' : 'That session had already ended.');
