@@ -32,6 +32,7 @@ import { LoginController } from './sign-in/login.controller';
 import { LoginFormProtection } from './sign-in/login-form-protection';
 import { LoginService } from './sign-in/login.service';
 import { OneTimeCodes } from './sign-in/one-time-codes';
+import { SessionAuthentication } from './sessions/session-authentication';
 
 /** The token service, client authentication, the global bearer guard, and the hosted login page with people's sessions. */
 @Module({
@@ -55,6 +56,7 @@ import { OneTimeCodes } from './sign-in/one-time-codes';
     LoginService,
     LoginFormProtection,
     OneTimeCodes,
+    SessionAuthentication,
     {
       provide: RoleCatalog,
       inject: [AppConfig],
