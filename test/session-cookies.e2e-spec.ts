@@ -115,6 +115,20 @@ describe('session cookies on the APIs', () => {
       expect(response.body.detail).toMatch(/session cookie/);
       expect(response.body.detail).toMatch(/https:\/\/evil\.example/);
       expect(await userCount('forged1')).toBe(0);
+      // Recorded for the person the forged request targeted, where their administrators look.
+      const { rows } = await t.db.query(
+        "SELECT actor, code, outcome, target, details FROM audit_events WHERE org_id = $1 AND action = 'session.request_refused'",
+        [ORG],
+      );
+      expect(rows).toEqual([
+        {
+          actor: 'ada',
+          code: 74001,
+          outcome: 'failure',
+          target: `/admin/v1/organizations/${ORG}/users`,
+          details: { method: 'POST', rule: expect.stringContaining('evil.example'), session: expect.any(String) },
+        },
+      ]);
     });
 
     it('a PATCH that Sec-Fetch-Site calls cross-site, even without Origin', async () => {

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { DomainError, forbidden, routeFamilyOfRequest, RoutedRequest } from '@app/common';
+import { AuditLog } from '@app/audit';
 import { AppConfig } from '@app/config';
 import { SignInFactorPolicy } from '../grants/sign-in-factor.policy';
 import { SubjectState, TokenRepository } from '../tokens/token.repository';
@@ -12,7 +13,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD']);
 const STATE_CHANGING_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** What the cookie check reads of a request. */
-export type CookieRequest = RoutedRequest & { method: string; headers: Record<string, string | string[] | undefined> };
+export type CookieRequest = RoutedRequest & { method: string; headers: Record<string, string | string[] | undefined>; ip?: string; id?: unknown };
 
 /** A request a live session authenticates: the session and its person's live state. */
 export interface SessionCaller {
@@ -40,6 +41,7 @@ export class SessionAuthentication {
     private readonly sessions: SignInSessions,
     private readonly tokens: TokenRepository,
     private readonly factors: SignInFactorPolicy,
+    private readonly audit: AuditLog,
   ) {
     this.ownOrigins = new Set([new URL(config.publicBaseUrl).origin, new URL(config.authBaseUrl).origin]);
   }
@@ -56,7 +58,10 @@ export class SessionAuthentication {
   /** The session's caller, after the CSRF rules; 403 naming the failed rule, 401 when the session is not live. */
   async authenticate(request: CookieRequest): Promise<SessionCaller> {
     const refusal = this.refusal(request);
-    if (refusal) throw forbidden(`A call with the session cookie ${refusal}. (DECISIONS 11.1)`);
+    if (refusal) {
+      await this.recordRefusal(request, refusal);
+      throw forbidden(`A call with the session cookie ${refusal}. (DECISIONS 11.1)`);
+    }
     const session = await this.sessions.fromRequest(request as unknown as FastifyRequest);
     if (!session) throw sessionEnded('The session has ended or expired (or the cookie is not one the service issued); sign in again.');
     const state = await this.tokens.findUserState(session.userId, session.org);
@@ -69,6 +74,26 @@ export class SessionAuthentication {
       );
     }
     return { session, state };
+  }
+
+  /**
+   * Records a refused call for the person whose live session the cookie names (a forged request
+   * targets them: their organization's administrators see it); a cookie of no live session is not
+   * recorded, as a request without credentials is not.
+   */
+  private async recordRefusal(request: CookieRequest, refusal: string): Promise<void> {
+    const session = await this.sessions.fromRequest(request as unknown as FastifyRequest);
+    if (!session) return;
+    await this.audit.record({
+      org: session.org,
+      actor: session.userName,
+      action: 'session.request_refused',
+      target: request.url.split('?')[0].slice(0, 256),
+      outcome: 'failure',
+      sourceAddress: request.ip,
+      correlationId: request.id === undefined ? undefined : String(request.id),
+      details: { method: request.method.slice(0, 16), rule: refusal, session: session.id },
+    });
   }
 
   /** Why a cookie-authenticated request is refused, or undefined. */
