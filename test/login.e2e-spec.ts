@@ -137,15 +137,43 @@ describe('Hosted login page and sessions', () => {
     const form = await openForm();
     const wrong = await post(form, { step: 'password', userName: 'jane', password: 'not the password at all' });
     const unknown = await post(form, { step: 'password', userName: 'nobody', password: PASSWORD });
-    expect([wrong.status, unknown.status]).toEqual([400, 400]);
+    // The form again with its error: a page, 200, and no session.
+    expect([wrong.status, unknown.status]).toEqual([200, 200]);
+    expect(cookiePair(wrong.headers['set-cookie'], '__Host-Http-session')).toBeUndefined();
     expect(errorText(wrong.text)).toBe(errorText(unknown.text));
     expect(wrong.text).toContain('aria-describedby="login-error"');
     expect(wrong.text).toContain('role="alert"');
     const first = await post(form, { step: 'password', userName: 'jane', password: PASSWORD });
     const badCode = await post(form, { step: 'code', step_token: hiddenField(first.text, 'step_token')!, code: '000000' });
-    expect(badCode.status).toBe(400);
+    expect(badCode.status).toBe(200);
     expect(errorText(badCode.text)).toBe(errorText(wrong.text));
     expect(badCode.headers['set-cookie']).toBeUndefined();
+  });
+
+  it('locks a userName out from an address after repeated failures, audited, whether it exists or not', async () => {
+    // A new counting window: the failures of the tests before do not count.
+    t.clock.advance(301);
+    const form = await openForm();
+    for (const userName of ['locky', 'jane']) {
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const failed = await post(form, { step: 'password', userName, password: 'wrong password, again' });
+        expect(errorText(failed.text)).toContain('The sign-in did not succeed');
+      }
+      const locked = await post(form, { step: 'password', userName, password: PASSWORD });
+      expect(errorText(locked.text)).toMatch(/^Too many failed sign-ins\. Try again in \d+ (seconds|minutes)\.$/);
+      expect(locked.headers['retry-after']).toMatch(/^\d+$/);
+      expect(cookiePair(locked.headers['set-cookie'], '__Host-Http-session')).toBeUndefined();
+    }
+    const events = (await t.db.query("SELECT code, target, details FROM audit_events WHERE action = 'sign_in.lockout' ORDER BY occurred_at")).rows;
+    expect(events.map((e) => [e.code, e.target])).toEqual([
+      [82002, 'locky'],
+      [82002, 'jane'],
+    ]);
+    const failures = (await t.db.query("SELECT count(*)::int AS n FROM audit_events WHERE action = 'sign_in.fail' AND actor = 'locky'")).rows[0];
+    expect(failures.n).toBe(5);
+    // The counters end with their window.
+    t.clock.advance(301);
+    expect((await post(form, { step: 'password', userName: 'jane', password: PASSWORD })).text).toContain('name="step_token"');
   });
 
   it('refuses login CSRF: a cross-site POST, a foreign Origin, a missing or foreign form token', async () => {
@@ -169,12 +197,15 @@ describe('Hosted login page and sessions', () => {
     const steps = await Promise.all(forms.map((form) => post(form, { step: 'password', userName: 'race', password: PASSWORD })));
     const code = totpCode(person.totpSecret!, Math.floor(t.clock.now().getTime() / 30_000));
     const answers = await Promise.all(forms.map((form, i) => post(form, { step: 'code', step_token: hiddenField(steps[i].text, 'step_token')!, code })));
-    expect(answers.map((a) => a.status).sort()).toEqual([200, 400]);
+    const signedIn = answers.map((a) => cookiePair(a.headers['set-cookie'], '__Host-Http-session') !== undefined);
+    expect(signedIn.sort()).toEqual([false, true]);
+    expect(answers.map((a) => a.text.includes('role="alert"')).sort()).toEqual([false, true]);
     // Replayed later: refused too.
     const again = await openForm();
     const step = await post(again, { step: 'password', userName: 'race', password: PASSWORD });
     const replay = await post(again, { step: 'code', step_token: hiddenField(step.text, 'step_token')!, code });
-    expect(replay.status).toBe(400);
+    expect(cookiePair(replay.headers['set-cookie'], '__Host-Http-session')).toBeUndefined();
+    expect(errorText(replay.text)).toContain('The sign-in did not succeed');
   });
 
   it('ends the sessions of a user who is disabled, at once; re-enabling does not bring them back', async () => {
@@ -228,7 +259,7 @@ describe('Hosted login page and sessions', () => {
     await createCardholder(t, admin, ORG, 'plain', { password: PASSWORD });
     const form = await openForm();
     const refused = await post(form, { step: 'password', userName: 'plain', password: PASSWORD });
-    expect(refused.status).toBe(403);
+    expect(cookiePair(refused.headers['set-cookie'], '__Host-Http-session')).toBeUndefined();
     expect(errorText(refused.text)).toContain('one-time code or a smart card');
     const settings = await t.http.get(`/admin/v1/organizations/${ORG}`).auth(admin, { type: 'bearer' });
     await t.http
@@ -239,5 +270,88 @@ describe('Hosted login page and sessions', () => {
     expect((await session(cookie)).text).toContain('<strong>plain</strong>');
     const [row] = (await t.db.query("SELECT s.amr FROM sign_in_sessions s JOIN users u ON u.id = s.user_id WHERE u.user_name = 'plain'")).rows;
     expect(row.amr).toEqual(['pwd']);
+  });
+
+  describe('sessions: the person, the administrator, a password change', () => {
+    let person: IssuedPerson;
+    beforeAll(async () => {
+      admin = await platformAdminToken(t.http);
+      person = await createPersonWithCard(t, admin, ORG, 'many', { password: PASSWORD });
+    });
+    const adminCall = (method: 'get' | 'delete', path: string, token = admin) =>
+      t.http[method](`/admin/v1/organizations/${ORG}/users/${person.id}/sessions${path}`).auth(token, { type: 'bearer' });
+
+    it("the person sees their sessions on the signed-in page and ends another one, never somebody else's", async () => {
+      const laptop = await signIn(t, { org: ORG, userName: 'many', password: PASSWORD, totpSecret: person.totpSecret, userAgent: 'laptop' });
+      const phone = await signIn(t, { org: ORG, userName: 'many', password: PASSWORD, totpSecret: person.totpSecret, userAgent: 'phone' });
+      const page = await session(laptop.cookie);
+      const ends = [...page.text.matchAll(/action="(\/authentication\/customer\/login\/sessions\/[0-9a-f-]+\/end)"/g)].map((m) => m[1]);
+      expect(ends).toHaveLength(1);
+      const formCookie = cookiePair(page.headers['set-cookie'], '__Host-Http-login-form')!;
+      const endWith = (cookie: string, path: string, token = hiddenField(page.text, 'form_token')!) =>
+        t.bare
+          .post(path)
+          .set({ Cookie: `${cookie}; ${formCookie}`, Origin: ORIGIN })
+          .type('form')
+          .send({ form_token: token });
+      // Jane's session id, ended with many's cookie: as unknown as one that never existed.
+      const [janes] = (await t.db.query('SELECT id FROM sign_in_sessions WHERE user_id = $1 AND ended_at IS NULL LIMIT 1', [jane.id])).rows;
+      const foreign = await endWith(laptop.cookie, `/authentication/customer/${ORG}/sessions/${janes.id}/end`);
+      expect(foreign.text).toContain('That session had already ended.');
+      const crossSite = await endWith(laptop.cookie, ends[0], 'forged');
+      expect(crossSite.status).toBe(403);
+      expect((await session(phone.cookie)).text).toContain('<strong>many</strong>');
+      const ended = await endWith(laptop.cookie, ends[0]);
+      expect(ended.status).toBe(200);
+      expect(ended.text).toContain('The session has ended.');
+      expect((await session(phone.cookie)).text).toContain('name="password"');
+      expect((await session(laptop.cookie)).text).toContain('<strong>many</strong>');
+    });
+
+    it("an administrator lists a user's live sessions and ends one, or all of them", async () => {
+      const a = await signIn(t, { org: ORG, userName: 'many', password: PASSWORD, totpSecret: person.totpSecret });
+      const b = await signIn(t, { org: ORG, userName: 'many', password: PASSWORD, totpSecret: person.totpSecret });
+      const listed = await adminCall('get', '');
+      expect(listed.status).toBe(200);
+      expect(listed.body.Resources.length).toBeGreaterThanOrEqual(2);
+      expect(listed.body.Resources[0]).toEqual({
+        id: expect.any(String),
+        amr: ['pwd', 'otp'],
+        authTime: expect.any(String),
+        lastSeen: expect.any(String),
+        idleExpires: expect.any(String),
+        absoluteExpires: expect.any(String),
+        sourceAddress: expect.any(String),
+        userAgent: 'sign-in test helper',
+      });
+      expect(JSON.stringify(listed.body)).not.toContain(b.cookie.split('=')[1]);
+      const newest = listed.body.Resources[0].id;
+      expect((await adminCall('delete', `/${newest}`)).status).toBe(204);
+      expect((await adminCall('delete', `/${newest}`)).status).toBe(404);
+      expect((await session(b.cookie)).text).toContain('name="password"');
+      expect((await session(a.cookie)).text).toContain('<strong>many</strong>');
+      expect((await adminCall('delete', '')).status).toBe(204);
+      expect((await session(a.cookie)).text).toContain('name="password"');
+      expect((await adminCall('get', '')).body.Resources).toEqual([]);
+      const events = (await t.db.query("SELECT code, details FROM audit_events WHERE action = 'session.end' AND target = $1", [person.id])).rows;
+      expect(events.map((e) => e.details.reason)).toEqual(['administrator', 'administrator']);
+      expect(events[0].code).toBe(82004);
+      expect((await t.http.get(`/admin/v1/organizations/${ORG}/users/${person.id}/sessions`)).status).toBe(401);
+      expect(
+        (await t.http.get(`/admin/v1/organizations/${ORG}/users/00000000-0000-4000-8000-000000000000/sessions`).auth(admin, { type: 'bearer' })).status,
+      ).toBe(404);
+    });
+
+    it('a new password ends every session of the person', async () => {
+      const { cookie } = await signIn(t, { org: ORG, userName: 'many', password: PASSWORD, totpSecret: person.totpSecret });
+      const changed = await t.http
+        .put(`/admin/v1/organizations/${ORG}/users/${person.id}/password`)
+        .auth(admin, { type: 'bearer' })
+        .send({ password: 'another horse battery staple' });
+      expect(changed.status).toBeLessThan(300);
+      expect((await session(cookie)).text).toContain('name="password"');
+      const [row] = (await t.db.query('SELECT end_reason FROM sign_in_sessions WHERE user_id = $1 ORDER BY created_at DESC LIMIT 1', [person.id])).rows;
+      expect(row.end_reason).toBe('password_changed');
+    });
   });
 });

@@ -31,7 +31,9 @@ export class AuthStoreModule {
     dependents.registerUserWriteListener(async (user, change, actor, tx) => {
       if (change === 'updated' && user.disabled) await sessions.endAllOfUser(user.org_id, user.id, 'user_disabled', actor, tx);
     });
-    dependents.registerPasswordChangeListener((user, actor, tx) => sessions.endAllOfUser(user.org_id, user.id, 'password_changed', actor, tx).then(() => undefined));
+    dependents.registerPasswordChangeListener((user, actor, tx) =>
+      sessions.endAllOfUser(user.org_id, user.id, 'password_changed', actor, tx).then(() => undefined),
+    );
     dependents.registerRemover((orgId, tx) => tokens.forgetOrganization(orgId, tx));
     dependents.registerRemover((orgId, tx) => lockout.forgetOrganization(orgId, tx));
   }

@@ -29,15 +29,17 @@ import { TokenRepository } from './tokens/token.repository';
 import { TokenStateCache } from './tokens/token-state.cache';
 import { TokenService } from './tokens/token.service';
 import { LoginController } from './sign-in/login.controller';
+import { UserSessionsController } from './sessions/user-sessions.controller';
 import { LoginFormProtection } from './sign-in/login-form-protection';
 import { LoginService } from './sign-in/login.service';
 import { OneTimeCodes } from './sign-in/one-time-codes';
 import { SessionAuthentication } from './sessions/session-authentication';
+import { SmartCardLogons } from './sign-in/smart-card-logons';
 
 /** The token service, client authentication, the global bearer guard, and the hosted login page with people's sessions. */
 @Module({
   imports: [AccountsModule, AuthStoreModule, SigningKeysModule],
-  controllers: [TokenController, DiscoveryController, RolesController, SigningKeysController, LoginController],
+  controllers: [TokenController, DiscoveryController, RolesController, SigningKeysController, LoginController, UserSessionsController],
   providers: [
     AssertionVerifier,
     ClientAuthenticator,
@@ -57,6 +59,7 @@ import { SessionAuthentication } from './sessions/session-authentication';
     LoginFormProtection,
     OneTimeCodes,
     SessionAuthentication,
+    SmartCardLogons,
     {
       provide: RoleCatalog,
       inject: [AppConfig],
@@ -70,7 +73,7 @@ import { SessionAuthentication } from './sessions/session-authentication';
     { provide: APP_GUARD, useClass: ApplicationHeadersGuard },
     { provide: APP_GUARD, useClass: AccessGuard },
   ],
-  exports: [TokenService, JwsService, PurgeJob, RoleCatalog, OperatorDependentPolicy, SignInFactorPolicy, OneTimeCodes, AuthStoreModule],
+  exports: [TokenService, JwsService, PurgeJob, RoleCatalog, OperatorDependentPolicy, SignInFactorPolicy, OneTimeCodes, SmartCardLogons, AuthStoreModule],
 })
 export class AuthModule {
   constructor(grants: GrantPolicy, roles: RoleCatalog) {

@@ -98,13 +98,24 @@ export class SignInSessionRepository {
     return row?.idle_expires_at;
   }
 
-  /** Ends one live session of the organization; answers it (with its user), or undefined when none was live. */
-  async end(orgId: string, id: string, reason: SessionEndReason, now: Date, tx?: Transaction): Promise<{ id: string; user_id: string } | undefined> {
+  /**
+   * Ends one live session of the organization (of `userId` only, when given); answers it (with its
+   * user), or undefined when none was live.
+   */
+  async end(
+    orgId: string,
+    id: string,
+    reason: SessionEndReason,
+    now: Date,
+    tx?: Transaction,
+    userId?: string,
+  ): Promise<{ id: string; user_id: string } | undefined> {
     const [row] = await this.db.query<{ id: string; user_id: string }>(
       `UPDATE sign_in_sessions SET ended_at = $3, end_reason = $4
         WHERE org_id = $1 AND id = $2 AND ended_at IS NULL AND absolute_expires_at > $3 AND idle_expires_at > $3
+          AND ($5::uuid IS NULL OR user_id = $5::uuid)
         RETURNING id, user_id`,
-      [orgId, id, now, reason],
+      [orgId, id, now, reason, userId ?? null],
       tx,
     );
     return row;

@@ -1,10 +1,10 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnModuleInit } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { AuditLog, byActor } from '@app/audit';
 import { Actor, Clock, RequestOrigin } from '@app/common';
 import { AppConfig } from '@app/config';
-import { Database, Transaction } from '@app/persistence';
+import { ChangeFeed, Database, Transaction } from '@app/persistence';
 import { LiveSessionRow, SessionEndReason, SignInSessionRepository } from './sign-in-session.repository';
 import { AuthenticationMethod, SESSION_COOKIE, SignInSession, SignInSessions } from './sign-in-sessions';
 
@@ -47,15 +47,29 @@ export interface SessionSummary {
  * instance with its commit, without any cache to invalidate.
  */
 @Injectable()
-export class SignInSessionService extends SignInSessions {
+export class SignInSessionService extends SignInSessions implements OnModuleInit {
   constructor(
     private readonly sessions: SignInSessionRepository,
     private readonly db: Database,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
     private readonly config: AppConfig,
+    private readonly changes: ChangeFeed,
   ) {
     super();
+  }
+
+  /**
+   * A certificate revoked, put on hold (or released) is published on the change feed with its
+   * commit (`certificate`, `{org}/{serial}`); every instance that hears it ends the smart-card
+   * sessions opened with it (the UPDATE is idempotent: one of them ends and audits them).
+   */
+  onModuleInit(): void {
+    this.changes.subscribe((change) => {
+      if (change.topic !== 'certificate') return;
+      const [org, serial] = change.id.split('/');
+      if (org && serial) void this.endAllOfCertificate(org, serial, { name: 'system' }).catch(() => undefined);
+    });
   }
 
   async fromRequest(request: FastifyRequest): Promise<SignInSession | null> {
@@ -128,14 +142,21 @@ export class SignInSessionService extends SignInSessions {
     await this.endOne(sessionId, actor, reason, orgId);
   }
 
-  /** As `end`; answers whether a live session was ended (false: unknown, already ended or expired). */
-  async endOne(sessionId: string, actor: Actor, reason: Extract<SessionEndReason, 'logout' | 'administrator'>, orgId?: string): Promise<boolean> {
+  /** As `end`; answers whether a live session (of `ownerId`, when given) was ended (false: unknown, another's, already ended or expired). */
+  async endOne(
+    sessionId: string,
+    actor: Actor,
+    reason: Extract<SessionEndReason, 'logout' | 'administrator'>,
+    orgId?: string,
+    inTransaction?: Transaction,
+    ownerId?: string,
+  ): Promise<boolean> {
     if (!UUID.test(sessionId)) return false;
     const now = this.clock.now();
-    return this.db.transaction(async (tx) => {
+    const work = async (tx: Transaction) => {
       const org = orgId ?? (await this.orgOf(sessionId, tx));
       if (!org) return false;
-      const ended = await this.sessions.end(org, sessionId, reason, now, tx);
+      const ended = await this.sessions.end(org, sessionId, reason, now, tx, ownerId);
       if (!ended) return false;
       await this.audit.record(
         {
@@ -149,7 +170,8 @@ export class SignInSessionService extends SignInSessions {
         tx,
       );
       return true;
-    });
+    };
+    return inTransaction ? work(inTransaction) : this.db.transaction(work);
   }
 
   /** A user's live sessions, newest first (their own list, or an administrator's view). */
