@@ -33,6 +33,7 @@ import { UserSessionsController } from './sessions/user-sessions.controller';
 import { LoginFormProtection } from './sign-in/login-form-protection';
 import { LoginService } from './sign-in/login.service';
 import { OneTimeCodes } from './sign-in/one-time-codes';
+import { SessionAuthentication } from './sessions/session-authentication';
 import { SmartCardLogons } from './sign-in/smart-card-logons';
 
 /** The token service, client authentication, the global bearer guard, and the hosted login page with people's sessions. */
@@ -57,6 +58,7 @@ import { SmartCardLogons } from './sign-in/smart-card-logons';
     LoginService,
     LoginFormProtection,
     OneTimeCodes,
+    SessionAuthentication,
     SmartCardLogons,
     {
       provide: RoleCatalog,
