@@ -2,6 +2,7 @@ import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } fro
 import { performance } from 'node:perf_hooks';
 import { AuditLog } from '@app/audit';
 import { Clock, DataCipher } from '@app/common';
+import { GroupCommit } from '@app/persistence';
 import { AppConfig, PushDeliveryConfig } from '@app/config';
 import { LOGGER, Logger, Metrics } from '@app/observability';
 import { connectionStringParts } from '../gateways/connection-string';
@@ -61,6 +62,8 @@ export class PushSender implements OnApplicationBootstrap, OnApplicationShutdown
   private readonly sends = new Set<Promise<void>>();
   private readonly breakers = new Map<string, CircuitBreaker>();
   private readonly shutdown = new AbortController();
+  /** Outcomes written together: one statement for the sends that finished meanwhile. */
+  private readonly outcomes = new GroupCommit<{ id: string; attempt: number; outcome: AttemptOutcome }, boolean>((items) => this.outbox.settleMany(items));
 
   constructor(
     private readonly outbox: PushOutboxRepository,
@@ -353,7 +356,7 @@ export class PushSender implements OnApplicationBootstrap, OnApplicationShutdown
 
   private finish(row: ClaimedNotification, outcome: AttemptOutcome, then?: () => Promise<void>): void {
     this.settleWith(row, async () => {
-      if ((await this.outbox.settle(row.id, row.attempts, outcome)) && then) await then();
+      if ((await this.outcomes.write({ id: row.id, attempt: row.attempts, outcome })) && then) await then();
     });
   }
 
