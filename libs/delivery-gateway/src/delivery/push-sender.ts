@@ -33,6 +33,9 @@ interface Job {
   gateway: ReadyGateway;
 }
 
+/** Rows one purge statement deletes at most, so that a backlog never holds locks for long. */
+const PURGE_BATCH = 5000;
+
 /** How long a stopping instance lets sends already on the wire finish before it aborts them. */
 const SHUTDOWN_GRACE_MS = 2000;
 
@@ -51,6 +54,9 @@ const SHUTDOWN_GRACE_MS = 2000;
 export class PushSender implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly settings: PushDeliveryConfig;
   private timer?: NodeJS.Timeout;
+  private purgeTimer?: NodeJS.Timeout;
+  private purging?: Promise<number>;
+  private readonly purgeIntervalS: number;
   private unlisten?: () => void;
   private stopping = false;
   private pumping?: Promise<void>;
@@ -77,13 +83,41 @@ export class PushSender implements OnApplicationBootstrap, OnApplicationShutdown
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
     this.settings = config.push;
+    this.purgeIntervalS = config.purgeIntervalS;
   }
 
   onApplicationBootstrap(): void {
     this.unlisten = this.signal.listen(() => this.wake());
     this.timer = setInterval(() => this.wake(), this.settings.pollIntervalMs);
     this.timer.unref();
+    this.purgeTimer = setInterval(() => void this.purgeOnce(), this.purgeIntervalS * 1000);
+    this.purgeTimer.unref();
     this.wake();
+  }
+
+  /**
+   * Deletes notifications settled more than PUSH_RETENTION_DAYS ago, in bounded statements; every
+   * PURGE_INTERVAL_S (instances purging together delete each row once). Answers how many.
+   */
+  purgeOnce(): Promise<number> {
+    this.purging ??= this.purge().finally(() => (this.purging = undefined));
+    return this.purging;
+  }
+
+  private async purge(): Promise<number> {
+    const before = new Date(this.clock.now().getTime() - this.settings.retentionDays * 86_400_000);
+    let purged = 0;
+    try {
+      for (;;) {
+        const deleted = await this.outbox.purgeSettled(before, PURGE_BATCH);
+        purged += deleted;
+        if (deleted < PURGE_BATCH || this.stopping) break;
+      }
+      if (purged > 0) this.logger.info({ purged }, 'deleted settled push notifications past their retention');
+    } catch (error) {
+      this.logger.error({ err: error }, 'deleting settled push notifications failed; will retry');
+    }
+    return purged;
   }
 
   /**
@@ -94,6 +128,8 @@ export class PushSender implements OnApplicationBootstrap, OnApplicationShutdown
   async onApplicationShutdown(): Promise<void> {
     this.stopping = true;
     clearInterval(this.timer);
+    clearInterval(this.purgeTimer);
+    await this.purging;
     this.unlisten?.();
     await this.pumping;
     const now = this.clock.now();

@@ -168,6 +168,15 @@ export class PushOutboxRepository {
     return rows.length > 0;
   }
 
+  /** Deletes up to `limit` notifications settled before `before` (any organization); answers how many. */
+  async purgeSettled(before: Date, limit: number): Promise<number> {
+    const rows = await this.db.query(
+      `DELETE FROM push_outbox WHERE id IN (SELECT id FROM push_outbox WHERE state <> 'pending' AND updated_at < $1 LIMIT $2) RETURNING id`,
+      [before, limit],
+    );
+    return rows.length;
+  }
+
   /** A page of the organization's notifications, newest first, optionally of one person or in one state. */
   page(orgId: string, filter: { userId?: string; state?: DeliveryState }, startIndex: number, count: number): Promise<{ rows: OutboxRow[]; total: number }> {
     const values: unknown[] = [orgId];
