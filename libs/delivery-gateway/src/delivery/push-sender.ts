@@ -61,6 +61,8 @@ export class PushSender implements OnApplicationBootstrap, OnApplicationShutdown
   private stopping = false;
   private pumping?: Promise<void>;
   private wokenWhilePumping = false;
+  /** Set while claims fail, so that an outage is logged once rather than at every poll. */
+  private claimsFailing = false;
   /** Rows claimed by this instance and not yet settled (sending or waiting for their gateway's turn). */
   private held = 0;
   private readonly active = new Map<string, number>();
@@ -164,15 +166,21 @@ export class PushSender implements OnApplicationBootstrap, OnApplicationShutdown
           const now = this.clock.now();
           const limit = Math.min(this.settings.batchSize, this.settings.concurrency - this.held);
           const rows = await this.outbox.claim(now, new Date(now.getTime() + this.settings.leaseS * 1000), limit);
+          if (this.claimsFailing) {
+            this.claimsFailing = false;
+            this.logger.info('claiming push notifications works again');
+          }
           if (rows.length === 0) break;
-          this.held += rows.length;
+          // Should this read fail, the rows come back after their lease: none is held meanwhile.
           const gateways = await this.gatewaysOf(rows);
+          this.held += rows.length;
           for (const row of rows) this.route(row, gateways.get(row.org_id) ?? [], now);
         }
       } while (this.wokenWhilePumping && !this.stopping);
     } catch (error) {
       // The database is away, most likely: the rows claimed so far come back after their lease.
-      this.logger.error({ err: error }, 'claiming push notifications failed; will retry at the next poll');
+      if (!this.claimsFailing) this.logger.error({ err: error }, 'claiming push notifications failed; retrying at every poll until it works');
+      this.claimsFailing = true;
     }
   }
 
@@ -270,11 +278,18 @@ export class PushSender implements OnApplicationBootstrap, OnApplicationShutdown
   private start(job: Job): void {
     const id = job.gateway.row.id;
     this.active.set(id, (this.active.get(id) ?? 0) + 1);
-    const send = this.send(job).finally(() => {
-      this.sends.delete(send);
-      this.active.set(id, this.active.get(id)! - 1);
-      if (!this.stopping) this.drain(id);
-    });
+    const send = this.send(job)
+      .catch((error: unknown) => {
+        // A bug, not the hub: the row goes back for another try, without spending an attempt.
+        this.logger.error({ err: error, notification: job.row.id }, 'sending a push notification failed unexpectedly');
+        const now = this.clock.now();
+        this.putBack(job.row, new Date(now.getTime() + this.settings.pollIntervalMs), now);
+      })
+      .finally(() => {
+        this.sends.delete(send);
+        this.active.set(id, this.active.get(id)! - 1);
+        if (!this.stopping) this.drain(id);
+      });
     this.sends.add(send);
   }
 
