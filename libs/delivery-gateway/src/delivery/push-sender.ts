@@ -2,7 +2,7 @@ import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } fro
 import { performance } from 'node:perf_hooks';
 import { AuditLog } from '@app/audit';
 import { Clock, DataCipher } from '@app/common';
-import { GroupCommit } from '@app/persistence';
+import { DatabaseUnavailableError, GroupCommit } from '@app/persistence';
 import { AppConfig, PushDeliveryConfig } from '@app/config';
 import { LOGGER, Logger, Metrics } from '@app/observability';
 import { connectionStringParts } from '../gateways/connection-string';
@@ -178,8 +178,10 @@ export class PushSender implements OnApplicationBootstrap, OnApplicationShutdown
         }
       } while (this.wokenWhilePumping && !this.stopping);
     } catch (error) {
-      // The database is away, most likely: the rows claimed so far come back after their lease.
-      if (!this.claimsFailing) this.logger.error({ err: error }, 'claiming push notifications failed; retrying at every poll until it works');
+      // The rows claimed so far come back after their lease. A database outage is logged once by
+      // the database itself (libs/persistence); anything else once here, until claims work again.
+      if (!this.claimsFailing && !(error instanceof DatabaseUnavailableError))
+        this.logger.error({ err: error }, 'claiming push notifications failed; retrying at every poll until it works');
       this.claimsFailing = true;
     }
   }
