@@ -117,7 +117,7 @@ export class PushSender implements OnApplicationBootstrap, OnApplicationShutdown
       }
       if (purged > 0) this.logger.info({ purged }, 'deleted settled push notifications past their retention');
     } catch (error) {
-      this.logger.error({ err: error }, 'deleting settled push notifications failed; will retry');
+      if (!(error instanceof DatabaseUnavailableError)) this.logger.error({ err: error }, 'deleting settled push notifications failed; will retry');
     }
     return purged;
   }
@@ -416,9 +416,12 @@ export class PushSender implements OnApplicationBootstrap, OnApplicationShutdown
   /** Writes a row's outcome and releases it; a failed write leaves the row to come back after its lease. */
   private settleWith(row: ClaimedNotification, write: () => Promise<void>): void {
     const settling = write()
-      .catch((error: unknown) =>
-        this.logger.error({ err: error, notification: row.id }, 'writing a push notification outcome failed; it comes back after its lease'),
-      )
+      .catch((error: unknown) => {
+        // A database outage is logged once by the database itself (libs/persistence).
+        if (!(error instanceof DatabaseUnavailableError)) {
+          this.logger.error({ err: error, notification: row.id }, 'writing a push notification outcome failed; it comes back after its lease');
+        }
+      })
       .finally(() => {
         this.sends.delete(settling);
         this.held--;
