@@ -1,6 +1,18 @@
 import { Database } from '@app/persistence';
 import { PushNotifications } from '@app/delivery-gateway';
-import { TestApp, createCardholder, createOrganization, createTestApp, insertAuthenticator, platformAdminToken } from '@app/testing';
+import {
+  FakeNotificationHub,
+  TestApp,
+  configureHubGateway,
+  createCardholder,
+  createOrganization,
+  createSystemAccount,
+  createTestApp,
+  eventually,
+  insertAuthenticator,
+  platformAdminToken,
+  tokenBySecret,
+} from '@app/testing';
 
 /**
  * The outbox half of the PushNotifications port (DECISIONS 10.1): one row per live authenticator of
@@ -62,5 +74,40 @@ describe('Push outbox', () => {
     const live = await insertAuthenticator(t, ORG, userId);
     expect(await db.transaction((tx) => notifications.enqueue(notification, tx))).toBe(1);
     expect((await rowsOf(userId)).map((row) => row.authenticator_id)).toEqual([live]);
+  });
+});
+
+/** DECISIONS 10.2: with PUSH_LOOPBACK_HUBS=false (the default), no gateway can aim the service at its own machine. */
+describe('Push delivery to a loopback endpoint, not allowed', () => {
+  let t: TestApp;
+  let hub: FakeNotificationHub;
+  beforeAll(async () => {
+    t = await createTestApp({ env: { PUSH_LOOPBACK_HUBS: 'false' } });
+    hub = await FakeNotificationHub.start();
+  });
+  afterAll(async () => {
+    await t.close();
+    await hub.close();
+  });
+
+  it('sends nothing there; the notification waits for another attempt, saying why', async () => {
+    const admin = await platformAdminToken(t.http);
+    await createOrganization(t.http, admin, 'noloop');
+    const account = await createSystemAccount(t.http, admin, 'noloop', { role: 'Administration' });
+    const gateway = await configureHubGateway(t, await tokenBySecret(t.http, 'noloop', account.clientId, account.secret), 'noloop', hub);
+    const { id: userId } = await createCardholder(t, admin, 'noloop', 'lou');
+    await insertAuthenticator(t, 'noloop', userId);
+    const db = t.app.get(Database);
+    await db.transaction((tx) =>
+      t.app.get(PushNotifications).enqueue({ org: 'noloop', userId, template: 'credential', values: {}, cause: 'test.loopback' }, tx),
+    );
+    await eventually(async () => (await t.db.query('SELECT attempts FROM push_outbox WHERE user_id = $1', [userId])).rows[0].attempts === 1, 'one attempt');
+    await eventually(async () => (await t.db.query('SELECT last_error FROM push_outbox WHERE user_id = $1', [userId])).rows[0].last_error !== null, 'written');
+    expect((await t.db.query('SELECT state, gateway_id, last_error FROM push_outbox WHERE user_id = $1', [userId])).rows[0]).toEqual({
+      state: 'pending',
+      gateway_id: gateway,
+      last_error: `gateway ${gateway} names a loopback endpoint, which PUSH_LOOPBACK_HUBS=false does not allow`,
+    });
+    expect(hub.sends).toEqual([]);
   });
 });
