@@ -18,6 +18,7 @@ import { AddCaGenerations1764500000300 } from './1764500000300-AddCaGenerations'
 import { CreatePushOutbox1764630000000 } from './1764630000000-CreatePushOutbox';
 import { AddPushOutboxRetention1764630000100 } from './1764630000100-AddPushOutboxRetention';
 import { DropPushOutboxGatewayReference1764630000200 } from './1764630000200-DropPushOutboxGatewayReference';
+import { AddPushOutboxLease1764630000300 } from './1764630000300-AddPushOutboxLease';
 
 /** Every migration, in order. The data source takes classes, not a glob, so source and dist/ behave alike. */
 export const MIGRATIONS = [
@@ -41,4 +42,5 @@ export const MIGRATIONS = [
   CreatePushOutbox1764630000000,
   AddPushOutboxRetention1764630000100,
   DropPushOutboxGatewayReference1764630000200,
+  AddPushOutboxLease1764630000300,
 ];

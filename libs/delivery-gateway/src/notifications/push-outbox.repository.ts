@@ -88,16 +88,17 @@ export class PushOutboxRepository {
 
   /**
    * Claims up to `limit` due rows for this sender, once across every instance (FOR UPDATE SKIP
-   * LOCKED, in one short statement): each claimed row counts one more attempt and becomes due again
-   * at `leaseUntil`, so a sender that dies before writing the outcome leaves it to be taken again
-   * when the lease runs out, under the same id.
+   * LOCKED, in one short statement): each claimed row counts one more attempt and is leased until
+   * `leaseUntil`, so a sender that dies before writing the outcome leaves it to be taken again when
+   * the lease runs out, under the same id. The claim changes no indexed column (a heap-only update).
    */
   claim(now: Date, leaseUntil: Date, limit: number): Promise<ClaimedNotification[]> {
     return this.db.query<ClaimedNotification>(
       `WITH due AS (
-         SELECT id FROM push_outbox WHERE state = 'pending' AND due_at <= $1 ORDER BY due_at LIMIT $3 FOR UPDATE SKIP LOCKED),
+         SELECT id FROM push_outbox WHERE state = 'pending' AND due_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)
+          ORDER BY due_at LIMIT $3 FOR UPDATE SKIP LOCKED),
        claimed AS (
-         UPDATE push_outbox o SET attempts = o.attempts + 1, due_at = $2, updated_at = $1 FROM due WHERE o.id = due.id
+         UPDATE push_outbox o SET attempts = o.attempts + 1, lease_until = $2 FROM due WHERE o.id = due.id
          RETURNING o.id, o.org_id, o.user_id, o.authenticator_id, o.template, o.template_values, o.attempts, o.created_at)
        SELECT c.*, a.push_handle, a.operating_system, a.stale_since
          FROM claimed c LEFT JOIN authenticators a ON a.id = c.authenticator_id
@@ -125,7 +126,7 @@ export class PushOutboxRepository {
     }));
     const written = await this.db.query<{ id: string }>(
       `UPDATE push_outbox o
-          SET state = v.state, due_at = COALESCE(v.due_at, o.due_at), gateway_id = COALESCE(v.gateway_id, o.gateway_id), last_status = v.last_status,
+          SET state = v.state, due_at = COALESCE(v.due_at, o.due_at), lease_until = NULL, gateway_id = COALESCE(v.gateway_id, o.gateway_id), last_status = v.last_status,
               last_error = v.last_error, updated_at = v.now, sent_at = CASE WHEN v.state = 'sent' THEN v.now ELSE o.sent_at END
          FROM jsonb_to_recordset($1::jsonb) AS v(id uuid, attempt integer, state text, due_at timestamptz, gateway_id bigint, last_status integer,
                                                  last_error text, now timestamptz)
@@ -142,12 +143,10 @@ export class PushOutboxRepository {
    * due again at `dueAt`.
    */
   async defer(id: string, attempt: number, dueAt: Date, now: Date): Promise<void> {
-    await this.db.query(`UPDATE push_outbox SET attempts = attempts - 1, due_at = $3, updated_at = $4 WHERE id = $1 AND attempts = $2 AND state = 'pending'`, [
-      id,
-      attempt,
-      dueAt,
-      now,
-    ]);
+    await this.db.query(
+      `UPDATE push_outbox SET attempts = attempts - 1, due_at = $3, lease_until = NULL, updated_at = $4 WHERE id = $1 AND attempts = $2 AND state = 'pending'`,
+      [id, attempt, dueAt, now],
+    );
   }
 
   /**
@@ -158,7 +157,7 @@ export class PushOutboxRepository {
   async settleGone(id: string, attempt: number, outcome: AttemptOutcome): Promise<boolean> {
     const rows = await this.db.query(
       `WITH settled AS (
-         UPDATE push_outbox SET state = 'failed', gateway_id = $3::bigint, last_status = $4, last_error = $5, updated_at = $6
+         UPDATE push_outbox SET state = 'failed', lease_until = NULL, gateway_id = $3::bigint, last_status = $4, last_error = $5, updated_at = $6
           WHERE id = $1 AND attempts = $2 AND state = 'pending' RETURNING authenticator_id)
        UPDATE authenticators a SET stale_since = $6 FROM settled
         WHERE a.id = settled.authenticator_id AND a.stale_since IS NULL
