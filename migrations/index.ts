@@ -17,6 +17,10 @@ import { CreateAuthenticators1764500000200 } from './1764500000200-CreateAuthent
 import { AddCaGenerations1764500000300 } from './1764500000300-AddCaGenerations';
 import { CreateSignInSessions1764600000000 } from './1764600000000-CreateSignInSessions';
 import { AddUserAdministrators1764620000000 } from './1764620000000-AddUserAdministrators';
+import { CreatePushOutbox1764630000000 } from './1764630000000-CreatePushOutbox';
+import { AddPushOutboxRetention1764630000100 } from './1764630000100-AddPushOutboxRetention';
+import { DropPushOutboxGatewayReference1764630000200 } from './1764630000200-DropPushOutboxGatewayReference';
+import { AddPushOutboxLease1764630000300 } from './1764630000300-AddPushOutboxLease';
 
 /** Every migration, in order. The data source takes classes, not a glob, so source and dist/ behave alike. */
 export const MIGRATIONS = [
@@ -39,4 +43,8 @@ export const MIGRATIONS = [
   AddCaGenerations1764500000300,
   CreateSignInSessions1764600000000,
   AddUserAdministrators1764620000000,
+  CreatePushOutbox1764630000000,
+  AddPushOutboxRetention1764630000100,
+  DropPushOutboxGatewayReference1764630000200,
+  AddPushOutboxLease1764630000300,
 ];

@@ -8,8 +8,8 @@
  * 6xxxx the certification authority (all as the contract numbers them); the platform's own actions
  * follow in 7xxxx organizations and their accounts (73xxx their credential-management reference
  * data: groups, device policies, printers, the global policies), 8xxxx tokens and authentication
- * (81xxx token-signing keys, 82xxx people's sign-in at the hosted login page and their sessions), 9xxxx push gateways, authenticator policies (91xxx) and authenticator
- * apps (92xxx).
+ * (81xxx token-signing keys, 82xxx people's sign-in at the hosted login page and their sessions), 9xxxx push gateways,
+ * authenticator policies (91xxx), authenticator apps (92xxx) and push delivery (93xxx).
  */
 interface CatalogueEntry {
   code: number;
@@ -147,6 +147,14 @@ export const AUDIT_CATALOGUE = {
   'authenticator.register': { code: 92001, description: 'Authenticator app registered for a person (never its push handle)' },
   'authenticator.rename': { code: 92002, description: 'Authenticator app renamed' },
   'authenticator.remove': { code: 92003, description: 'Authenticator app removed (reason: request, or userDisabled when its person was disabled)' },
+  'pushNotification.deadLetter': {
+    code: 93001,
+    description: 'Push notification given up after its last attempt (with the gateway, the attempts and the last answer)',
+  },
+  'authenticator.stale': {
+    code: 93002,
+    description: "Authenticator app marked stale: its gateway's hub called its push handle gone (410); it gets no notification until registered again",
+  },
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type AuditAction = keyof typeof AUDIT_CATALOGUE;
