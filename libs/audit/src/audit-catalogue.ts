@@ -8,8 +8,8 @@
  * 6xxxx the certification authority (all as the contract numbers them); the platform's own actions
  * follow in 7xxxx organizations and their accounts (73xxx their credential-management reference
  * data: groups, device policies, printers, the global policies), 8xxxx tokens and authentication
- * (81xxx token-signing keys), 9xxxx push gateways, authenticator policies (91xxx) and authenticator
- * apps (92xxx).
+ * (81xxx token-signing keys), 9xxxx push gateways, authenticator policies (91xxx), authenticator
+ * apps (92xxx) and out-of-band approval, CIBA (94xxx).
  */
 interface CatalogueEntry {
   code: number;
@@ -122,6 +122,20 @@ export const AUDIT_CATALOGUE = {
   'authenticator.register': { code: 92001, description: 'Authenticator app registered for a person (never its push handle)' },
   'authenticator.rename': { code: 92002, description: 'Authenticator app renamed' },
   'authenticator.remove': { code: 92003, description: 'Authenticator app removed (reason: request, or userDisabled when its person was disabled)' },
+  'backchannel.request': {
+    code: 94001,
+    description: 'CIBA authentication request accepted for a person and pushed to their authenticator apps (never the auth_req_id or the binding message)',
+  },
+  'backchannel.request_refused': {
+    code: 94002,
+    description: 'CIBA authentication request refused after client authentication (reason: unknownUser, noAuthenticator, operator)',
+  },
+  'backchannel.approve': { code: 94003, description: "CIBA request approved with the signature of one of the person's authenticator apps" },
+  'backchannel.deny': { code: 94004, description: "CIBA request denied with the signature of one of the person's authenticator apps" },
+  'backchannel.ping': {
+    code: 94005,
+    description: "CIBA ping to the client's notification endpoint (outcome failure: not delivered; the client may still poll)",
+  },
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type AuditAction = keyof typeof AUDIT_CATALOGUE;

@@ -14,3 +14,5 @@ export * from './signing-keys/signing-keys.module';
 export { SigningKeys, type SigningKeyAlgorithm } from './signing-keys/signing-keys.service';
 export { presentSigningKey } from './signing-keys/signing-key.presenter';
 export * from './sessions/sign-in-sessions';
+export { ApprovalDevices, type ApprovalAsk, type ApprovalDeviceSource } from './backchannel/approval-devices';
+export { BackchannelAuthentication, CIBA_GRANT, BINDING_MESSAGE_MAX, type PendingApproval } from './backchannel/backchannel-authentication.service';

@@ -3,14 +3,19 @@ import type { UserRow } from '@app/accounts';
 import { Scope } from '../authorization/permissions';
 import { RoleCatalog } from '../authorization/role-catalog';
 
-/** What a user presents to sign in: the key of an enrolled certificate, or a password. */
-export type SignInFactor = 'certificate' | 'password';
+/**
+ * What a user presents to sign in: the key of an enrolled certificate, a password, or the approval
+ * of a CIBA request signed by one of their authenticator apps (DECISIONS 16).
+ */
+export type SignInFactor = 'certificate' | 'password' | 'authenticator';
 
 /**
  * Who may sign in with which factor (DECISIONS 3.5), in one place for every way in (the token
  * endpoint's grants today, a hosted login later). A certificate is enough for anyone. A password
  * alone is enough only for a cardholder whose role grants no operator scope (nothing beyond
  * Scope.device): an operator, or a cardholder given an operator's role, signs in with a certificate.
+ * An authenticator app's approval (CIBA) is one factor too, held like a password to the same rule:
+ * a client never gets an operator's token from a tap on a phone.
  */
 @Injectable()
 export class SignInFactorPolicy {
@@ -22,6 +27,10 @@ export class SignInFactorPolicy {
    */
   refusal(user: Pick<UserRow, 'user_type' | 'role'>, factor: SignInFactor): string | undefined {
     if (factor === 'certificate' || !this.isOperator(user)) return undefined;
+    const who = user.user_type === 'operator' ? 'an operator' : `given the operator role "${user.role}"`;
+    if (factor === 'authenticator') {
+      return `Out-of-band approval (CIBA) is for cardholders only: operators sign in with their certificate (jwt-bearer), and this user is ${who}.`;
+    }
     return (
       'Operators sign in with their certificate (jwt-bearer): the password grant is for cardholders only, ' +
       `and this user is ${user.user_type === 'operator' ? 'an operator' : `given the operator role "${user.role}"`}.`

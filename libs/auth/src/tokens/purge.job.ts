@@ -2,10 +2,15 @@ import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } fro
 import { Clock } from '@app/common';
 import { AppConfig } from '@app/config';
 import { LOGGER, Logger } from '@app/observability';
+import { BackchannelRequestRepository } from '../backchannel/backchannel-request.repository';
+import { EXPIRED_GRACE_S } from '../backchannel/backchannel-authentication.service';
 import { LockoutService } from '../clients/lockout.service';
 import { TokenRepository } from './token.repository';
 
-/** Deletes expired token rows, assertion jtis and lockout counters every PURGE_INTERVAL_S (DECISIONS 3.4). */
+/**
+ * Deletes expired token rows, assertion jtis and lockout counters (DECISIONS 3.4), and CIBA requests
+ * that expired more than EXPIRED_GRACE_S ago (DECISIONS 16), every PURGE_INTERVAL_S.
+ */
 @Injectable()
 export class PurgeJob implements OnApplicationBootstrap, OnApplicationShutdown {
   private timer?: NodeJS.Timeout;
@@ -13,6 +18,7 @@ export class PurgeJob implements OnApplicationBootstrap, OnApplicationShutdown {
   constructor(
     private readonly tokens: TokenRepository,
     private readonly lockout: LockoutService,
+    private readonly backchannel: BackchannelRequestRepository,
     private readonly clock: Clock,
     private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
@@ -27,15 +33,18 @@ export class PurgeJob implements OnApplicationBootstrap, OnApplicationShutdown {
     clearInterval(this.timer);
   }
 
-  async runOnce(): Promise<{ tokens: number; jtis: number; counters: number }> {
+  async runOnce(): Promise<{ tokens: number; jtis: number; counters: number; backchannelRequests: number }> {
     try {
       const purged = await this.tokens.purgeExpired(this.clock.now());
       const counters = await this.lockout.purgeExpired();
-      if (purged.tokens + purged.jtis + counters > 0) this.logger.info({ ...purged, counters }, 'purged expired token rows');
-      return { ...purged, counters };
+      const backchannelRequests = await this.backchannel.purgeExpired(EXPIRED_GRACE_S);
+      if (purged.tokens + purged.jtis + counters + backchannelRequests > 0) {
+        this.logger.info({ ...purged, counters, backchannelRequests }, 'purged expired token rows');
+      }
+      return { ...purged, counters, backchannelRequests };
     } catch (error) {
       this.logger.error({ err: error }, 'purge of expired token rows failed; will retry');
-      return { tokens: 0, jtis: 0, counters: 0 };
+      return { tokens: 0, jtis: 0, counters: 0, backchannelRequests: 0 };
     }
   }
 }
