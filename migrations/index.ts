@@ -15,6 +15,7 @@ import { CreateDeviceFlows1764400000200 } from './1764400000200-CreateDeviceFlow
 import { CreateSigningKeys1764500000000 } from './1764500000000-CreateSigningKeys';
 import { CreateAuthenticators1764500000200 } from './1764500000200-CreateAuthenticators';
 import { AddCaGenerations1764500000300 } from './1764500000300-AddCaGenerations';
+import { CreatePushOutbox1764630000000 } from './1764630000000-CreatePushOutbox';
 import { CreateBackchannelAuthentication1764640000000 } from './1764640000000-CreateBackchannelAuthentication';
 
 /** Every migration, in order. The data source takes classes, not a glob, so source and dist/ behave alike. */
@@ -36,5 +37,6 @@ export const MIGRATIONS = [
   CreateSigningKeys1764500000000,
   CreateAuthenticators1764500000200,
   AddCaGenerations1764500000300,
+  CreatePushOutbox1764630000000,
   CreateBackchannelAuthentication1764640000000,
 ];

@@ -23,6 +23,7 @@ const OWNERS: Record<string, string> = {
   authenticator_policy_gateways: 'delivery-gateway',
   authenticators: 'delivery-gateway',
   authenticator_challenges: 'delivery-gateway',
+  push_outbox: 'delivery-gateway',
   devices: 'device',
   device_external_ids: 'device',
   certification_authorities: 'pki',

@@ -17,16 +17,21 @@ import { AuthenticatorPresenter } from './authenticators/authenticator.presenter
 import { AuthenticatorRepository } from './authenticators/authenticator.repository';
 import { AuthenticatorService } from './authenticators/authenticator.service';
 import { SelfAuthenticatorsController, UserAuthenticatorsController } from './authenticators/authenticators.controller';
+import { OutboxPushNotifications } from './notifications/outbox-push-notifications';
+import { PushNotifications } from './notifications/push-notifications';
+import { PushOutboxRepository } from './notifications/push-outbox.repository';
 
 /**
  * What delivery-gateway keeps about users, without HTTP or the token service: the service and the
  * command line both load it, so that disabling a person removes their authenticators in the same
- * transaction, whichever of the two disables them (docs/decisions.md "Table ownership").
+ * transaction, whichever of the two disables them (docs/decisions.md "Table ownership"). It also
+ * provides the PushNotifications port (the outbox, DECISIONS 10.1), so that a change made by either
+ * writes its notifications in its own transaction; the sender runs only in the service.
  */
 @Module({
   imports: [AccountsModule],
-  providers: [AuthenticatorRepository, AuthenticatorRemoval],
-  exports: [AuthenticatorRepository],
+  providers: [AuthenticatorRepository, AuthenticatorRemoval, PushOutboxRepository, { provide: PushNotifications, useClass: OutboxPushNotifications }],
+  exports: [AuthenticatorRepository, PushOutboxRepository, PushNotifications],
 })
 export class DeliveryGatewayStoreModule {
   constructor(dependents: AccountDependents, removal: AuthenticatorRemoval) {
