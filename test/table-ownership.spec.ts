@@ -17,6 +17,7 @@ const OWNERS: Record<string, string> = {
   user_assertion_jtis: 'auth',
   auth_failures: 'auth',
   signing_keys: 'auth',
+  backchannel_requests: 'auth',
   audit_events: 'audit',
   push_delivery_gateways: 'delivery-gateway',
   authenticator_policies: 'delivery-gateway',
