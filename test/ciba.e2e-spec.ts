@@ -10,6 +10,7 @@ import {
   createTestApp,
   freePort,
   platformAdminToken,
+  tokenBySecret,
   tokenRequest,
 } from '@app/testing';
 
@@ -368,6 +369,36 @@ describe('CIBA: out-of-band approval', () => {
       expect(decided.rows[0].n).toBe(1);
     });
 
+    it('across two instances on one database: decided once, and the tokens issued to one poll only', async () => {
+      const second = await createTestApp({ databaseUrl: t.databaseUrl, shareHsmWith: t, env: { BACKCHANNEL_POLL_INTERVAL_S: '1' } });
+      try {
+        const instances = [t.http, second.http];
+        const started = await initiate(poller, { login_hint: 'carla' });
+        const requestId = await pushedRequestId(carla.id);
+        const decisions = await Promise.all(
+          Array.from({ length: 6 }, (_, i) =>
+            instances[i % 2]
+              .post(`/authentication/customer/${ORG}/backchannel-requests/${requestId}/decision`)
+              .send(carla.app.decision(ORG, requestId, 'approve')),
+          ),
+        );
+        expect(decisions.map((d) => d.status).sort()).toEqual([200, 409, 409, 409, 409, 409]);
+        const form = { grant_type: CIBA_GRANT, auth_req_id: started.body.auth_req_id, client_id: poller.clientId, client_secret: poller.secret };
+        const cibaIssues = async () =>
+          (await t.db.query(`SELECT count(*)::int AS n FROM audit_events WHERE action = 'token.issue' AND details->>'method' = 'ciba'`)).rows[0].n as number;
+        const issuedBefore = await cibaIssues();
+        const polls = await Promise.all(Array.from({ length: 6 }, (_, i) => tokenRequest(instances[i % 2], ORG, form)));
+        const issued = polls.filter((p) => p.status === 200);
+        expect(issued).toHaveLength(1);
+        expect(typeof issued[0].body.id_token).toBe('string');
+        // The others were told the truth: already issued, or polled too soon.
+        for (const refused of polls.filter((p) => p.status !== 200)) expect(['invalid_grant', 'slow_down']).toContain(refused.body.error);
+        expect((await cibaIssues()) - issuedBefore).toBe(1);
+      } finally {
+        await second.close();
+      }
+    });
+
     it('slow_down when polled faster than the interval; another client gets invalid_grant; an unknown auth_req_id too', async () => {
       const started = await initiate(poller, { login_hint: 'carla' });
       const authReqId = started.body.auth_req_id;
@@ -411,6 +442,17 @@ describe('CIBA: out-of-band approval', () => {
       expect(read.body.backchannelAuthentication).toEqual({ tokenDeliveryMode: 'ping', clientNotificationEndpoint: 'https://client.example.com/notify' });
       const disabled = await t.http.patch(path).auth(admin, { type: 'bearer' }).send({ backchannelAuthentication: null });
       expect(disabled.body.backchannelAuthentication).toBeNull();
+
+      // The grant rules of DECISIONS 5.3: a Help Desk organization administrator cannot enable CIBA on an Issuance account.
+      const desk = await createSystemAccount(t.http, admin, ORG, { role: 'Help Desk', organizationAdministrator: true });
+      const deskToken = await tokenBySecret(t.http, ORG, desk.clientId, desk.secret);
+      const refused = await t.http
+        .patch(path)
+        .auth(deskToken, { type: 'bearer' })
+        .send({ backchannelAuthentication: { tokenDeliveryMode: 'poll' } });
+      expect(refused.status).toBe(403);
+      expect(refused.body.detail).toMatch(/account-above-own/);
+      expect((await t.http.get(path).auth(admin, { type: 'bearer' })).body.backchannelAuthentication).toBeNull();
     });
   });
 });
