@@ -3,7 +3,9 @@ import { AddressInfo } from 'node:net';
 import * as client from 'openid-client';
 import {
   AuthenticatorApp,
+  FakeNotificationHub,
   TestApp,
+  configureHubGateway,
   createCardholder,
   createOrganization,
   createSystemAccount,
@@ -17,8 +19,8 @@ import {
 /**
  * Out-of-band approval with OpenID CIBA Core 1.0 (issue 25 item 4; DECISIONS 16). openid-client 6,
  * unchanged, discovers the backchannel endpoint, initiates, and polls the token endpoint while a
- * simulated authenticator app (a P-256 key registered through Self) reads the request it was pushed
- * and approves or denies it with its key; ping clients are notified on a loopback receiver. Every bad
+ * simulated authenticator app (a P-256 key registered through Self) gets the push through the
+ * organization's gateway (a fake notification hub), reads the request and approves or denies it with its key; ping clients are notified on a loopback receiver. Every bad
  * input is a clear 4xx. The polling interval is 1 s here (BACKCHANNEL_POLL_INTERVAL_S).
  */
 
@@ -47,6 +49,7 @@ describe('CIBA: out-of-band approval', () => {
   let carla: { id: string; app: AuthenticatorApp };
   let receiver: Server;
   let receiverUrl: string;
+  let hub: FakeNotificationHub;
   const pings: Ping[] = [];
 
   beforeAll(async () => {
@@ -57,6 +60,10 @@ describe('CIBA: out-of-band approval', () => {
     await t.app.listen(port, '127.0.0.1');
     admin = await platformAdminToken(t.http);
     await createOrganization(t.http, admin, ORG);
+    // The organization's gateway for Android, pointing at a fake hub on loopback.
+    hub = await FakeNotificationHub.start();
+    const configuration = await createSystemAccount(t.http, admin, ORG, { role: 'Administration' });
+    await configureHubGateway(t, await tokenBySecret(t.http, ORG, configuration.clientId, configuration.secret), ORG, hub);
 
     receiver = createServer((request: IncomingMessage, response) => {
       let text = '';
@@ -76,6 +83,7 @@ describe('CIBA: out-of-band approval', () => {
   afterAll(async () => {
     await new Promise((resolve) => receiver.close(resolve));
     await t.close();
+    await hub.close();
   });
 
   async function cibaAccount(backchannelAuthentication: Record<string, unknown> | null): Promise<Account> {
@@ -130,6 +138,16 @@ describe('CIBA: out-of-band approval', () => {
     return rows[0].template_values.requestId as string;
   }
 
+  /** The hub's send that carried request `requestId` to the person's phone. */
+  async function pushThroughHub(requestId: string) {
+    for (let waited = 0; waited < 10_000; waited += 50) {
+      const send = hub.sends.find((s) => s.body.includes(requestId));
+      if (send) return send;
+      await sleep(50);
+    }
+    throw new Error(`no push for request ${requestId} reached the hub`);
+  }
+
   function decide(requestId: string, body: Record<string, unknown>) {
     return t.http.post(`/authentication/customer/${ORG}/backchannel-requests/${requestId}/decision`).send(body);
   }
@@ -165,6 +183,15 @@ describe('CIBA: out-of-band approval', () => {
 
     const requestId = await pushedRequestId(carla.id);
     const polling = client.pollBackchannelAuthenticationGrant(config, started);
+    // The push reaches the hub, signed, with the challenge template rendered and the request's id for the app.
+    const pushed = await pushThroughHub(requestId);
+    expect(pushed.signatureValid).toBe(true);
+    expect(pushed.format).toBe('gcm');
+    expect(JSON.parse(pushed.body)).toMatchObject({
+      notification: { body: 'Approve: Sign in to Billing: 4711' },
+      data: { template: 'challenge', requestId, clientId: poller.clientId, bindingMessage: 'Sign in to Billing: 4711' },
+    });
+    expect(pushed.body).not.toContain(started.auth_req_id);
     await sleep(1_500);
     // Before the approval a poll is pending: openid-client has been told authorization_pending at least once.
     const shown = await read(requestId, carla.app.readHeaders(ORG, requestId));

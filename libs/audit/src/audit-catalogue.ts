@@ -9,7 +9,7 @@
  * follow in 7xxxx organizations and their accounts (73xxx their credential-management reference
  * data: groups, device policies, printers, the global policies), 8xxxx tokens and authentication
  * (81xxx token-signing keys), 9xxxx push gateways, authenticator policies (91xxx), authenticator
- * apps (92xxx) and out-of-band approval, CIBA (94xxx).
+ * apps (92xxx), push delivery (93xxx) and out-of-band approval, CIBA (94xxx).
  */
 interface CatalogueEntry {
   code: number;
@@ -122,6 +122,14 @@ export const AUDIT_CATALOGUE = {
   'authenticator.register': { code: 92001, description: 'Authenticator app registered for a person (never its push handle)' },
   'authenticator.rename': { code: 92002, description: 'Authenticator app renamed' },
   'authenticator.remove': { code: 92003, description: 'Authenticator app removed (reason: request, or userDisabled when its person was disabled)' },
+  'pushNotification.deadLetter': {
+    code: 93001,
+    description: 'Push notification given up after its last attempt (with the gateway, the attempts and the last answer)',
+  },
+  'authenticator.stale': {
+    code: 93002,
+    description: "Authenticator app marked stale: its gateway's hub called its push handle gone (410); it gets no notification until registered again",
+  },
   'backchannel.request': {
     code: 94001,
     description: 'CIBA authentication request accepted for a person and pushed to their authenticator apps (never the auth_req_id or the binding message)',

@@ -74,6 +74,22 @@ const schema = z.object({
   CERTIFICATE_LIFETIME_DAYS: int(365, 1, 36500),
   PURGE_INTERVAL_S: int(300, 1, 86400),
   CONTENT_REQUEST_SWEEP_S: int(60, 1, 86400),
+  // Push delivery (DECISIONS 10.1): the outbox sender of each instance.
+  PUSH_POLL_INTERVAL_MS: int(1000, 10, 60000),
+  PUSH_BATCH_SIZE: int(100, 1, 1000),
+  PUSH_CONCURRENCY: int(64, 1, 1000),
+  PUSH_GATEWAY_CONCURRENCY: int(16, 1, 1000),
+  PUSH_SEND_TIMEOUT_MS: int(10000, 100, 120000),
+  PUSH_LEASE_S: int(60, 1, 3600),
+  PUSH_MAX_ATTEMPTS: int(8, 1, 100),
+  PUSH_RETRY_BASE_MS: int(1000, 1, 3600000),
+  PUSH_RETRY_MAX_MS: int(300000, 1, 86400000),
+  PUSH_BREAKER_FAILURES: int(5, 1, 1000),
+  PUSH_BREAKER_COOLDOWN_MS: int(30000, 1, 3600000),
+  PUSH_LOOPBACK_HUBS: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
   BOOTSTRAP_CA: z
     .enum(['true', 'false'])
     .default('true')
@@ -186,6 +202,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   config.certificateLifetimeDays = e.CERTIFICATE_LIFETIME_DAYS;
   config.purgeIntervalS = e.PURGE_INTERVAL_S;
   config.contentRequestSweepS = e.CONTENT_REQUEST_SWEEP_S;
+  if (e.PUSH_RETRY_MAX_MS < e.PUSH_RETRY_BASE_MS) throw new ConfigurationError('PUSH_RETRY_MAX_MS must be at least PUSH_RETRY_BASE_MS.');
+  if (e.PUSH_LEASE_S * 1000 <= e.PUSH_SEND_TIMEOUT_MS) {
+    throw new ConfigurationError('PUSH_LEASE_S must be longer than PUSH_SEND_TIMEOUT_MS, so that no send is still running when its row is taken again.');
+  }
+  config.push = {
+    pollIntervalMs: e.PUSH_POLL_INTERVAL_MS,
+    batchSize: e.PUSH_BATCH_SIZE,
+    concurrency: e.PUSH_CONCURRENCY,
+    gatewayConcurrency: e.PUSH_GATEWAY_CONCURRENCY,
+    sendTimeoutMs: e.PUSH_SEND_TIMEOUT_MS,
+    leaseS: e.PUSH_LEASE_S,
+    maxAttempts: e.PUSH_MAX_ATTEMPTS,
+    retryBaseMs: e.PUSH_RETRY_BASE_MS,
+    retryMaxMs: e.PUSH_RETRY_MAX_MS,
+    breakerFailures: e.PUSH_BREAKER_FAILURES,
+    breakerCooldownMs: e.PUSH_BREAKER_COOLDOWN_MS,
+    loopbackHubs: e.PUSH_LOOPBACK_HUBS,
+  };
   config.bootstrapCa = e.BOOTSTRAP_CA;
   config.secretPepper = parsePepper(e.SECRET_PEPPER ?? generated!.secretPepper);
   config.dataEncryptionKeys = parseKeyring(e.DATA_ENCRYPTION_KEYS ?? generated!.dataEncryptionKey);

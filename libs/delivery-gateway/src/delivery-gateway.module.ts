@@ -19,9 +19,14 @@ import { AuthenticatorService } from './authenticators/authenticator.service';
 import { SelfAuthenticatorsController, UserAuthenticatorsController } from './authenticators/authenticators.controller';
 import { BackchannelApprovalService } from './approvals/backchannel-approval.service';
 import { BackchannelApprovalsController } from './approvals/backchannel-approvals.controller';
+import { PushDeliveryController } from './delivery/push-delivery.controller';
+import { PushDeliveryPresenter } from './delivery/push-delivery.presenter';
+import { PushDeliveryService } from './delivery/push-delivery.service';
+import { PushSender } from './delivery/push-sender';
 import { OutboxPushNotifications } from './notifications/outbox-push-notifications';
 import { PushNotifications } from './notifications/push-notifications';
 import { PushOutboxRepository } from './notifications/push-outbox.repository';
+import { OutboxSignal } from './notifications/outbox-signal';
 
 /**
  * What delivery-gateway keeps about users, without HTTP or the token service: the service and the
@@ -32,8 +37,14 @@ import { PushOutboxRepository } from './notifications/push-outbox.repository';
  */
 @Module({
   imports: [AccountsModule],
-  providers: [AuthenticatorRepository, AuthenticatorRemoval, PushOutboxRepository, { provide: PushNotifications, useClass: OutboxPushNotifications }],
-  exports: [AuthenticatorRepository, PushOutboxRepository, PushNotifications],
+  providers: [
+    AuthenticatorRepository,
+    AuthenticatorRemoval,
+    PushOutboxRepository,
+    OutboxSignal,
+    { provide: PushNotifications, useClass: OutboxPushNotifications },
+  ],
+  exports: [AuthenticatorRepository, PushOutboxRepository, OutboxSignal, PushNotifications],
 })
 export class DeliveryGatewayStoreModule {
   constructor(dependents: AccountDependents, removal: AuthenticatorRemoval) {
@@ -90,6 +101,7 @@ export class DeliveryGatewayStoreModule {
     AuthenticatorPolicyController,
     SelfAuthenticatorsController,
     UserAuthenticatorsController,
+    PushDeliveryController,
     BackchannelApprovalsController,
   ],
   providers: [
@@ -101,6 +113,9 @@ export class DeliveryGatewayStoreModule {
     AuthenticatorPolicyRepository,
     AuthenticatorPolicyService,
     ConnectionStringResealer,
+    PushSender,
+    PushDeliveryService,
+    { provide: PushDeliveryPresenter, inject: [AppConfig], useFactory: (config: AppConfig) => new PushDeliveryPresenter(config.publicBaseUrl) },
     { provide: DataCipher, inject: [AppConfig], useFactory: (config: AppConfig) => new DataCipher(config.dataEncryptionKeys) },
     { provide: PushGatewayPresenter, inject: [AppConfig], useFactory: (config: AppConfig) => new PushGatewayPresenter(config.publicBaseUrl) },
     { provide: AuthenticatorPolicyPresenter, inject: [AppConfig], useFactory: (config: AppConfig) => new AuthenticatorPolicyPresenter(config.publicBaseUrl) },

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Clock } from '@app/common';
 import { Transaction } from '@app/persistence';
+import { OutboxSignal } from './outbox-signal';
 import { PersonNotification, PushNotifications } from './push-notifications';
 import { PushOutboxRepository } from './push-outbox.repository';
 
@@ -14,12 +15,13 @@ export class OutboxPushNotifications extends PushNotifications {
   constructor(
     private readonly outbox: PushOutboxRepository,
     private readonly clock: Clock,
+    private readonly signal: OutboxSignal,
   ) {
     super();
   }
 
-  enqueue(notification: PersonNotification, tx: Transaction): Promise<number> {
-    return this.outbox.enqueue(
+  async enqueue(notification: PersonNotification, tx: Transaction): Promise<number> {
+    const queued = await this.outbox.enqueue(
       {
         orgId: notification.org,
         userId: notification.userId,
@@ -30,5 +32,7 @@ export class OutboxPushNotifications extends PushNotifications {
       },
       tx,
     );
+    if (queued > 0) tx.afterCommit(async () => this.signal.committed());
+    return queued;
   }
 }
