@@ -426,6 +426,22 @@ describe('CIBA: out-of-band approval', () => {
       }
     });
 
+    it('at most 5 requests wait for one person at once, however many arrive together: then 429 with Retry-After', async () => {
+      const fay = await person('fay');
+      const answers = await Promise.all(Array.from({ length: 7 }, () => initiate(poller, { login_hint: 'fay' })));
+      expect(answers.map((a) => a.status).sort()).toEqual([200, 200, 200, 200, 200, 429, 429]);
+      for (const refused of answers.filter((a) => a.status === 429)) {
+        expect(refused.body.error).toBe('temporarily_unavailable');
+        expect(refused.body.error_description).toMatch(/already has 5 requests waiting/);
+        expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      }
+      expect((await t.db.query(`SELECT count(*)::int AS n FROM backchannel_requests WHERE user_id = $1`, [fay.id])).rows[0].n).toBe(5);
+      // One decided: room for one more.
+      const requestId = await pushedRequestId(fay.id);
+      expect((await decide(requestId, fay.app.decision(ORG, requestId, 'deny'))).status).toBe(200);
+      expect((await initiate(poller, { login_hint: 'fay' })).status).toBe(200);
+    });
+
     it('slow_down when polled faster than the interval; another client gets invalid_grant; an unknown auth_req_id too', async () => {
       const started = await initiate(poller, { login_hint: 'carla' });
       const authReqId = started.body.auth_req_id;

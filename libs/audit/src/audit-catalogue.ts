@@ -136,7 +136,7 @@ export const AUDIT_CATALOGUE = {
   },
   'backchannel.request_refused': {
     code: 94002,
-    description: 'CIBA authentication request refused after client authentication (reason: unknownUser, noAuthenticator, operator)',
+    description: 'CIBA authentication request refused after client authentication (reason: unknownUser, operator, noAuthenticator, tooManyPending)',
   },
   'backchannel.approve': { code: 94003, description: "CIBA request approved with the signature of one of the person's authenticator apps" },
   'backchannel.deny': { code: 94004, description: "CIBA request denied with the signature of one of the person's authenticator apps" },

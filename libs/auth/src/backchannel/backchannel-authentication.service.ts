@@ -30,6 +30,8 @@ const USER_NAME = /^[A-Za-z0-9._@-]{1,128}$/;
 const NOTIFICATION_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 const NOTIFICATION_TOKEN_MAX = 1024;
 const SCOPE_MAX = 1000;
+/** Live pending requests one person may have at once (of all clients): beyond, 429 until the first expires. */
+export const MAX_PENDING_PER_PERSON = 5;
 /** Expired requests are kept this long, so that a late poll hears expired_token rather than invalid_grant. */
 export const EXPIRED_GRACE_S = 600;
 
@@ -48,6 +50,13 @@ export interface PendingApproval {
 
 /** Raised inside the request's transaction when the person has no device to ask: rolls the request back. */
 class NoApprovalDevice extends Error {}
+
+/** Raised inside the request's transaction when the person has too many pending requests. */
+class TooManyPending extends Error {
+  constructor(readonly retryAfterS: number) {
+    super('too many pending requests');
+  }
+}
 
 /**
  * OpenID Client-Initiated Backchannel Authentication (CIBA Core 1.0), poll and ping modes (DECISIONS
@@ -113,7 +122,7 @@ export class BackchannelAuthentication {
     const interval = this.config.backchannelPollIntervalS;
     try {
       await this.db.transaction(async (tx) => {
-        const row = await this.requests.insert(
+        const inserted = await this.requests.insert(
           {
             id,
             orgId: org,
@@ -128,8 +137,11 @@ export class BackchannelAuthentication {
             intervalS: interval,
             lifetimeS: request.expiresIn,
           },
+          MAX_PENDING_PER_PERSON,
           tx,
         );
+        if (!('created' in inserted)) throw new TooManyPending(inserted.retryAfterS);
+        const row = inserted.created;
         const asked = await this.devices.ask(
           { org, userId: person.id, requestId: id, clientId: account.client_id, bindingMessage: request.bindingMessage, expiresAt: row.expires_at },
           tx,
@@ -149,6 +161,18 @@ export class BackchannelAuthentication {
         );
       });
     } catch (error) {
+      if (error instanceof TooManyPending) {
+        return refuse(
+          'tooManyPending',
+          new OAuthError(
+            'temporarily_unavailable',
+            `${person.user_name} already has ${MAX_PENDING_PER_PERSON} requests waiting for approval: retry once one of them is decided or expired.`,
+            429,
+            { 'Retry-After': String(error.retryAfterS) },
+          ),
+          person.id,
+        );
+      }
       if (!(error instanceof NoApprovalDevice)) throw error;
       return refuse(
         'noAuthenticator',

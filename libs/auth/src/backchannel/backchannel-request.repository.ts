@@ -62,7 +62,21 @@ const COLUMNS = `id, org_id, account_id, client_id, user_id, scope, binding_mess
 export class BackchannelRequestRepository {
   constructor(private readonly db: Database) {}
 
-  async insert(row: NewBackchannelRequest, tx: Transaction): Promise<BackchannelRequestRow> {
+  /**
+   * Stores the request unless the person already has `maxPending` live pending requests (of any
+   * client): then answers the seconds until the first of those expires. The person's requests are
+   * counted and inserted under a transaction-scoped advisory lock on the person, so concurrent
+   * requests on any instance cannot pass the bound together.
+   */
+  async insert(row: NewBackchannelRequest, maxPending: number, tx: Transaction): Promise<{ created: BackchannelRequestRow } | { retryAfterS: number }> {
+    await this.db.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 94))', [`backchannel:${row.userId}`], tx);
+    const [pending] = await this.db.query<{ n: number; first_expiry_s: number | null }>(
+      `SELECT count(*)::int AS n, ceil(extract(epoch FROM min(expires_at) - now()))::int AS first_expiry_s
+         FROM backchannel_requests WHERE user_id = $1 AND state = 'pending' AND expires_at > now()`,
+      [row.userId],
+      tx,
+    );
+    if (pending.n >= maxPending) return { retryAfterS: Math.max(1, pending.first_expiry_s ?? 1) };
     const [created] = await this.db.query<BackchannelRequestRow>(
       `INSERT INTO backchannel_requests (id, org_id, account_id, client_id, user_id, auth_req_id_hash, scope, binding_message, delivery_mode,
                                          ping_sealed, interval_s, created_at, expires_at)
@@ -84,7 +98,7 @@ export class BackchannelRequestRepository {
       ],
       tx,
     );
-    return created;
+    return { created };
   }
 
   async find(orgId: string, id: string): Promise<BackchannelRequestRow | undefined> {
