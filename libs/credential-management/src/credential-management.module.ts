@@ -1,5 +1,6 @@
 import { Module, Provider } from '@nestjs/common';
 import { AccountDependents, AccountsModule } from '@app/accounts';
+import { DeliveryGatewayStoreModule } from '@app/delivery-gateway';
 import { AuthModule } from '@app/auth';
 import { DeviceContents, DeviceModule, DeviceStoreModule } from '@app/device';
 import { Clock, DataCipher } from '@app/common';
@@ -11,6 +12,7 @@ import { ContentRequestService } from './content-requests/content-request.servic
 import { ContentRequestSweepJob } from './content-requests/content-request-sweep.job';
 import { ContentRequestsController } from './content-requests/content-requests.controller';
 import { CredentialFollower } from './credentials/credential-follower';
+import { CredentialNotifications } from './notifications/credential-notifications';
 import { DeviceFlowPresenter } from './device-flows/device-flow.presenter';
 import { DeviceFlowRepository } from './device-flows/device-flow.repository';
 import { DeviceFlowService } from './device-flows/device-flow.service';
@@ -105,7 +107,7 @@ export class CredentialManagementStoreModule {
  * API of the reference data this library owns.
  */
 @Module({
-  imports: [CredentialManagementStoreModule, AccountsModule, AuthModule, DeviceStoreModule, DeviceModule, PkiModule],
+  imports: [CredentialManagementStoreModule, AccountsModule, AuthModule, DeviceStoreModule, DeviceModule, PkiModule, DeliveryGatewayStoreModule],
   controllers: [
     UsersController,
     EnrollmentDataController,
@@ -138,6 +140,7 @@ export class CredentialManagementStoreModule {
     ContentRequestService,
     ContentRequestSweepJob,
     CredentialFollower,
+    CredentialNotifications,
     SyncSessionRepository,
     SyncSessionService,
     DeviceFlowRepository,

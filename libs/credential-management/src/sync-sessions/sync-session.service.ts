@@ -11,6 +11,7 @@ import { ContentRequestRepository, ContentRequestRow } from '../content-requests
 import { ContentRequestType, TARGET_STATUSES, requestTransitionOf } from '../content-requests/content-request-lifecycle';
 import { RequestScope } from '../content-requests/content-request.service';
 import { CredentialRepository, CredentialRow, NewCredential } from '../credentials/credential.repository';
+import { CredentialNotifications } from '../notifications/credential-notifications';
 import { CredentialStatus } from '../credentials/credential.schema';
 import { DevicePolicyRepository, DevicePolicyRow } from '../device-policies/device-policy.repository';
 import { CredentialType } from '../device-policies/device-policy.schema';
@@ -75,6 +76,7 @@ export class SyncSessionService {
     private readonly operatorDependent: OperatorDependentPolicy,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
+    private readonly notifications: CredentialNotifications,
   ) {}
 
   async execute(principal: Principal, body: unknown, actor: Actor, scope: RequestScope = {}): Promise<SyncOutcome> {
@@ -175,6 +177,7 @@ export class SyncSessionService {
     const deviceStatus = move ? await this.devices.complete(org, device, move, actor, tx, via) : device.status;
     const transition = requestTransitionOf('complete');
     await this.requests.move(org, request.id, { status: transition.to, now }, tx);
+    await this.notifications.contentRequest(org, request, 'completed', tx);
     await this.record(principal, request, id, 'completed', results, now, tx);
     const event = { org, ...byActor(actor), target: request.id, outcome: 'success' as const };
     await this.audit.record(
@@ -337,6 +340,7 @@ export class SyncSessionService {
         tx,
       );
     }
+    await this.notifications.credentials(org, revoking, 'revoked', tx);
     return this.ca.changeWithin(org, serialsOf(revoking), 'revoked', reason, actor, tx);
   }
 
