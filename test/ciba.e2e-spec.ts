@@ -265,6 +265,14 @@ describe('CIBA: out-of-band approval', () => {
     expect(pings).toEqual([{ authorization: `Bearer ${notificationToken}`, contentType: 'application/json', body: { auth_req_id: started.auth_req_id } }]);
     const tokens = await client.pollBackchannelAuthenticationGrant(config, started);
     expect(tokens.claims()).toMatchObject({ sub: 'carla', aud: pinger.clientId, amr: ['hwk'] });
+    // A denial is pinged too; the token request then hears access_denied.
+    const second = await initiate(pinger, { login_hint: 'carla', client_notification_token: notificationToken });
+    const deniedId = await pushedRequestId(carla.id);
+    pings.length = 0;
+    expect((await decide(deniedId, carla.app.decision(ORG, deniedId, 'deny'))).status).toBe(200);
+    for (let waited = 0; pings.length === 0 && waited < 5_000; waited += 50) await sleep(50);
+    expect(pings.map((p) => p.body)).toEqual([{ auth_req_id: second.body.auth_req_id }]);
+    expect((await poll(pinger, second.body.auth_req_id)).body.error).toBe('access_denied');
     // A ping client without its notification token is refused.
     const missing = await initiate(pinger, { login_hint: 'carla' });
     expect(missing.status).toBe(400);
