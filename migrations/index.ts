@@ -16,6 +16,7 @@ import { CreateSigningKeys1764500000000 } from './1764500000000-CreateSigningKey
 import { CreateAuthenticators1764500000200 } from './1764500000200-CreateAuthenticators';
 import { AddCaGenerations1764500000300 } from './1764500000300-AddCaGenerations';
 import { CreatePushOutbox1764630000000 } from './1764630000000-CreatePushOutbox';
+import { AddPushOutboxRetention1764630000100 } from './1764630000100-AddPushOutboxRetention';
 import { CreateBackchannelAuthentication1764640000000 } from './1764640000000-CreateBackchannelAuthentication';
 
 /** Every migration, in order. The data source takes classes, not a glob, so source and dist/ behave alike. */
@@ -38,5 +39,6 @@ export const MIGRATIONS = [
   CreateAuthenticators1764500000200,
   AddCaGenerations1764500000300,
   CreatePushOutbox1764630000000,
+  AddPushOutboxRetention1764630000100,
   CreateBackchannelAuthentication1764640000000,
 ];

@@ -1,4 +1,4 @@
-import { PushNotifications, PersonNotification } from '@app/delivery-gateway';
+import { PersonNotification, PushNotifications, PushSender } from '@app/delivery-gateway';
 import { Metrics } from '@app/observability';
 import { Database } from '@app/persistence';
 import {
@@ -397,6 +397,25 @@ describe('Push delivery', () => {
       const other = (await t.db.query("SELECT id FROM push_outbox WHERE org_id = 'pd_send' LIMIT 1")).rows[0].id;
       expect((await t.http.get(path('pd_view', `/${other}`)).auth(token, { type: 'bearer' })).status).toBe(404);
     });
+  });
+
+  it('settled notifications are deleted after PUSH_RETENTION_DAYS; pending ones stay', async () => {
+    await organization('pd_purge');
+    const { id: userId } = await createCardholder(t, admin, 'pd_purge', 'pia');
+    await insertAuthenticator(t, 'pd_purge', userId);
+    const insert = (state: string, settledDaysAgo: number) =>
+      t.db.query(
+        `INSERT INTO push_outbox (id, org_id, user_id, template, template_values, cause, state, due_at, created_at, updated_at)
+         VALUES (gen_random_uuid(), 'pd_purge', $1, 'credential', '{}', 'test.purge', $2, $3, $3, $3) RETURNING id`,
+        [userId, state, new Date(t.clock.now().getTime() + (state === 'pending' ? 3_600_000 : -settledDaysAgo * 86_400_000))],
+      );
+    const old = (await insert('sent', 31)).rows[0].id;
+    const recent = (await insert('deadLettered', 29)).rows[0].id;
+    const pending = (await insert('pending', 0)).rows[0].id;
+    expect(await t.app.get(PushSender).purgeOnce()).toBeGreaterThanOrEqual(1);
+    const left = (await t.db.query("SELECT id FROM push_outbox WHERE org_id = 'pd_purge'")).rows.map((row) => row.id);
+    expect(left.sort()).toEqual([recent, pending].sort());
+    expect(left).not.toContain(old);
   });
 
   it('no connection string, key or push handle ever reaches the logs', () => {

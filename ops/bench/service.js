@@ -63,12 +63,11 @@ async function serviceEnvironment({ dataDir, placementDir, logLevel, databaseUrl
     WORKERS: process.env.BENCH_WORKERS ?? '1',
   };
   if (databaseUrl) env.DATABASE_URL = databaseUrl;
-  Object.assign(env, extraEnv);
-  return { env, baseUrl };
+  return { env: { ...env, ...extraEnv }, baseUrl };
 }
 
-/** Spawns the service (`env`: extra configuration a bench needs); answers { baseUrl, dataDir, workDir, placementDir, logFile, child, exited, env }. */
-async function startService({ logLevel, databaseUrl, env: extraEnv }) {
+/** Spawns the service (`extraEnv`: variables a bench sets besides these); answers { baseUrl, dataDir, workDir, placementDir, logFile, child, exited, env }. */
+async function startService({ logLevel, databaseUrl, extraEnv }) {
   const workDir = makeWorkDir();
   const placementDir = makePlacementDir();
   const dataDir = join(workDir, 'data');

@@ -135,6 +135,8 @@ export interface PushDeliveryConfig {
   /** Consecutive failures of a gateway that open its circuit. */
   breakerFailures: number;
   breakerCooldownMs: number;
+  /** How long settled notifications stay for the administrators' view before they are deleted. */
+  retentionDays: number;
   /** Whether a gateway endpoint on a loopback host is reached over plain http (tests, a local relay). */
   loopbackHubs: boolean;
 }

@@ -86,6 +86,7 @@ const schema = z.object({
   PUSH_RETRY_MAX_MS: int(300000, 1, 86400000),
   PUSH_BREAKER_FAILURES: int(5, 1, 1000),
   PUSH_BREAKER_COOLDOWN_MS: int(30000, 1, 3600000),
+  PUSH_RETENTION_DAYS: int(30, 1, 3650),
   PUSH_LOOPBACK_HUBS: z
     .enum(['true', 'false'])
     .default('false')
@@ -219,6 +220,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     breakerFailures: e.PUSH_BREAKER_FAILURES,
     breakerCooldownMs: e.PUSH_BREAKER_COOLDOWN_MS,
     loopbackHubs: e.PUSH_LOOPBACK_HUBS,
+    retentionDays: e.PUSH_RETENTION_DAYS,
   };
   config.bootstrapCa = e.BOOTSTRAP_CA;
   config.secretPepper = parsePepper(e.SECRET_PEPPER ?? generated!.secretPepper);

@@ -2,6 +2,7 @@ import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } fro
 import { performance } from 'node:perf_hooks';
 import { AuditLog } from '@app/audit';
 import { Clock, DataCipher } from '@app/common';
+import { GroupCommit } from '@app/persistence';
 import { AppConfig, PushDeliveryConfig } from '@app/config';
 import { LOGGER, Logger, Metrics } from '@app/observability';
 import { connectionStringParts } from '../gateways/connection-string';
@@ -32,6 +33,9 @@ interface Job {
   gateway: ReadyGateway;
 }
 
+/** Rows one purge statement deletes at most, so that a backlog never holds locks for long. */
+const PURGE_BATCH = 5000;
+
 /** How long a stopping instance lets sends already on the wire finish before it aborts them. */
 const SHUTDOWN_GRACE_MS = 2000;
 
@@ -50,6 +54,9 @@ const SHUTDOWN_GRACE_MS = 2000;
 export class PushSender implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly settings: PushDeliveryConfig;
   private timer?: NodeJS.Timeout;
+  private purgeTimer?: NodeJS.Timeout;
+  private purging?: Promise<number>;
+  private readonly purgeIntervalS: number;
   private unlisten?: () => void;
   private stopping = false;
   private pumping?: Promise<void>;
@@ -61,6 +68,8 @@ export class PushSender implements OnApplicationBootstrap, OnApplicationShutdown
   private readonly sends = new Set<Promise<void>>();
   private readonly breakers = new Map<string, CircuitBreaker>();
   private readonly shutdown = new AbortController();
+  /** Outcomes written together: one statement for the sends that finished meanwhile. */
+  private readonly outcomes = new GroupCommit<{ id: string; attempt: number; outcome: AttemptOutcome }, boolean>((items) => this.outbox.settleMany(items));
 
   constructor(
     private readonly outbox: PushOutboxRepository,
@@ -74,13 +83,41 @@ export class PushSender implements OnApplicationBootstrap, OnApplicationShutdown
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
     this.settings = config.push;
+    this.purgeIntervalS = config.purgeIntervalS;
   }
 
   onApplicationBootstrap(): void {
     this.unlisten = this.signal.listen(() => this.wake());
     this.timer = setInterval(() => this.wake(), this.settings.pollIntervalMs);
     this.timer.unref();
+    this.purgeTimer = setInterval(() => void this.purgeOnce(), this.purgeIntervalS * 1000);
+    this.purgeTimer.unref();
     this.wake();
+  }
+
+  /**
+   * Deletes notifications settled more than PUSH_RETENTION_DAYS ago, in bounded statements; every
+   * PURGE_INTERVAL_S (instances purging together delete each row once). Answers how many.
+   */
+  purgeOnce(): Promise<number> {
+    this.purging ??= this.purge().finally(() => (this.purging = undefined));
+    return this.purging;
+  }
+
+  private async purge(): Promise<number> {
+    const before = new Date(this.clock.now().getTime() - this.settings.retentionDays * 86_400_000);
+    let purged = 0;
+    try {
+      for (;;) {
+        const deleted = await this.outbox.purgeSettled(before, PURGE_BATCH);
+        purged += deleted;
+        if (deleted < PURGE_BATCH || this.stopping) break;
+      }
+      if (purged > 0) this.logger.info({ purged }, 'deleted settled push notifications past their retention');
+    } catch (error) {
+      this.logger.error({ err: error }, 'deleting settled push notifications failed; will retry');
+    }
+    return purged;
   }
 
   /**
@@ -91,6 +128,8 @@ export class PushSender implements OnApplicationBootstrap, OnApplicationShutdown
   async onApplicationShutdown(): Promise<void> {
     this.stopping = true;
     clearInterval(this.timer);
+    clearInterval(this.purgeTimer);
+    await this.purging;
     this.unlisten?.();
     await this.pumping;
     const now = this.clock.now();
@@ -353,7 +392,7 @@ export class PushSender implements OnApplicationBootstrap, OnApplicationShutdown
 
   private finish(row: ClaimedNotification, outcome: AttemptOutcome, then?: () => Promise<void>): void {
     this.settleWith(row, async () => {
-      if ((await this.outbox.settle(row.id, row.attempts, outcome)) && then) await then();
+      if ((await this.outcomes.write({ id: row.id, attempt: row.attempts, outcome })) && then) await then();
     });
   }
 

@@ -107,19 +107,34 @@ export class PushOutboxRepository {
   }
 
   /**
-   * Writes the end of an attempt, only while the row is still this attempt's (a sender whose lease
-   * ran out and whose row was claimed again writes nothing). Answers whether it was written.
+   * Writes the ends of attempts in one statement (the sender groups concurrent outcomes: one
+   * statement per batch rather than per notification), each only while its row is still that
+   * attempt's (a sender whose lease ran out and whose row was claimed again writes nothing).
+   * Answers, per outcome, whether it was written.
    */
-  async settle(id: string, attempt: number, outcome: AttemptOutcome): Promise<boolean> {
-    const rows = await this.db.query(
-      `UPDATE push_outbox
-          SET state = $3, due_at = COALESCE($4, due_at), gateway_id = COALESCE($5::bigint, gateway_id), last_status = $6, last_error = $7,
-              updated_at = $8, sent_at = CASE WHEN $3 = 'sent' THEN $8 ELSE sent_at END
-        WHERE id = $1 AND attempts = $2 AND state = 'pending'
-        RETURNING id`,
-      [id, attempt, outcome.state, outcome.dueAt ?? null, outcome.gatewayId ?? null, outcome.status ?? null, outcome.error ?? null, outcome.now],
+  async settleMany(outcomes: readonly { id: string; attempt: number; outcome: AttemptOutcome }[]): Promise<boolean[]> {
+    const rows = outcomes.map(({ id, attempt, outcome }) => ({
+      id,
+      attempt,
+      state: outcome.state,
+      due_at: outcome.dueAt?.toISOString() ?? null,
+      gateway_id: outcome.gatewayId ?? null,
+      last_status: outcome.status ?? null,
+      last_error: outcome.error ?? null,
+      now: outcome.now.toISOString(),
+    }));
+    const written = await this.db.query<{ id: string }>(
+      `UPDATE push_outbox o
+          SET state = v.state, due_at = COALESCE(v.due_at, o.due_at), gateway_id = COALESCE(v.gateway_id, o.gateway_id), last_status = v.last_status,
+              last_error = v.last_error, updated_at = v.now, sent_at = CASE WHEN v.state = 'sent' THEN v.now ELSE o.sent_at END
+         FROM jsonb_to_recordset($1::jsonb) AS v(id uuid, attempt integer, state text, due_at timestamptz, gateway_id bigint, last_status integer,
+                                                 last_error text, now timestamptz)
+        WHERE o.id = v.id AND o.attempts = v.attempt AND o.state = 'pending'
+        RETURNING o.id`,
+      [JSON.stringify(rows)],
     );
-    return rows.length > 0;
+    const ids = new Set(written.map((row) => row.id));
+    return outcomes.map(({ id }) => ids.has(id));
   }
 
   /**
@@ -151,6 +166,15 @@ export class PushOutboxRepository {
       [id, attempt, outcome.gatewayId ?? null, outcome.status ?? null, outcome.error ?? null, outcome.now],
     );
     return rows.length > 0;
+  }
+
+  /** Deletes up to `limit` notifications settled before `before` (any organization); answers how many. */
+  async purgeSettled(before: Date, limit: number): Promise<number> {
+    const rows = await this.db.query(
+      `DELETE FROM push_outbox WHERE id IN (SELECT id FROM push_outbox WHERE state <> 'pending' AND updated_at < $1 LIMIT $2) RETURNING id`,
+      [before, limit],
+    );
+    return rows.length;
   }
 
   /** A page of the organization's notifications, newest first, optionally of one person or in one state. */
