@@ -21,6 +21,7 @@ import { CreatePushOutbox1764630000000 } from './1764630000000-CreatePushOutbox'
 import { AddPushOutboxRetention1764630000100 } from './1764630000100-AddPushOutboxRetention';
 import { DropPushOutboxGatewayReference1764630000200 } from './1764630000200-DropPushOutboxGatewayReference';
 import { AddPushOutboxLease1764630000300 } from './1764630000300-AddPushOutboxLease';
+import { CreateBackchannelAuthentication1764640000000 } from './1764640000000-CreateBackchannelAuthentication';
 
 /** Every migration, in order. The data source takes classes, not a glob, so source and dist/ behave alike. */
 export const MIGRATIONS = [
@@ -47,4 +48,5 @@ export const MIGRATIONS = [
   AddPushOutboxRetention1764630000100,
   DropPushOutboxGatewayReference1764630000200,
   AddPushOutboxLease1764630000300,
+  CreateBackchannelAuthentication1764640000000,
 ];

@@ -18,6 +18,7 @@ const OWNERS: Record<string, string> = {
   auth_failures: 'auth',
   signing_keys: 'auth',
   sign_in_sessions: 'auth',
+  backchannel_requests: 'auth',
   audit_events: 'audit',
   push_delivery_gateways: 'delivery-gateway',
   authenticator_policies: 'delivery-gateway',

@@ -11,3 +11,4 @@ export * from './service-process';
 export * from './cards';
 export * from './sign-in';
 export * from './push';
+export * from './authenticator-app';

@@ -9,7 +9,7 @@
  * follow in 7xxxx organizations and their accounts (73xxx their credential-management reference
  * data: groups, device policies, printers, the global policies), 8xxxx tokens and authentication
  * (81xxx token-signing keys, 82xxx people's sign-in at the hosted login page and their sessions), 9xxxx push gateways,
- * authenticator policies (91xxx), authenticator apps (92xxx) and push delivery (93xxx).
+ * authenticator policies (91xxx), authenticator apps (92xxx), push delivery (93xxx) and out-of-band approval, CIBA (94xxx).
  */
 interface CatalogueEntry {
   code: number;
@@ -154,6 +154,20 @@ export const AUDIT_CATALOGUE = {
   'authenticator.stale': {
     code: 93002,
     description: "Authenticator app marked stale: its gateway's hub called its push handle gone (410); it gets no notification until registered again",
+  },
+  'backchannel.request': {
+    code: 94001,
+    description: 'CIBA authentication request accepted for a person and pushed to their authenticator apps (never the auth_req_id or the binding message)',
+  },
+  'backchannel.request_refused': {
+    code: 94002,
+    description: 'CIBA authentication request refused after client authentication (reason: unknownUser, operator, noAuthenticator, tooManyPending)',
+  },
+  'backchannel.approve': { code: 94003, description: "CIBA request approved with the signature of one of the person's authenticator apps" },
+  'backchannel.deny': { code: 94004, description: "CIBA request denied with the signature of one of the person's authenticator apps" },
+  'backchannel.ping': {
+    code: 94005,
+    description: "CIBA ping to the client's notification endpoint (outcome failure: not delivered; the client may still poll)",
   },
 } as const satisfies Record<string, CatalogueEntry>;
 

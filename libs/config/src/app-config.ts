@@ -54,6 +54,10 @@ export class AppConfig {
   jwksPublicationDelayS!: number;
   tokenUnusedTimeoutS!: number;
   assertionClockSkewS!: number;
+  /** CIBA `interval`: the least time between two polls of one request (BACKCHANNEL_POLL_INTERVAL_S, default 5; DECISIONS 16). */
+  backchannelPollIntervalS!: number;
+  /** CIBA `expires_in` when the client asks for none, and the most it may ask for (BACKCHANNEL_REQUEST_LIFETIME_S, default 300; DECISIONS 16). */
+  backchannelRequestLifetimeS!: number;
   authFailureLimit!: number;
   authFailureWindowS!: number;
   /** Password hashes (scrypt) one process runs at once (PASSWORD_HASH_CONCURRENCY, default 2). */

@@ -60,6 +60,8 @@ const schema = z.object({
   JWKS_PUBLICATION_DELAY_S: int(JWKS_MAX_AGE_S, 0, 86400),
   TOKEN_UNUSED_TIMEOUT_S: int(300, 1, 86400),
   ASSERTION_CLOCK_SKEW_S: int(30, 0, 600),
+  BACKCHANNEL_POLL_INTERVAL_S: int(5, 1, 60),
+  BACKCHANNEL_REQUEST_LIFETIME_S: int(300, 10, 600),
   AUTH_FAILURE_LIMIT: int(10, 1, 100000),
   AUTH_FAILURE_WINDOW_S: int(300, 1, 86400),
   // Password hashes running at once per process (each scrypt holds a libuv thread and 32 MiB); the
@@ -195,6 +197,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   config.jwksPublicationDelayS = e.JWKS_PUBLICATION_DELAY_S;
   config.tokenUnusedTimeoutS = e.TOKEN_UNUSED_TIMEOUT_S;
   config.assertionClockSkewS = e.ASSERTION_CLOCK_SKEW_S;
+  config.backchannelPollIntervalS = e.BACKCHANNEL_POLL_INTERVAL_S;
+  config.backchannelRequestLifetimeS = e.BACKCHANNEL_REQUEST_LIFETIME_S;
   config.authFailureLimit = e.AUTH_FAILURE_LIMIT;
   config.authFailureWindowS = e.AUTH_FAILURE_WINDOW_S;
   config.passwordHashConcurrency = e.PASSWORD_HASH_CONCURRENCY;

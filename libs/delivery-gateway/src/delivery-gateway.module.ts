@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AccountDependents, AccountsModule } from '@app/accounts';
-import { AuthModule } from '@app/auth';
+import { ApprovalDevices, AuthModule } from '@app/auth';
 import { AppConfig } from '@app/config';
 import { DataCipher } from '@app/common';
 import { ConnectionStringResealer } from './gateways/connection-string.resealer';
@@ -17,6 +17,8 @@ import { AuthenticatorPresenter } from './authenticators/authenticator.presenter
 import { AuthenticatorRepository } from './authenticators/authenticator.repository';
 import { AuthenticatorService } from './authenticators/authenticator.service';
 import { SelfAuthenticatorsController, UserAuthenticatorsController } from './authenticators/authenticators.controller';
+import { BackchannelApprovalService } from './approvals/backchannel-approval.service';
+import { BackchannelApprovalsController } from './approvals/backchannel-approvals.controller';
 import { PushDeliveryController } from './delivery/push-delivery.controller';
 import { PushDeliveryPresenter } from './delivery/push-delivery.presenter';
 import { PushDeliveryService } from './delivery/push-delivery.service';
@@ -94,8 +96,16 @@ export class DeliveryGatewayStoreModule {
  */
 @Module({
   imports: [DeliveryGatewayStoreModule, AccountsModule, AuthModule],
-  controllers: [PushGatewayController, AuthenticatorPolicyController, SelfAuthenticatorsController, UserAuthenticatorsController, PushDeliveryController],
+  controllers: [
+    PushGatewayController,
+    AuthenticatorPolicyController,
+    SelfAuthenticatorsController,
+    UserAuthenticatorsController,
+    PushDeliveryController,
+    BackchannelApprovalsController,
+  ],
   providers: [
+    BackchannelApprovalService,
     AuthenticatorService,
     { provide: AuthenticatorPresenter, inject: [AppConfig], useFactory: (config: AppConfig) => new AuthenticatorPresenter(config.publicBaseUrl) },
     PushGatewayRepository,
@@ -112,4 +122,9 @@ export class DeliveryGatewayStoreModule {
   ],
   exports: [PushGatewayService, AuthenticatorPolicyService, AuthenticatorService],
 })
-export class DeliveryGatewayModule {}
+export class DeliveryGatewayModule {
+  constructor(devices: ApprovalDevices, approvals: BackchannelApprovalService) {
+    // The token service asks a person's authenticator apps to approve CIBA requests (DECISIONS 16).
+    approvals.register(devices);
+  }
+}

@@ -2,6 +2,7 @@ import { isoTimestamp } from '@app/common';
 import { Organization } from '../organizations/organization.service';
 import { CertificateRow } from '../certificates/certificate-store';
 import { SecretMetadataRow, SystemAccountRow } from '../system-accounts/system-account.repository';
+import { backchannelSettingsOf } from '../system-accounts/backchannel-settings';
 import { IssuedSecret } from '../system-accounts/system-account.service';
 import { UserRow } from '../users/user.repository';
 
@@ -36,6 +37,7 @@ export class AdminPresenter {
       organizationAdministrator: row.organization_administrator,
       disabled: row.disabled,
       description: row.description,
+      backchannelAuthentication: backchannelSettingsOf(row),
       meta: {
         resourceType: 'SystemAccount',
         created: isoTimestamp(row.created_at),

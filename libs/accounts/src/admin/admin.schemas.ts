@@ -1,5 +1,6 @@
 import { ORG_ID_PATTERN, z } from '@app/common';
 import { organizationSettingsSchema } from '../organizations/organization-settings';
+import { backchannelSettingsSchema } from '../system-accounts/backchannel-settings';
 
 /**
  * Request bodies of the admin API (DECISIONS 11), validated with parseBody: one definition for the
@@ -35,6 +36,7 @@ export const createAccountSchema = z
     role: accountRole,
     organizationAdministrator: z.boolean().optional(),
     description: description.optional(),
+    backchannelAuthentication: backchannelSettingsSchema.optional(),
   })
   .strict();
 
@@ -44,6 +46,7 @@ export const patchAccountSchema = z
     description: description.optional(),
     disabled: z.boolean().optional(),
     organizationAdministrator: z.boolean().optional(),
+    backchannelAuthentication: backchannelSettingsSchema.optional(),
   })
   .strict();
 

@@ -434,6 +434,12 @@ export class UserRepository {
   }
 
   /** The user and its certificates (public material), for jwt-bearer assertion verification (DECISIONS 3.5). */
+  /** A user by userName (a CIBA login_hint, DECISIONS 16). */
+  async findByUserName(orgId: string, userName: string, tx?: Transaction): Promise<UserRow | undefined> {
+    const [row] = await this.db.query<UserRow>(`SELECT ${USER_COLUMNS} FROM users u WHERE u.org_id = $1 AND u.user_name = $2`, [orgId, userName], tx);
+    return row ? userOf(row) : undefined;
+  }
+
   async findWithCertificates(orgId: string, userName: string): Promise<(UserWithSettings & { certificates: StoredCertificate[] }) | undefined> {
     const rows = await this.db.query<
       UserRow &

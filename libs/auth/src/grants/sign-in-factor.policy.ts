@@ -6,8 +6,11 @@ import { RoleCatalog } from '../authorization/role-catalog';
 /** What the policy reads of a user: its type, role and administrator flags. */
 export type SignInSubject = Pick<UserRow, 'user_type' | 'role' | 'organization_administrator' | 'platform_administrator'>;
 
-/** What a user presents to sign in: the key of an enrolled certificate, or a password. */
-export type SignInFactor = 'certificate' | 'password';
+/**
+ * What a user presents to sign in: the key of an enrolled certificate, a password, or the approval
+ * of a CIBA request signed by one of their authenticator apps (DECISIONS 16).
+ */
+export type SignInFactor = 'certificate' | 'password' | 'authenticator';
 
 /**
  * What the hosted login page asks after a correct password (DECISIONS 14.1): the one-time code of the
@@ -20,7 +23,9 @@ export type SecondStep = { kind: 'otp' } | { kind: 'none' } | { kind: 'refused';
  * endpoint's grants today, a hosted login later). A certificate is enough for anyone. A password
  * alone is enough only for a cardholder whose role grants no operator scope (nothing beyond
  * Scope.device) and who administers nothing: an operator, a cardholder given an operator's role,
- * and an administrator (DECISIONS 11) sign in with a certificate.
+ * and an administrator (DECISIONS 11) sign in with a certificate. An authenticator app's approval
+ * (CIBA) is one factor too, held like a password to the same rule: a client never gets an
+ * operator's or an administrator's token from a tap on a phone.
  */
 @Injectable()
 export class SignInFactorPolicy {
@@ -32,14 +37,13 @@ export class SignInFactorPolicy {
    */
   refusal(user: SignInSubject, factor: SignInFactor): string | undefined {
     if (factor === 'certificate') return undefined;
-    if (isAdministrator(user)) {
-      return 'Operators and administrators sign in with their certificate (jwt-bearer): the password grant is for cardholders only, and this user is an administrator.';
+    const administrator = isAdministrator(user);
+    if (!administrator && !this.isOperator(user)) return undefined;
+    const who = administrator ? 'an administrator' : user.user_type === 'operator' ? 'an operator' : `given the operator role "${user.role}"`;
+    if (factor === 'authenticator') {
+      return `Out-of-band approval (CIBA) is for cardholders only: operators and administrators sign in with their certificate (jwt-bearer), and this user is ${who}.`;
     }
-    if (!this.isOperator(user)) return undefined;
-    return (
-      'Operators sign in with their certificate (jwt-bearer): the password grant is for cardholders only, ' +
-      `and this user is ${user.user_type === 'operator' ? 'an operator' : `given the operator role "${user.role}"`}.`
-    );
+    return `Operators${administrator ? ' and administrators' : ''} sign in with their certificate (jwt-bearer): the password grant is for cardholders only, and this user is ${who}.`;
   }
 
   /**

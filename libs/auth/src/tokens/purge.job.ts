@@ -2,13 +2,16 @@ import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } fro
 import { Clock } from '@app/common';
 import { AppConfig } from '@app/config';
 import { LOGGER, Logger } from '@app/observability';
+import { BackchannelRequestRepository } from '../backchannel/backchannel-request.repository';
+import { EXPIRED_GRACE_S } from '../backchannel/backchannel-authentication.service';
 import { LockoutService } from '../clients/lockout.service';
 import { SignInSessionService } from '../sessions/sign-in-session.service';
 import { TokenRepository } from './token.repository';
 
 /**
- * Deletes expired token rows, assertion jtis and lockout counters every PURGE_INTERVAL_S (DECISIONS
- * 3.4), and browser sessions 30 days past their absolute expiry (DECISIONS 14.2).
+ * Deletes expired token rows, assertion jtis and lockout counters (DECISIONS 3.4), browser sessions
+ * 30 days past their absolute expiry (DECISIONS 14.2), and CIBA requests that expired more than
+ * EXPIRED_GRACE_S ago (DECISIONS 16), every PURGE_INTERVAL_S.
  */
 @Injectable()
 export class PurgeJob implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -18,6 +21,7 @@ export class PurgeJob implements OnApplicationBootstrap, OnApplicationShutdown {
     private readonly tokens: TokenRepository,
     private readonly lockout: LockoutService,
     private readonly sessions: SignInSessionService,
+    private readonly backchannel: BackchannelRequestRepository,
     private readonly clock: Clock,
     private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
@@ -32,16 +36,19 @@ export class PurgeJob implements OnApplicationBootstrap, OnApplicationShutdown {
     clearInterval(this.timer);
   }
 
-  async runOnce(): Promise<{ tokens: number; jtis: number; counters: number; sessions: number }> {
+  async runOnce(): Promise<{ tokens: number; jtis: number; counters: number; sessions: number; backchannelRequests: number }> {
     try {
       const purged = await this.tokens.purgeExpired(this.clock.now());
       const counters = await this.lockout.purgeExpired();
       const sessions = await this.sessions.purgeExpired();
-      if (purged.tokens + purged.jtis + counters + sessions > 0) this.logger.info({ ...purged, counters, sessions }, 'purged expired token rows');
-      return { ...purged, counters, sessions };
+      const backchannelRequests = await this.backchannel.purgeExpired(EXPIRED_GRACE_S);
+      if (purged.tokens + purged.jtis + counters + sessions + backchannelRequests > 0) {
+        this.logger.info({ ...purged, counters, sessions, backchannelRequests }, 'purged expired token rows');
+      }
+      return { ...purged, counters, sessions, backchannelRequests };
     } catch (error) {
       this.logger.error({ err: error }, 'purge of expired token rows failed; will retry');
-      return { tokens: 0, jtis: 0, counters: 0, sessions: 0 };
+      return { tokens: 0, jtis: 0, counters: 0, sessions: 0, backchannelRequests: 0 };
     }
   }
 }

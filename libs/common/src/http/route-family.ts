@@ -5,7 +5,7 @@
  * must carry Application-ID and Application-Version (DECISIONS 6).
  */
 export type RouteFamilyName =
-  /** `/authentication/customer/{org}/token|introspect|revoke` (and the positioning variant under /oip). */
+  /** `/authentication/customer/{org}/token|introspect|revoke|backchannel-authentication` (and the positioning variant under /oip). */
   | 'oauth'
   /** The rest of `/authentication/`: discovery, JWKS, whoami. */
   | 'authentication'
@@ -46,7 +46,7 @@ const FAMILIES: Readonly<Record<RouteFamilyName, RouteFamily>> = {
   other: { name: 'other', oauthErrors: false, scimMediaType: false, applicationHeaders: true, sessionCookie: false },
 };
 
-const OAUTH = /^(?:\/oip)?\/authentication\/customer\/[^/?]+\/(?:token|introspect|revoke)\/?(?:\?|$)/;
+const OAUTH = /^(?:\/oip)?\/authentication\/customer\/[^/?]+\/(?:token|introspect|revoke|backchannel-authentication)\/?(?:\?|$)/;
 const AUTHENTICATION = /^(?:\/oip)?\/authentication\//;
 const SCIM = /^\/(?:aims\/rs\/sci?m\/|credential-management\/|configuration\/)/;
 const ADMIN = /^\/admin\//;

@@ -86,6 +86,12 @@ export class AuthenticatorRepository {
     return row;
   }
 
+  /** An authenticator of the organization, whoever holds it: how an approval finds the key that signed it (DECISIONS 16). */
+  async findInOrg(orgId: string, id: string): Promise<AuthenticatorRow | undefined> {
+    const [row] = await this.db.query<AuthenticatorRow>(`SELECT ${COLUMNS} FROM authenticators WHERE org_id = $1 AND id = $2`, [orgId, id]);
+    return row;
+  }
+
   /** Renames; the answer's version less one is the version the rename applied to (If-Match). */
   async rename(orgId: string, userId: string, id: string, displayName: string, now: Date, tx: Transaction): Promise<AuthenticatorRow | undefined> {
     const [row] = await this.db.query<AuthenticatorRow>(
