@@ -18,6 +18,12 @@ import { AddCaGenerations1764500000300 } from './1764500000300-AddCaGenerations'
 import { CreateSignInSessions1764600000000 } from './1764600000000-CreateSignInSessions';
 import { CreateOidcClients1764610000000 } from './1764610000000-CreateOidcClients';
 import { CreateAuthorizationGrants1764610000100 } from './1764610000100-CreateAuthorizationGrants';
+import { AddUserAdministrators1764620000000 } from './1764620000000-AddUserAdministrators';
+import { CreatePushOutbox1764630000000 } from './1764630000000-CreatePushOutbox';
+import { AddPushOutboxRetention1764630000100 } from './1764630000100-AddPushOutboxRetention';
+import { DropPushOutboxGatewayReference1764630000200 } from './1764630000200-DropPushOutboxGatewayReference';
+import { AddPushOutboxLease1764630000300 } from './1764630000300-AddPushOutboxLease';
+import { CreateBackchannelAuthentication1764640000000 } from './1764640000000-CreateBackchannelAuthentication';
 
 /** Every migration, in order. The data source takes classes, not a glob, so source and dist/ behave alike. */
 export const MIGRATIONS = [
@@ -41,4 +47,10 @@ export const MIGRATIONS = [
   CreateSignInSessions1764600000000,
   CreateOidcClients1764610000000,
   CreateAuthorizationGrants1764610000100,
+  AddUserAdministrators1764620000000,
+  CreatePushOutbox1764630000000,
+  AddPushOutboxRetention1764630000100,
+  DropPushOutboxGatewayReference1764630000200,
+  AddPushOutboxLease1764630000300,
+  CreateBackchannelAuthentication1764640000000,
 ];

@@ -75,12 +75,14 @@ describe('admin API (DECISIONS 11)', () => {
   function accountView(
     org: string,
     clientId: string,
-    fields: { role: string; organizationAdministrator: boolean; disabled: boolean; description: string | null },
+    fields: { role: string; organizationAdministrator: boolean; disabled: boolean; description: string | null; backchannelAuthentication?: unknown },
   ) {
     return {
       id: clientId,
       clientId,
       tokenUrl: `${AUTH_BASE_URL}/authentication/customer/${org}/token`,
+      // Not enabled for CIBA unless an administrator enabled it (DECISIONS 16).
+      backchannelAuthentication: null,
       ...fields,
       meta: {
         resourceType: expect.stringMatching(/\S/),

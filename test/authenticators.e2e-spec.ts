@@ -144,6 +144,7 @@ describe('Authenticators', () => {
       operatingSystem: 'Android',
       publicKey: { kty: 'EC', crv: 'P-256', x: app.jwk.x, y: app.jwk.y },
       thumbprint: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      status: 'active',
       owner: { value: carla.id, $ref: `${BASE}/aims/rs/scim/v2/Users/${carla.id}`, type: 'User' },
       meta: { resourceType: 'Authenticator', created: expect.any(String), lastModified: expect.any(String), location, version: '1' },
     });

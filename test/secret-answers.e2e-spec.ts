@@ -2,6 +2,7 @@ import { p256Csr } from '@app/pki/testing';
 import { SECRET_ANSWER } from '@app/common';
 import type { Response } from 'supertest';
 import {
+  AuthenticatorApp,
   TestApp,
   createCardholder,
   createIssuingOrganization,
@@ -174,6 +175,21 @@ describe('answers that carry secrets (DECISIONS 6)', () => {
         .send({ grant_type: 'client_credentials', client_id: clientId, client_secret: secret });
       return { response, secret: response.body.access_token };
     },
+    'TokenController.backchannelAuthentication': async () => {
+      // CIBA (DECISIONS 16): the auth_req_id is what the client presents at the token endpoint.
+      const { clientId, secret } = await createSystemAccount(t.http, admin, ORG, {
+        role: 'Issuance',
+        backchannelAuthentication: { tokenDeliveryMode: 'poll' },
+      });
+      await createCardholder(t, admin, ORG, 'dee', { password: PASSWORD });
+      const person = (await tokenRequest(t.http, ORG, { grant_type: 'password', username: 'dee', password: PASSWORD })).body.access_token;
+      await new AuthenticatorApp().register(t.http, person);
+      const response = await t.http
+        .post(`/authentication/customer/${ORG}/backchannel-authentication`)
+        .type('form')
+        .send({ client_id: clientId, client_secret: secret, login_hint: 'dee', scope: 'openid' });
+      return { response, secret: response.body.auth_req_id };
+    },
   };
 
   it('every marked route answers no-store and no-cache with its secret; every route documenting a secret is marked', async () => {
@@ -202,6 +218,7 @@ describe('answers that carry secrets (DECISIONS 6)', () => {
       'DeviceFlowsController.continue': expected(200),
       'TokenController.token': expected(200),
       'TokenController.positioningToken': expected(200),
+      'TokenController.backchannelAuthentication': expected(200),
     });
 
     // A new route whose documented answer holds a secret cannot forget the mark.

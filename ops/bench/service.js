@@ -46,7 +46,7 @@ function makePlacementDir() {
   return dir;
 }
 
-async function serviceEnvironment({ dataDir, placementDir, logLevel, databaseUrl }) {
+async function serviceEnvironment({ dataDir, placementDir, logLevel, databaseUrl, extraEnv = {} }) {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const env = {
@@ -63,16 +63,16 @@ async function serviceEnvironment({ dataDir, placementDir, logLevel, databaseUrl
     WORKERS: process.env.BENCH_WORKERS ?? '1',
   };
   if (databaseUrl) env.DATABASE_URL = databaseUrl;
-  return { env, baseUrl };
+  return { env: { ...env, ...extraEnv }, baseUrl };
 }
 
-/** Spawns the service; answers { baseUrl, dataDir, workDir, placementDir, logFile, child, exited, env }. */
-async function startService({ logLevel, databaseUrl }) {
+/** Spawns the service (`extraEnv`: variables a bench sets besides these); answers { baseUrl, dataDir, workDir, placementDir, logFile, child, exited, env }. */
+async function startService({ logLevel, databaseUrl, extraEnv }) {
   const workDir = makeWorkDir();
   const placementDir = makePlacementDir();
   const dataDir = join(workDir, 'data');
   const logFile = join(workDir, 'service.log');
-  const { env, baseUrl } = await serviceEnvironment({ dataDir, placementDir, logLevel, databaseUrl });
+  const { env, baseUrl } = await serviceEnvironment({ dataDir, placementDir, logLevel, databaseUrl, extraEnv });
   const log = openSync(logFile, 'w');
   // BENCH_SERVICE_NODE_ARGS: extra node flags for the service, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
   const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);

@@ -30,7 +30,7 @@ export async function insertCard(t: TestApp, org: string, options: { status?: st
 
 /** A cardholder created through the admin API (`extra`: password, emails, ...), with the wallet every user gets. */
 export async function createCardholder(
-  t: TestApp,
+  t: Pick<TestApp, 'http' | 'db'>,
   adminToken: string,
   org: string,
   userName: string,

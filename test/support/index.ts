@@ -11,3 +11,5 @@ export * from './service-process';
 export * from './cards';
 export * from './sign-in';
 export * from './oidc';
+export * from './push';
+export * from './authenticator-app';

@@ -75,6 +75,9 @@ export function testConfig(databaseUrl: string, env: Record<string, string> = {}
     BOOTSTRAP_CA: 'false',
     // No statement inside a transaction may wait for a second pooled connection (libs/persistence Database).
     DATABASE_STRICT_TRANSACTIONS: 'true',
+    // The fake notification hub listens on loopback (test/support/push.ts); a short poll keeps suites quick.
+    PUSH_LOOPBACK_HUBS: 'true',
+    PUSH_POLL_INTERVAL_MS: '100',
     ...env,
   });
 }

@@ -5,6 +5,7 @@ export * from './system-accounts/secret-hasher';
 export * from './system-accounts/system-account.repository';
 export * from './system-accounts/system-account.service';
 export * from './system-accounts/certificate-parser';
+export * from './system-accounts/backchannel-settings';
 export type { CertificateRow, StoredCertificate } from './certificates/certificate-store';
 export * from './admin/admin-access.policy';
 export * from './admin/admin.presenter';

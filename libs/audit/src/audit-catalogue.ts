@@ -8,8 +8,8 @@
  * 6xxxx the certification authority (all as the contract numbers them); the platform's own actions
  * follow in 7xxxx organizations and their accounts (73xxx their credential-management reference
  * data: groups, device policies, printers, the global policies), 8xxxx tokens and authentication
- * (81xxx token-signing keys, 82xxx people's sign-in at the hosted login page and their sessions, 83xxx the authorization code flow), 9xxxx push gateways, authenticator policies (91xxx) and authenticator
- * apps (92xxx).
+ * (81xxx token-signing keys, 82xxx people's sign-in at the hosted login page and their sessions, 83xxx the authorization code flow),
+ * 9xxxx push gateways, authenticator policies (91xxx), authenticator apps (92xxx), push delivery (93xxx) and out-of-band approval, CIBA (94xxx).
  */
 interface CatalogueEntry {
   code: number;
@@ -92,6 +92,11 @@ export const AUDIT_CATALOGUE = {
   'group.create': { code: 73001, description: 'Group created' },
   'group.update': { code: 73002, description: 'Group renamed or its members changed' },
   'group.delete': { code: 73003, description: 'Group deleted' },
+  'session.request_refused': {
+    code: 74001,
+    description:
+      "A call with a person's session cookie was refused as a possible cross-site request forgery, and changed nothing (details: method, the failed rule, session id)",
+  },
   'device_policy.create': { code: 73101, description: 'Device policy created' },
   'device_policy.update': { code: 73102, description: 'Device policy changed' },
   'device_policy.delete': { code: 73103, description: 'Device policy deleted' },
@@ -163,6 +168,28 @@ export const AUDIT_CATALOGUE = {
   'authenticator.register': { code: 92001, description: 'Authenticator app registered for a person (never its push handle)' },
   'authenticator.rename': { code: 92002, description: 'Authenticator app renamed' },
   'authenticator.remove': { code: 92003, description: 'Authenticator app removed (reason: request, or userDisabled when its person was disabled)' },
+  'pushNotification.deadLetter': {
+    code: 93001,
+    description: 'Push notification given up after its last attempt (with the gateway, the attempts and the last answer)',
+  },
+  'authenticator.stale': {
+    code: 93002,
+    description: "Authenticator app marked stale: its gateway's hub called its push handle gone (410); it gets no notification until registered again",
+  },
+  'backchannel.request': {
+    code: 94001,
+    description: 'CIBA authentication request accepted for a person and pushed to their authenticator apps (never the auth_req_id or the binding message)',
+  },
+  'backchannel.request_refused': {
+    code: 94002,
+    description: 'CIBA authentication request refused after client authentication (reason: unknownUser, operator, noAuthenticator, tooManyPending)',
+  },
+  'backchannel.approve': { code: 94003, description: "CIBA request approved with the signature of one of the person's authenticator apps" },
+  'backchannel.deny': { code: 94004, description: "CIBA request denied with the signature of one of the person's authenticator apps" },
+  'backchannel.ping': {
+    code: 94005,
+    description: "CIBA ping to the client's notification endpoint (outcome failure: not delivered; the client may still poll)",
+  },
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type AuditAction = keyof typeof AUDIT_CATALOGUE;

@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { AccountsModule, GrantPolicy } from '@app/accounts';
 import { AuthStoreModule } from './auth-store.module';
-import { RequestInputGuard } from '@app/common';
+import { DataCipher, RequestInputGuard } from '@app/common';
 import { AppConfig } from '@app/config';
 import { ApplicationHeadersGuard } from './authorization/application-headers.guard';
 import { OperatorDependentPolicy } from './authorization/operator-dependent.policy';
@@ -10,6 +10,10 @@ import { AccessGuard } from './authorization/access.guard';
 import { RoleCatalog } from './authorization/role-catalog';
 import { RolesController } from './authorization/roles.controller';
 import { loadScopeAssignment } from './authorization/scope-assignment.loader';
+import { ApprovalDevices } from './backchannel/approval-devices';
+import { BackchannelAuthentication } from './backchannel/backchannel-authentication.service';
+import { BackchannelPing } from './backchannel/backchannel-ping';
+import { BackchannelRequestRepository } from './backchannel/backchannel-request.repository';
 import { AssertionVerifier } from './clients/assertion-verifier';
 import { ClientAuthenticator } from './clients/client-authenticator.service';
 import { ClientCredentialRepository } from './clients/client-credential.repository';
@@ -39,6 +43,7 @@ import { UserSessionsController } from './sessions/user-sessions.controller';
 import { LoginFormProtection } from './sign-in/login-form-protection';
 import { LoginService } from './sign-in/login.service';
 import { OneTimeCodes } from './sign-in/one-time-codes';
+import { SessionAuthentication } from './sessions/session-authentication';
 import { SmartCardLogons } from './sign-in/smart-card-logons';
 
 /** The token service, client authentication, the global bearer guard, and the hosted login page with people's sessions. */
@@ -63,12 +68,19 @@ import { SmartCardLogons } from './sign-in/smart-card-logons';
     LoginService,
     LoginFormProtection,
     OneTimeCodes,
+    SessionAuthentication,
     SmartCardLogons,
     AuthorizationGrantRepository,
     AuthorizationService,
     CodeGrantService,
     LogoutService,
     OidcClientCache,
+    ApprovalDevices,
+    BackchannelAuthentication,
+    BackchannelPing,
+    BackchannelRequestRepository,
+    // Seals what a ping-mode CIBA request keeps until the person decides (DECISIONS 16).
+    { provide: DataCipher, inject: [AppConfig], useFactory: (config: AppConfig) => new DataCipher(config.dataEncryptionKeys) },
     {
       provide: RoleCatalog,
       inject: [AppConfig],
@@ -82,7 +94,19 @@ import { SmartCardLogons } from './sign-in/smart-card-logons';
     { provide: APP_GUARD, useClass: ApplicationHeadersGuard },
     { provide: APP_GUARD, useClass: AccessGuard },
   ],
-  exports: [TokenService, JwsService, PurgeJob, RoleCatalog, OperatorDependentPolicy, SignInFactorPolicy, OneTimeCodes, SmartCardLogons, AuthStoreModule],
+  exports: [
+    TokenService,
+    JwsService,
+    PurgeJob,
+    RoleCatalog,
+    OperatorDependentPolicy,
+    SignInFactorPolicy,
+    OneTimeCodes,
+    SmartCardLogons,
+    ApprovalDevices,
+    BackchannelAuthentication,
+    AuthStoreModule,
+  ],
 })
 export class AuthModule {
   constructor(grants: GrantPolicy, roles: RoleCatalog) {

@@ -18,3 +18,5 @@ export * from './sign-in/one-time-codes';
 export { SignInSessionService, type SessionSummary } from './sessions/sign-in-session.service';
 export type { SessionEndReason } from './sessions/sign-in-session.repository';
 export * from './sign-in/smart-card-logons';
+export { ApprovalDevices, type ApprovalAsk, type ApprovalDeviceSource } from './backchannel/approval-devices';
+export { BackchannelAuthentication, CIBA_GRANT, BINDING_MESSAGE_MAX, type PendingApproval } from './backchannel/backchannel-authentication.service';

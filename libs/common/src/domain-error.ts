@@ -52,7 +52,13 @@ export type OAuthErrorCode =
   | 'unsupported_grant_type'
   | 'invalid_scope'
   | 'temporarily_unavailable'
-  | 'slow_down';
+  | 'slow_down'
+  // OpenID CIBA Core 1.0 sections 11 and 13 (DECISIONS 16).
+  | 'unknown_user_id'
+  | 'invalid_binding_message'
+  | 'authorization_pending'
+  | 'expired_token'
+  | 'access_denied';
 
 export class OAuthError extends Error {
   constructor(

@@ -54,6 +54,10 @@ export class AppConfig {
   jwksPublicationDelayS!: number;
   tokenUnusedTimeoutS!: number;
   assertionClockSkewS!: number;
+  /** CIBA `interval`: the least time between two polls of one request (BACKCHANNEL_POLL_INTERVAL_S, default 5; DECISIONS 16). */
+  backchannelPollIntervalS!: number;
+  /** CIBA `expires_in` when the client asks for none, and the most it may ask for (BACKCHANNEL_REQUEST_LIFETIME_S, default 300; DECISIONS 16). */
+  backchannelRequestLifetimeS!: number;
   authFailureLimit!: number;
   authFailureWindowS!: number;
   /** Password hashes (scrypt) one process runs at once (PASSWORD_HASH_CONCURRENCY, default 2). */
@@ -82,6 +86,8 @@ export class AppConfig {
   purgeIntervalS!: number;
   /** How often open content requests past their expiresAt are expired and their devices released. */
   contentRequestSweepS!: number;
+  /** The push outbox sender (DECISIONS 10.1; PUSH_* variables). */
+  push!: PushDeliveryConfig;
   /**
    * Connections each service process keeps to PostgreSQL, the change feed's LISTEN connection among
    * them (DATABASE_POOL_SIZE, default 20). A deployment needs instances x WORKERS x this within the
@@ -118,4 +124,30 @@ export class AppConfig {
   get embeddedHsm(): boolean {
     return this.hsm.modulePath === undefined;
   }
+}
+
+/** The push outbox sender's settings (DECISIONS 10.1); README's table describes each PUSH_* variable. */
+export interface PushDeliveryConfig {
+  /** How often each instance looks for due notifications (a commit on this instance wakes it at once). */
+  pollIntervalMs: number;
+  /** Rows claimed at most per claim statement. */
+  batchSize: number;
+  /** Sends in flight at once per instance, across gateways. */
+  concurrency: number;
+  /** Sends in flight at once per gateway, so one slow hub holds only its share. */
+  gatewayConcurrency: number;
+  sendTimeoutMs: number;
+  /** How long a claimed row stays with its sender before any sender may take it again. */
+  leaseS: number;
+  /** Attempts before a notification is dead-lettered. */
+  maxAttempts: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+  /** Consecutive failures of a gateway that open its circuit. */
+  breakerFailures: number;
+  breakerCooldownMs: number;
+  /** How long settled notifications stay for the administrators' view before they are deleted. */
+  retentionDays: number;
+  /** Whether a gateway endpoint on a loopback host is reached over plain http (tests, a local relay). */
+  loopbackHubs: boolean;
 }

@@ -60,6 +60,8 @@ const schema = z.object({
   JWKS_PUBLICATION_DELAY_S: int(JWKS_MAX_AGE_S, 0, 86400),
   TOKEN_UNUSED_TIMEOUT_S: int(300, 1, 86400),
   ASSERTION_CLOCK_SKEW_S: int(30, 0, 600),
+  BACKCHANNEL_POLL_INTERVAL_S: int(5, 1, 60),
+  BACKCHANNEL_REQUEST_LIFETIME_S: int(300, 10, 600),
   AUTH_FAILURE_LIMIT: int(10, 1, 100000),
   AUTH_FAILURE_WINDOW_S: int(300, 1, 86400),
   // Password hashes running at once per process (each scrypt holds a libuv thread and 32 MiB); the
@@ -78,6 +80,23 @@ const schema = z.object({
   CERTIFICATE_LIFETIME_DAYS: int(365, 1, 36500),
   PURGE_INTERVAL_S: int(300, 1, 86400),
   CONTENT_REQUEST_SWEEP_S: int(60, 1, 86400),
+  // Push delivery (DECISIONS 10.1): the outbox sender of each instance.
+  PUSH_POLL_INTERVAL_MS: int(1000, 10, 60000),
+  PUSH_BATCH_SIZE: int(100, 1, 1000),
+  PUSH_CONCURRENCY: int(64, 1, 1000),
+  PUSH_GATEWAY_CONCURRENCY: int(16, 1, 1000),
+  PUSH_SEND_TIMEOUT_MS: int(10000, 100, 120000),
+  PUSH_LEASE_S: int(60, 1, 3600),
+  PUSH_MAX_ATTEMPTS: int(8, 1, 100),
+  PUSH_RETRY_BASE_MS: int(1000, 1, 3600000),
+  PUSH_RETRY_MAX_MS: int(300000, 1, 86400000),
+  PUSH_BREAKER_FAILURES: int(5, 1, 1000),
+  PUSH_BREAKER_COOLDOWN_MS: int(30000, 1, 3600000),
+  PUSH_RETENTION_DAYS: int(30, 1, 3650),
+  PUSH_LOOPBACK_HUBS: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
   BOOTSTRAP_CA: z
     .enum(['true', 'false'])
     .default('true')
@@ -178,6 +197,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   config.jwksPublicationDelayS = e.JWKS_PUBLICATION_DELAY_S;
   config.tokenUnusedTimeoutS = e.TOKEN_UNUSED_TIMEOUT_S;
   config.assertionClockSkewS = e.ASSERTION_CLOCK_SKEW_S;
+  config.backchannelPollIntervalS = e.BACKCHANNEL_POLL_INTERVAL_S;
+  config.backchannelRequestLifetimeS = e.BACKCHANNEL_REQUEST_LIFETIME_S;
   config.authFailureLimit = e.AUTH_FAILURE_LIMIT;
   config.authFailureWindowS = e.AUTH_FAILURE_WINDOW_S;
   config.passwordHashConcurrency = e.PASSWORD_HASH_CONCURRENCY;
@@ -197,6 +218,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   config.certificateLifetimeDays = e.CERTIFICATE_LIFETIME_DAYS;
   config.purgeIntervalS = e.PURGE_INTERVAL_S;
   config.contentRequestSweepS = e.CONTENT_REQUEST_SWEEP_S;
+  if (e.PUSH_RETRY_MAX_MS < e.PUSH_RETRY_BASE_MS) throw new ConfigurationError('PUSH_RETRY_MAX_MS must be at least PUSH_RETRY_BASE_MS.');
+  if (e.PUSH_LEASE_S * 1000 <= e.PUSH_SEND_TIMEOUT_MS) {
+    throw new ConfigurationError('PUSH_LEASE_S must be longer than PUSH_SEND_TIMEOUT_MS, so that no send is still running when its row is taken again.');
+  }
+  config.push = {
+    pollIntervalMs: e.PUSH_POLL_INTERVAL_MS,
+    batchSize: e.PUSH_BATCH_SIZE,
+    concurrency: e.PUSH_CONCURRENCY,
+    gatewayConcurrency: e.PUSH_GATEWAY_CONCURRENCY,
+    sendTimeoutMs: e.PUSH_SEND_TIMEOUT_MS,
+    leaseS: e.PUSH_LEASE_S,
+    maxAttempts: e.PUSH_MAX_ATTEMPTS,
+    retryBaseMs: e.PUSH_RETRY_BASE_MS,
+    retryMaxMs: e.PUSH_RETRY_MAX_MS,
+    breakerFailures: e.PUSH_BREAKER_FAILURES,
+    breakerCooldownMs: e.PUSH_BREAKER_COOLDOWN_MS,
+    loopbackHubs: e.PUSH_LOOPBACK_HUBS,
+    retentionDays: e.PUSH_RETENTION_DAYS,
+  };
   config.bootstrapCa = e.BOOTSTRAP_CA;
   config.secretPepper = parsePepper(e.SECRET_PEPPER ?? generated!.secretPepper);
   config.dataEncryptionKeys = parseKeyring(e.DATA_ENCRYPTION_KEYS ?? generated!.dataEncryptionKey);

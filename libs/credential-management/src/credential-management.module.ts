@@ -1,6 +1,7 @@
 import { Module, Provider } from '@nestjs/common';
 import { AccountDependents, AccountsModule } from '@app/accounts';
 import { AuthModule, OneTimeCodes, SmartCardLogons } from '@app/auth';
+import { DeliveryGatewayStoreModule } from '@app/delivery-gateway';
 import { DeviceContents, DeviceModule, DeviceStoreModule } from '@app/device';
 import { Clock, DataCipher } from '@app/common';
 import { AppConfig } from '@app/config';
@@ -13,6 +14,7 @@ import { ContentRequestsController } from './content-requests/content-requests.c
 import { CredentialFollower } from './credentials/credential-follower';
 import { OneTimeCodeCredentials } from './credentials/one-time-code-credentials';
 import { SmartCardLogonCredentials } from './credentials/smart-card-logon-credentials';
+import { CredentialNotifications } from './notifications/credential-notifications';
 import { DeviceFlowPresenter } from './device-flows/device-flow.presenter';
 import { DeviceFlowRepository } from './device-flows/device-flow.repository';
 import { DeviceFlowService } from './device-flows/device-flow.service';
@@ -107,7 +109,7 @@ export class CredentialManagementStoreModule {
  * API of the reference data this library owns.
  */
 @Module({
-  imports: [CredentialManagementStoreModule, AccountsModule, AuthModule, DeviceStoreModule, DeviceModule, PkiModule],
+  imports: [CredentialManagementStoreModule, AccountsModule, AuthModule, DeviceStoreModule, DeviceModule, PkiModule, DeliveryGatewayStoreModule],
   controllers: [
     UsersController,
     EnrollmentDataController,
@@ -142,6 +144,7 @@ export class CredentialManagementStoreModule {
     CredentialFollower,
     OneTimeCodeCredentials,
     SmartCardLogonCredentials,
+    CredentialNotifications,
     SyncSessionRepository,
     SyncSessionService,
     DeviceFlowRepository,

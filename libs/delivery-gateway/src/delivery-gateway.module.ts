@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AccountDependents, AccountsModule } from '@app/accounts';
-import { AuthModule } from '@app/auth';
+import { ApprovalDevices, AuthModule } from '@app/auth';
 import { AppConfig } from '@app/config';
 import { DataCipher } from '@app/common';
 import { ConnectionStringResealer } from './gateways/connection-string.resealer';
@@ -17,16 +17,34 @@ import { AuthenticatorPresenter } from './authenticators/authenticator.presenter
 import { AuthenticatorRepository } from './authenticators/authenticator.repository';
 import { AuthenticatorService } from './authenticators/authenticator.service';
 import { SelfAuthenticatorsController, UserAuthenticatorsController } from './authenticators/authenticators.controller';
+import { BackchannelApprovalService } from './approvals/backchannel-approval.service';
+import { BackchannelApprovalsController } from './approvals/backchannel-approvals.controller';
+import { PushDeliveryController } from './delivery/push-delivery.controller';
+import { PushDeliveryPresenter } from './delivery/push-delivery.presenter';
+import { PushDeliveryService } from './delivery/push-delivery.service';
+import { PushSender } from './delivery/push-sender';
+import { OutboxPushNotifications } from './notifications/outbox-push-notifications';
+import { PushNotifications } from './notifications/push-notifications';
+import { PushOutboxRepository } from './notifications/push-outbox.repository';
+import { OutboxSignal } from './notifications/outbox-signal';
 
 /**
  * What delivery-gateway keeps about users, without HTTP or the token service: the service and the
  * command line both load it, so that disabling a person removes their authenticators in the same
- * transaction, whichever of the two disables them (docs/decisions.md "Table ownership").
+ * transaction, whichever of the two disables them (docs/decisions.md "Table ownership"). It also
+ * provides the PushNotifications port (the outbox, DECISIONS 10.1), so that a change made by either
+ * writes its notifications in its own transaction; the sender runs only in the service.
  */
 @Module({
   imports: [AccountsModule],
-  providers: [AuthenticatorRepository, AuthenticatorRemoval],
-  exports: [AuthenticatorRepository],
+  providers: [
+    AuthenticatorRepository,
+    AuthenticatorRemoval,
+    PushOutboxRepository,
+    OutboxSignal,
+    { provide: PushNotifications, useClass: OutboxPushNotifications },
+  ],
+  exports: [AuthenticatorRepository, PushOutboxRepository, OutboxSignal, PushNotifications],
 })
 export class DeliveryGatewayStoreModule {
   constructor(dependents: AccountDependents, removal: AuthenticatorRemoval) {
@@ -78,8 +96,16 @@ export class DeliveryGatewayStoreModule {
  */
 @Module({
   imports: [DeliveryGatewayStoreModule, AccountsModule, AuthModule],
-  controllers: [PushGatewayController, AuthenticatorPolicyController, SelfAuthenticatorsController, UserAuthenticatorsController],
+  controllers: [
+    PushGatewayController,
+    AuthenticatorPolicyController,
+    SelfAuthenticatorsController,
+    UserAuthenticatorsController,
+    PushDeliveryController,
+    BackchannelApprovalsController,
+  ],
   providers: [
+    BackchannelApprovalService,
     AuthenticatorService,
     { provide: AuthenticatorPresenter, inject: [AppConfig], useFactory: (config: AppConfig) => new AuthenticatorPresenter(config.publicBaseUrl) },
     PushGatewayRepository,
@@ -87,10 +113,18 @@ export class DeliveryGatewayStoreModule {
     AuthenticatorPolicyRepository,
     AuthenticatorPolicyService,
     ConnectionStringResealer,
+    PushSender,
+    PushDeliveryService,
+    { provide: PushDeliveryPresenter, inject: [AppConfig], useFactory: (config: AppConfig) => new PushDeliveryPresenter(config.publicBaseUrl) },
     { provide: DataCipher, inject: [AppConfig], useFactory: (config: AppConfig) => new DataCipher(config.dataEncryptionKeys) },
     { provide: PushGatewayPresenter, inject: [AppConfig], useFactory: (config: AppConfig) => new PushGatewayPresenter(config.publicBaseUrl) },
     { provide: AuthenticatorPolicyPresenter, inject: [AppConfig], useFactory: (config: AppConfig) => new AuthenticatorPolicyPresenter(config.publicBaseUrl) },
   ],
   exports: [PushGatewayService, AuthenticatorPolicyService, AuthenticatorService],
 })
-export class DeliveryGatewayModule {}
+export class DeliveryGatewayModule {
+  constructor(devices: ApprovalDevices, approvals: BackchannelApprovalService) {
+    // The token service asks a person's authenticator apps to approve CIBA requests (DECISIONS 16).
+    approvals.register(devices);
+  }
+}

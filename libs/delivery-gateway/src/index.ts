@@ -8,3 +8,4 @@ export { AuthenticatorService } from './authenticators/authenticator.service';
 export type { Holder } from './authenticators/authenticator.service';
 export { AUTHENTICATOR_SCHEMA, AUTHENTICATOR_RESOURCE_TYPE } from './authenticators/authenticator.schema';
 export * from './notifications/push-notifications';
+export { PushSender } from './delivery/push-sender';

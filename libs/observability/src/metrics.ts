@@ -1,5 +1,5 @@
 import { createServer, Server } from 'node:http';
-import { AggregatorRegistry, Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** One registry per process; /metrics is served on METRICS_PORT, never on the public port. */
 export class Metrics {
@@ -34,6 +34,44 @@ export class Metrics {
     name: 'token_authentication_failures_total',
     help: 'Failed client or user authentications at the token service',
     labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  // Push delivery per gateway (DECISIONS 10.5): `gateway` is the gateway's id, `org` its organization.
+  readonly pushSent = new Counter({
+    name: 'push_notifications_sent_total',
+    help: 'Notifications a notification hub accepted, by gateway',
+    labelNames: ['org', 'gateway'] as const,
+    registers: [this.registry],
+  });
+  readonly pushFailed = new Counter({
+    name: 'push_notifications_failed_total',
+    help: 'Sends that failed, by gateway and reason (throttled, server, network, timeout: retried; rejected, gone: not retried)',
+    labelNames: ['org', 'gateway', 'reason'] as const,
+    registers: [this.registry],
+  });
+  readonly pushRetried = new Counter({
+    name: 'push_notifications_retried_total',
+    help: 'Failed sends scheduled for another attempt, by gateway',
+    labelNames: ['org', 'gateway'] as const,
+    registers: [this.registry],
+  });
+  readonly pushDeadLettered = new Counter({
+    name: 'push_notifications_dead_lettered_total',
+    help: 'Notifications given up after the last attempt, by gateway',
+    labelNames: ['org', 'gateway'] as const,
+    registers: [this.registry],
+  });
+  readonly pushSendDuration = new Histogram({
+    name: 'push_send_duration_seconds',
+    help: 'One send to a notification hub, request to answer, by gateway',
+    labelNames: ['org', 'gateway'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+  readonly pushCircuitOpen = new Gauge({
+    name: 'push_gateway_circuit_open',
+    help: "1 while this instance holds a gateway's notifications back after consecutive failures, else 0",
+    labelNames: ['org', 'gateway'] as const,
     registers: [this.registry],
   });
 

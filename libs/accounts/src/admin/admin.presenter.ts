@@ -2,6 +2,7 @@ import { isoTimestamp } from '@app/common';
 import { Organization } from '../organizations/organization.service';
 import { CertificateRow } from '../certificates/certificate-store';
 import { SecretMetadataRow, SystemAccountRow } from '../system-accounts/system-account.repository';
+import { backchannelSettingsOf } from '../system-accounts/backchannel-settings';
 import { IssuedSecret } from '../system-accounts/system-account.service';
 import { UserRow } from '../users/user.repository';
 import { OidcClientRow } from '../oidc-clients/oidc-client.repository';
@@ -37,6 +38,7 @@ export class AdminPresenter {
       organizationAdministrator: row.organization_administrator,
       disabled: row.disabled,
       description: row.description,
+      backchannelAuthentication: backchannelSettingsOf(row),
       meta: {
         resourceType: 'SystemAccount',
         created: isoTimestamp(row.created_at),
@@ -104,6 +106,8 @@ export class AdminPresenter {
       displayName: row.display_name,
       emails: row.emails,
       active: !row.disabled,
+      organizationAdministrator: row.organization_administrator,
+      platformAdministrator: row.platform_administrator,
       hasPassword: row.has_password,
       certificates: row.certificate_thumbprints,
       meta: {

@@ -1,6 +1,7 @@
 import { ORG_ID_PATTERN, z } from '@app/common';
 import { organizationSettingsSchema } from '../organizations/organization-settings';
 import { redirectUriProblem } from '../oidc-clients/redirect-uri';
+import { backchannelSettingsSchema } from '../system-accounts/backchannel-settings';
 
 /**
  * Request bodies of the admin API (DECISIONS 11), validated with parseBody: one definition for the
@@ -36,6 +37,7 @@ export const createAccountSchema = z
     role: accountRole,
     organizationAdministrator: z.boolean().optional(),
     description: description.optional(),
+    backchannelAuthentication: backchannelSettingsSchema.optional(),
   })
   .strict();
 
@@ -45,6 +47,7 @@ export const patchAccountSchema = z
     description: description.optional(),
     disabled: z.boolean().optional(),
     organizationAdministrator: z.boolean().optional(),
+    backchannelAuthentication: backchannelSettingsSchema.optional(),
   })
   .strict();
 
@@ -102,6 +105,8 @@ export const createUserSchema = z
     name: name.nullable().optional(),
     displayName: displayName.nullable().optional(),
     emails: emails.nullable().optional(),
+    organizationAdministrator: z.boolean({ message: 'must be true or false' }).optional(),
+    platformAdministrator: z.boolean({ message: 'must be true or false' }).optional(),
   })
   .strict();
 
@@ -111,6 +116,8 @@ export const patchUserSchema = z
     role: role.optional(),
     groups: groups.nullable().optional(),
     disabled: z.boolean({ message: 'must be true or false' }).optional(),
+    organizationAdministrator: z.boolean({ message: 'must be true or false' }).optional(),
+    platformAdministrator: z.boolean({ message: 'must be true or false' }).optional(),
     name: name.nullable().optional(),
     displayName: displayName.nullable().optional(),
     emails: emails.nullable().optional(),

@@ -4,6 +4,7 @@ import { Database, PG_FOREIGN_KEY_VIOLATION, PG_UNIQUE_VIOLATION, Transaction, i
 import { notFound, uniqueness } from '@app/common';
 import { CertificateRow, addCertificate } from '../certificates/certificate-store';
 import { ParsedCertificate } from './certificate-parser';
+import { BackchannelSettings, TokenDeliveryMode } from './backchannel-settings';
 
 const ACCOUNT_CERTIFICATES = { ownerTable: 'system_accounts', table: 'client_certificates', ownerColumn: 'account_id', ownerLabel: 'system account' } as const;
 
@@ -16,9 +17,21 @@ export interface SystemAccountRow {
   organization_administrator: boolean;
   platform_administrator: boolean;
   disabled: boolean;
+  /** CIBA (DECISIONS 16): null when the account is not enabled for it. */
+  backchannel_token_delivery_mode: TokenDeliveryMode | null;
+  backchannel_client_notification_endpoint: string | null;
   created_at: Date;
   updated_at: Date;
   version: number;
+}
+
+/** A change of an account through the admin API; `backchannel` undefined keeps, null disables CIBA. */
+export interface SystemAccountChanges {
+  role?: string;
+  description?: string | null;
+  disabled?: boolean;
+  organizationAdministrator?: boolean;
+  backchannel?: BackchannelSettings | null;
 }
 
 export interface StoredSecret {
@@ -51,15 +64,28 @@ export class SystemAccountRepository {
       description: string | null;
       organizationAdministrator: boolean;
       platformAdministrator: boolean;
+      backchannel?: BackchannelSettings | null;
       now: Date;
     },
     tx?: Transaction,
   ): Promise<SystemAccountRow> {
     try {
       const [created] = await this.db.query<SystemAccountRow>(
-        `INSERT INTO system_accounts (id, org_id, client_id, role, description, organization_administrator, platform_administrator, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING *`,
-        [row.id, row.orgId, row.clientId, row.role, row.description, row.organizationAdministrator, row.platformAdministrator, row.now],
+        `INSERT INTO system_accounts (id, org_id, client_id, role, description, organization_administrator, platform_administrator,
+                                      backchannel_token_delivery_mode, backchannel_client_notification_endpoint, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $9, $10, $8, $8) RETURNING *`,
+        [
+          row.id,
+          row.orgId,
+          row.clientId,
+          row.role,
+          row.description,
+          row.organizationAdministrator,
+          row.platformAdministrator,
+          row.now,
+          row.backchannel?.tokenDeliveryMode ?? null,
+          row.backchannel?.clientNotificationEndpoint ?? null,
+        ],
         tx,
       );
       return created;
@@ -108,7 +134,7 @@ export class SystemAccountRepository {
   async update(
     orgId: string,
     clientId: string,
-    changes: { role?: string; description?: string | null; disabled?: boolean; organizationAdministrator?: boolean },
+    changes: SystemAccountChanges,
     now: Date,
     tx?: Transaction,
   ): Promise<(SystemAccountRow & { reenabled: boolean }) | undefined> {
@@ -121,11 +147,14 @@ export class SystemAccountRepository {
                 description = CASE WHEN $4::boolean THEN $5::text ELSE a.description END,
                 disabled = COALESCE($6, a.disabled),
                 organization_administrator = COALESCE($7, a.organization_administrator),
+                backchannel_token_delivery_mode = CASE WHEN $9::boolean THEN $10::text ELSE a.backchannel_token_delivery_mode END,
+                backchannel_client_notification_endpoint = CASE WHEN $9::boolean THEN $11::text ELSE a.backchannel_client_notification_endpoint END,
                 updated_at = $8, version = a.version + 1
            FROM before WHERE a.id = before.id
          RETURNING a.*, before.disabled AS was_disabled
        )
-       SELECT id, org_id, client_id, role, description, organization_administrator, platform_administrator, disabled, created_at, updated_at, version,
+       SELECT id, org_id, client_id, role, description, organization_administrator, platform_administrator, disabled,
+              backchannel_token_delivery_mode, backchannel_client_notification_endpoint, created_at, updated_at, version,
               was_disabled AND NOT disabled AS reenabled
          FROM changed`,
       [
@@ -137,6 +166,9 @@ export class SystemAccountRepository {
         changes.disabled ?? null,
         changes.organizationAdministrator ?? null,
         now,
+        changes.backchannel !== undefined,
+        changes.backchannel?.tokenDeliveryMode ?? null,
+        changes.backchannel?.clientNotificationEndpoint ?? null,
       ],
       tx,
     );

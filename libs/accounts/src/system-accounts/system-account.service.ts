@@ -9,7 +9,8 @@ import { GrantChange, GrantPolicy } from '../grant.policy';
 import { parseCertificateUpload } from './certificate-parser';
 import { SecretHasher } from './secret-hasher';
 import { CertificateRow } from '../certificates/certificate-store';
-import { SecretMetadataRow, SystemAccountRepository, SystemAccountRow } from './system-account.repository';
+import { SecretMetadataRow, SystemAccountChanges, SystemAccountRepository, SystemAccountRow } from './system-account.repository';
+import { BackchannelSettings } from './backchannel-settings';
 
 export interface IssuedSecret {
   id: string;
@@ -52,6 +53,7 @@ export class SystemAccountService {
       organizationAdministrator?: boolean;
       platformAdministrator?: boolean;
       description?: string | null;
+      backchannelAuthentication?: BackchannelSettings | null;
       secretValue?: string;
     },
     actor: Actor,
@@ -76,6 +78,7 @@ export class SystemAccountService {
               description: input.description ?? null,
               organizationAdministrator: input.organizationAdministrator ?? false,
               platformAdministrator: input.platformAdministrator ?? false,
+              backchannel: input.backchannelAuthentication,
               now,
             },
             tx,
@@ -90,7 +93,11 @@ export class SystemAccountService {
               outcome: 'success',
               sourceAddress: actor.sourceAddress,
               correlationId: actor.correlationId,
-              details: { role: account.role, organizationAdministrator: account.organization_administrator },
+              details: {
+                role: account.role,
+                organizationAdministrator: account.organization_administrator,
+                ...(account.backchannel_token_delivery_mode ? { backchannelTokenDeliveryMode: account.backchannel_token_delivery_mode } : {}),
+              },
             },
             tx,
           );
@@ -114,16 +121,19 @@ export class SystemAccountService {
   }
 
   /**
-   * Changes role, description, flags or the disabled flag. All of them apply to the account's live
-   * tokens at once, on every instance (the token state cache drops on the 'subject' change).
-   * Re-enabling revokes the tokens the account had while disabled (see the repository).
+   * Changes role, description, flags, the disabled flag or the CIBA registration (DECISIONS 16). All
+   * of them apply to the account's live tokens and its next requests at once, on every instance (the
+   * token state and client credential caches drop on the 'subject' change). Re-enabling revokes the
+   * tokens the account had while disabled (see the repository).
    */
   async update(
     orgId: string,
     clientId: string,
-    changes: { role?: string; description?: string | null; disabled?: boolean; organizationAdministrator?: boolean },
+    input: Omit<SystemAccountChanges, 'backchannel'> & { backchannelAuthentication?: BackchannelSettings | null },
     actor: Actor,
   ): Promise<SystemAccountRow> {
+    const { backchannelAuthentication, ...rest } = input;
+    const changes: SystemAccountChanges = { ...rest, ...(backchannelAuthentication !== undefined ? { backchannel: backchannelAuthentication } : {}) };
     const row = await this.writeGranted(
       orgId,
       clientId,
@@ -132,7 +142,7 @@ export class SystemAccountService {
       async (tx) => {
         const updated = await this.accounts.update(orgId, clientId, changes, this.clock.now(), tx);
         if (!updated) throw notFound(`System account "${clientId}" does not exist in organization "${orgId}".`);
-        const details: Record<string, unknown> = { changes };
+        const details: Record<string, unknown> = { changes: input };
         const { reenabled, ...account } = updated;
         const revokedTokens = reenabled ? await this.dependents.revokeTokens({ accountId: account.id }, this.clock.now(), tx) : 0;
         if (revokedTokens > 0) details.revokedTokens = revokedTokens;

@@ -24,7 +24,8 @@ interface Row {
 const ACCOUNT_COLUMNS = `json_build_object(
     'id', a.id, 'org_id', a.org_id, 'client_id', a.client_id, 'role', a.role, 'description', a.description,
     'organization_administrator', a.organization_administrator, 'platform_administrator', a.platform_administrator,
-    'disabled', a.disabled, 'created_at', a.created_at, 'updated_at', a.updated_at, 'version', a.version,
+    'disabled', a.disabled, 'backchannel_token_delivery_mode', a.backchannel_token_delivery_mode,
+    'backchannel_client_notification_endpoint', a.backchannel_client_notification_endpoint, 'created_at', a.created_at, 'updated_at', a.updated_at, 'version', a.version,
     'org_settings', o.settings)`;
 const FAILURES = `(SELECT json_agg(json_build_object('key', f.key, 'failures', f.failures, 'window_started_at', f.window_started_at))
     FROM auth_failures f WHERE f.key = ANY($2) AND f.window_started_at > $3)`;

@@ -43,6 +43,10 @@ export class DiscoveryController {
       jwks_uri: `${issuer}/.well-known/jwks.json`,
       introspection_endpoint: `${issuer}/introspect`,
       revocation_endpoint: `${issuer}/revoke`,
+      // OpenID CIBA Core 1.0 section 4 (DECISIONS 16): poll and ping, no user code.
+      backchannel_authentication_endpoint: `${issuer}/backchannel-authentication`,
+      backchannel_token_delivery_modes_supported: ['poll', 'ping'],
+      backchannel_user_code_parameter_supported: false,
       grant_types_supported: SUPPORTED_GRANTS,
       token_endpoint_auth_methods_supported: TOKEN_AUTH_METHODS,
       token_endpoint_auth_signing_alg_values_supported: [...ASSERTION_ALGORITHMS],

@@ -9,10 +9,11 @@ import { TokenIntrospection } from '../tokens/token-introspection.service';
 import { TokenService } from '../tokens/token.service';
 import { JWT_BEARER_GRANT, PASSWORD_GRANT, UserAuthenticator } from '../grants/user-authenticator.service';
 import { AUTHORIZATION_CODE_GRANT, CodeGrantService, REFRESH_TOKEN_GRANT } from '../oidc/code-grant.service';
+import { BackchannelAuthentication, CIBA_GRANT } from '../backchannel/backchannel-authentication.service';
 import { readForm } from './oauth-form';
 
 export const CLIENT_CREDENTIALS = 'client_credentials';
-export const SUPPORTED_GRANTS = [CLIENT_CREDENTIALS, JWT_BEARER_GRANT, PASSWORD_GRANT, AUTHORIZATION_CODE_GRANT, REFRESH_TOKEN_GRANT];
+export const SUPPORTED_GRANTS = [CLIENT_CREDENTIALS, JWT_BEARER_GRANT, PASSWORD_GRANT, AUTHORIZATION_CODE_GRANT, REFRESH_TOKEN_GRANT, CIBA_GRANT];
 
 /**
  * The token service (DECISIONS 3): the token endpoint, its positioning variant, RFC 7662
@@ -28,6 +29,7 @@ export class TokenController {
     private readonly users: UserAuthenticator,
     private readonly introspection: TokenIntrospection,
     private readonly codeGrants: CodeGrantService,
+    private readonly backchannel: BackchannelAuthentication,
     private readonly config: AppConfig,
   ) {}
 
@@ -89,6 +91,31 @@ export class TokenController {
     if (requestId === undefined) throw OAuthError.invalidRequest('The positioning token endpoint needs the header X-Request-ID set to the organization id.');
     if (requestId !== org) throw OAuthError.invalidRequest('The header X-Request-ID must equal the organization id in the path.');
     return this.issue(org, headers, body, { sourceAddress: address, correlationId }, reply, this.tokenUrl(this.config.oipAuthBaseUrl, org));
+  }
+
+  /**
+   * The backchannel authentication endpoint of OpenID CIBA Core 1.0 (section 7; DECISIONS 16):
+   * client-authenticated exactly like the token endpoint; the answer carries auth_req_id, which the
+   * client presents at the token endpoint, so no cache keeps it.
+   */
+  @Post('authentication/customer/:org/backchannel-authentication')
+  @Audited('backchannel.request', 'backchannel.request_refused', 'authentication.fail', 'authentication.lockout', 'certificate.expired_use')
+  @HttpCode(200)
+  @AnswersWithSecrets()
+  async backchannelAuthentication(
+    @Param('org') org: string,
+    @Headers() headers: Record<string, string | undefined>,
+    @Body() body: unknown,
+    @SourceAddress() address: string,
+    @CorrelationId() correlationId: string,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    const params = readForm(headers['content-type'], body);
+    const origin = { sourceAddress: address, correlationId };
+    const client = await this.clients.authenticate(this.authRequest(org, params, headers, origin, this.tokenUrl(this.config.authBaseUrl, org)));
+    const response = await this.backchannel.initiate(client, params, origin);
+    oauthJson(reply);
+    return response;
   }
 
   @Post('authentication/customer/:org/introspect')
@@ -154,6 +181,9 @@ export class TokenController {
       response = await this.codeGrants.exchangeCode(this.authRequest(org, params, headers, origin, tokenUrl));
     } else if (grantType === REFRESH_TOKEN_GRANT) {
       response = await this.codeGrants.refresh(this.authRequest(org, params, headers, origin, tokenUrl));
+    } else if (grantType === CIBA_GRANT) {
+      const client = await this.clients.authenticate(this.authRequest(org, params, headers, origin, tokenUrl));
+      response = await this.backchannel.redeem(client, params.auth_req_id, origin);
     } else {
       throw new OAuthError('unsupported_grant_type', `grant_type "${grantType}" is not supported; use ${SUPPORTED_GRANTS.join(', ')}.`, 400);
     }

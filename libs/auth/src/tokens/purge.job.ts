@@ -2,14 +2,17 @@ import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } fro
 import { Clock } from '@app/common';
 import { AppConfig } from '@app/config';
 import { LOGGER, Logger } from '@app/observability';
+import { BackchannelRequestRepository } from '../backchannel/backchannel-request.repository';
+import { EXPIRED_GRACE_S } from '../backchannel/backchannel-authentication.service';
 import { LockoutService } from '../clients/lockout.service';
 import { SignInSessionService } from '../sessions/sign-in-session.service';
 import { TokenRepository } from './token.repository';
 import { AuthorizationGrantRepository } from '../oidc/authorization-grant.repository';
 
 /**
- * Deletes expired token rows, assertion jtis and lockout counters every PURGE_INTERVAL_S (DECISIONS
- * 3.4), and browser sessions 30 days past their absolute expiry (DECISIONS 14.2).
+ * Deletes expired token rows, assertion jtis and lockout counters (DECISIONS 3.4), browser sessions
+ * 30 days past their absolute expiry (DECISIONS 14.2), and CIBA requests that expired more than
+ * EXPIRED_GRACE_S ago (DECISIONS 16), every PURGE_INTERVAL_S.
  */
 @Injectable()
 export class PurgeJob implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -20,6 +23,7 @@ export class PurgeJob implements OnApplicationBootstrap, OnApplicationShutdown {
     private readonly grants: AuthorizationGrantRepository,
     private readonly lockout: LockoutService,
     private readonly sessions: SignInSessionService,
+    private readonly backchannel: BackchannelRequestRepository,
     private readonly clock: Clock,
     private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
@@ -34,19 +38,21 @@ export class PurgeJob implements OnApplicationBootstrap, OnApplicationShutdown {
     clearInterval(this.timer);
   }
 
-  async runOnce(): Promise<{ tokens: number; jtis: number; counters: number; sessions: number; grants: number }> {
+  async runOnce(): Promise<{ tokens: number; jtis: number; counters: number; sessions: number; backchannelRequests: number; grants: number }> {
     try {
       const purged = await this.tokens.purgeExpired(this.clock.now());
       const counters = await this.lockout.purgeExpired();
       const sessions = await this.sessions.purgeExpired();
+      const backchannelRequests = await this.backchannel.purgeExpired(EXPIRED_GRACE_S);
       // Authorization grants past their keeping time, with their refresh tokens (DECISIONS 15.7).
       const grants = await this.grants.purgeExpired(this.clock.now());
-      if (purged.tokens + purged.jtis + counters + sessions + grants > 0)
-        this.logger.info({ ...purged, counters, sessions, grants }, 'purged expired token rows');
-      return { ...purged, counters, sessions, grants };
+      if (purged.tokens + purged.jtis + counters + sessions + backchannelRequests + grants > 0) {
+        this.logger.info({ ...purged, counters, sessions, backchannelRequests, grants }, 'purged expired token rows');
+      }
+      return { ...purged, counters, sessions, backchannelRequests, grants };
     } catch (error) {
       this.logger.error({ err: error }, 'purge of expired token rows failed; will retry');
-      return { tokens: 0, jtis: 0, counters: 0, sessions: 0, grants: 0 };
+      return { tokens: 0, jtis: 0, counters: 0, sessions: 0, backchannelRequests: 0, grants: 0 };
     }
   }
 }

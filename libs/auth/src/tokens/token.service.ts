@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Clock, RequestOrigin } from '@app/common';
 import { AppConfig } from '@app/config';
 import { Metrics } from '@app/observability';
-import { OrganizationSettings, TokenSubjectWithSettings } from '@app/accounts';
+import { OrganizationSettings, TokenSubjectWithSettings, UserRow } from '@app/accounts';
 import { RoleCatalog } from '../authorization/role-catalog';
 import { AuthenticatedClient } from '../clients/client-authenticator.service';
 import { AuthenticatedUser } from '../grants/user-authenticator.service';
@@ -83,6 +83,25 @@ export class TokenService {
   }
 
   /**
+   * The tokens of a CIBA grant (DECISIONS 16): the person's access token (their role, their token
+   * row, so disabling them stops it), issued to the client that asked (`client_id`), and an id_token
+   * for that client (`aud`) saying how and when the person approved (`amr` ["hwk"], `auth_time`).
+   */
+  issueForApprovedPerson(
+    person: Pick<UserRow, 'id' | 'org_id' | 'user_name' | 'role'>,
+    client: AuthenticatedClient,
+    approval: { authTime: Date },
+    origin: RequestOrigin,
+  ): Promise<TokenResponse> {
+    return this.issue(
+      { org: person.org_id, subject: person.user_name, role: person.role, clientId: client.account.client_id, userId: person.id },
+      client.orgSettings,
+      { ...origin, method: 'ciba' },
+      { aud: client.account.client_id, amr: ['hwk'], auth_time: Math.floor(approval.authTime.getTime() / 1000) },
+    );
+  }
+
+  /**
    * Signs both tokens in the HSM and records the access token. `scope` lists the scopes the role had
    * at issue, for the client's information; authorization reads the live role on every request.
    */
@@ -90,7 +109,7 @@ export class TokenService {
     subject: { org: string; subject: string; role: string; clientId?: string; accountId?: string; userId?: string; grantId?: string },
     orgSettings: OrganizationSettings,
     context: { sourceAddress: string; correlationId?: string; method: string; secretId?: string },
-    idTokenClaims: Record<string, unknown> = { aud: subject.subject },
+    idTokenClaims: Record<string, unknown> = {},
   ): Promise<TokenResponse> {
     const lifetime = orgSettings.accessTokenLifetime ?? this.config.accessTokenLifetimeS;
     const iat = Math.floor(this.clock.now().getTime() / 1000);
@@ -111,7 +130,7 @@ export class TokenService {
         iat,
         exp,
       }),
-      this.jws.sign('JWT', { iss, sub: subject.subject, aud: subject.subject, ...idTokenClaims, iat, exp, org: subject.org }),
+      this.jws.sign('JWT', { iss, sub: subject.subject, aud: subject.subject, iat, exp, org: subject.org, ...idTokenClaims }),
     ]);
     await this.writes.write({
       jti,

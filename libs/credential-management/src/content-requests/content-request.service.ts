@@ -7,6 +7,7 @@ import { RequestedDevices, TargetDevice } from '@app/device';
 import { Database, Transaction } from '@app/persistence';
 import { CertificateAuthority } from '@app/pki';
 import { isUuid } from '../common/ids';
+import { CredentialNotifications } from '../notifications/credential-notifications';
 import { DevicePolicyRepository, DevicePolicyRow } from '../device-policies/device-policy.repository';
 import { PolicyService } from '../policies/policy.service';
 import { WalletPolicy } from '../policies/policy.schema';
@@ -75,6 +76,7 @@ export class ContentRequestService {
     private readonly operatorDependent: OperatorDependentPolicy,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
+    private readonly notifications: CredentialNotifications,
   ) {}
 
   async create(principal: Principal, body: unknown, actor: Actor, scope: RequestScope = {}, options: CreationOptions = {}): Promise<ContentRequestRow> {
@@ -197,6 +199,8 @@ export class ContentRequestService {
         const approvedBy = action === 'approve' ? principal.name : undefined;
         const failureDetail = action === 'retry' ? null : undefined;
         await this.requests.move(principal.org, row.id, { status: transition.to, approvedBy, failureDetail, now }, tx);
+        if (action === 'approve' || action === 'deny')
+          await this.notifications.contentRequest(principal.org, row, action === 'approve' ? 'approved' : 'denied', tx);
         return {
           audit: transition.audit,
           details: { from: row.status, to: transition.to },

@@ -5,6 +5,7 @@ import { Clock } from '@app/common';
 import { DeviceMove, DeviceMoveListeners } from '@app/device';
 import { Transaction } from '@app/persistence';
 import { CertificateAuthority, RevocationReason } from '@app/pki';
+import { CredentialNotifications } from '../notifications/credential-notifications';
 import { PolicyService } from '../policies/policy.service';
 import { CredentialRepository } from './credential.repository';
 import { CredentialStatus } from './credential.schema';
@@ -45,6 +46,7 @@ export class CredentialFollower {
     private readonly audit: AuditLog,
     private readonly clock: Clock,
     private readonly signInSessions: SignInSessionService,
+    private readonly notifications: CredentialNotifications,
     listeners: DeviceMoveListeners,
   ) {
     listeners.register((move, tx) => this.follow(move, tx));
@@ -75,6 +77,9 @@ export class CredentialFollower {
         tx,
       );
     }
+    // The owners' authenticators hear of a suspension or revocation (DECISIONS 10.6); a resumption is not announced.
+    if (rule.to === 'ON_HOLD' || rule.to === 'REVOKED')
+      await this.notifications.credentials(move.orgId, following, rule.to === 'ON_HOLD' ? 'suspended' : 'revoked', tx);
     const serials = following.map((c) => c.certificate_serial).filter((serial): serial is string => serial !== null);
     const changed = await this.ca.changeWithin(move.orgId, serials, rule.certificate, reason, move.actor, tx);
     // A smart-card certificate revoked or put on hold ends the sessions it opened, with this commit (DECISIONS 14.2).

@@ -21,6 +21,8 @@ export interface CredentialRow {
   created_at: Date;
   updated_at: Date;
   version: number;
+  /** The wallet owner: whose credential it is (their authenticators are told of its changes, DECISIONS 10.6). */
+  owner_user_id: string | null;
   /** The wallet owner's userName and groups (display; Operator Dependent reach). */
   owner_user_name: string | null;
   owner_groups: string[] | null;
@@ -45,7 +47,8 @@ export interface NewCredential {
 }
 
 const COLUMNS = `c.id, c.org_id, c.type, c.status, c.device_id, c.wallet_id, c.content_request_id, c.certificate_serial, c.certificate,
-  c.oath_digits, c.oath_period, c.revocation_reason, c.expires_at, c.created_at, c.updated_at, c.version, o.user_name AS owner_user_name, o.groups AS owner_groups`;
+  c.oath_digits, c.oath_period, c.revocation_reason, c.expires_at, c.created_at, c.updated_at, c.version, w.owner_user_id, o.user_name AS owner_user_name,
+  o.groups AS owner_groups`;
 const FROM = 'FROM credentials c LEFT JOIN wallets w ON w.id = c.wallet_id LEFT JOIN users o ON o.id = w.owner_user_id';
 
 /**

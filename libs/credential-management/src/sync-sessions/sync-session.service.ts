@@ -11,6 +11,7 @@ import { ContentRequestRepository, ContentRequestRow } from '../content-requests
 import { ContentRequestType, TARGET_STATUSES, requestTransitionOf } from '../content-requests/content-request-lifecycle';
 import { RequestScope } from '../content-requests/content-request.service';
 import { CredentialRepository, CredentialRow, NewCredential } from '../credentials/credential.repository';
+import { CredentialNotifications } from '../notifications/credential-notifications';
 import { CredentialStatus } from '../credentials/credential.schema';
 import { DevicePolicyRepository, DevicePolicyRow } from '../device-policies/device-policy.repository';
 import { CredentialType } from '../device-policies/device-policy.schema';
@@ -76,6 +77,7 @@ export class SyncSessionService {
     private readonly audit: AuditLog,
     private readonly clock: Clock,
     private readonly signInSessions: SignInSessionService,
+    private readonly notifications: CredentialNotifications,
   ) {}
 
   async execute(principal: Principal, body: unknown, actor: Actor, scope: RequestScope = {}): Promise<SyncOutcome> {
@@ -176,6 +178,7 @@ export class SyncSessionService {
     const deviceStatus = move ? await this.devices.complete(org, device, move, actor, tx, via) : device.status;
     const transition = requestTransitionOf('complete');
     await this.requests.move(org, request.id, { status: transition.to, now }, tx);
+    await this.notifications.contentRequest(org, request, 'completed', tx);
     await this.record(principal, request, id, 'completed', results, now, tx);
     const event = { org, ...byActor(actor), target: request.id, outcome: 'success' as const };
     await this.audit.record(
@@ -338,6 +341,7 @@ export class SyncSessionService {
         tx,
       );
     }
+    await this.notifications.credentials(org, revoking, 'revoked', tx);
     const revoked = await this.ca.changeWithin(org, serialsOf(revoking), 'revoked', reason, actor, tx);
     // A superseded smart-card certificate signs nobody in any more: its sessions end with this commit (DECISIONS 14.2).
     for (const serial of revoked) await this.signInSessions.endAllOfCertificate(org, serial, actor, tx);

@@ -64,6 +64,19 @@ export function registrationSigningInput(orgId: string, userId: string, challeng
   return `authenticator-registration.${orgId}.${userId}.${challenge}`;
 }
 
+/**
+ * What the app signs to approve or deny a CIBA request (DECISIONS 16): bound to the organization,
+ * the request and the decision, and marked as an approval, so that it can pass for no other signature.
+ */
+export function approvalSigningInput(orgId: string, requestId: string, decision: 'approve' | 'deny'): string {
+  return `ciba-approval.${orgId}.${requestId}.${decision}`;
+}
+
+/** What the app signs to read a CIBA request it was asked about (DECISIONS 16). */
+export function approvalReadSigningInput(orgId: string, requestId: string): string {
+  return `ciba-read.${orgId}.${requestId}`;
+}
+
 /** ES256 (RFC 7518 3.4): SHA-256 and ECDSA P-256, the signature as r||s, 64 octets in base64url. */
 export function verifiesEs256(key: KeyObject, signingInput: string, signature: string): boolean {
   const octets = Buffer.from(signature, 'base64url');

@@ -20,6 +20,9 @@ export class AuthenticatorPresenter {
       operatingSystem: row.operating_system,
       publicKey: row.public_key,
       thumbprint: row.thumbprint,
+      // `stale` once a hub called the push handle gone: no notification reaches it until it is registered again.
+      status: row.stale_since ? 'stale' : 'active',
+      ...(row.stale_since ? { staleSince: isoTimestamp(row.stale_since) } : {}),
       owner: { value: row.user_id, $ref: `${this.baseUrl}${CANONICAL_PREFIX}/Users/${row.user_id}`, type: 'User' },
       meta: {
         resourceType: AUTHENTICATOR_RESOURCE_TYPE,

@@ -11,6 +11,8 @@ export interface AuthenticatorRow {
   operating_system: string;
   public_key: AuthenticatorJwk;
   thumbprint: string;
+  /** When a hub called its push handle gone (DECISIONS 10.3); null while it is live. */
+  stale_since: Date | null;
   created_at: Date;
   updated_at: Date;
   version: number;
@@ -28,7 +30,7 @@ export interface NewAuthenticator {
   now: Date;
 }
 
-const COLUMNS = 'id, org_id, user_id, display_name, operating_system, public_key, thumbprint, created_at, updated_at, version';
+const COLUMNS = 'id, org_id, user_id, display_name, operating_system, public_key, thumbprint, stale_since, created_at, updated_at, version';
 /** Live challenges one person may hold: enough for a few apps registered at once, bounded against a flood. */
 const MAX_LIVE_CHALLENGES = 10;
 
@@ -81,6 +83,12 @@ export class AuthenticatorRepository {
       userId,
       id,
     ]);
+    return row;
+  }
+
+  /** An authenticator of the organization, whoever holds it: how an approval finds the key that signed it (DECISIONS 16). */
+  async findInOrg(orgId: string, id: string): Promise<AuthenticatorRow | undefined> {
+    const [row] = await this.db.query<AuthenticatorRow>(`SELECT ${COLUMNS} FROM authenticators WHERE org_id = $1 AND id = $2`, [orgId, id]);
     return row;
   }
 

@@ -34,6 +34,30 @@ export function connectionStringProblem(value: string): string | undefined {
   return undefined;
 }
 
+/** What the sender signs with (DECISIONS 10.2), from a connection string that connectionStringProblem accepted. */
+export interface ConnectionStringParts {
+  /** The endpoint's host, with its port when one is given (`ns.servicebus.windows.net`, `127.0.0.1:4711`). */
+  host: string;
+  /** The host name alone, for the loopback rule. */
+  hostname: string;
+  keyName: string;
+  key: string;
+}
+
+export function connectionStringParts(value: string): ConnectionStringParts {
+  const problem = connectionStringProblem(value);
+  if (problem) throw new Error(`The connection string ${problem}.`);
+  const body = value.endsWith(';') ? value.slice(0, -1) : value;
+  const pairs = new Map(
+    body.split(';').map((pair) => {
+      const equals = pair.indexOf('=');
+      return [pair.slice(0, equals).trim(), pair.slice(equals + 1).trim()] as const;
+    }),
+  );
+  const endpoint = new URL(pairs.get('Endpoint')!);
+  return { host: endpoint.host, hostname: endpoint.hostname, keyName: pairs.get('SharedAccessKeyName')!, key: pairs.get('SharedAccessKey')! };
+}
+
 function isServiceBusUrl(text: string): boolean {
   if (!/^sb:\/\//i.test(text)) return false;
   try {

@@ -64,6 +64,23 @@ export class PushGatewayRepository {
     return row && withSecret(row);
   }
 
+  /**
+   * The gateways the organizations' authenticator policies bind, in priority order (policy by
+   * policy, oldest first, then each policy's order), with their sealed connection strings: what the
+   * sender picks an authenticator's gateway from (DECISIONS 10.1).
+   */
+  async findBoundWithConnectionStrings(orgIds: string[]): Promise<PushGatewaySecretRow[]> {
+    const rows = await this.db.query<SecretRow>(
+      `SELECT g.id::text AS id, g.org_id, g.type, g.name, g.is_default, g.hub, g.notification_ttl_s, g.supported_operating_systems, g.app_id,
+              g.notes, g.message_templates, g.created_at, g.updated_at, g.version, g.connection_string_key_id, g.connection_string_sealed
+         FROM authenticator_policy_gateways b JOIN push_delivery_gateways g ON g.org_id = b.org_id AND g.id = b.gateway_id
+        WHERE b.org_id = ANY($1::text[])
+        ORDER BY b.org_id, b.policy_id, b.position`,
+      [orgIds],
+    );
+    return rows.map(withSecret);
+  }
+
   /** Locks the gateway row until the transaction ends (delete: no binding may appear meanwhile). */
   async lock(orgId: string, id: string, tx: Transaction): Promise<PushGatewayRow | undefined> {
     const [row] = await this.db.query<PushGatewayRow>(

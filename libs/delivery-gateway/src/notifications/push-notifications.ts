@@ -1,6 +1,6 @@
 import type { Transaction } from '@app/persistence';
 
-/** The gateway's two message templates (CREDENTIAL-MANAGEMENT.md "Push gateways"). */
+/** The gateway's two message templates (DECISIONS 10). */
 export type NotificationTemplate = 'credential' | 'challenge';
 
 /** One notification to a person, fanned out to each of their authenticators. */
