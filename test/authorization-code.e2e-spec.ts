@@ -277,6 +277,32 @@ describe('Authorization code flow (people)', () => {
     for (const winner of won) expect((await refresh(winner.body.refresh_token)).status).toBe(400);
   });
 
+  it("RFC 7009: a client revokes its refresh token (the whole grant goes) and its person's access token; another client's revocation changes nothing", async () => {
+    const revokeAt = (token: string, client: { clientId: string; secret: string }) =>
+      t.bare.post(`/authentication/customer/${ORG}/revoke`).type('form').send({ token, client_id: client.clientId, client_secret: client.secret });
+    const first = await codeFor(web.clientId);
+    const tokens = await asWeb(first.code, first.verifier);
+    const other = await createSystemAccount(t.http, admin, ORG, { role: 'Cardholder' });
+    // Another client: 200, no effect.
+    expect((await revokeAt(tokens.body.refresh_token, other)).status).toBe(200);
+    expect((await revokeAt(tokens.body.access_token, other)).status).toBe(200);
+    expect((await whoami(tokens.body.access_token)).status).toBe(200);
+    // Its own client: the refresh token and its grant's access tokens stop.
+    const revoked = await revokeAt(tokens.body.refresh_token, web);
+    expect(revoked.status).toBe(200);
+    expect((await refresh(tokens.body.refresh_token, { client_id: web.clientId, client_secret: web.secret })).body.error).toBe('invalid_grant');
+    expect((await whoami(tokens.body.access_token)).status).toBe(401);
+    const events = await t.db.query("SELECT code FROM audit_events WHERE action = 'refresh_token.revoke' AND org_id = $1", [ORG]);
+    expect(events.rows).toEqual([{ code: 83023 }]);
+
+    // A person's access token alone, by the client it was issued to.
+    const second = await codeFor(web.clientId);
+    const more = await asWeb(second.code, second.verifier);
+    expect((await revokeAt(more.body.access_token, web)).status).toBe(200);
+    expect((await whoami(more.body.access_token)).status).toBe(401);
+    expect((await refresh(more.body.refresh_token, { client_id: web.clientId, client_secret: web.secret })).status).toBe(200);
+  });
+
   it('prompt=none with a session gives a code; prompt=login and an exceeded max_age send the person to sign in again', async () => {
     await codeFor(web.clientId, [['prompt', 'none']]);
     const { challenge } = pkcePair();

@@ -156,6 +156,10 @@ export const AUDIT_CATALOGUE = {
   },
   'refresh_token.rotate': { code: 83020, description: 'Refresh token used and replaced by a new one' },
   'refresh_token.reuse': { code: 83021, description: 'A rotated refresh token used again: its whole family revoked' },
+  'refresh_token.revoke': {
+    code: 83023,
+    description: 'A client revoked one of its refresh tokens (RFC 7009): its grant and every token issued from it revoked',
+  },
   'refresh_token.reject': { code: 83022, description: 'A refresh token refused (unknown, expired, revoked, another client, person disabled)' },
   'oidc.logout': { code: 83030, description: "RP-initiated logout: the person's session ended, and the refresh tokens bound to it revoked" },
 

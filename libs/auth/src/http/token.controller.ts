@@ -139,7 +139,7 @@ export class TokenController {
   }
 
   @Post('authentication/customer/:org/revoke')
-  @Audited('token.revoke')
+  @Audited('token.revoke', 'refresh_token.revoke')
   @HttpCode(200)
   async revoke(
     @Param('org') org: string,

@@ -96,6 +96,27 @@ export class CodeGrantService {
   }
 
   /**
+   * RFC 7009 for refresh tokens: a client revokes one of its own, and with it the whole grant (its
+   * refresh tokens and the access tokens issued from it; RFC 7009 2.1 allows it). Another client's or
+   * an unknown token: nothing happens, and the answer is the same (RFC 7009 2.2).
+   */
+  async revokeRefreshToken(token: string, caller: { id: string; org_id: string; client_id: string }, origin: RequestOrigin): Promise<void> {
+    const row = await this.grants.findRefreshToken(this.hasher.hash(token), this.clock.now());
+    if (!row || row.account_id !== caller.id || row.grant_revoked_at !== null) return;
+    const revokedTokens = await this.grants.revoke(row.grant_id, 'client_revocation', this.clock.now());
+    await this.audit.record({
+      org: caller.org_id,
+      actor: caller.client_id,
+      action: 'refresh_token.revoke',
+      target: caller.client_id,
+      outcome: 'success',
+      sourceAddress: origin.sourceAddress,
+      correlationId: origin.correlationId,
+      details: { grantId: row.grant_id, revokedTokens },
+    });
+  }
+
+  /**
    * The client of a code or refresh grant: authenticated as at every grant when it sends credentials;
    * with client_id alone only when it is a public client (RFC 6749 2.1, 3.2.1).
    */

@@ -167,10 +167,16 @@ export class TokenRepository {
     await this.db.query(MARK_FIRST_USE, [jti, at]);
   }
 
-  /** Revokes a token only if it was issued to `accountId` (RFC 7009 2.1); returns whether it did. */
+  /**
+   * Revokes a token only if it was issued to `accountId` (RFC 7009 2.1): its own, or a person's from
+   * one of its authorization code grants (DECISIONS 15.4); returns whether it did.
+   */
   async revoke(jti: string, accountId: string, at: Date, tx: Transaction): Promise<boolean> {
     const rows = await this.db.query(
-      'UPDATE access_tokens SET revoked_at = $3 WHERE jti = $1 AND account_id = $2 AND revoked_at IS NULL RETURNING 1',
+      `UPDATE access_tokens SET revoked_at = $3
+        WHERE jti = $1 AND revoked_at IS NULL
+          AND (account_id = $2 OR grant_id IN (SELECT id FROM authorization_grants WHERE account_id = $2))
+       RETURNING 1`,
       [jti, accountId, at],
       tx,
     );
