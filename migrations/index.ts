@@ -16,6 +16,8 @@ import { CreateSigningKeys1764500000000 } from './1764500000000-CreateSigningKey
 import { CreateAuthenticators1764500000200 } from './1764500000200-CreateAuthenticators';
 import { AddCaGenerations1764500000300 } from './1764500000300-AddCaGenerations';
 import { CreateSignInSessions1764600000000 } from './1764600000000-CreateSignInSessions';
+import { CreateOidcClients1764610000000 } from './1764610000000-CreateOidcClients';
+import { CreateAuthorizationGrants1764610000100 } from './1764610000100-CreateAuthorizationGrants';
 import { AddUserAdministrators1764620000000 } from './1764620000000-AddUserAdministrators';
 import { CreatePushOutbox1764630000000 } from './1764630000000-CreatePushOutbox';
 import { AddPushOutboxRetention1764630000100 } from './1764630000100-AddPushOutboxRetention';
@@ -43,6 +45,8 @@ export const MIGRATIONS = [
   CreateAuthenticators1764500000200,
   AddCaGenerations1764500000300,
   CreateSignInSessions1764600000000,
+  CreateOidcClients1764610000000,
+  CreateAuthorizationGrants1764610000100,
   AddUserAdministrators1764620000000,
   CreatePushOutbox1764630000000,
   AddPushOutboxRetention1764630000100,

@@ -12,12 +12,15 @@ const OWNERS: Record<string, string> = {
   users: 'accounts',
   user_certificates: 'accounts',
   certified_applications: 'accounts',
+  oidc_clients: 'accounts',
   access_tokens: 'auth',
   assertion_jtis: 'auth',
   user_assertion_jtis: 'auth',
   auth_failures: 'auth',
   signing_keys: 'auth',
   sign_in_sessions: 'auth',
+  authorization_grants: 'auth',
+  refresh_tokens: 'auth',
   backchannel_requests: 'auth',
   audit_events: 'audit',
   push_delivery_gateways: 'delivery-gateway',
@@ -62,6 +65,11 @@ const REVIEWED: Record<string, { tables: string[]; reason: string }> = {
     tables: ['users'],
     reason:
       "every request with a session cookie reads the session and its user's name and enabled flag in one indexed statement, so a disabled user's session answers nothing at once",
+  },
+  'libs/auth/src/oidc/authorization-grant.repository.ts': {
+    tables: ['users', 'organizations'],
+    reason:
+      "the code exchange consumes the code and reads the person's name, role and enabled flag and the organization's settings in one statement (one round trip on the exchange's path, DECISIONS 15.3)",
   },
   'libs/auth/src/clients/lockout.service.ts': {
     tables: ['organizations'],

@@ -348,9 +348,18 @@ describe('token endpoint', () => {
     });
 
     it('wrong and missing grant type', async () => {
-      const wrong = await tokenRequest(t.http, 'acme', { grant_type: 'authorization_code', client_id: acme.clientId, client_secret: acme.secret });
+      // authorization_code was the example of an unsupported grant until DECISIONS 15 made it one; device_code still is.
+      const wrong = await tokenRequest(t.http, 'acme', {
+        grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
+        client_id: acme.clientId,
+        client_secret: acme.secret,
+      });
       expect(wrong.status).toBe(400);
       expect(wrong.body.error).toBe('unsupported_grant_type');
+      // A system account not set up for the authorization code flow may not use its grant (RFC 6749 5.2).
+      const notSetUp = await tokenRequest(t.http, 'acme', { grant_type: 'authorization_code', client_id: acme.clientId, client_secret: acme.secret });
+      expect(notSetUp.status).toBe(400);
+      expect(notSetUp.body.error).toBe('unauthorized_client');
       const missing = await tokenRequest(t.http, 'acme', { client_id: acme.clientId, client_secret: acme.secret });
       expect(missing.status).toBe(400);
       expect(missing.body).toEqual({ error: 'invalid_request', error_description: 'The grant_type parameter is required.' });

@@ -10,5 +10,6 @@ export * from './tcp-proxy';
 export * from './service-process';
 export * from './cards';
 export * from './sign-in';
+export * from './oidc';
 export * from './push';
 export * from './authenticator-app';

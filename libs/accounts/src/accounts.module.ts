@@ -8,6 +8,9 @@ import { AdminPresenter } from './admin/admin.presenter';
 import { OrganizationsController } from './admin/organizations.controller';
 import { SystemAccountsController } from './admin/system-accounts.controller';
 import { UsersController } from './admin/users.controller';
+import { OidcClientsController } from './admin/oidc-clients.controller';
+import { OidcClientRepository } from './oidc-clients/oidc-client.repository';
+import { OidcClientService } from './oidc-clients/oidc-client.service';
 import { BootstrapService } from './bootstrap.service';
 import { GrantPolicy } from './grant.policy';
 import { OrganizationRepository } from './organizations/organization.repository';
@@ -21,7 +24,7 @@ import { UserService } from './users/user.service';
 
 /** Organizations, system accounts and users with their credentials, and the admin API over them. */
 @Module({
-  controllers: [OrganizationsController, SystemAccountsController, ApplicationsController, UsersController],
+  controllers: [OrganizationsController, SystemAccountsController, ApplicationsController, UsersController, OidcClientsController],
   providers: [
     AccountDependents,
     OrganizationRepository,
@@ -37,6 +40,8 @@ import { UserService } from './users/user.service';
     GrantPolicy,
     BootstrapService,
     CertifiedApplicationService,
+    OidcClientRepository,
+    OidcClientService,
     {
       provide: AdminPresenter,
       inject: [AppConfig, SystemAccountService],
@@ -57,6 +62,7 @@ import { UserService } from './users/user.service';
     UserRepository,
     PasswordHasher,
     PasswordHashSlots,
+    OidcClientService,
   ],
 })
 export class AccountsModule {}

@@ -17,3 +17,6 @@ export * from './users/user-search';
 export * from './users/user.service';
 export * from './account-dependents';
 export * from './grant.policy';
+export * from './oidc-clients/oidc-client.service';
+export type { OidcClient, OidcClientRow, OidcClientSettings } from './oidc-clients/oidc-client.repository';
+export * from './oidc-clients/redirect-uri';

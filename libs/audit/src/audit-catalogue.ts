@@ -8,8 +8,8 @@
  * 6xxxx the certification authority (all as the contract numbers them); the platform's own actions
  * follow in 7xxxx organizations and their accounts (73xxx their credential-management reference
  * data: groups, device policies, printers, the global policies), 8xxxx tokens and authentication
- * (81xxx token-signing keys, 82xxx people's sign-in at the hosted login page and their sessions), 9xxxx push gateways,
- * authenticator policies (91xxx), authenticator apps (92xxx), push delivery (93xxx) and out-of-band approval, CIBA (94xxx).
+ * (81xxx token-signing keys, 82xxx people's sign-in at the hosted login page and their sessions, 83xxx the authorization code flow),
+ * 9xxxx push gateways, authenticator policies (91xxx), authenticator apps (92xxx), push delivery (93xxx) and out-of-band approval, CIBA (94xxx).
  */
 interface CatalogueEntry {
   code: number;
@@ -137,6 +137,31 @@ export const AUDIT_CATALOGUE = {
     code: 82004,
     description: 'Browser sessions ended other than by signing out (reason: administrator, user_disabled, password_changed, certificate_revoked)',
   },
+  'oidc_client.configure': {
+    code: 83001,
+    description: "A system account's OpenID Connect client settings set or replaced (redirect URIs, public, first-party, refresh tokens)",
+  },
+  'oidc_client.remove': { code: 83002, description: 'A system account taken out of the authorization code flow' },
+  'authorization_code.issue': { code: 83010, description: 'Authorization code issued to a client for a signed-in person' },
+  'authorization_code.redeem': {
+    code: 83011,
+    description:
+      'Authorization code consumed at the token endpoint by its client (the tokens are token.issue; a check failing after it, authorization_code.reject)',
+  },
+  'authorization_code.replay': { code: 83012, description: 'An authorization code used again: refused, and every token issued from it revoked' },
+  'authorization_code.reject': { code: 83013, description: 'An authorization code refused (expired, another client, wrong redirect_uri or code_verifier)' },
+  'authorization.deny': {
+    code: 83014,
+    description: 'An authorization request answered with an error to the client (login_required, consent_required, access_denied...)',
+  },
+  'refresh_token.rotate': { code: 83020, description: 'Refresh token used and replaced by a new one' },
+  'refresh_token.reuse': { code: 83021, description: 'A rotated refresh token used again: its whole family revoked' },
+  'refresh_token.revoke': {
+    code: 83023,
+    description: 'A client revoked one of its refresh tokens (RFC 7009): its grant and every token issued from it revoked',
+  },
+  'refresh_token.reject': { code: 83022, description: 'A refresh token refused (unknown, expired, revoked, another client, person disabled)' },
+  'oidc.logout': { code: 83030, description: "RP-initiated logout: the person's session ended, and the refresh tokens bound to it revoked" },
 
   'deliveryGateway.create': { code: 90001, description: 'Push gateway created' },
   'deliveryGateway.replace': { code: 90002, description: 'Push gateway replaced' },

@@ -24,6 +24,12 @@ import { BearerGuard } from './http/bearer.guard';
 import { DiscoveryController } from './http/discovery.controller';
 import { SigningKeysController } from './http/signing-keys.controller';
 import { TokenController } from './http/token.controller';
+import { AuthorizeController } from './http/authorize.controller';
+import { AuthorizationGrantRepository } from './oidc/authorization-grant.repository';
+import { AuthorizationService } from './oidc/authorization.service';
+import { CodeGrantService } from './oidc/code-grant.service';
+import { LogoutService } from './oidc/logout.service';
+import { OidcClientCache } from './oidc/oidc-client.cache';
 import { SigningKeysModule } from './signing-keys/signing-keys.module';
 import { AccessTokenValidator } from './tokens/access-token-validator';
 import { JwsService } from './tokens/jws.service';
@@ -43,7 +49,7 @@ import { SmartCardLogons } from './sign-in/smart-card-logons';
 /** The token service, client authentication, the global bearer guard, and the hosted login page with people's sessions. */
 @Module({
   imports: [AccountsModule, AuthStoreModule, SigningKeysModule],
-  controllers: [TokenController, DiscoveryController, RolesController, SigningKeysController, LoginController, UserSessionsController],
+  controllers: [TokenController, DiscoveryController, RolesController, SigningKeysController, LoginController, UserSessionsController, AuthorizeController],
   providers: [
     AssertionVerifier,
     ClientAuthenticator,
@@ -64,6 +70,11 @@ import { SmartCardLogons } from './sign-in/smart-card-logons';
     OneTimeCodes,
     SessionAuthentication,
     SmartCardLogons,
+    AuthorizationGrantRepository,
+    AuthorizationService,
+    CodeGrantService,
+    LogoutService,
+    OidcClientCache,
     ApprovalDevices,
     BackchannelAuthentication,
     BackchannelPing,

@@ -5,6 +5,7 @@ import { SecretMetadataRow, SystemAccountRow } from '../system-accounts/system-a
 import { backchannelSettingsOf } from '../system-accounts/backchannel-settings';
 import { IssuedSecret } from '../system-accounts/system-account.service';
 import { UserRow } from '../users/user.repository';
+import { OidcClientRow } from '../oidc-clients/oidc-client.repository';
 
 /** Response shapes of /admin/v1 (DECISIONS 11): `id` and `meta` on every resource. */
 export class AdminPresenter {
@@ -43,6 +44,25 @@ export class AdminPresenter {
         created: isoTimestamp(row.created_at),
         lastModified: isoTimestamp(row.updated_at),
         location: `${this.baseUrl}/admin/v1/organizations/${row.org_id}/system-accounts/${row.client_id}`,
+        version: String(row.version),
+      },
+    };
+  }
+
+  /** A system account's settings as an OpenID Connect client (DECISIONS 15.1). */
+  oidcClient(org: string, clientId: string, row: OidcClientRow) {
+    return {
+      id: clientId,
+      redirectUris: row.redirect_uris,
+      postLogoutRedirectUris: row.post_logout_redirect_uris,
+      publicClient: row.public_client,
+      firstParty: row.first_party,
+      refreshTokens: row.refresh_tokens,
+      meta: {
+        resourceType: 'OidcClient',
+        created: isoTimestamp(row.created_at),
+        lastModified: isoTimestamp(row.updated_at),
+        location: `${this.baseUrl}/admin/v1/organizations/${org}/system-accounts/${clientId}/oidc-client`,
         version: String(row.version),
       },
     };

@@ -1,5 +1,6 @@
 import { ORG_ID_PATTERN, z } from '@app/common';
 import { organizationSettingsSchema } from '../organizations/organization-settings';
+import { redirectUriProblem } from '../oidc-clients/redirect-uri';
 import { backchannelSettingsSchema } from '../system-accounts/backchannel-settings';
 
 /**
@@ -133,5 +134,29 @@ export const addApplicationSchema = z
   .object({
     applicationId: z.string().regex(APPLICATION_ID, 'must be 1-128 characters of A-Z, a-z, 0-9, ".", "_" and "-"'),
     name: z.string().trim().min(1).max(200).optional(),
+  })
+  .strict();
+
+// A system account as an OpenID Connect client (DECISIONS 15.1)
+const redirectUriList = (what: string, min: number) =>
+  z
+    .array(
+      z.string({ message: 'must be a string' }).superRefine((value, context) => {
+        const problem = redirectUriProblem(value);
+        if (problem) context.addIssue({ code: 'custom', message: `"${value.slice(0, 100)}" ${problem}` });
+      }),
+      { message: `must be an array of ${what}` },
+    )
+    .min(min, `must list at least ${min} ${what}`)
+    .max(20, `must list at most 20 ${what}`)
+    .refine((list) => new Set(list).size === list.length, `must not list a URI twice`);
+
+export const oidcClientSchema = z
+  .object({
+    redirectUris: redirectUriList('redirect URIs', 1),
+    postLogoutRedirectUris: redirectUriList('post-logout redirect URIs', 0).optional(),
+    publicClient: z.boolean({ message: 'must be true or false' }).optional(),
+    firstParty: z.boolean({ message: 'must be true or false' }).optional(),
+    refreshTokens: z.boolean({ message: 'must be true or false' }).optional(),
   })
   .strict();

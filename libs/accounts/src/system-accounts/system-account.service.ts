@@ -317,8 +317,10 @@ export class SystemAccountService {
    * A change of an existing account in one transaction, after the grant rules (DECISIONS 5.3) for a
    * request's caller under the account's row lock, so that a concurrent change of its role cannot
    * slip between check and write; a refusal is audited once the transaction has rolled back.
+   * Also the way every other write that belongs to a system account is made (its OpenID Connect
+   * client settings, OidcClientService).
    */
-  private writeGranted<T>(orgId: string, clientId: string, actor: Actor, change: GrantChange, write: (tx: Transaction) => Promise<T>): Promise<T> {
+  writeGranted<T>(orgId: string, clientId: string, actor: Actor, change: GrantChange, write: (tx: Transaction) => Promise<T>): Promise<T> {
     return this.grants.audited(orgId, actor, clientId, () =>
       this.db.transaction(async (tx) => {
         if (actor.principal) {

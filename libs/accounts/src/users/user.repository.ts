@@ -96,6 +96,21 @@ export interface UserWithSettings {
   orgSettings: OrganizationSettings;
 }
 
+/** Prepared once per connection: the code and refresh grants read it on every exchange. */
+const FIND_TOKEN_SUBJECT = prepared(
+  'user-find-token-subject',
+  `SELECT u.id, u.org_id, u.user_name, u.role, u.disabled, o.settings AS org_settings
+     FROM users u JOIN organizations o ON o.id = u.org_id WHERE u.org_id = $1 AND u.id = $2`,
+);
+
+/** The columns a person's tokens are made from. */
+export type TokenSubjectUser = Pick<UserRow, 'id' | 'org_id' | 'user_name' | 'role' | 'disabled'>;
+
+export interface TokenSubjectWithSettings {
+  user: TokenSubjectUser;
+  orgSettings: OrganizationSettings;
+}
+
 export interface NewUser {
   id: string;
   orgId: string;
@@ -456,6 +471,17 @@ export class UserRepository {
       .filter((r) => r.thumbprint !== null)
       .map((r) => ({ thumbprint: r.thumbprint!, pem: r.pem!, not_before: r.not_before!, not_after: r.not_after!, expires_at: r.cert_expires_at! }));
     return { user: userOf(rows[0]), orgSettings: withDefaults(rows[0].org_settings), certificates };
+  }
+
+  /**
+   * What a person's tokens need of them, by id, with their organization's settings: the token
+   * endpoint's code and refresh grants (DECISIONS 15.4), on their hot path, so only these columns.
+   */
+  async findTokenSubject(orgId: string, id: string): Promise<TokenSubjectWithSettings | undefined> {
+    const [row] = await this.db.query<TokenSubjectUser & OrgSettingsColumn>(FIND_TOKEN_SUBJECT, [orgId, id]);
+    if (!row) return undefined;
+    const { org_settings, ...user } = row;
+    return { user, orgSettings: withDefaults(org_settings) };
   }
 
   /** The user and its password hash (null when it has none), for the password grant only (DECISIONS 3.5). */

@@ -8,8 +8,12 @@ import { TokenService } from '../tokens/token.service';
 import { RoleCatalog } from '../authorization/role-catalog';
 import { invalidToken } from './bearer.guard';
 import { SUPPORTED_GRANTS } from './token.controller';
+import { SUPPORTED_SCOPES } from '../oidc/authorization-request';
+import { ACR_VALUES } from '../oidc/authorization.service';
 
 const AUTH_METHODS = ['client_secret_post', 'client_secret_basic', 'private_key_jwt'];
+/** Public clients of the authorization code flow authenticate with nothing but PKCE (DECISIONS 15.1). */
+const TOKEN_AUTH_METHODS = [...AUTH_METHODS, 'none'];
 
 /**
  * OpenID discovery and JWKS (public: clients need them before they hold a token; they answer alike
@@ -33,7 +37,9 @@ export class DiscoveryController {
     const issuer = this.tokens.issuer(org);
     return {
       issuer,
+      authorization_endpoint: `${issuer}/authorize`,
       token_endpoint: `${issuer}/token`,
+      end_session_endpoint: `${issuer}/end-session`,
       jwks_uri: `${issuer}/.well-known/jwks.json`,
       introspection_endpoint: `${issuer}/introspect`,
       revocation_endpoint: `${issuer}/revoke`,
@@ -42,13 +48,24 @@ export class DiscoveryController {
       backchannel_token_delivery_modes_supported: ['poll', 'ping'],
       backchannel_user_code_parameter_supported: false,
       grant_types_supported: SUPPORTED_GRANTS,
-      token_endpoint_auth_methods_supported: AUTH_METHODS,
+      token_endpoint_auth_methods_supported: TOKEN_AUTH_METHODS,
       token_endpoint_auth_signing_alg_values_supported: [...ASSERTION_ALGORITHMS],
       introspection_endpoint_auth_methods_supported: AUTH_METHODS,
       revocation_endpoint_auth_methods_supported: AUTH_METHODS,
       id_token_signing_alg_values_supported: this.signingKeys.algorithms(),
       subject_types_supported: ['public'],
-      claims_supported: ['iss', 'sub', 'aud', 'iat', 'exp', 'org', 'amr', 'auth_time'],
+      claims_supported: ['iss', 'sub', 'aud', 'iat', 'exp', 'org', 'azp', 'nonce', 'auth_time', 'amr', 'acr'],
+      // The authorization code flow for people (DECISIONS 15).
+      response_types_supported: ['code'],
+      response_modes_supported: ['query'],
+      code_challenge_methods_supported: ['S256'],
+      scopes_supported: [...SUPPORTED_SCOPES],
+      prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
+      acr_values_supported: Object.values(ACR_VALUES),
+      authorization_response_iss_parameter_supported: true,
+      claims_parameter_supported: false,
+      request_parameter_supported: false,
+      request_uri_parameter_supported: false,
     };
   }
 

@@ -8,11 +8,12 @@ import { ClientAuthenticator, ClientAuthRequest } from '../clients/client-authen
 import { TokenIntrospection } from '../tokens/token-introspection.service';
 import { TokenService } from '../tokens/token.service';
 import { JWT_BEARER_GRANT, PASSWORD_GRANT, UserAuthenticator } from '../grants/user-authenticator.service';
+import { AUTHORIZATION_CODE_GRANT, CodeGrantService, REFRESH_TOKEN_GRANT } from '../oidc/code-grant.service';
 import { BackchannelAuthentication, CIBA_GRANT } from '../backchannel/backchannel-authentication.service';
 import { readForm } from './oauth-form';
 
 export const CLIENT_CREDENTIALS = 'client_credentials';
-export const SUPPORTED_GRANTS = [CLIENT_CREDENTIALS, JWT_BEARER_GRANT, PASSWORD_GRANT, CIBA_GRANT];
+export const SUPPORTED_GRANTS = [CLIENT_CREDENTIALS, JWT_BEARER_GRANT, PASSWORD_GRANT, AUTHORIZATION_CODE_GRANT, REFRESH_TOKEN_GRANT, CIBA_GRANT];
 
 /**
  * The token service (DECISIONS 3): the token endpoint, its positioning variant, RFC 7662
@@ -27,12 +28,24 @@ export class TokenController {
     private readonly tokens: TokenService,
     private readonly users: UserAuthenticator,
     private readonly introspection: TokenIntrospection,
+    private readonly codeGrants: CodeGrantService,
     private readonly backchannel: BackchannelAuthentication,
     private readonly config: AppConfig,
   ) {}
 
   @Post('authentication/customer/:org/token')
-  @Audited('token.issue', 'authentication.fail', 'authentication.lockout', 'certificate.expired_use')
+  @Audited(
+    'token.issue',
+    'authentication.fail',
+    'authentication.lockout',
+    'certificate.expired_use',
+    'authorization_code.redeem',
+    'authorization_code.replay',
+    'authorization_code.reject',
+    'refresh_token.rotate',
+    'refresh_token.reuse',
+    'refresh_token.reject',
+  )
   @HttpCode(200)
   @AnswersWithSecrets()
   token(
@@ -51,7 +64,18 @@ export class TokenController {
    * /oip by the HTTP adapter). X-Request-ID must equal the path's organization id.
    */
   @Post('oip/authentication/customer/:org/token')
-  @Audited('token.issue', 'authentication.fail', 'authentication.lockout', 'certificate.expired_use')
+  @Audited(
+    'token.issue',
+    'authentication.fail',
+    'authentication.lockout',
+    'certificate.expired_use',
+    'authorization_code.redeem',
+    'authorization_code.replay',
+    'authorization_code.reject',
+    'refresh_token.rotate',
+    'refresh_token.reuse',
+    'refresh_token.reject',
+  )
   @HttpCode(200)
   @AnswersWithSecrets()
   @ApiExcludeEndpoint()
@@ -115,7 +139,7 @@ export class TokenController {
   }
 
   @Post('authentication/customer/:org/revoke')
-  @Audited('token.revoke')
+  @Audited('token.revoke', 'refresh_token.revoke')
   @HttpCode(200)
   async revoke(
     @Param('org') org: string,
@@ -153,6 +177,10 @@ export class TokenController {
           ? await this.users.withPassword(org, params.username, params.password, origin)
           : await this.users.withAssertion(org, params.assertion, origin, this.authRequest(org, params, headers, origin, tokenUrl).audiences);
       response = await this.tokens.issueForUser(user, origin);
+    } else if (grantType === AUTHORIZATION_CODE_GRANT) {
+      response = await this.codeGrants.exchangeCode(this.authRequest(org, params, headers, origin, tokenUrl));
+    } else if (grantType === REFRESH_TOKEN_GRANT) {
+      response = await this.codeGrants.refresh(this.authRequest(org, params, headers, origin, tokenUrl));
     } else if (grantType === CIBA_GRANT) {
       const client = await this.clients.authenticate(this.authRequest(org, params, headers, origin, tokenUrl));
       response = await this.backchannel.redeem(client, params.auth_req_id, origin);

@@ -7,6 +7,7 @@ import { EXPIRED_GRACE_S } from '../backchannel/backchannel-authentication.servi
 import { LockoutService } from '../clients/lockout.service';
 import { SignInSessionService } from '../sessions/sign-in-session.service';
 import { TokenRepository } from './token.repository';
+import { AuthorizationGrantRepository } from '../oidc/authorization-grant.repository';
 
 /**
  * Deletes expired token rows, assertion jtis and lockout counters (DECISIONS 3.4), browser sessions
@@ -19,6 +20,7 @@ export class PurgeJob implements OnApplicationBootstrap, OnApplicationShutdown {
 
   constructor(
     private readonly tokens: TokenRepository,
+    private readonly grants: AuthorizationGrantRepository,
     private readonly lockout: LockoutService,
     private readonly sessions: SignInSessionService,
     private readonly backchannel: BackchannelRequestRepository,
@@ -36,19 +38,21 @@ export class PurgeJob implements OnApplicationBootstrap, OnApplicationShutdown {
     clearInterval(this.timer);
   }
 
-  async runOnce(): Promise<{ tokens: number; jtis: number; counters: number; sessions: number; backchannelRequests: number }> {
+  async runOnce(): Promise<{ tokens: number; jtis: number; counters: number; sessions: number; backchannelRequests: number; grants: number }> {
     try {
       const purged = await this.tokens.purgeExpired(this.clock.now());
       const counters = await this.lockout.purgeExpired();
       const sessions = await this.sessions.purgeExpired();
       const backchannelRequests = await this.backchannel.purgeExpired(EXPIRED_GRACE_S);
-      if (purged.tokens + purged.jtis + counters + sessions + backchannelRequests > 0) {
-        this.logger.info({ ...purged, counters, sessions, backchannelRequests }, 'purged expired token rows');
+      // Authorization grants past their keeping time, with their refresh tokens (DECISIONS 15.7).
+      const grants = await this.grants.purgeExpired(this.clock.now());
+      if (purged.tokens + purged.jtis + counters + sessions + backchannelRequests + grants > 0) {
+        this.logger.info({ ...purged, counters, sessions, backchannelRequests, grants }, 'purged expired token rows');
       }
-      return { ...purged, counters, sessions, backchannelRequests };
+      return { ...purged, counters, sessions, backchannelRequests, grants };
     } catch (error) {
       this.logger.error({ err: error }, 'purge of expired token rows failed; will retry');
-      return { tokens: 0, jtis: 0, counters: 0, sessions: 0, backchannelRequests: 0 };
+      return { tokens: 0, jtis: 0, counters: 0, sessions: 0, backchannelRequests: 0, grants: 0 };
     }
   }
 }

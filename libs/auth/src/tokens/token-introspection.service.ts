@@ -6,6 +6,10 @@ import { ChangeFeed, Database } from '@app/persistence';
 import { AccessTokenValidator, isAccessTokenJti } from './access-token-validator';
 import { JwsService } from './jws.service';
 import { TokenRepository } from './token.repository';
+import { CodeGrantService } from '../oidc/code-grant.service';
+
+/** 256 random bits in base64url, as the authorization code flow's refresh tokens are. */
+const REFRESH_TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
 /** RFC 7662 introspection and RFC 7009 revocation for authenticated clients (DECISIONS 3.4). */
 @Injectable()
@@ -18,6 +22,7 @@ export class TokenIntrospection {
     private readonly changes: ChangeFeed,
     private readonly clock: Clock,
     private readonly db: Database,
+    private readonly codeGrants: CodeGrantService,
   ) {}
 
   /** Active only for a live token of the caller's organization; never counts as a use. */
@@ -44,6 +49,8 @@ export class TokenIntrospection {
   /** Revokes only tokens issued to the calling client; anything else is a silent no-op (RFC 7009 2.2). */
   /** Revokes the caller's own token; the revocation and its audit event commit together. */
   async revoke(token: string, caller: SystemAccountRow, origin: RequestOrigin): Promise<void> {
+    // A refresh token of the authorization code flow is opaque: never a JWS (DECISIONS 15.5).
+    if (REFRESH_TOKEN_SHAPE.test(token)) return this.codeGrants.revokeRefreshToken(token, caller, origin);
     const verified = this.jws.verify(token, 'at+jwt');
     if (!verified.ok || verified.claims.client_id !== caller.client_id || !isAccessTokenJti(verified.claims.jti)) return;
     const jti = verified.claims.jti;

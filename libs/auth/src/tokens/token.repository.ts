@@ -36,6 +36,8 @@ export interface IssuedTokenRecord {
   /** Exactly one of accountId (system account) and userId (operator or cardholder). */
   accountId?: string;
   userId?: string;
+  /** The authorization code grant the token comes from (DECISIONS 15), if any. */
+  grantId?: string;
   issuedAt: Date;
   expiresAt: Date;
   /** The secret used, whose last-used time is refreshed (at most once a minute). */
@@ -57,8 +59,8 @@ export interface IssuedTokenRecord {
 const RECORD_ISSUED = prepared(
   'token-record-issued',
   `WITH issued AS (
-     INSERT INTO access_tokens (jti, org_id, account_id, user_id, issued_at, expires_at)
-     SELECT * FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::uuid[], $5::timestamptz[], $6::timestamptz[])
+     INSERT INTO access_tokens (jti, org_id, account_id, user_id, issued_at, expires_at, grant_id)
+     SELECT * FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::uuid[], $5::timestamptz[], $6::timestamptz[], $12::uuid[])
    ), used_secret AS (
      UPDATE client_secrets s SET last_used_at = u.at
        FROM (SELECT id, max(at) AS at FROM unnest($7::uuid[], $5::timestamptz[]) AS x(id, at) WHERE id IS NOT NULL GROUP BY id) AS u
@@ -70,7 +72,7 @@ const RECORD_ISSUED = prepared(
 );
 const FIND_STATE = prepared(
   'token-find-state',
-  `SELECT t.org_id, t.issued_at, t.expires_at, t.first_used_at, t.revoked_at,
+  `SELECT t.org_id, t.issued_at, t.expires_at, t.first_used_at, COALESCE(t.revoked_at, g.revoked_at) AS revoked_at,
               CASE WHEN a.id IS NOT NULL THEN 'system_account' ELSE 'user' END AS subject_kind,
               COALESCE(a.id, u.id) AS subject_id,
               COALESCE(a.client_id, u.user_name) AS subject_name,
@@ -84,6 +86,8 @@ const FIND_STATE = prepared(
          LEFT JOIN system_accounts a ON a.id = t.account_id
          LEFT JOIN users u ON u.id = t.user_id
          JOIN organizations o ON o.id = t.org_id
+         -- A token of the authorization code flow is revoked with its grant (DECISIONS 15.3), even one recorded after the revocation.
+         LEFT JOIN authorization_grants g ON g.id = t.grant_id
         WHERE t.jti = $1`,
 );
 /** A user's live state without a token: for a request a person's session authenticates (DECISIONS 11.1). */
@@ -143,6 +147,7 @@ export class TokenRepository {
       tokens.map((t) => t.sourceAddress),
       tokens.map((t) => t.method),
       tokens.map((t) => t.correlationId ?? null),
+      tokens.map((t) => t.grantId ?? null),
     ]);
   }
 
@@ -162,10 +167,16 @@ export class TokenRepository {
     await this.db.query(MARK_FIRST_USE, [jti, at]);
   }
 
-  /** Revokes a token only if it was issued to `accountId` (RFC 7009 2.1); returns whether it did. */
+  /**
+   * Revokes a token only if it was issued to `accountId` (RFC 7009 2.1): its own, or a person's from
+   * one of its authorization code grants (DECISIONS 15.4); returns whether it did.
+   */
   async revoke(jti: string, accountId: string, at: Date, tx: Transaction): Promise<boolean> {
     const rows = await this.db.query(
-      'UPDATE access_tokens SET revoked_at = $3 WHERE jti = $1 AND account_id = $2 AND revoked_at IS NULL RETURNING 1',
+      `UPDATE access_tokens SET revoked_at = $3
+        WHERE jti = $1 AND revoked_at IS NULL
+          AND (account_id = $2 OR grant_id IN (SELECT id FROM authorization_grants WHERE account_id = $2))
+       RETURNING 1`,
       [jti, accountId, at],
       tx,
     );

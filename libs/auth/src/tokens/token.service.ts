@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Clock, RequestOrigin } from '@app/common';
 import { AppConfig } from '@app/config';
 import { Metrics } from '@app/observability';
-import { OrganizationSettings, UserRow } from '@app/accounts';
+import { OrganizationSettings, TokenSubjectWithSettings, UserRow } from '@app/accounts';
 import { RoleCatalog } from '../authorization/role-catalog';
 import { AuthenticatedClient } from '../clients/client-authenticator.service';
 import { AuthenticatedUser } from '../grants/user-authenticator.service';
@@ -16,6 +16,19 @@ export interface TokenResponse {
   id_token: string;
   token_type: 'Bearer';
   expires_in: number;
+  /** The authorization code and refresh token grants only (DECISIONS 15.5). */
+  refresh_token?: string;
+}
+
+/** What the authorization code flow adds to a person's tokens (DECISIONS 15.4). */
+export interface PersonTokenContext {
+  /** The client the person signed in to: the access token's `client_id`, the id_token's `aud` and `azp`. */
+  clientId: string;
+  /** The grant (authorization code and its refresh token family) the tokens come from: a replay revokes them by it. */
+  grantId: string;
+  /** Claims of the id_token about the sign-in: auth_time, amr, acr, and nonce (not after a refresh). */
+  idTokenClaims: { auth_time: number; amr: string[]; acr: string; nonce?: string };
+  method: 'authorization_code' | 'refresh_token';
 }
 
 /** Issues the token pair of DECISIONS 3.4: an RFC 9068 access token and an OpenID id_token. */
@@ -55,6 +68,21 @@ export class TokenService {
   }
 
   /**
+   * A person's tokens for a client of the authorization code flow: the same access token the other
+   * person grants give (sub = userName, the user's live role), with the client's `client_id`, and an
+   * id_token for the client (DECISIONS 15.4).
+   */
+  issueForPerson(authenticated: TokenSubjectWithSettings, context: PersonTokenContext, origin: RequestOrigin): Promise<TokenResponse> {
+    const { user } = authenticated;
+    return this.issue(
+      { org: user.org_id, subject: user.user_name, role: user.role, userId: user.id, clientId: context.clientId, grantId: context.grantId },
+      authenticated.orgSettings,
+      { ...origin, method: context.method },
+      { aud: context.clientId, azp: context.clientId, ...context.idTokenClaims },
+    );
+  }
+
+  /**
    * The tokens of a CIBA grant (DECISIONS 16): the person's access token (their role, their token
    * row, so disabling them stops it), issued to the client that asked (`client_id`), and an id_token
    * for that client (`aud`) saying how and when the person approved (`amr` ["hwk"], `auth_time`).
@@ -78,10 +106,10 @@ export class TokenService {
    * at issue, for the client's information; authorization reads the live role on every request.
    */
   private async issue(
-    subject: { org: string; subject: string; role: string; clientId?: string; accountId?: string; userId?: string },
+    subject: { org: string; subject: string; role: string; clientId?: string; accountId?: string; userId?: string; grantId?: string },
     orgSettings: OrganizationSettings,
     context: { sourceAddress: string; correlationId?: string; method: string; secretId?: string },
-    idTokenClaims: { aud?: string; amr?: string[]; auth_time?: number } = {},
+    idTokenClaims: Record<string, unknown> = {},
   ): Promise<TokenResponse> {
     const lifetime = orgSettings.accessTokenLifetime ?? this.config.accessTokenLifetimeS;
     const iat = Math.floor(this.clock.now().getTime() / 1000);
@@ -109,6 +137,7 @@ export class TokenService {
       orgId: subject.org,
       accountId: subject.accountId,
       userId: subject.userId,
+      grantId: subject.grantId,
       subjectName: subject.subject,
       issuedAt: new Date(iat * 1000),
       expiresAt: new Date(exp * 1000),

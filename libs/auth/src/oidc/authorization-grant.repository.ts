@@ -1,0 +1,301 @@
+import { Injectable } from '@nestjs/common';
+import { AUDIT_INSERT, auditCodeOf } from '@app/audit';
+import { ChangeFeed, Database, GroupCommit, Transaction, prepared } from '@app/persistence';
+import { OrganizationSettings, TokenSubjectWithSettings, withDefaults } from '@app/accounts';
+
+/** How a grant hands out refresh tokens (DECISIONS 15.5). */
+export type RefreshTokenMode = 'none' | 'session' | 'offline';
+
+export interface GrantRow {
+  id: string;
+  org_id: string;
+  /** The client's system account. */
+  account_id: string;
+  user_id: string;
+  session_id: string;
+  redirect_uri: string;
+  code_challenge: string;
+  nonce: string | null;
+  scope: string;
+  auth_time: Date;
+  amr: string[];
+  refresh_tokens: RefreshTokenMode;
+  created_at: Date;
+  code_expires_at: Date;
+  code_used_at: Date | null;
+  revoked_at: Date | null;
+  expires_at: Date;
+}
+
+/** A consumed code's grant with what its tokens need of the person (DECISIONS 15.4). */
+export interface ConsumedGrant extends GrantRow {
+  person: TokenSubjectWithSettings;
+}
+
+export interface NewGrant {
+  id: string;
+  orgId: string;
+  accountId: string;
+  userId: string;
+  sessionId: string;
+  codeHash: Buffer;
+  redirectUri: string;
+  codeChallenge: string;
+  nonce?: string;
+  scope: string;
+  authTime: Date;
+  amr: string[];
+  refreshTokens: RefreshTokenMode;
+  now: Date;
+  codeExpiresAt: Date;
+}
+
+/** The state a refresh token was found in when it could not be rotated. */
+export interface RefreshTokenState {
+  grant_id: string;
+  account_id: string;
+  rotated_at: Date | null;
+  expires_at: Date;
+  grant_revoked_at: Date | null;
+  /** False when the grant's refresh tokens are bound to a browser session that has ended. */
+  session_live: boolean;
+}
+
+/**
+ * A grant's refresh tokens bound to the browser session (not `offline_access`) live while that
+ * session has not ended and is within its absolute lifetime (DECISIONS 15.5); the session's idle
+ * timeout does not apply to them. `g` is the grant, `now` the time's parameter. sign_in_sessions
+ * belongs to libs/auth too.
+ */
+const sessionLive = (now: string) =>
+  `EXISTS (SELECT 1 FROM sign_in_sessions s WHERE s.id::text = g.session_id AND s.ended_at IS NULL AND s.absolute_expires_at > ${now})`;
+
+/** A code presented at the token endpoint by an authenticated client. */
+export interface CodeRedemption {
+  codeHash: Buffer;
+  /** The client's system account, its Client ID (the audit event's actor) and where the request came from. */
+  accountId: string;
+  clientId: string;
+  now: Date;
+  /** How long the grant row is kept: as long as what it may issue can live, with and without refresh tokens. */
+  keepWithRefresh: Date;
+  keepWithout: Date;
+  sourceAddress: string;
+  correlationId?: string;
+}
+
+/**
+ * Consumes a batch of codes (arrays, one element per code) and records `authorization_code.redeem`
+ * for each consumed one: one statement, one commit. A code can be consumed once: of two presentations
+ * of one code, in one batch or in concurrent ones, exactly one row is updated and returned.
+ */
+const CONSUME_CODES = prepared(
+  'authorization-code-consume',
+  `WITH x AS (
+     SELECT * FROM unnest($1::bytea[], $2::uuid[], $3::timestamptz[], $4::timestamptz[], $5::timestamptz[], $6::text[], $7::text[], $8::text[])
+       AS x(hash, account, at, keep_refresh, keep_none, client, address, correlation)
+   ), consumed AS (
+     UPDATE authorization_grants g
+        SET code_used_at = x.at, expires_at = CASE WHEN g.refresh_tokens = 'none' THEN x.keep_none ELSE x.keep_refresh END
+       FROM x
+      -- ANY($1) lets the generic plan find the rows by the unique index, whatever the batch's size.
+      WHERE g.code_hash = ANY($1::bytea[]) AND g.code_hash = x.hash AND g.account_id = x.account
+        AND g.code_used_at IS NULL AND g.code_expires_at > x.at AND g.revoked_at IS NULL
+     RETURNING g.*, x.client, x.address, x.correlation
+   ), audit AS (
+     ${AUDIT_INSERT}
+     SELECT code_used_at, org_id, client, 'authorization_code.redeem', ${auditCodeOf('authorization_code.redeem')}, client, 'success', address,
+            jsonb_build_object('grantId', id::text, 'userId', user_id::text), correlation
+       FROM consumed
+   )
+   -- The person's token columns and the organization's settings with it: one round trip on the exchange's path.
+   SELECT c.id, c.org_id, c.account_id, c.user_id, c.session_id, c.code_hash, c.redirect_uri, c.code_challenge, c.nonce, c.scope, c.auth_time,
+          c.amr, c.refresh_tokens, c.created_at, c.code_expires_at, c.code_used_at, c.revoked_at, c.expires_at,
+          u.user_name, u.role, u.disabled, o.settings AS org_settings
+     FROM consumed c JOIN users u ON u.id = c.user_id JOIN organizations o ON o.id = c.org_id`,
+);
+
+/**
+ * Authorization codes, the grants they start and their refresh tokens (DECISIONS 15). Every single
+ * use is decided by one UPDATE ... WHERE <unused> RETURNING, so of two concurrent uses exactly one
+ * wins, on any instance.
+ */
+@Injectable()
+export class AuthorizationGrantRepository {
+  /** Concurrent code exchanges share one statement and one commit for their consumption (group commit). */
+  private readonly redemptions = new GroupCommit<CodeRedemption, ConsumedGrant | undefined>((batch) => this.consumeCodes(batch));
+
+  constructor(
+    private readonly db: Database,
+    private readonly changes: ChangeFeed,
+  ) {}
+
+  async insert(grant: NewGrant, tx?: Transaction): Promise<void> {
+    await this.db.query(
+      `INSERT INTO authorization_grants (id, org_id, account_id, user_id, session_id, code_hash, redirect_uri, code_challenge, nonce, scope,
+                                         auth_time, amr, refresh_tokens, created_at, code_expires_at, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15)`,
+      [
+        grant.id,
+        grant.orgId,
+        grant.accountId,
+        grant.userId,
+        grant.sessionId,
+        grant.codeHash,
+        grant.redirectUri,
+        grant.codeChallenge,
+        grant.nonce ?? null,
+        grant.scope,
+        grant.authTime,
+        grant.amr,
+        grant.refreshTokens,
+        grant.now,
+        grant.codeExpiresAt,
+      ],
+      tx,
+    );
+  }
+
+  /**
+   * Consumes a code for the client: answers its grant when this call used it, undefined when it was
+   * unknown, used, expired, revoked or another client's (`findByCode` tells which).
+   */
+  consumeCode(redemption: CodeRedemption): Promise<ConsumedGrant | undefined> {
+    return this.redemptions.write(redemption);
+  }
+
+  private async consumeCodes(batch: CodeRedemption[]): Promise<(ConsumedGrant | undefined)[]> {
+    type Row = GrantRow & { code_hash: Buffer; user_name: string; role: string; disabled: boolean; org_settings: Partial<OrganizationSettings> | null };
+    const rows = await this.db.query<Row>(CONSUME_CODES, [
+      batch.map((r) => r.codeHash),
+      batch.map((r) => r.accountId),
+      batch.map((r) => r.now),
+      batch.map((r) => r.keepWithRefresh),
+      batch.map((r) => r.keepWithout),
+      batch.map((r) => r.clientId),
+      batch.map((r) => r.sourceAddress),
+      batch.map((r) => r.correlationId ?? null),
+    ]);
+    // One code twice in a batch was consumed once: the first of them gets it, the other is a replay.
+    const consumed = new Map(
+      rows.map(({ code_hash, user_name, role, disabled, org_settings, ...grant }): [string, ConsumedGrant] => [
+        `${code_hash.toString('hex')}/${grant.account_id}`,
+        {
+          ...grant,
+          person: { user: { id: grant.user_id, org_id: grant.org_id, user_name, role, disabled }, orgSettings: withDefaults(org_settings) },
+        },
+      ]),
+    );
+    return batch.map((r) => {
+      const key = `${r.codeHash.toString('hex')}/${r.accountId}`;
+      const row = consumed.get(key);
+      consumed.delete(key);
+      return row;
+    });
+  }
+
+  async findByCode(codeHash: Buffer): Promise<GrantRow | undefined> {
+    const [row] = await this.db.query<GrantRow>('SELECT * FROM authorization_grants WHERE code_hash = $1', [codeHash]);
+    return row;
+  }
+
+  /**
+   * Adds a refresh token to a grant unless the grant was revoked meanwhile (a replay or reuse seen by
+   * another request): false then. The condition and the insert are one statement.
+   */
+  async addRefreshToken(grantId: string, hash: Buffer, now: Date, expiresAt: Date): Promise<boolean> {
+    const rows = await this.db.query(
+      `INSERT INTO refresh_tokens (hash, grant_id, issued_at, expires_at)
+       SELECT $2, id, $3, LEAST($4::timestamptz, expires_at) FROM authorization_grants WHERE id = $1 AND revoked_at IS NULL
+       RETURNING 1`,
+      [grantId, hash, now, expiresAt],
+    );
+    return rows.length > 0;
+  }
+
+  /**
+   * Rotates a refresh token of the client: answers its grant when this call used it; undefined when it
+   * is unknown, already rotated, expired, revoked or another client's (`findRefreshToken` tells which).
+   */
+  async rotateRefreshToken(hash: Buffer, accountId: string, now: Date): Promise<GrantRow | undefined> {
+    const [row] = await this.db.query<GrantRow>(
+      `UPDATE refresh_tokens r SET rotated_at = $3
+         FROM authorization_grants g
+        WHERE r.hash = $1 AND g.id = r.grant_id AND g.account_id = $2
+          AND r.rotated_at IS NULL AND r.expires_at > $3 AND g.revoked_at IS NULL
+          AND (g.refresh_tokens <> 'session' OR ${sessionLive('$3')})
+       RETURNING g.*`,
+      [hash, accountId, now],
+    );
+    return row;
+  }
+
+  async findRefreshToken(hash: Buffer, now: Date): Promise<RefreshTokenState | undefined> {
+    const [row] = await this.db.query<RefreshTokenState>(
+      `SELECT r.grant_id, g.account_id, r.rotated_at, r.expires_at, g.revoked_at AS grant_revoked_at,
+              (g.refresh_tokens <> 'session' OR ${sessionLive('$2')}) AS session_live
+         FROM refresh_tokens r JOIN authorization_grants g ON g.id = r.grant_id WHERE r.hash = $1`,
+      [hash, now],
+    );
+    return row;
+  }
+
+  /**
+   * Revokes a grant and every access token issued from it, on every instance (the token state cache
+   * drops them on the change feed); answers how many access tokens were revoked. Its refresh tokens
+   * stop with it (rotation requires a live grant).
+   */
+  async revoke(grantId: string, reason: string, now: Date): Promise<number> {
+    return this.db.transaction(async (tx) => {
+      await this.db.query(
+        'UPDATE authorization_grants SET revoked_at = $2, revoked_reason = $3 WHERE id = $1 AND revoked_at IS NULL',
+        [grantId, now, reason],
+        tx,
+      );
+      return this.revokeAccessTokens([grantId], now, tx);
+    });
+  }
+
+  /**
+   * Revokes the grants of a browser session whose refresh tokens are bound to it (not `offline`),
+   * with their access tokens: RP-initiated logout (DECISIONS 15.6). Answers the number of grants.
+   */
+  async revokeForSession(sessionId: string, now: Date): Promise<number> {
+    return this.db.transaction(async (tx) => {
+      const grants = await this.db.query<{ id: string }>(
+        `UPDATE authorization_grants SET revoked_at = $2, revoked_reason = 'logout'
+          WHERE session_id = $1 AND revoked_at IS NULL AND refresh_tokens <> 'offline' RETURNING id`,
+        [sessionId, now],
+        tx,
+      );
+      await this.revokeAccessTokens(
+        grants.map((g) => g.id),
+        now,
+        tx,
+      );
+      return grants.length;
+    });
+  }
+
+  /** Deletes grants past their keeping time (their codes, refresh tokens and access tokens have all expired). */
+  async purgeExpired(now: Date): Promise<number> {
+    const rows = await this.db.query('DELETE FROM authorization_grants WHERE expires_at < $1 RETURNING 1', [now]);
+    return rows.length;
+  }
+
+  private async revokeAccessTokens(grantIds: string[], now: Date, tx: Transaction): Promise<number> {
+    if (grantIds.length === 0) return 0;
+    const tokens = await this.db.query<{ jti: string }>(
+      'UPDATE access_tokens SET revoked_at = $2 WHERE grant_id = ANY($1::uuid[]) AND revoked_at IS NULL RETURNING jti',
+      [grantIds, now],
+      tx,
+    );
+    if (tokens.length > 0)
+      this.changes.publishOnCommit(
+        tx,
+        'token',
+        tokens.map((t) => t.jti),
+      );
+    return tokens.length;
+  }
+}

@@ -1,0 +1,437 @@
+import {
+  IssuedPerson,
+  TestApp,
+  authorizeQuery,
+  createIssuingOrganization,
+  createPersonWithCard,
+  createSystemAccount,
+  createTestApp,
+  pkcePair,
+  platformAdminToken,
+  registerOidcClient,
+  signIn,
+  tokenRequest,
+} from '@app/testing';
+import { PurgeJob } from '@app/auth';
+
+/**
+ * The authorization code flow for people end to end over HTTP (DECISIONS 15): a person signed in at
+ * the hosted login page (password and one-time code), the authorization endpoint's code, its single
+ * use decided by the database, the token endpoint's authorization_code and refresh_token grants,
+ * the id_token's claims, and RP-initiated logout.
+ */
+
+const ORG = 'authz_code';
+const ISSUER = `https://auth.example.test/authentication/customer/${ORG}`;
+const REDIRECT = 'https://app.example.test/cb';
+const PASSWORD = 'correct horse battery staple';
+
+function claimsOf(jwt: string): Record<string, unknown> {
+  return JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url').toString('utf8')) as Record<string, unknown>;
+}
+
+describe('Authorization code flow (people)', () => {
+  let t: TestApp;
+  let admin: string;
+  let jane: IssuedPerson;
+  let cookie: string;
+  let web: { clientId: string; secret: string };
+  let spa: { clientId: string };
+  let partner: { clientId: string; secret: string };
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    admin = await platformAdminToken(t.http);
+    await createIssuingOrganization(t, admin, ORG, {});
+    jane = await createPersonWithCard(t, admin, ORG, 'jane', { password: PASSWORD });
+    web = await createSystemAccount(t.http, admin, ORG, { suffix: 'web', role: 'Cardholder' });
+    await registerOidcClient(t.http, admin, ORG, web.clientId, {
+      redirectUris: [REDIRECT],
+      postLogoutRedirectUris: ['https://app.example.test/bye'],
+      firstParty: true,
+      refreshTokens: true,
+    });
+    spa = await createSystemAccount(t.http, admin, ORG, { suffix: 'spa', role: 'Cardholder' });
+    await registerOidcClient(t.http, admin, ORG, spa.clientId, { redirectUris: [REDIRECT], publicClient: true, firstParty: true, refreshTokens: true });
+    partner = await createSystemAccount(t.http, admin, ORG, { suffix: 'partner', role: 'Cardholder' });
+    await registerOidcClient(t.http, admin, ORG, partner.clientId, { redirectUris: [REDIRECT] });
+    cookie = (await signIn(t, { org: ORG, userName: 'jane', password: PASSWORD, totpSecret: jane.totpSecret })).cookie;
+  }, 90_000);
+  afterAll(() => t.close());
+
+  /** The authorization request with the session cookie; answers the 303. */
+  function authorize(clientId: string, challenge: string, extra: [string, string][] = [], sessionCookie = cookie) {
+    const base: [string, string][] = [
+      ['response_type', 'code'],
+      ['client_id', clientId],
+      ['redirect_uri', REDIRECT],
+      ['scope', 'openid'],
+      ['state', 'st'],
+      ['nonce', 'n-1'],
+      ['code_challenge', challenge],
+      ['code_challenge_method', 'S256'],
+    ];
+    const names = new Set(extra.map(([name]) => name));
+    const query = authorizeQuery([...base.filter(([name]) => !names.has(name)), ...extra]);
+    return t.bare.get(`/authentication/customer/${ORG}/authorize?${query}`).set('Cookie', sessionCookie);
+  }
+
+  /** A code for the client (asserting the redirect's shape), with its verifier. */
+  async function codeFor(clientId: string, extra: [string, string][] = [], sessionCookie = cookie): Promise<{ code: string; verifier: string }> {
+    const { verifier, challenge } = pkcePair();
+    const response = await authorize(clientId, challenge, extra, sessionCookie);
+    expect(response.status).toBe(303);
+    const location = new URL(response.headers.location);
+    expect(`${location.origin}${location.pathname}`).toBe(REDIRECT);
+    expect(location.searchParams.get('error')).toBeNull();
+    expect(location.searchParams.get('state')).toBe('st');
+    expect(location.searchParams.get('iss')).toBe(ISSUER);
+    return { code: location.searchParams.get('code')!, verifier };
+  }
+
+  const exchange = (form: Record<string, string>) => tokenRequest(t.bare, ORG, { grant_type: 'authorization_code', redirect_uri: REDIRECT, ...form });
+  const asWeb = (code: string, verifier: string) => exchange({ code, code_verifier: verifier, client_id: web.clientId, client_secret: web.secret });
+  const asSpa = (code: string, verifier: string) => exchange({ code, code_verifier: verifier, client_id: spa.clientId });
+  const refresh = (refreshToken: string, client: Record<string, string> = { client_id: spa.clientId }) =>
+    tokenRequest(t.bare, ORG, { grant_type: 'refresh_token', refresh_token: refreshToken, ...client });
+  const whoami = (accessToken: string) => t.bare.get(`/authentication/customer/${ORG}/whoami`).auth(accessToken, { type: 'bearer' });
+
+  it("a confidential client exchanges the code: the person's access token, and an id_token with nonce, auth_time, amr and acr", async () => {
+    const { code, verifier } = await codeFor(web.clientId);
+    expect(code).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const response = await asWeb(code, verifier);
+    expect(response.status).toBe(200);
+    expect(response.headers['cache-control']).toBe('no-store');
+    expect(response.body).toEqual({
+      access_token: expect.any(String),
+      id_token: expect.any(String),
+      refresh_token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      token_type: 'Bearer',
+      expires_in: 3600,
+    });
+    const idToken = claimsOf(response.body.id_token);
+    const session = (await t.db.query<{ authenticated_at: Date }>('SELECT * FROM sign_in_sessions WHERE user_id = $1 AND ended_at IS NULL', [jane.id])).rows[0];
+    expect(idToken).toEqual({
+      iss: ISSUER,
+      sub: 'jane',
+      aud: web.clientId,
+      azp: web.clientId,
+      nonce: 'n-1',
+      auth_time: expect.any(Number),
+      amr: ['pwd', 'otp'],
+      acr: 'urn:credential-platform:acr:mfa',
+      iat: expect.any(Number),
+      exp: (idToken.iat as number) + 3600,
+      org: ORG,
+    });
+    expect(session).toBeDefined();
+    expect(Math.abs((idToken.auth_time as number) - Math.floor(t.clock.now().getTime() / 1000))).toBeLessThan(120);
+    const access = claimsOf(response.body.access_token);
+    expect(access).toMatchObject({ iss: ISSUER, sub: 'jane', client_id: web.clientId, org: ORG, role: 'Cardholder' });
+    const me = await whoami(response.body.access_token);
+    expect(me.status).toBe(200);
+    expect(me.body).toMatchObject({ userName: 'jane', org: ORG, role: 'Cardholder' });
+    // Only the code's hash is stored.
+    const stored = await t.db.query('SELECT count(*)::int AS n FROM authorization_grants WHERE code_hash = $1::bytea OR redirect_uri = $2', [
+      Buffer.from(code),
+      code,
+    ]);
+    expect(stored.rows).toEqual([{ n: 0 }]);
+    const events = await t.db.query<{ code: number }>(
+      "SELECT code FROM audit_events WHERE org_id = $1 AND action IN ('authorization_code.issue', 'authorization_code.redeem') ORDER BY id",
+      [ORG],
+    );
+    expect(events.rows.map((r) => r.code)).toEqual([83010, 83011]);
+    const issued = await t.db.query("SELECT details->>'method' AS method FROM audit_events WHERE action = 'token.issue' AND actor = 'jane'");
+    expect(issued.rows).toEqual([{ method: 'authorization_code' }]);
+  });
+
+  it('a code used twice: invalid_grant, and the tokens issued from it are revoked (RFC 6749 4.1.2)', async () => {
+    const { code, verifier } = await codeFor(web.clientId);
+    const first = await asWeb(code, verifier);
+    expect(first.status).toBe(200);
+    expect((await whoami(first.body.access_token)).status).toBe(200);
+    const second = await asWeb(code, verifier);
+    expect(second.status).toBe(400);
+    expect(second.body).toEqual({
+      error: 'invalid_grant',
+      error_description: 'The authorization code was used before; every token issued from it is revoked.',
+    });
+    const revoked = await whoami(first.body.access_token);
+    expect(revoked.status).toBe(401);
+    expect(revoked.headers['www-authenticate']).toMatch(/revoked/);
+    expect((await refresh(first.body.refresh_token, { client_id: web.clientId, client_secret: web.secret })).body.error).toBe('invalid_grant');
+    const replay = await t.db.query("SELECT code FROM audit_events WHERE action = 'authorization_code.replay' AND org_id = $1", [ORG]);
+    expect(replay.rows).toEqual([{ code: 83012 }]);
+  });
+
+  it('a code used concurrently: exactly one request consumes it, the others are replays that revoke what it gave', async () => {
+    const grantIds = async () => (await t.db.query<{ id: string }>('SELECT id FROM authorization_grants WHERE org_id = $1', [ORG])).rows.map((r) => r.id);
+    const before = new Set(await grantIds());
+    const { code, verifier } = await codeFor(spa.clientId);
+    const [grant] = (await grantIds()).filter((id) => !before.has(id));
+    const answers = await Promise.all(Array.from({ length: 6 }, () => asSpa(code, verifier)));
+    // The database lets one request consume the code (one redeem event), the other five are replays.
+    const events = await t.db.query<{ action: string }>("SELECT action FROM audit_events WHERE details->>'grantId' = $1 ORDER BY id", [grant]);
+    const actions = events.rows.map((r) => r.action);
+    expect(actions.filter((a) => a === 'authorization_code.redeem')).toHaveLength(1);
+    expect(actions.filter((a) => a === 'authorization_code.replay')).toHaveLength(5);
+    // The winner's answer is 200 when it finished before the first replay revoked the grant, else
+    // invalid_grant too; either way nothing it was given still works.
+    const won = answers.filter((a) => a.status === 200);
+    expect(won.length).toBeLessThanOrEqual(1);
+    expect(answers.filter((a) => a.status === 400)).toHaveLength(6 - won.length);
+    for (const loser of answers.filter((a) => a.status === 400)) expect(loser.body.error).toBe('invalid_grant');
+    for (const winner of won) {
+      expect((await whoami(winner.body.access_token)).status).toBe(401);
+      expect((await refresh(winner.body.refresh_token)).status).toBe(400);
+    }
+  });
+
+  it('a code of another client, past 60 seconds, with the wrong verifier or redirect_uri: invalid_grant', async () => {
+    const forWeb = await codeFor(web.clientId);
+    const byOther = await asSpa(forWeb.code, forWeb.verifier);
+    expect(byOther.status).toBe(400);
+    expect(byOther.body).toEqual({ error: 'invalid_grant', error_description: 'The authorization code was issued to another client.' });
+    // Another client's attempt does not spend it.
+    expect((await asWeb(forWeb.code, forWeb.verifier)).status).toBe(200);
+
+    const late = await codeFor(web.clientId);
+    t.clock.advance(61);
+    const expired = await asWeb(late.code, late.verifier);
+    expect(expired.status).toBe(400);
+    expect(expired.body.error_description).toMatch(/expired; codes are valid for 60 seconds/);
+    cookie = (await signIn(t, { org: ORG, userName: 'jane', password: PASSWORD, totpSecret: jane.totpSecret })).cookie;
+
+    const wrong = await codeFor(web.clientId);
+    const badVerifier = await asWeb(wrong.code, pkcePair().verifier);
+    expect(badVerifier.status).toBe(400);
+    expect(badVerifier.body).toEqual({ error: 'invalid_grant', error_description: 'The code_verifier does not match the code_challenge.' });
+    // The code is spent by that attempt: the right verifier no longer helps.
+    expect((await asWeb(wrong.code, wrong.verifier)).body.error).toBe('invalid_grant');
+
+    const other = await codeFor(web.clientId);
+    const badRedirect = await exchange({
+      code: other.code,
+      code_verifier: other.verifier,
+      client_id: web.clientId,
+      client_secret: web.secret,
+      redirect_uri: `${REDIRECT}/`,
+    });
+    expect(badRedirect.status).toBe(400);
+    expect(badRedirect.body.error_description).toMatch(/redirect_uri differs/);
+    const rejected = await t.db.query(
+      "SELECT details->>'reason' AS reason FROM audit_events WHERE action = 'authorization_code.reject' AND org_id = $1 ORDER BY id",
+      [ORG],
+    );
+    expect(rejected.rows.map((r) => r.reason)).toEqual(['another_client', 'expired', 'code_verifier', 'redirect_uri']);
+  });
+
+  it('a public client: PKCE alone; refresh tokens rotate, and a rotated one used again revokes the whole family', async () => {
+    const { code, verifier } = await codeFor(spa.clientId);
+    const tokens = await asSpa(code, verifier);
+    expect(tokens.status).toBe(200);
+    const first = tokens.body.refresh_token as string;
+    const rotated = await refresh(first);
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.refresh_token).toEqual(expect.any(String));
+    expect(rotated.body.refresh_token).not.toBe(first);
+    const refreshedId = claimsOf(rotated.body.id_token);
+    expect(refreshedId).toMatchObject({ sub: 'jane', aud: spa.clientId, amr: ['pwd', 'otp'], auth_time: claimsOf(tokens.body.id_token).auth_time });
+    expect(refreshedId.nonce).toBeUndefined();
+    expect((await whoami(rotated.body.access_token)).status).toBe(200);
+    const second = rotated.body.refresh_token as string;
+
+    // The rotated token again: refused, and the family (its new token and the access tokens) revoked.
+    const reuse = await refresh(first);
+    expect(reuse.status).toBe(400);
+    expect(reuse.body.error_description).toMatch(/used before; its whole family is revoked/);
+    expect((await refresh(second)).body.error_description).toMatch(/revoked/);
+    expect((await whoami(rotated.body.access_token)).status).toBe(401);
+    expect((await whoami(tokens.body.access_token)).status).toBe(401);
+    const reused = await t.db.query("SELECT code FROM audit_events WHERE action = 'refresh_token.reuse' AND org_id = $1", [ORG]);
+    expect(reused.rows).toEqual([{ code: 83021 }]);
+  });
+
+  it('a refresh token is bound to its client, and concurrent refreshes with one token: one wins, the family ends', async () => {
+    const { code, verifier } = await codeFor(spa.clientId);
+    const tokens = await asSpa(code, verifier);
+    const byWeb = await refresh(tokens.body.refresh_token, { client_id: web.clientId, client_secret: web.secret });
+    expect(byWeb.status).toBe(400);
+    expect(byWeb.body.error_description).toMatch(/another client/);
+    const grant = claimsOf(tokens.body.access_token).jti as string;
+    const [{ grant_id: grantId }] = (await t.db.query<{ grant_id: string }>('SELECT grant_id FROM access_tokens WHERE jti = $1', [grant])).rows;
+    const answers = await Promise.all(Array.from({ length: 4 }, () => refresh(tokens.body.refresh_token)));
+    // The database lets one request rotate the token; the first of the three others is a reuse that
+    // revokes the family, the rest find it a reuse or already revoked.
+    const refused = await t.db.query<{ action: string }>(
+      "SELECT action FROM audit_events WHERE action IN ('refresh_token.reuse', 'refresh_token.reject') AND details->>'grantId' = $1 AND details->>'reason' IS DISTINCT FROM 'another_client'",
+      [grantId],
+    );
+    expect(refused.rows).toHaveLength(3);
+    expect(refused.rows.filter((r) => r.action === 'refresh_token.reuse').length).toBeGreaterThanOrEqual(1);
+    const won = answers.filter((a) => a.status === 200);
+    expect(won.length).toBeLessThanOrEqual(1);
+    for (const loser of answers.filter((a) => a.status !== 200)) expect(loser.body.error).toBe('invalid_grant');
+    // A winner that finished before the first reuse got a new refresh token, revoked with the family.
+    for (const winner of won) expect((await refresh(winner.body.refresh_token)).status).toBe(400);
+  });
+
+  it("RFC 7009: a client revokes its refresh token (the whole grant goes) and its person's access token; another client's revocation changes nothing", async () => {
+    const revokeAt = (token: string, client: { clientId: string; secret: string }) =>
+      t.bare.post(`/authentication/customer/${ORG}/revoke`).type('form').send({ token, client_id: client.clientId, client_secret: client.secret });
+    const first = await codeFor(web.clientId);
+    const tokens = await asWeb(first.code, first.verifier);
+    const other = await createSystemAccount(t.http, admin, ORG, { role: 'Cardholder' });
+    // Another client: 200, no effect.
+    expect((await revokeAt(tokens.body.refresh_token, other)).status).toBe(200);
+    expect((await revokeAt(tokens.body.access_token, other)).status).toBe(200);
+    expect((await whoami(tokens.body.access_token)).status).toBe(200);
+    // Its own client: the refresh token and its grant's access tokens stop.
+    const revoked = await revokeAt(tokens.body.refresh_token, web);
+    expect(revoked.status).toBe(200);
+    expect((await refresh(tokens.body.refresh_token, { client_id: web.clientId, client_secret: web.secret })).body.error).toBe('invalid_grant');
+    expect((await whoami(tokens.body.access_token)).status).toBe(401);
+    const events = await t.db.query("SELECT code FROM audit_events WHERE action = 'refresh_token.revoke' AND org_id = $1", [ORG]);
+    expect(events.rows).toEqual([{ code: 83023 }]);
+
+    // A person's access token alone, by the client it was issued to.
+    const second = await codeFor(web.clientId);
+    const more = await asWeb(second.code, second.verifier);
+    expect((await revokeAt(more.body.access_token, web)).status).toBe(200);
+    expect((await whoami(more.body.access_token)).status).toBe(401);
+    expect((await refresh(more.body.refresh_token, { client_id: web.clientId, client_secret: web.secret })).status).toBe(200);
+  });
+
+  it('prompt=none with a session gives a code; prompt=login and an exceeded max_age send the person to sign in again', async () => {
+    await codeFor(web.clientId, [['prompt', 'none']]);
+    const { challenge } = pkcePair();
+    for (const extra of [[['prompt', 'login']], [['max_age', '0']]] as [string, string][][]) {
+      t.clock.advance(2);
+      const again = await authorize(web.clientId, challenge, extra);
+      expect(again.status).toBe(303);
+      const login = new URL(again.headers.location, 'https://x');
+      expect(login.pathname).toBe(`/authentication/customer/${ORG}/login`);
+      expect(login.searchParams.get('prompt')).toBe('login');
+      // After a new sign-in the return is answered with a code, not sent to sign in again.
+      const returnTo = login.searchParams.get('return_to')!;
+      const fresh = await signIn(t, { org: ORG, userName: 'jane', password: PASSWORD, totpSecret: jane.totpSecret, returnTo });
+      expect(fresh.location).toBe(returnTo);
+      const back = await t.bare.get(returnTo).set('Cookie', fresh.cookie);
+      expect(back.status).toBe(303);
+      expect(new URL(back.headers.location).searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      cookie = fresh.cookie;
+    }
+    const tooOld = await authorize(web.clientId, challenge, [
+      ['prompt', 'none'],
+      ['max_age', '0'],
+    ]);
+    t.clock.advance(2);
+    const none = await authorize(web.clientId, challenge, [
+      ['prompt', 'none'],
+      ['max_age', '1'],
+    ]);
+    expect(new URL(none.headers.location).searchParams.get('error')).toBe('login_required');
+    expect(tooOld.status).toBe(303);
+  });
+
+  it('a client that is not first-party is answered consent_required (no consent screen; DECISIONS 15.1)', async () => {
+    const { challenge } = pkcePair();
+    const response = await authorize(partner.clientId, challenge);
+    expect(response.status).toBe(303);
+    const location = new URL(response.headers.location);
+    expect(location.searchParams.get('error')).toBe('consent_required');
+    expect(location.searchParams.get('state')).toBe('st');
+  });
+
+  it('a disabled person: refresh refused, and no new code (the session ended with the disabling)', async () => {
+    const bob = await createPersonWithCard(t, admin, ORG, 'bob', { password: PASSWORD });
+    const bobCookie = (await signIn(t, { org: ORG, userName: 'bob', password: PASSWORD, totpSecret: bob.totpSecret })).cookie;
+    // offline_access: refresh tokens not bound to the session, which the disabling ends too.
+    const { code, verifier } = await codeFor(spa.clientId, [['scope', 'openid offline_access']], bobCookie);
+    const tokens = await asSpa(code, verifier);
+    expect(tokens.status).toBe(200);
+    const disabled = await t.http.patch(`/admin/v1/organizations/${ORG}/users/${bob.id}`).auth(admin, { type: 'bearer' }).send({ disabled: true });
+    expect(disabled.status).toBe(200);
+    const refused = await refresh(tokens.body.refresh_token);
+    expect(refused.status).toBe(400);
+    expect(refused.body).toEqual({ error: 'invalid_grant', error_description: 'The person is disabled or no longer exists.' });
+    const { challenge } = pkcePair();
+    expect((await authorize(spa.clientId, challenge, [], bobCookie)).headers.location).toMatch(/\/login\?/);
+  });
+
+  it('RP-initiated logout with id_token_hint ends the session, revokes session-bound refresh tokens, keeps offline ones, and returns with state', async () => {
+    const session = (await signIn(t, { org: ORG, userName: 'jane', password: PASSWORD, totpSecret: jane.totpSecret })).cookie;
+    const bound = await codeFor(web.clientId, [], session);
+    const boundTokens = await asWeb(bound.code, bound.verifier);
+    const offline = await codeFor(spa.clientId, [['scope', 'openid offline_access']], session);
+    const offlineTokens = await asSpa(offline.code, offline.verifier);
+    expect(offlineTokens.status).toBe(200);
+
+    const logout = await t.bare
+      .get(
+        `/authentication/customer/${ORG}/end-session?${authorizeQuery([
+          ['id_token_hint', boundTokens.body.id_token],
+          ['post_logout_redirect_uri', 'https://app.example.test/bye'],
+          ['state', 'bye-1'],
+        ])}`,
+      )
+      .set('Cookie', session);
+    expect(logout.status).toBe(303);
+    expect(logout.headers.location).toBe('https://app.example.test/bye?state=bye-1');
+    expect(logout.headers['set-cookie'][0]).toMatch(/^__Host-Http-session=; Path=\/; Secure; HttpOnly; SameSite=Strict; Max-Age=0$/);
+    // The session is gone: the authorization endpoint sends the person to sign in.
+    const { challenge } = pkcePair();
+    expect((await authorize(spa.clientId, challenge, [], session)).headers.location).toMatch(/\/login\?/);
+    expect((await refresh(boundTokens.body.refresh_token, { client_id: web.clientId, client_secret: web.secret })).body.error).toBe('invalid_grant');
+    expect((await whoami(boundTokens.body.access_token)).status).toBe(401);
+    expect((await refresh(offlineTokens.body.refresh_token)).status).toBe(200);
+    const events = await t.db.query("SELECT code, details->>'revokedGrants' AS grants FROM audit_events WHERE action = 'oidc.logout' AND org_id = $1", [ORG]);
+    expect(events.rows).toEqual([{ code: 83030, grants: '1' }]);
+  });
+
+  it('a session ended otherwise (here by an administrator) ends the refresh tokens bound to it; offline ones go on', async () => {
+    const session = (await signIn(t, { org: ORG, userName: 'jane', password: PASSWORD, totpSecret: jane.totpSecret })).cookie;
+    const bound = await codeFor(spa.clientId, [], session);
+    const boundTokens = await asSpa(bound.code, bound.verifier);
+    const offline = await codeFor(spa.clientId, [['scope', 'openid offline_access']], session);
+    const offlineTokens = await asSpa(offline.code, offline.verifier);
+    const rotated = await refresh(boundTokens.body.refresh_token);
+    expect(rotated.status).toBe(200);
+    const ended = await t.http.delete(`/admin/v1/organizations/${ORG}/users/${jane.id}/sessions`).auth(admin, { type: 'bearer' });
+    expect(ended.status).toBe(204);
+    const refused = await refresh(rotated.body.refresh_token);
+    expect(refused.status).toBe(400);
+    expect(refused.body.error_description).toMatch(/sign-in session this refresh token belongs to has ended/);
+    expect((await refresh(offlineTokens.body.refresh_token)).status).toBe(200);
+  });
+
+  it('logout without id_token_hint asks the person to confirm; the confirmation form ends the session', async () => {
+    const session = (await signIn(t, { org: ORG, userName: 'jane', password: PASSWORD, totpSecret: jane.totpSecret })).cookie;
+    const ask = await t.bare.get(`/authentication/customer/${ORG}/end-session?client_id=${web.clientId}&state=s2`).set('Cookie', session);
+    expect(ask.status).toBe(200);
+    expect(ask.text).toMatch(/<form method="post" action="\/authentication\/customer\/authz_code\/end-session">/);
+    expect(ask.text).toMatch(/name="confirm" value="yes"/);
+    const { challenge } = pkcePair();
+    expect((await authorize(web.clientId, challenge, [], session)).headers.location).toMatch(/^https:\/\/app\.example\.test\/cb\?code=/);
+    const confirm = await t.bare
+      .post(`/authentication/customer/${ORG}/end-session`)
+      .set('Cookie', session)
+      .type('form')
+      .send({ client_id: web.clientId, state: 's2', confirm: 'yes' });
+    expect(confirm.status).toBe(200);
+    expect(confirm.text).toMatch(/You are signed out/);
+    expect((await authorize(web.clientId, challenge, [], session)).headers.location).toMatch(/\/login\?/);
+  });
+
+  it('the purge job removes grants past their keeping time, with their refresh tokens (last: it moves the clock)', async () => {
+    const count = async () => (await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM authorization_grants WHERE org_id = $1', [ORG])).rows[0].n;
+    const before = await count();
+    expect(before).toBeGreaterThan(0);
+    t.clock.advance(92 * 86_400);
+    const purged = await t.app.get(PurgeJob).runOnce();
+    expect(purged.grants).toBe(before);
+    expect(await count()).toBe(0);
+    expect((await t.db.query('SELECT count(*)::int AS n FROM refresh_tokens')).rows).toEqual([{ n: 0 }]);
+  });
+});
