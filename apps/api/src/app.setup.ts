@@ -10,6 +10,7 @@ import { Loggers, Metrics } from '@app/observability';
 import { toErrorResponse } from './error-response';
 import { ServiceClosingError, ShutdownState } from './shutdown';
 import { HttpExceptionFilter } from './http-exception.filter';
+import { registerPortal } from './portal';
 
 /** A body parser of Fastify, given the body as read (a string or a Buffer). */
 type ContentTypeParser = (request: FastifyRequest, body: string | Buffer, done: (error: Error | null, body?: unknown) => void) => void;
@@ -147,4 +148,5 @@ export async function configureApp(app: NestFastifyApplication, config: AppConfi
     );
     SwaggerModule.setup('api-docs', app, document);
   }
+  registerPortal(fastify, config.portalDir, logger);
 }

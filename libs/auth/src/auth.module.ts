@@ -17,6 +17,7 @@ import { ClientCredentialCache } from './clients/client-credential.cache';
 import { SignInFactorPolicy } from './grants/sign-in-factor.policy';
 import { UserAuthenticator } from './grants/user-authenticator.service';
 import { BearerGuard } from './http/bearer.guard';
+import { PortalWhoamiController } from './http/portal-whoami.controller';
 import { DiscoveryController } from './http/discovery.controller';
 import { SigningKeysController } from './http/signing-keys.controller';
 import { TokenController } from './http/token.controller';
@@ -32,7 +33,7 @@ import { TokenService } from './tokens/token.service';
 /** The token service, client authentication, and the global bearer guard. */
 @Module({
   imports: [AccountsModule, AuthStoreModule, SigningKeysModule],
-  controllers: [TokenController, DiscoveryController, RolesController, SigningKeysController],
+  controllers: [TokenController, DiscoveryController, PortalWhoamiController, RolesController, SigningKeysController],
   providers: [
     AssertionVerifier,
     ClientAuthenticator,

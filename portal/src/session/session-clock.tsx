@@ -1,0 +1,59 @@
+import { Alert, Button, Group, Text } from '@mantine/core';
+import { useQueryClient } from '@tanstack/react-query';
+import { useEffect, useState } from 'react';
+import type { Whoami } from '../api/resources';
+import { lastApiCall, signIn } from './sign-in';
+
+/** How long before a timeout the portal warns. */
+const WARN_MS = 2 * 60 * 1000;
+
+function remaining(ms: number): string {
+  const seconds = Math.max(0, Math.round(ms / 1000));
+  return seconds >= 60 ? `${Math.floor(seconds / 60)} min ${seconds % 60} s` : `${seconds} s`;
+}
+
+/**
+ * Shows the session's idle and absolute timeouts before they end (DECISIONS 17): a warning two
+ * minutes before either, a button that keeps an idle session alive, and the login page once one has
+ * passed. The idle timeout's length is what whoami answered: its idle expiry minus the time it was read.
+ */
+export function SessionClock({ whoami, readAt }: { whoami: Whoami; readAt: number }) {
+  const queryClient = useQueryClient();
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const timer = window.setInterval(() => setNow(Date.now()), 1000);
+    return () => window.clearInterval(timer);
+  }, []);
+  const session = whoami.session;
+  useEffect(() => {
+    if (!session) return;
+    const idleMs = Date.parse(session.idleExpiresAt) - readAt;
+    const idleEnds = Math.max(lastApiCall(), readAt) + idleMs;
+    const absoluteEnds = Date.parse(session.absoluteExpiresAt);
+    if (now >= Math.min(idleEnds, absoluteEnds)) signIn();
+  }, [now, session, readAt]);
+  if (!session) return null;
+  const idleMs = Date.parse(session.idleExpiresAt) - readAt;
+  const idleLeft = Math.max(lastApiCall(), readAt) + idleMs - now;
+  const absoluteLeft = Date.parse(session.absoluteExpiresAt) - now;
+  if (absoluteLeft <= WARN_MS && absoluteLeft <= idleLeft) {
+    return (
+      <Alert color="orange" title="Your session is ending" role="status">
+        <Text size="sm">For security, every session ends after a fixed time. You will be asked to sign in again in {remaining(absoluteLeft)}.</Text>
+      </Alert>
+    );
+  }
+  if (idleLeft <= WARN_MS) {
+    return (
+      <Alert color="orange" title="Are you still there?" role="status">
+        <Group justify="space-between">
+          <Text size="sm">Your session ends in {remaining(idleLeft)} unless you use the portal.</Text>
+          <Button size="xs" onClick={() => void queryClient.invalidateQueries({ queryKey: ['whoami'] })}>
+            Stay signed in
+          </Button>
+        </Group>
+      </Alert>
+    );
+  }
+  return null;
+}
