@@ -15,6 +15,7 @@ import { CreateDeviceFlows1764400000200 } from './1764400000200-CreateDeviceFlow
 import { CreateSigningKeys1764500000000 } from './1764500000000-CreateSigningKeys';
 import { CreateAuthenticators1764500000200 } from './1764500000200-CreateAuthenticators';
 import { AddCaGenerations1764500000300 } from './1764500000300-AddCaGenerations';
+import { CreateSignInSessions1764600000000 } from './1764600000000-CreateSignInSessions';
 
 /** Every migration, in order. The data source takes classes, not a glob, so source and dist/ behave alike. */
 export const MIGRATIONS = [
@@ -35,4 +36,5 @@ export const MIGRATIONS = [
   CreateSigningKeys1764500000000,
   CreateAuthenticators1764500000200,
   AddCaGenerations1764500000300,
+  CreateSignInSessions1764600000000,
 ];

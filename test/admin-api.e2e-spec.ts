@@ -27,7 +27,7 @@ const ISO_MS_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const PUBLIC_BASE_URL = 'https://api.example.test';
 const AUTH_BASE_URL = 'https://auth.example.test';
 const DAY_MS = 86_400_000;
-const DEFAULT_SETTINGS = { automaticDeviceCreation: false, applicationIdPolicy: 'any', passwordGrant: true, accessTokenLifetime: null };
+const DEFAULT_SETTINGS = { automaticDeviceCreation: false, applicationIdPolicy: 'any', passwordGrant: true, passwordOnlySignIn: false, accessTokenLifetime: null };
 
 describe('admin API (DECISIONS 11)', () => {
   let t: TestApp;

@@ -17,6 +17,7 @@ const OWNERS: Record<string, string> = {
   user_assertion_jtis: 'auth',
   auth_failures: 'auth',
   signing_keys: 'auth',
+  sign_in_sessions: 'auth',
   audit_events: 'audit',
   push_delivery_gateways: 'delivery-gateway',
   authenticator_policies: 'delivery-gateway',
@@ -54,6 +55,10 @@ const REVIEWED: Record<string, { tables: string[]; reason: string }> = {
   'libs/auth/src/clients/client-credential.repository.ts': {
     tables: ['organizations', 'system_accounts', 'client_secrets', 'client_certificates'],
     reason: 'client authentication reads the credentials, the account and the lockout counters in one statement on the token hot path',
+  },
+  'libs/auth/src/sessions/sign-in-session.repository.ts': {
+    tables: ['users'],
+    reason: "every request with a session cookie reads the session and its user's name and enabled flag in one indexed statement, so a disabled user's session answers nothing at once",
   },
   'libs/auth/src/clients/lockout.service.ts': {
     tables: ['organizations'],

@@ -9,3 +9,4 @@ export * from './routes';
 export * from './tcp-proxy';
 export * from './service-process';
 export * from './cards';
+export * from './sign-in';

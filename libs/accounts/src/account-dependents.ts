@@ -23,6 +23,9 @@ export interface UserHolding {
 /** Told of every user created or changed, in the transaction of the change, with who changed it (for the listener's own audit events). */
 export type UserWriteListener = (user: UserRow, change: 'created' | 'updated', actor: Actor, tx: Transaction) => Promise<void>;
 
+/** Told when a user's password is set or replaced, in the transaction of the change. */
+export type PasswordChangeListener = (user: UserRow, actor: Actor, tx: Transaction) => Promise<void>;
+
 /**
  * The ports through which accounts asks other libraries about data they own (each library owns its
  * tables; docs/decisions.md "Table ownership"). A library registers its side when its module starts
@@ -36,6 +39,7 @@ export class AccountDependents {
   private readonly tokenRevokers: ((subject: TokenSubject, at: Date, tx: Transaction) => Promise<number>)[] = [];
   private readonly userHoldings: UserHolding[] = [];
   private readonly userWriteListeners: UserWriteListener[] = [];
+  private readonly passwordChangeListeners: PasswordChangeListener[] = [];
 
   /** Counted before a delete without force; its rows go with the organization (ON DELETE CASCADE). */
   registerHolding(holding: Holding): void {
@@ -63,6 +67,15 @@ export class AccountDependents {
    */
   registerUserWriteListener(listener: UserWriteListener): void {
     this.userWriteListeners.push(listener);
+  }
+
+  /** libs/auth ends the person's browser sessions when their password is set, changed or replaced (DECISIONS 14.2). */
+  registerPasswordChangeListener(listener: PasswordChangeListener): void {
+    this.passwordChangeListeners.push(listener);
+  }
+
+  async passwordChanged(user: UserRow, actor: Actor, tx: Transaction): Promise<void> {
+    for (const listener of this.passwordChangeListeners) await listener(user, actor, tx);
   }
 
   async describeUserHoldings(orgId: string, userId: string, tx: Transaction): Promise<string[]> {

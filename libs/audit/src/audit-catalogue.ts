@@ -8,7 +8,7 @@
  * 6xxxx the certification authority (all as the contract numbers them); the platform's own actions
  * follow in 7xxxx organizations and their accounts (73xxx their credential-management reference
  * data: groups, device policies, printers, the global policies), 8xxxx tokens and authentication
- * (81xxx token-signing keys), 9xxxx push gateways, authenticator policies (91xxx) and authenticator
+ * (81xxx token-signing keys, 82xxx people's sign-in at the hosted login page and their sessions), 9xxxx push gateways, authenticator policies (91xxx) and authenticator
  * apps (92xxx).
  */
 interface CatalogueEntry {
@@ -112,6 +112,21 @@ export const AUDIT_CATALOGUE = {
   'signing_key.register': { code: 81004, description: 'JWT_KEY registered as the active token-signing key at first start' },
   'signing_key.schedule': { code: 81005, description: 'Activation of a token-signing key scheduled for a stated time' },
   'signing_key.destroy': { code: 81006, description: "A retired token-signing key's HSM object destroyed" },
+  'sign_in.success': {
+    code: 82000,
+    description: 'A person signed in through the hosted login page; a new browser session (details: amr, session id; never the cookie)',
+  },
+  'sign_in.fail': {
+    code: 82001,
+    description: 'A sign-in at the hosted login page failed (details: reason and step: password, one-time code or smart card)',
+  },
+  'sign_in.lockout': { code: 82002, description: 'Sign-ins at the hosted login page locked out for a userName and address, or an address, after repeated failures' },
+  'sign_in.logout': { code: 82003, description: 'A person signed out: their browser session ended and its cookie cleared' },
+  'session.end': {
+    code: 82004,
+    description:
+      "Browser sessions ended other than by signing out (reason: administrator, user_disabled, password_changed, certificate_revoked, or the person ending another of their sessions)",
+  },
 
   'deliveryGateway.create': { code: 90001, description: 'Push gateway created' },
   'deliveryGateway.replace': { code: 90002, description: 'Push gateway replaced' },

@@ -29,11 +29,16 @@ import { TokenIntrospection } from './tokens/token-introspection.service';
 import { TokenRepository } from './tokens/token.repository';
 import { TokenStateCache } from './tokens/token-state.cache';
 import { TokenService } from './tokens/token.service';
+import { LoginController } from './sign-in/login.controller';
+import { UserSessionsController } from './sessions/user-sessions.controller';
+import { LoginFormProtection } from './sign-in/login-form-protection';
+import { LoginService } from './sign-in/login.service';
+import { OneTimeCodes } from './sign-in/one-time-codes';
 
-/** The token service, client authentication, and the global bearer guard. */
+/** The token service, client authentication, the global bearer guard, and the hosted login page with people's sessions. */
 @Module({
   imports: [AccountsModule, AuthStoreModule, SigningKeysModule],
-  controllers: [TokenController, DiscoveryController, PortalWhoamiController, RolesController, SigningKeysController],
+  controllers: [TokenController, DiscoveryController, PortalWhoamiController, RolesController, SigningKeysController, LoginController, UserSessionsController],
   providers: [
     AssertionVerifier,
     ClientAuthenticator,
@@ -49,6 +54,9 @@ import { TokenService } from './tokens/token.service';
     TokenStateCache,
     TokenService,
     OperatorDependentPolicy,
+    LoginService,
+    LoginFormProtection,
+    OneTimeCodes,
     {
       provide: RoleCatalog,
       inject: [AppConfig],
@@ -62,7 +70,7 @@ import { TokenService } from './tokens/token.service';
     { provide: APP_GUARD, useClass: ApplicationHeadersGuard },
     { provide: APP_GUARD, useClass: AccessGuard },
   ],
-  exports: [TokenService, JwsService, PurgeJob, RoleCatalog, OperatorDependentPolicy, SignInFactorPolicy],
+  exports: [TokenService, JwsService, PurgeJob, RoleCatalog, OperatorDependentPolicy, SignInFactorPolicy, OneTimeCodes, AuthStoreModule],
 })
 export class AuthModule {
   constructor(grants: GrantPolicy, roles: RoleCatalog) {

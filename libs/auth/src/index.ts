@@ -14,3 +14,6 @@ export * from './signing-keys/signing-keys.module';
 export { SigningKeys, type SigningKeyAlgorithm } from './signing-keys/signing-keys.service';
 export { presentSigningKey } from './signing-keys/signing-key.presenter';
 export * from './sessions/sign-in-sessions';
+export * from './sign-in/one-time-codes';
+export { SignInSessionService, type SessionSummary } from './sessions/sign-in-session.service';
+export type { SessionEndReason } from './sessions/sign-in-session.repository';

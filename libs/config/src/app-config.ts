@@ -66,6 +66,10 @@ export class AppConfig {
    */
   passwordFailureBudget!: number;
   trustedProxies!: string[];
+  /** A person's browser session ends after this long without a request (SESSION_IDLE_TIMEOUT_S, default 900; DECISIONS 14.2). */
+  sessionIdleTimeoutS!: number;
+  /** ...and this long after sign-in, whatever its use (SESSION_ABSOLUTE_TIMEOUT_S, default 28800). */
+  sessionAbsoluteTimeoutS!: number;
   secretLifetimeDays!: number;
   certificateLifetimeDays!: number;
   purgeIntervalS!: number;

@@ -68,6 +68,8 @@ const schema = z.object({
   PASSWORD_HASH_QUEUE: int(16, 0, 10000),
   PASSWORD_FAILURE_BUDGET: int(1000, 1, 10000000),
   TRUSTED_PROXIES: list,
+  SESSION_IDLE_TIMEOUT_S: int(900, 60, 86400),
+  SESSION_ABSOLUTE_TIMEOUT_S: int(28800, 300, 604800),
   SECRET_LIFETIME_DAYS: int(1825, 1, 36500),
   CERTIFICATE_LIFETIME_DAYS: int(365, 1, 36500),
   PURGE_INTERVAL_S: int(300, 1, 86400),
@@ -179,6 +181,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   config.passwordHashQueue = e.PASSWORD_HASH_QUEUE;
   config.passwordFailureBudget = e.PASSWORD_FAILURE_BUDGET;
   config.trustedProxies = e.TRUSTED_PROXIES;
+  if (e.SESSION_IDLE_TIMEOUT_S > e.SESSION_ABSOLUTE_TIMEOUT_S) {
+    throw new ConfigurationError('SESSION_IDLE_TIMEOUT_S must not exceed SESSION_ABSOLUTE_TIMEOUT_S: a session cannot idle longer than it may live.');
+  }
+  config.sessionIdleTimeoutS = e.SESSION_IDLE_TIMEOUT_S;
+  config.sessionAbsoluteTimeoutS = e.SESSION_ABSOLUTE_TIMEOUT_S;
   config.secretLifetimeDays = e.SECRET_LIFETIME_DAYS;
   config.certificateLifetimeDays = e.CERTIFICATE_LIFETIME_DAYS;
   config.purgeIntervalS = e.PURGE_INTERVAL_S;

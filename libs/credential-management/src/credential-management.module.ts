@@ -1,6 +1,6 @@
 import { Module, Provider } from '@nestjs/common';
 import { AccountDependents, AccountsModule } from '@app/accounts';
-import { AuthModule } from '@app/auth';
+import { AuthModule, OneTimeCodes } from '@app/auth';
 import { DeviceContents, DeviceModule, DeviceStoreModule } from '@app/device';
 import { Clock, DataCipher } from '@app/common';
 import { AppConfig } from '@app/config';
@@ -11,6 +11,7 @@ import { ContentRequestService } from './content-requests/content-request.servic
 import { ContentRequestSweepJob } from './content-requests/content-request-sweep.job';
 import { ContentRequestsController } from './content-requests/content-requests.controller';
 import { CredentialFollower } from './credentials/credential-follower';
+import { OneTimeCodeCredentials } from './credentials/one-time-code-credentials';
 import { DeviceFlowPresenter } from './device-flows/device-flow.presenter';
 import { DeviceFlowRepository } from './device-flows/device-flow.repository';
 import { DeviceFlowService } from './device-flows/device-flow.service';
@@ -138,6 +139,7 @@ export class CredentialManagementStoreModule {
     ContentRequestService,
     ContentRequestSweepJob,
     CredentialFollower,
+    OneTimeCodeCredentials,
     SyncSessionRepository,
     SyncSessionService,
     DeviceFlowRepository,
@@ -156,8 +158,10 @@ export class CredentialManagementStoreModule {
   ],
 })
 export class CredentialManagementModule {
-  constructor(contents: DeviceContents, credentials: CredentialRepository) {
+  constructor(contents: DeviceContents, credentials: CredentialRepository, codes: OneTimeCodes, oathCredentials: OneTimeCodeCredentials) {
     // A device shows its credentials and its policy (CREDENTIAL-MANAGEMENT.md "Resources", Device row); this library holds them.
     contents.register((orgId, deviceIds) => credentials.onDevices(orgId, deviceIds));
+    // The hosted login page's one-time codes are the OATH TOTP credentials this library issues (DECISIONS 14.1).
+    codes.register(oathCredentials);
   }
 }

@@ -6,6 +6,7 @@ export const organizationSettingsSchema = z
     automaticDeviceCreation: z.boolean(),
     applicationIdPolicy: z.enum(['any', 'certified']),
     passwordGrant: z.boolean().optional(),
+    passwordOnlySignIn: z.boolean().optional(),
     accessTokenLifetime: z.number().int().min(300).max(86400).nullable().optional(),
   })
   .strict();
@@ -14,6 +15,12 @@ export interface OrganizationSettings {
   automaticDeviceCreation: boolean;
   applicationIdPolicy: 'any' | 'certified';
   passwordGrant: boolean;
+  /**
+   * The hosted login page lets a cardholder who holds no OATH TOTP credential sign in with the
+   * password alone (amr `pwd`); off by default. Operators and administrators always need the
+   * one-time code or a smart card (DECISIONS 14.1).
+   */
+  passwordOnlySignIn: boolean;
   /** Seconds; null means the service default ACCESS_TOKEN_LIFETIME_S. */
   accessTokenLifetime: number | null;
 }
@@ -22,6 +29,7 @@ export const DEFAULT_SETTINGS: OrganizationSettings = {
   automaticDeviceCreation: false,
   applicationIdPolicy: 'any',
   passwordGrant: true,
+  passwordOnlySignIn: false,
   accessTokenLifetime: null,
 };
 

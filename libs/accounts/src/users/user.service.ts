@@ -172,6 +172,7 @@ export class UserService {
         const { reenabled, previousVersion, previousRole, ...user } = result;
         if (ifMatch && !ifMatch.matches(previousVersion)) throw preconditionFailed(`User ${id}`, previousVersion);
         await this.dependents.userWritten(user, 'updated', actor, tx);
+        if (password !== undefined) await this.dependents.passwordChanged(user, actor, tx);
         // A promotion takes effect at the next sign-in (DECISIONS 3.4): a live token was got with the
         // factors the old role needed (a cardholder's password alone), never enough for the new one.
         const promoted = user.role !== previousRole && this.grants.widens(previousRole, user.role);
@@ -311,6 +312,7 @@ export class UserService {
     const changed = await this.withCredentialLock(orgId, id, actor, async (_user, tx) => {
       const updated = await this.users.setPasswordHash(orgId, id, passwordHash, this.clock.now(), tx);
       if (!updated) throw userNotFound(orgId, id);
+      await this.dependents.passwordChanged(updated, actor, tx);
       await this.audit.record(
         {
           org: orgId,

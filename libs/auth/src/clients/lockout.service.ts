@@ -31,6 +31,13 @@ export interface FailureAudit {
   method: string;
   /** Set when the assertion was signed by a certificate past its validity or credential expiry. */
   expiredCertificate?: { thumbprint: string; notAfter: Date; expiresAt: Date };
+  /**
+   * The events recorded: the token service's `authentication.fail` and `authentication.lockout` unless
+   * the hosted login page says its own (`sign_in.fail`, `sign_in.lockout`; DECISIONS 14.1).
+   */
+  actions?: { fail: AuditAction; lockout: AuditAction };
+  /** Non-secret details added to the failure event (the login page's step). */
+  details?: Record<string, unknown>;
 }
 
 /**
@@ -56,7 +63,7 @@ const RECORD_FAILURE = prepared(
    SELECT $2, (SELECT id FROM org), e.actor, e.action, e.code, e.target, 'failure', $5, e.details, $11
      FROM jsonb_to_recordset($6::jsonb) AS e(actor text, action text, code int, target text, details jsonb)
    UNION ALL
-   SELECT $2, (SELECT id FROM org), 'system', 'authentication.lockout', ${auditCodeOf('authentication.lockout')},
+   SELECT $2, (SELECT id FROM org), 'system', $13, $14::int,
           CASE WHEN starts_with(c.key, 'pair:') THEN $7 WHEN starts_with(c.key, 'pwd:') THEN $4 ELSE $5 END, 'failure', $5,
           jsonb_build_object('scope', CASE WHEN starts_with(c.key, 'pair:') THEN 'identity and address'
                                            WHEN starts_with(c.key, 'pwd:') THEN 'organization password checks' ELSE 'address' END,
@@ -146,8 +153,9 @@ export class LockoutService {
     const now = this.clock.now();
     const windowStart = new Date(now.getTime() - this.config.authFailureWindowS * 1000);
     const claimed = recordedIdentity(audit.claimed);
+    const { fail, lockout } = audit.actions ?? { fail: 'authentication.fail', lockout: 'authentication.lockout' };
     const events: { actor: string; action: AuditAction; code: number; target: string; details: Record<string, unknown> }[] = [
-      { actor: claimed, action: 'authentication.fail', code: auditCodeOf('authentication.fail'), target: claimed, details: { reason, method: audit.method } },
+      { actor: claimed, action: fail, code: auditCodeOf(fail), target: claimed, details: { reason, method: audit.method, ...audit.details } },
     ];
     if (audit.expiredCertificate) {
       const { thumbprint, notAfter, expiresAt } = audit.expiredCertificate;
@@ -176,6 +184,8 @@ export class LockoutService {
           this.config.authFailureLimit * ADDRESS_LIMIT_FACTOR,
           origin.correlationId ?? null,
           this.config.passwordFailureBudget,
+          lockout,
+          auditCodeOf(lockout),
         ],
         tx,
       );

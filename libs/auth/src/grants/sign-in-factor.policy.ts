@@ -7,6 +7,12 @@ import { RoleCatalog } from '../authorization/role-catalog';
 export type SignInFactor = 'certificate' | 'password';
 
 /**
+ * What the hosted login page asks after a correct password (DECISIONS 14.1): the one-time code of the
+ * person's OATH TOTP credential, nothing more (the password alone is enough), or a refusal's description.
+ */
+export type SecondStep = { kind: 'otp' } | { kind: 'none' } | { kind: 'refused'; description: string };
+
+/**
  * Who may sign in with which factor (DECISIONS 3.5), in one place for every way in (the token
  * endpoint's grants today, a hosted login later). A certificate is enough for anyone. A password
  * alone is enough only for a cardholder whose role grants no operator scope (nothing beyond
@@ -26,6 +32,26 @@ export class SignInFactorPolicy {
       'Operators sign in with their certificate (jwt-bearer): the password grant is for cardholders only, ' +
       `and this user is ${user.user_type === 'operator' ? 'an operator' : `given the operator role "${user.role}"`}.`
     );
+  }
+
+  /**
+   * The hosted login page's second step after a correct password (DECISIONS 14.1). Whoever holds an
+   * OATH TOTP credential types its code. Without one, the password alone is enough only for a
+   * cardholder whose role grants no operator scope, in an organization whose `passwordOnlySignIn`
+   * setting allows it; operators and administrators always need the code or a smart card (a smart
+   * card is a certificate: `refusal(user, 'certificate')` lets anyone in).
+   */
+  secondStep(
+    user: Pick<UserRow, 'user_type' | 'role'> & { administrator?: boolean },
+    { holdsOneTimeCode, passwordOnlyAllowed }: { holdsOneTimeCode: boolean; passwordOnlyAllowed: boolean },
+  ): SecondStep {
+    if (holdsOneTimeCode) return { kind: 'otp' };
+    if (passwordOnlyAllowed && !this.isOperator(user) && !user.administrator) return { kind: 'none' };
+    return {
+      kind: 'refused',
+      description:
+        'This account signs in with a one-time code or a smart card, and holds no one-time code credential; ask an administrator for one, or use a smart card.',
+    };
   }
 
   /** An operator by type, or by a role that grants any scope beyond a cardholder's Scope.device. */

@@ -1,0 +1,104 @@
+import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { Clock } from '@app/common';
+import { AppConfig } from '@app/config';
+import { readCookie } from '../sessions/sign-in-session.service';
+
+/**
+ * The pre-session cookie of the login form (DECISIONS 14.3): 128 random bits, __Host-, HttpOnly,
+ * SameSite=Strict. The form's token is an HMAC of it, so a page of another site can neither read
+ * nor forge a token that matches the victim's cookie (login CSRF; OWASP "signed double-submit").
+ */
+export const FORM_COOKIE = '__Host-Http-login-form';
+const FORM_COOKIE_VALUE = /^[A-Za-z0-9_-]{22}$/;
+/** How long the password step's proof lasts while the person opens their authenticator. */
+const STEP_LIFETIME_MS = 5 * 60 * 1000;
+
+/** Who passed the password step, carried to the code step in a MAC'ed hidden field. */
+export interface PasswordStep {
+  userId: string;
+  userName: string;
+}
+
+/**
+ * Login CSRF and the two-step state of the hosted login page, without server-side state: the form
+ * token and the step token are HMACs under a key derived from SECRET_PEPPER (HKDF, its own label),
+ * so every instance checks what any instance issued. The step token is bound to the organization,
+ * to the browser's pre-session cookie and to five minutes; the one-time code it leads to is single
+ * use in the database, and every wrong code counts toward the lockout.
+ */
+@Injectable()
+export class LoginFormProtection {
+  private readonly key: Buffer;
+  private readonly authOrigin: string;
+
+  constructor(
+    config: AppConfig,
+    private readonly clock: Clock,
+  ) {
+    this.key = Buffer.from(hkdfSync('sha256', config.secretPepper, Buffer.alloc(0), 'hosted-login-form/v1', 32));
+    this.authOrigin = new URL(config.authBaseUrl).origin;
+  }
+
+  /** The request's pre-session cookie value, if it has a well-formed one. */
+  formCookie(cookieHeader: string | undefined): string | undefined {
+    const value = readCookie(cookieHeader, FORM_COOKIE);
+    return value && FORM_COOKIE_VALUE.test(value) ? value : undefined;
+  }
+
+  newFormCookie(): string {
+    return randomBytes(16).toString('base64url');
+  }
+
+  formToken(org: string, formCookie: string): string {
+    return this.mac(`form|${org}|${formCookie}`);
+  }
+
+  /** Whether `token` is the form token of this organization and this browser's cookie. */
+  formTokenMatches(org: string, formCookie: string | undefined, token: string | undefined): boolean {
+    if (!formCookie || !token) return false;
+    return equal(token, this.formToken(org, formCookie));
+  }
+
+  /**
+   * The Fetch metadata and Origin rules (DECISIONS 14.3): a browser's cross-site POST says so in
+   * Sec-Fetch-Site, and its Origin names another origin. Requests without either header (not a
+   * browser, or an old one) are left to the form token.
+   */
+  crossSiteRefusal(headers: Record<string, string | string[] | undefined>): string | undefined {
+    const site = headers['sec-fetch-site'];
+    if (site !== undefined && site !== 'same-origin' && site !== 'none') return `Sec-Fetch-Site is ${String(site)}`;
+    const origin = headers.origin;
+    if (origin !== undefined && origin !== this.authOrigin) return `Origin ${String(origin).slice(0, 100)} is not ${this.authOrigin}`;
+    return undefined;
+  }
+
+  stepToken(org: string, formCookie: string, step: PasswordStep): string {
+    const payload = Buffer.from(JSON.stringify({ u: step.userId, n: step.userName, e: this.clock.now().getTime() + STEP_LIFETIME_MS })).toString('base64url');
+    return `${payload}.${this.mac(`step|${org}|${formCookie}|${payload}`)}`;
+  }
+
+  /** The password step a step token carries, when it is this organization's and browser's and not expired. */
+  readStepToken(org: string, formCookie: string | undefined, token: string | undefined): PasswordStep | undefined {
+    if (!formCookie || !token || token.length > 1024) return undefined;
+    const [payload, mac, extra] = token.split('.');
+    if (!payload || !mac || extra !== undefined || !equal(mac, this.mac(`step|${org}|${formCookie}|${payload}`))) return undefined;
+    try {
+      const { u, n, e } = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { u: unknown; n: unknown; e: unknown };
+      if (typeof u !== 'string' || typeof n !== 'string' || typeof e !== 'number' || e <= this.clock.now().getTime()) return undefined;
+      return { userId: u, userName: n };
+    } catch {
+      return undefined;
+    }
+  }
+
+  private mac(text: string): string {
+    return createHmac('sha256', this.key).update(text, 'utf8').digest('base64url');
+  }
+}
+
+function equal(a: string, b: string): boolean {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
+}

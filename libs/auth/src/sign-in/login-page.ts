@@ -1,0 +1,188 @@
+/**
+ * The hosted login page's HTML (DECISIONS 14.3): server-rendered, no script, one small stylesheet
+ * from this service (the CSP allows nothing else). Every field has a label; an error is announced
+ * (role="alert") and tied to its fields with aria-describedby; the fields come in the order a person
+ * fills them in, followed by their button.
+ */
+
+/** Escapes text for HTML element content and double-quoted attribute values. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+}
+
+export const LOGIN_STYLESHEET_PATH = '/authentication/login.css';
+
+/** The stylesheet (served as a file so that the CSP needs no inline style). Contrast is at least 7:1 for text. */
+export const LOGIN_STYLESHEET = `
+:root { color-scheme: light; font-family: system-ui, sans-serif; color: #1a1a1a; background: #f4f5f7; }
+body { margin: 0; }
+main { max-width: 26rem; margin: 3rem auto; padding: 2rem; background: #fff; border: 1px solid #c9ccd1; border-radius: 8px; }
+h1 { font-size: 1.5rem; margin: 0 0 1rem; }
+h2 { font-size: 1.125rem; margin: 1.5rem 0 0.5rem; }
+p { line-height: 1.5; }
+label { display: block; font-weight: 600; margin: 1rem 0 0.25rem; }
+input[type=text], input[type=password] { box-sizing: border-box; width: 100%; padding: 0.5rem; font-size: 1rem; border: 1px solid #5f6368; border-radius: 4px; }
+input[aria-invalid=true] { border-color: #a00000; }
+button { margin-top: 1.25rem; padding: 0.6rem 1.2rem; font-size: 1rem; border: 0; border-radius: 4px; background: #0b4f9c; color: #fff; cursor: pointer; }
+button.secondary { background: #fff; color: #0b4f9c; border: 1px solid #0b4f9c; }
+button:focus-visible, input:focus-visible { outline: 3px solid #e8a200; outline-offset: 2px; }
+.error { color: #a00000; font-weight: 600; border-left: 4px solid #a00000; padding-left: 0.75rem; }
+.notice { border-left: 4px solid #0b4f9c; padding-left: 0.75rem; }
+.alternative { margin-top: 2rem; border-top: 1px solid #c9ccd1; padding-top: 1rem; }
+ul.sessions { list-style: none; padding: 0; }
+ul.sessions li { border-top: 1px solid #c9ccd1; padding: 0.5rem 0; }
+`;
+
+export interface PageFrame {
+  title: string;
+  organizationName: string;
+}
+
+function page({ title, organizationName }: PageFrame, body: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${escapeHtml(title)} - ${escapeHtml(organizationName)}</title>
+<link rel="stylesheet" href="${LOGIN_STYLESHEET_PATH}">
+</head>
+<body>
+<main>
+${body}
+</main>
+</body>
+</html>
+`;
+}
+
+function hidden(name: string, value: string | undefined): string {
+  return value === undefined ? '' : `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
+}
+
+function errorBlock(error: string | undefined): string {
+  return error ? `<p id="login-error" class="error" role="alert">${escapeHtml(error)}</p>` : '';
+}
+
+function invalid(error: string | undefined): string {
+  return error ? ' aria-invalid="true" aria-describedby="login-error"' : '';
+}
+
+export interface PasswordFormView {
+  frame: PageFrame;
+  action: string;
+  formToken: string;
+  returnTo?: string;
+  userName?: string;
+  error?: string;
+  notice?: string;
+  /** Where the smart-card button posts; absent when no certificate can reach this service. */
+  certificateAction?: string;
+}
+
+/** Step one: userName and password; a smart card as the other way in. */
+export function passwordForm(view: PasswordFormView): string {
+  const { frame, action, formToken, returnTo, userName, error, notice, certificateAction } = view;
+  return page(
+    { ...frame, title: 'Sign in' },
+    `<h1>Sign in to ${escapeHtml(frame.organizationName)}</h1>
+${errorBlock(error)}${notice ? `<p class="notice" role="status">${escapeHtml(notice)}</p>` : ''}
+<form method="post" action="${escapeHtml(action)}">
+${hidden('form_token', formToken)}${hidden('return_to', returnTo)}<input type="hidden" name="step" value="password">
+<label for="userName">User name</label>
+<input type="text" id="userName" name="userName" autocomplete="username" autocapitalize="none" spellcheck="false" required maxlength="128" value="${escapeHtml(userName ?? '')}"${invalid(error)}${userName ? '' : ' autofocus'}>
+<label for="password">Password</label>
+<input type="password" id="password" name="password" autocomplete="current-password" required maxlength="1024"${invalid(error)}${userName ? ' autofocus' : ''}>
+<button type="submit">Sign in</button>
+</form>
+${
+  certificateAction
+    ? `<div class="alternative">
+<h2>Smart card</h2>
+<p>With your smart card in its reader, your browser presents its certificate.</p>
+<form method="post" action="${escapeHtml(certificateAction)}">
+${hidden('form_token', formToken)}${hidden('return_to', returnTo)}
+<button type="submit" class="secondary">Sign in with a smart card</button>
+</form>
+</div>`
+    : ''
+}`,
+  );
+}
+
+export interface CodeFormView {
+  frame: PageFrame;
+  action: string;
+  formToken: string;
+  stepToken: string;
+  returnTo?: string;
+  userName: string;
+  error?: string;
+}
+
+/** Step two: the one-time code of the person's authenticator. */
+export function codeForm(view: CodeFormView): string {
+  const { frame, action, formToken, stepToken, returnTo, userName, error } = view;
+  return page(
+    { ...frame, title: 'One-time code' },
+    `<h1>Enter your one-time code</h1>
+<p>Signing in as <strong>${escapeHtml(userName)}</strong>. Open the authenticator that holds your ${escapeHtml(frame.organizationName)} code.</p>
+${errorBlock(error)}
+<form method="post" action="${escapeHtml(action)}">
+${hidden('form_token', formToken)}${hidden('step_token', stepToken)}${hidden('return_to', returnTo)}<input type="hidden" name="step" value="code">
+<label for="code">One-time code</label>
+<input type="text" id="code" name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6,8}" required maxlength="8" autofocus${invalid(error)}>
+<button type="submit">Verify</button>
+</form>`,
+  );
+}
+
+export interface SignedInView {
+  frame: PageFrame;
+  userName: string;
+  logoutAction: string;
+  formToken: string;
+  current: string;
+  sessions: { id: string; description: string; endAction: string }[];
+  notice?: string;
+}
+
+/** Where a person lands without a return_to: who they are, their sessions, sign-out. */
+export function signedInPage(view: SignedInView): string {
+  const { frame, userName, logoutAction, formToken, current, sessions, notice } = view;
+  const items = sessions
+    .map(
+      (s) =>
+        `<li>${escapeHtml(s.description)}${
+          s.id === current
+            ? ' (this browser)'
+            : `<form method="post" action="${escapeHtml(s.endAction)}">${hidden('form_token', formToken)}<button type="submit" class="secondary" aria-label="End session ${escapeHtml(s.description)}">End session</button></form>`
+        }</li>`,
+    )
+    .join('\n');
+  return page(
+    { ...frame, title: 'Signed in' },
+    `<h1>You are signed in</h1>
+${notice ? `<p class="notice" role="status">${escapeHtml(notice)}</p>` : ''}
+<p>Signed in to ${escapeHtml(frame.organizationName)} as <strong>${escapeHtml(userName)}</strong>.</p>
+<form method="post" action="${escapeHtml(logoutAction)}">
+${hidden('form_token', formToken)}
+<button type="submit">Sign out</button>
+</form>
+<h2>Your sessions</h2>
+<ul class="sessions">
+${items}
+</ul>`,
+  );
+}
+
+/** A page that only says something (signed out, an error that has no form to return to). */
+export function messagePage(frame: PageFrame & { heading: string }, message: string, link?: { href: string; text: string }): string {
+  return page(
+    frame,
+    `<h1>${escapeHtml(frame.heading)}</h1>
+<p>${escapeHtml(message)}</p>
+${link ? `<p><a href="${escapeHtml(link.href)}">${escapeHtml(link.text)}</a></p>` : ''}`,
+  );
+}

@@ -1,0 +1,324 @@
+import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Audited } from '@app/audit';
+import { OrganizationService } from '@app/accounts';
+import { CorrelationId, PathFormats, Public, SourceAddress } from '@app/common';
+import { SignInSessionService } from '../sessions/sign-in-session.service';
+import { SESSION_COOKIE, SignInSession } from '../sessions/sign-in-sessions';
+import { FORM_COOKIE, LoginFormProtection } from './login-form-protection';
+import { LOGIN_STYLESHEET, LOGIN_STYLESHEET_PATH, PageFrame, codeForm, messagePage, passwordForm, signedInPage } from './login-page';
+import { LoginOutcome, LoginService } from './login.service';
+import { safeReturnTo } from './return-to';
+
+/**
+ * The login page's CSP (DECISIONS 14.3): nothing but this service's stylesheet, no script at all, no
+ * framing. No form-action: a sign-in's 303 to the authorization endpoint goes on to the relying
+ * party's redirect URI, and browsers check form-action against every redirect of a form's submission.
+ */
+const LOGIN_CSP = ["default-src 'none'", "style-src 'self'", "img-src 'self'", "base-uri 'none'", "frame-ancestors 'none'"].join('; ');
+const REFUSED_FORM = 'This sign-in form has expired or did not come from this page. Here is a new one: please sign in again.';
+
+type Headers_ = Record<string, string | string[] | undefined>;
+
+/**
+ * The hosted login page per organization (DECISIONS 14): `GET|POST /authentication/customer/{org}/login`,
+ * sign-out, and the person's own sessions, as server-rendered HTML that needs no script. Public to
+ * the bearer guard: the page authenticates people itself, and its POSTs are protected against login
+ * CSRF by Fetch metadata / Origin and a form token bound to a pre-session cookie.
+ */
+@ApiExcludeController()
+@Public()
+@Controller()
+export class LoginController {
+  constructor(
+    private readonly login: LoginService,
+    private readonly sessions: SignInSessionService,
+    private readonly forms: LoginFormProtection,
+    private readonly organizations: OrganizationService,
+  ) {}
+
+  @Get(LOGIN_STYLESHEET_PATH.slice(1))
+  stylesheet(@Res() reply: FastifyReply): void {
+    void reply.code(200).header('Content-Type', 'text/css; charset=utf-8').header('Cache-Control', 'public, max-age=3600').send(LOGIN_STYLESHEET);
+  }
+
+  @Get('authentication/customer/:org/login')
+  async form(@Param('org') org: string, @Query() query: Record<string, unknown>, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    const frame = await this.frame(org);
+    if (!frame) return this.unknownOrganization(reply, org);
+    const returnTo = single(query.return_to);
+    const forceLogin = single(query.prompt) === 'login';
+    const formCookie = this.formCookieFor(request, reply);
+    const session = await this.sessionOf(request, org);
+    if (session && !forceLogin) {
+      const target = safeReturnTo(org, returnTo);
+      if (target) return void reply.code(303).header('Location', target).header('Cache-Control', 'no-store').send();
+      return this.signedIn(reply, org, frame, session, formCookie);
+    }
+    this.html(reply, 200, passwordForm({ ...this.formView(org, frame, formCookie, returnTo), userName: single(query.login_hint)?.slice(0, 128) }));
+  }
+
+  @Post('authentication/customer/:org/login')
+  @Audited('sign_in.success', 'sign_in.fail', 'sign_in.lockout')
+  @HttpCode(200)
+  async submit(
+    @Param('org') org: string,
+    @Headers() headers: Headers_,
+    @Body() body: unknown,
+    @SourceAddress() sourceAddress: string,
+    @CorrelationId() correlationId: string,
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    const frame = await this.frame(org);
+    if (!frame) return this.unknownOrganization(reply, org);
+    const params = formParams(body);
+    const returnTo = params.return_to;
+    const checked = this.checkForm(org, headers, params, request, reply);
+    if (!checked.ok) {
+      return this.html(
+        reply,
+        403,
+        passwordForm({ ...this.formView(org, frame, checked.formCookie, returnTo), error: REFUSED_FORM, userName: params.userName }),
+      );
+    }
+    const formCookie = checked.formCookie;
+    const origin = { sourceAddress, correlationId, userAgent: single(headers['user-agent']) };
+    if (params.step === 'code') {
+      const step = this.forms.readStepToken(org, formCookie, params.step_token);
+      if (!step) {
+        return this.html(
+          reply,
+          400,
+          passwordForm({ ...this.formView(org, frame, formCookie, returnTo), error: 'Your sign-in took too long. Please start again.' }),
+        );
+      }
+      const outcome = await this.login.withCode(org, step, params.code, origin);
+      if (outcome.kind === 'failed') {
+        const view = { frame, action: loginPath(org), formToken: this.forms.formToken(org, formCookie), returnTo, userName: step.userName };
+        return this.html(reply, 400, codeForm({ ...view, stepToken: params.step_token!, error: outcome.message }));
+      }
+      return this.answer(reply, org, frame, formCookie, returnTo, outcome, step.userName);
+    }
+    const outcome = await this.login.withPassword(org, params.userName, params.password, origin);
+    if (outcome.kind === 'code') {
+      const stepToken = this.forms.stepToken(org, formCookie, outcome.step);
+      return this.html(
+        reply,
+        200,
+        codeForm({ frame, action: loginPath(org), formToken: this.forms.formToken(org, formCookie), stepToken, returnTo, userName: outcome.step.userName }),
+      );
+    }
+    return this.answer(reply, org, frame, formCookie, returnTo, outcome, params.userName);
+  }
+
+  @Post('authentication/customer/:org/logout')
+  @Audited('sign_in.logout')
+  @HttpCode(200)
+  async logout(
+    @Param('org') org: string,
+    @Headers() headers: Headers_,
+    @Body() body: unknown,
+    @SourceAddress() sourceAddress: string,
+    @CorrelationId() correlationId: string,
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    const frame = await this.frame(org);
+    if (!frame) return this.unknownOrganization(reply, org);
+    const params = formParams(body);
+    const checked = this.checkForm(org, headers, params, request, reply);
+    const session = await this.sessionOf(request, org);
+    if (!checked.ok) {
+      return this.html(
+        reply,
+        403,
+        messagePage({ ...frame, title: 'Not signed out', heading: 'Not signed out' }, REFUSED_FORM.split(':')[0] + '.', signInLink(org)),
+      );
+    }
+    if (session) await this.sessions.end(session.id, { name: session.userName, sourceAddress, correlationId }, 'logout', org);
+    reply.header('Set-Cookie', clearedCookie(SESSION_COOKIE));
+    this.html(
+      reply,
+      200,
+      messagePage({ ...frame, title: 'Signed out', heading: 'You are signed out' }, 'Your session has ended on this browser.', signInLink(org)),
+    );
+  }
+
+  @Post('authentication/customer/:org/sessions/:session/end')
+  @PathFormats({ session: 'uuid' })
+  @Audited('sign_in.logout')
+  @HttpCode(200)
+  async endOwnSession(
+    @Param('org') org: string,
+    @Param('session') sessionId: string,
+    @Headers() headers: Headers_,
+    @Body() body: unknown,
+    @SourceAddress() sourceAddress: string,
+    @CorrelationId() correlationId: string,
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    const frame = await this.frame(org);
+    if (!frame) return this.unknownOrganization(reply, org);
+    const checked = this.checkForm(org, headers, formParams(body), request, reply);
+    const session = await this.sessionOf(request, org);
+    if (!session)
+      return this.html(
+        reply,
+        401,
+        messagePage({ ...frame, title: 'Not signed in', heading: 'You are not signed in' }, 'Sign in to see your sessions.', signInLink(org)),
+      );
+    if (!checked.ok) return this.signedIn(reply, org, frame, session, checked.formCookie, REFUSED_FORM.split(':')[0] + '.', 403);
+    // Only the person's own sessions: another's id is as unknown as one that never existed.
+    const ended = await this.sessions.endOne(sessionId, { name: session.userName, sourceAddress, correlationId }, 'logout', org, undefined, session.userId);
+    return this.signedIn(reply, org, frame, session, checked.formCookie, ended ? 'The session has ended.' : 'That session had already ended.');
+  }
+
+  private async answer(
+    reply: FastifyReply,
+    org: string,
+    frame: PageFrame,
+    formCookie: string,
+    returnTo: string | undefined,
+    outcome: Exclude<LoginOutcome, { kind: 'code' }>,
+    userName: string | undefined,
+  ): Promise<void> {
+    const view = { ...this.formView(org, frame, formCookie, returnTo), userName };
+    switch (outcome.kind) {
+      case 'failed':
+        return this.html(reply, 400, passwordForm({ ...view, error: outcome.message }));
+      case 'refused':
+        return this.html(reply, 403, passwordForm({ ...view, error: outcome.message }));
+      case 'locked':
+        reply.header('Retry-After', outcome.retryAfter);
+        return this.html(reply, 429, passwordForm({ ...view, error: outcome.message }));
+      case 'signed-in': {
+        reply.header('Set-Cookie', sessionCookie(outcome.cookieValue));
+        const target = safeReturnTo(org, returnTo);
+        if (target) return void reply.code(303).header('Location', target).header('Cache-Control', 'no-store').send();
+        return this.signedIn(reply, org, frame, outcome.session, formCookie);
+      }
+    }
+  }
+
+  private async signedIn(
+    reply: FastifyReply,
+    org: string,
+    frame: PageFrame,
+    session: SignInSession,
+    formCookie: string,
+    notice?: string,
+    status = 200,
+  ): Promise<void> {
+    const sessions = await this.sessions.listOfUser(org, session.userId);
+    this.html(
+      reply,
+      status,
+      signedInPage({
+        frame,
+        userName: session.userName,
+        logoutAction: `/authentication/customer/${encodeURIComponent(org)}/logout`,
+        formToken: this.forms.formToken(org, formCookie),
+        current: session.id,
+        notice,
+        sessions: sessions.map((s) => ({
+          id: s.id,
+          description: `Signed in ${s.authTime.toISOString().replace('T', ' ').slice(0, 16)} UTC from ${s.sourceAddress ?? 'an unknown address'} (${s.amr.join(', ')})`,
+          endAction: `/authentication/customer/${encodeURIComponent(org)}/sessions/${s.id}/end`,
+        })),
+      }),
+    );
+  }
+
+  /** Login CSRF (DECISIONS 14.3): Fetch metadata and Origin, then the form token against the pre-session cookie. */
+  private checkForm(
+    org: string,
+    headers: Headers_,
+    params: Record<string, string>,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): { ok: true; formCookie: string } | { ok: false; formCookie: string } {
+    const existing = this.forms.formCookie(request.headers.cookie);
+    const crossSite = this.forms.crossSiteRefusal(headers);
+    if (!crossSite && existing && this.forms.formTokenMatches(org, existing, params.form_token)) return { ok: true, formCookie: existing };
+    return { ok: false, formCookie: existing ?? this.formCookieFor(request, reply) };
+  }
+
+  /** The browser's pre-session cookie, set now when it has none. */
+  private formCookieFor(request: FastifyRequest, reply: FastifyReply): string {
+    const existing = this.forms.formCookie(request.headers.cookie);
+    if (existing) return existing;
+    const created = this.forms.newFormCookie();
+    reply.header('Set-Cookie', `${FORM_COOKIE}=${created}; Path=/; Secure; HttpOnly; SameSite=Strict`);
+    return created;
+  }
+
+  private async sessionOf(request: FastifyRequest, org: string): Promise<SignInSession | null> {
+    const session = await this.sessions.fromRequest(request);
+    // A session of another organization does not sign anyone in here.
+    return session && session.org === org ? session : null;
+  }
+
+  private formView(org: string, frame: PageFrame, formCookie: string, returnTo: string | undefined) {
+    return { frame, action: loginPath(org), formToken: this.forms.formToken(org, formCookie), returnTo: returnTo?.slice(0, 4096) };
+  }
+
+  private async frame(org: string): Promise<PageFrame | undefined> {
+    try {
+      return { title: 'Sign in', organizationName: (await this.organizations.get(org)).name };
+    } catch {
+      return undefined;
+    }
+  }
+
+  private unknownOrganization(reply: FastifyReply, org: string): void {
+    this.html(
+      reply,
+      404,
+      messagePage({ title: 'Unknown organization', organizationName: 'Sign in', heading: 'Unknown organization' }, `There is no organization "${org}".`),
+    );
+  }
+
+  private html(reply: FastifyReply, status: number, body: string): void {
+    void reply
+      .code(status)
+      .header('Content-Type', 'text/html; charset=utf-8')
+      .header('Cache-Control', 'no-store')
+      .header('Pragma', 'no-cache')
+      .header('Content-Security-Policy', LOGIN_CSP)
+      .header('X-Frame-Options', 'DENY')
+      .header('Referrer-Policy', 'no-referrer')
+      .send(body);
+  }
+}
+
+function loginPath(org: string): string {
+  return `/authentication/customer/${encodeURIComponent(org)}/login`;
+}
+
+function signInLink(org: string) {
+  return { href: loginPath(org), text: 'Sign in' };
+}
+
+/** The session cookie (DECISIONS 14.2): __Host- (Secure, Path=/, no Domain), HttpOnly, SameSite=Strict; ends with the browser. */
+function sessionCookie(value: string): string {
+  return `${SESSION_COOKIE}=${value}; Path=/; Secure; HttpOnly; SameSite=Strict`;
+}
+
+function clearedCookie(name: string): string {
+  return `${name}=; Path=/; Secure; HttpOnly; SameSite=Strict; Max-Age=0`;
+}
+
+function single(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** The form's fields as strings; a field given twice counts as absent (a browser never sends one twice). */
+function formParams(body: unknown): Record<string, string> {
+  const params: Record<string, string> = {};
+  if (!body || typeof body !== 'object') return params;
+  for (const [name, value] of Object.entries(body as Record<string, unknown>)) if (typeof value === 'string') params[name] = value;
+  return params;
+}

@@ -1,0 +1,162 @@
+import { Injectable } from '@nestjs/common';
+import { OrganizationService, PasswordHasher, UserRepository, type UserRow } from '@app/accounts';
+import { Clock, OAuthError, RequestOrigin } from '@app/common';
+import { Metrics } from '@app/observability';
+import { LockoutService } from '../clients/lockout.service';
+import { SignInFactorPolicy } from '../grants/sign-in-factor.policy';
+import { SignInSessionService } from '../sessions/sign-in-session.service';
+import { AuthenticationMethod, SignInSession } from '../sessions/sign-in-sessions';
+import type { PasswordStep } from './login-form-protection';
+import { OneTimeCodes } from './one-time-codes';
+
+/** The one message of every failed sign-in (DECISIONS 14.1): it tells nobody which part was wrong, or whether the user exists. */
+export const GENERIC_FAILURE = 'The sign-in did not succeed. Check your user name, password and code, and try again.';
+const MISSING_FIELDS = 'Enter your user name and password.';
+const MAX_USER_NAME = 128;
+const MAX_PASSWORD = 1024;
+const CODE = /^[0-9]{6,8}$/;
+
+export type LoginOutcome =
+  | { kind: 'signed-in'; cookieValue: string; session: SignInSession }
+  /** The password was right; the person's one-time code comes next. */
+  | { kind: 'code'; step: PasswordStep }
+  /** Wrong or missing credentials: the form again, with `message`. */
+  | { kind: 'failed'; message: string }
+  /** The password was right but is not enough for this person (SignInFactorPolicy). */
+  | { kind: 'refused'; message: string }
+  /** Too many failures for this userName from this address, or from this address. */
+  | { kind: 'locked'; message: string; retryAfter: string };
+
+type Origin = RequestOrigin & { userAgent?: string };
+/** Every outcome but the password step's `code`. */
+export type FinalOutcome = Exclude<LoginOutcome, { kind: 'code' }>;
+
+/**
+ * The hosted login page's rules (DECISIONS 14.1): the password (hashed in the bounded
+ * PasswordHashSlots, a dummy hash for unknown userNames so they take as long), then what
+ * SignInFactorPolicy asks (the one-time code, or nothing where the organization allows a password
+ * alone), the lockout of DECISIONS 4 per userName and address and per address, every failure and
+ * lockout audited (`sign_in.fail`, `sign_in.lockout`), every sign-in opening a new session.
+ */
+@Injectable()
+export class LoginService {
+  constructor(
+    private readonly users: UserRepository,
+    private readonly organizations: OrganizationService,
+    private readonly passwords: PasswordHasher,
+    private readonly factors: SignInFactorPolicy,
+    private readonly codes: OneTimeCodes,
+    private readonly lockout: LockoutService,
+    private readonly sessions: SignInSessionService,
+    private readonly clock: Clock,
+    private readonly metrics: Metrics,
+  ) {}
+
+  async withPassword(org: string, userName: string | undefined, password: string | undefined, origin: Origin): Promise<LoginOutcome> {
+    if (!userName || !password) return { kind: 'failed', message: MISSING_FIELDS };
+    const subject = lockoutSubject(org, userName);
+    const locked = await this.locked(subject, origin.sourceAddress, org);
+    if (locked) return locked;
+    if (userName.length > MAX_USER_NAME || password.length > MAX_PASSWORD) {
+      return this.failed('malformed', subject, userName, org, origin, 'password');
+    }
+    const found = await this.users.findWithPasswordHash(org, userName);
+    // Unknown users and users without a password cost the same scrypt run as a wrong password.
+    const matches = found?.passwordHash ? await this.passwords.verify(password, found.passwordHash) : await this.passwords.verifyDummy(password);
+    if (!found || !matches) return this.failed('wrong_password', subject, userName, org, origin, 'password', true);
+    if (found.user.disabled) return this.failed('disabled', subject, userName, org, origin, 'password');
+    const second = this.factors.secondStep(found.user, {
+      holdsOneTimeCode: await this.codes.holds(org, found.user.id),
+      passwordOnlyAllowed: found.orgSettings.passwordOnlySignIn,
+    });
+    if (second.kind === 'otp') return { kind: 'code', step: { userId: found.user.id, userName: found.user.user_name } };
+    if (second.kind === 'refused') {
+      await this.record('factor_refused', subject, userName, org, origin, 'password');
+      return { kind: 'refused', message: second.description };
+    }
+    return this.open(found.user, ['pwd'], origin);
+  }
+
+  async withCode(org: string, step: PasswordStep, code: string | undefined, origin: Origin): Promise<FinalOutcome> {
+    const subject = lockoutSubject(org, step.userName);
+    const locked = await this.locked(subject, origin.sourceAddress);
+    if (locked) return locked;
+    if (!code || !CODE.test(code)) return this.failed('malformed_code', subject, step.userName, org, origin, 'code');
+    const user = await this.users.findInOrg(org, step.userId);
+    if (!user || user.disabled) return this.failed('disabled', subject, step.userName, org, origin, 'code');
+    if (!(await this.codes.accept(org, user.id, code, this.clock.now()))) return this.failed('wrong_code', subject, step.userName, org, origin, 'code');
+    return this.open(user, ['pwd', 'otp'], origin);
+  }
+
+  private async open(user: UserRow, amr: AuthenticationMethod[], origin: Origin, certificateSerial?: string): Promise<FinalOutcome> {
+    const { cookieValue, session } = await this.sessions.open(
+      { orgId: user.org_id, userId: user.id, userName: user.user_name, amr, certificateSerial },
+      origin,
+    );
+    return { kind: 'signed-in', cookieValue, session };
+  }
+
+  /** The lockout's 429 as the page shows it; undefined while the pair, the address (and the organization's password budget) are within limits. */
+  private async locked(subject: string | undefined, address: string, passwordOrg?: string): Promise<FinalOutcome | undefined> {
+    try {
+      await this.lockout.assertNotLocked(subject, address, passwordOrg);
+      return undefined;
+    } catch (error) {
+      if (!(error instanceof OAuthError) || error.status !== 429) throw error;
+      return {
+        kind: 'locked',
+        message: `Too many failed sign-ins. ${retryText(error.headers['Retry-After'])}`,
+        retryAfter: error.headers['Retry-After'] ?? '1',
+      };
+    }
+  }
+
+  private async failed(
+    reason: string,
+    subject: string,
+    claimed: string,
+    org: string,
+    origin: Origin,
+    step: 'password' | 'code' | 'certificate',
+    failedPasswordCheck = false,
+  ): Promise<FinalOutcome> {
+    await this.record(reason, subject, claimed, org, origin, step, failedPasswordCheck);
+    return { kind: 'failed', message: GENERIC_FAILURE };
+  }
+
+  /** Counts the failure toward the lockout and audits it, whether the userName exists or not (DECISIONS 4). */
+  private async record(
+    reason: string,
+    subject: string | undefined,
+    claimed: string | undefined,
+    org: string,
+    origin: Origin,
+    step: 'password' | 'code' | 'certificate',
+    failedPasswordCheck = false,
+  ): Promise<void> {
+    this.metrics.authFailures.inc({ reason: `login_${reason}` });
+    await this.lockout.recordFailure(
+      subject,
+      origin,
+      reason,
+      {
+        org,
+        claimed,
+        method: step === 'certificate' ? 'smart_card' : step === 'code' ? 'otp' : 'password',
+        actions: { fail: 'sign_in.fail', lockout: 'sign_in.lockout' },
+        details: { step },
+      },
+      { failedPasswordCheck },
+    );
+  }
+}
+
+/** userNames are unique per organization: counted as the password grant counts them, so both ways in share the limit. */
+export function lockoutSubject(org: string, userName: string): string {
+  return `user:${org}/${userName}`;
+}
+
+function retryText(retryAfter: string | undefined): string {
+  const seconds = Number(retryAfter ?? '1');
+  return seconds >= 120 ? `Try again in ${Math.ceil(seconds / 60)} minutes.` : `Try again in ${seconds} seconds.`;
+}

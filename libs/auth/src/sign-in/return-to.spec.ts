@@ -1,0 +1,33 @@
+import { safeReturnTo } from './return-to';
+
+describe('safeReturnTo (DECISIONS 14.3)', () => {
+  it.each([
+    ['/authentication/customer/acme/authorize?client_id=acme-app&state=x', '/authentication/customer/acme/authorize?client_id=acme-app&state=x'],
+    ['/portal/', '/portal/'],
+    ['/portal/devices?page=2', '/portal/devices?page=2'],
+    ['/portal', '/portal'],
+  ])('accepts %s', (value, expected) => {
+    expect(safeReturnTo('acme', value)).toBe(expected);
+  });
+
+  it.each([
+    'https://evil.example/portal/',
+    '//evil.example/portal/',
+    '/\\evil.example/portal/',
+    '\\\\evil.example',
+    '/portal//evil.example',
+    '/authentication/customer/other/authorize?client_id=x',
+    '/authentication/customer/acme/token',
+    '/portal/../admin/v1/organizations',
+    '/portal/%2e%2e/admin',
+    '/admin/v1/organizations',
+    'javascript:alert(1)',
+    '/portal/\nSet-Cookie: x=y',
+    '/portal/#fragment',
+    'portal/',
+    '',
+    `/portal/${'a'.repeat(5000)}`.slice(0, 4097),
+  ])('refuses case %# (%s)', (value) => {
+    expect(safeReturnTo('acme', value)).toBeUndefined();
+  });
+});
