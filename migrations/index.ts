@@ -16,6 +16,7 @@ import { CreateSigningKeys1764500000000 } from './1764500000000-CreateSigningKey
 import { CreateAuthenticators1764500000200 } from './1764500000200-CreateAuthenticators';
 import { AddCaGenerations1764500000300 } from './1764500000300-AddCaGenerations';
 import { CreateSignInSessions1764600000000 } from './1764600000000-CreateSignInSessions';
+import { AddUserAdministrators1764620000000 } from './1764620000000-AddUserAdministrators';
 
 /** Every migration, in order. The data source takes classes, not a glob, so source and dist/ behave alike. */
 export const MIGRATIONS = [
@@ -37,4 +38,5 @@ export const MIGRATIONS = [
   CreateAuthenticators1764500000200,
   AddCaGenerations1764500000300,
   CreateSignInSessions1764600000000,
+  AddUserAdministrators1764620000000,
 ];

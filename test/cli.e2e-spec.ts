@@ -128,6 +128,7 @@ describe('command line (apps/cli)', () => {
         'certificate delete',
         'user create',
         'user list',
+        'user platform-administrator',
         'user get',
         'user update',
         'user delete',
@@ -475,6 +476,46 @@ describe('command line (apps/cli)', () => {
     const audit = await t.db.query("SELECT code FROM audit_events WHERE org_id = $1 AND actor = 'cli' AND code BETWEEN 73000 AND 73999 ORDER BY id", [refOrg]);
     expect(audit.rows.map((r) => r.code)).toEqual([73001, 73002, 73101, 73201, 73203, 73301, 73302]);
   }, 90_000); // fifteen CLI processes, each a fresh Node start: ~22 s alone, longer beside other suites
+
+  it('people administer: --organization-administrator, and platform-administrator hands the one platform administrator role over (DECISIONS 11)', async () => {
+    const people = `${org}_people`;
+    expectOk(await cli(['organization', 'create', people, '--name', 'People']));
+    const created = await cli([
+      'user',
+      'create',
+      people,
+      '--user-name',
+      'boss.cli',
+      '--role',
+      'Administration',
+      '--type',
+      'operator',
+      '--organization-administrator',
+    ]);
+    expectOk(created);
+    expect(created.json()).toMatchObject({ userName: 'boss.cli', organizationAdministrator: true, platformAdministrator: false });
+    const demoted = await cli(['user', 'update', people, created.json().id, '--organization-administrator', 'false']);
+    expectOk(demoted);
+    expect(demoted.json().organizationAdministrator).toBe(false);
+
+    const first = await cli(['user', 'create', 'platform', '--user-name', 'first.root', '--role', 'Administration', '--type', 'operator']);
+    const second = await cli(['user', 'create', 'platform', '--user-name', 'second.root', '--role', 'Administration', '--type', 'operator']);
+    expectOk(await cli(['user', 'platform-administrator', first.json().id]));
+    const handedOver = await cli(['user', 'platform-administrator', second.json().id]);
+    expectOk(handedOver);
+    expect(handedOver.json()).toMatchObject({ userName: 'second.root', platformAdministrator: true });
+    const holders = await t.db.query('SELECT user_name FROM users WHERE platform_administrator');
+    expect(holders.rows).toEqual([{ user_name: 'second.root' }]);
+    const audit = await t.db.query(
+      "SELECT target, details FROM audit_events WHERE actor = 'cli' AND org_id = 'platform' AND action = 'user.update' ORDER BY id",
+    );
+    expect(audit.rows.slice(-2)).toEqual([
+      { target: first.json().id, details: { changed: ['platformAdministrator'], platformAdministrator: false } },
+      { target: second.json().id, details: { userName: 'second.root', changed: ['platformAdministrator'], platformAdministrator: true } },
+    ]);
+    // A user of another organization is not found in `platform`.
+    expectRefused(await cli(['user', 'platform-administrator', created.json().id]), 'does not exist in organization "platform"');
+  });
 
   it('signing-key: generate, a refused early activation, activation (with no delay) that the service signs with, withdraw; audited as cli', async () => {
     // A kid is base64url and may begin with '-': it goes after --, which ends the options (as a thumbprint does).

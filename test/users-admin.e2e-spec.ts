@@ -87,6 +87,8 @@ describe('admin API: users (DECISIONS 11, 3.5)', () => {
       displayName: null,
       emails: [],
       active: true,
+      organizationAdministrator: false,
+      platformAdministrator: false,
       hasPassword: false,
       certificates: [],
       ...fields,

@@ -18,7 +18,7 @@ export type RoleLookup = (role: string) => RoleFacts | undefined;
 const SELF_SCOPE = 'Scope.device';
 
 /** The rules of DECISIONS 5.3, each named in the 403 and in the audit event of a refusal. */
-export type GrantRule = 'role-beyond-own' | 'account-above-own' | 'own-role-or-groups' | 'group-not-own';
+export type GrantRule = 'role-beyond-own' | 'account-above-own' | 'own-role-or-groups' | 'group-not-own' | 'platform-administrator';
 
 /** A refusal by the grant rules: 403, recorded in the audit log once the change has rolled back. */
 export class GrantDenied extends DomainError {
@@ -38,6 +38,8 @@ export interface GrantTarget {
   role: string;
   /** Users only; system accounts have no groups. */
   groups?: readonly string[];
+  /** Users only: the one person who is the platform administrator (DECISIONS 11). */
+  platformAdministrator?: boolean;
 }
 
 /** The role, groups and administrator flag a write would give; undefined where it leaves them. */
@@ -45,13 +47,16 @@ export interface GrantChange {
   role?: string;
   groups?: readonly string[];
   organizationAdministrator?: boolean;
+  /** Users only: designating (or removing) the platform administrator person. */
+  platformAdministrator?: boolean;
 }
 
 /**
  * What a caller may grant (DECISIONS 5.3): nobody gives a role whose operator scopes it does not
  * hold, nobody changes, deletes or sets a credential of an account whose role is above its own,
  * nobody changes its own role, groups or administrator flag, and an Operator Dependent caller adds
- * and removes only its own groups; the platform administrator is bound only by the rule on itself.
+ * and removes only its own groups, and only the platform administrator designates the platform
+ * administrator person or touches them; the platform administrator is bound only by the rule on itself.
  * Users and system accounts call it for every write an HTTP caller makes (the Actor carries its
  * principal); the command line and the service itself act without a principal and are not limited
  * (whoever runs them holds the database).
@@ -78,16 +83,30 @@ export class GrantPolicy {
     const self = target !== undefined && principal.kind === kind && principal.subjectId === target.id;
     const roleChanges = change.role !== undefined && change.role !== target?.role;
     const groupsChange = change.groups !== undefined && !sameSet(change.groups, target?.groups ?? []);
-    const flagChanges = change.organizationAdministrator !== undefined && self && change.organizationAdministrator !== principal.organizationAdministrator;
+    const flagChanges =
+      self &&
+      ((change.organizationAdministrator !== undefined && change.organizationAdministrator !== principal.organizationAdministrator) ||
+        (change.platformAdministrator !== undefined && change.platformAdministrator !== principal.platformAdministrator));
     if (self && (roleChanges || groupsChange || flagChanges)) {
       throw new GrantDenied('own-role-or-groups', 'Nobody changes their own role, groups or administrator flag; another administrator must.', {
         ...(roleChanges ? { role: change.role } : {}),
         ...(groupsChange ? { groups: change.groups } : {}),
+        ...(flagChanges ? { administratorFlag: true } : {}),
       });
     }
     // The platform administrator is where every grant starts (it creates the organizations and
     // their first administrators): beyond its own role and flag it may give anything.
     if (principal.platformAdministrator) return;
+    const designates = change.platformAdministrator !== undefined && change.platformAdministrator !== (target?.platformAdministrator ?? false);
+    if (designates || target?.platformAdministrator) {
+      throw new GrantDenied(
+        'platform-administrator',
+        designates
+          ? 'Only the platform administrator designates the platform administrator person.'
+          : 'This user is the platform administrator: only the platform administrator changes them, their credentials or their sign-in.',
+        designates ? { platformAdministrator: change.platformAdministrator } : {},
+      );
+    }
     if (target && !this.mayGive(own, target.role)) {
       throw new GrantDenied(
         'account-above-own',

@@ -9,7 +9,7 @@ interface NameOptions {
 }
 
 /**
- * `user create|list|get|update|delete|enroll-certificate|set-password` (DECISIONS 3.5 and 11).
+ * `user create|list|get|update|delete|enroll-certificate|set-password|platform-administrator` (DECISIONS 3.5 and 11).
  * Passwords come from standard input only, never from an argument.
  */
 export function registerUserCommands(program: Command, cli: CliRuntime): void {
@@ -27,6 +27,7 @@ export function registerUserCommands(program: Command, cli: CliRuntime): void {
     .option('--display-name <name>', 'display name')
     .option('--email <address>', 'an e-mail address (repeat for several; the first is primary)', collect)
     .option('--password-stdin', 'read a cardholder password (12+ characters) from standard input', false)
+    .option('--organization-administrator', "make the user the organization's administrator (the admin API takes their token)", false)
     .action(
       async (
         org: string,
@@ -38,6 +39,7 @@ export function registerUserCommands(program: Command, cli: CliRuntime): void {
           displayName?: string;
           email?: string[];
           passwordStdin: boolean;
+          organizationAdministrator: boolean;
         },
       ) => {
         const password = options.passwordStdin ? await readSecretFromStdin('password') : undefined;
@@ -50,6 +52,7 @@ export function registerUserCommands(program: Command, cli: CliRuntime): void {
           displayName: options.displayName,
           emails: options.email?.map((value, index) => ({ value, primary: index === 0 })),
           password,
+          organizationAdministrator: options.organizationAdministrator || undefined,
         });
         await cli.withServices(async (app) => cli.print(app.get(AdminPresenter).user(await app.get(UserService).create(org, input, cli.actor))));
       },
@@ -87,14 +90,35 @@ export function registerUserCommands(program: Command, cli: CliRuntime): void {
     .option('--no-groups', 'remove every group')
     .option('--disabled <bool>', 'true stops the user and its tokens; false re-enables it (its old tokens stay revoked)', booleanArgument)
     .option('--display-name <name>', 'display name ("" clears it)')
-    .action(async (org: string, id: string, options: { role?: string; group?: string[]; groups: boolean; disabled?: boolean; displayName?: string }) => {
-      const changes = parseBody(patchUserSchema, {
-        role: options.role,
-        groups: options.groups === false ? null : options.group,
-        disabled: options.disabled,
-        displayName: options.displayName === '' ? null : options.displayName,
-      });
-      await cli.withServices(async (app) => cli.print(app.get(AdminPresenter).user(await app.get(UserService).update(org, id, changes, cli.actor))));
+    .option(
+      '--organization-administrator <bool>',
+      "true makes the user the organization's administrator (their live tokens are revoked: they sign in again); false applies at once",
+      booleanArgument,
+    )
+    .action(
+      async (
+        org: string,
+        id: string,
+        options: { role?: string; group?: string[]; groups: boolean; disabled?: boolean; displayName?: string; organizationAdministrator?: boolean },
+      ) => {
+        const changes = parseBody(patchUserSchema, {
+          role: options.role,
+          groups: options.groups === false ? null : options.group,
+          disabled: options.disabled,
+          displayName: options.displayName === '' ? null : options.displayName,
+          organizationAdministrator: options.organizationAdministrator,
+        });
+        await cli.withServices(async (app) => cli.print(app.get(AdminPresenter).user(await app.get(UserService).update(org, id, changes, cli.actor))));
+      },
+    );
+
+  user
+    .command('platform-administrator <id>')
+    .description(
+      'Make a user of the platform organization the platform administrator person, taking the role from whoever held it (there is only one); their live tokens are revoked.',
+    )
+    .action(async (id: string) => {
+      await cli.withServices(async (app) => cli.print(app.get(AdminPresenter).user(await app.get(UserService).designatePlatformAdministrator(id, cli.actor))));
     });
 
   user

@@ -99,7 +99,7 @@ export class AdminAccessPolicy {
     if (!principal.platformAdministrator && !principal.organizationAdministrator) {
       throw new AccessDeniedError(
         'FORBIDDEN',
-        `The administration API needs an organization administrator; ${principal.name} is not one (set organizationAdministrator: true on the system account).`,
+        `The administration API needs an organization administrator; ${principal.name} is not one (an administrator sets organizationAdministrator: true on the ${principal.kind === 'user' ? 'user' : 'system account'}).`,
       );
     }
   }

@@ -84,6 +84,8 @@ export class AdminPresenter {
       displayName: row.display_name,
       emails: row.emails,
       active: !row.disabled,
+      organizationAdministrator: row.organization_administrator,
+      platformAdministrator: row.platform_administrator,
       hasPassword: row.has_password,
       certificates: row.certificate_thumbprints,
       meta: {

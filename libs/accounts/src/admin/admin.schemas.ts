@@ -101,6 +101,8 @@ export const createUserSchema = z
     name: name.nullable().optional(),
     displayName: displayName.nullable().optional(),
     emails: emails.nullable().optional(),
+    organizationAdministrator: z.boolean({ message: 'must be true or false' }).optional(),
+    platformAdministrator: z.boolean({ message: 'must be true or false' }).optional(),
   })
   .strict();
 
@@ -110,6 +112,8 @@ export const patchUserSchema = z
     role: role.optional(),
     groups: groups.nullable().optional(),
     disabled: z.boolean({ message: 'must be true or false' }).optional(),
+    organizationAdministrator: z.boolean({ message: 'must be true or false' }).optional(),
+    platformAdministrator: z.boolean({ message: 'must be true or false' }).optional(),
     name: name.nullable().optional(),
     displayName: displayName.nullable().optional(),
     emails: emails.nullable().optional(),

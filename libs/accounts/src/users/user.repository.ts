@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 
 import { Database, PG_FOREIGN_KEY_VIOLATION, PG_UNIQUE_VIOLATION, Transaction, isPgError, prepared } from '@app/persistence';
-import { ScimSearch, SqlParameters, notFound, searchSql, uniqueness } from '@app/common';
+import { DomainError, ScimSearch, SqlParameters, notFound, searchSql, uniqueness } from '@app/common';
 import { USER_SEARCH_DEFINITION } from './user-search';
 import { OrganizationSettings, withDefaults } from '../organizations/organization-settings';
 import { ParsedCertificate } from '../system-accounts/certificate-parser';
@@ -49,6 +49,8 @@ export interface LockedUser {
   role: string;
   groups: string[];
   disabled: boolean;
+  organization_administrator: boolean;
+  platform_administrator: boolean;
 }
 
 /** A user as every read outside authentication sees it: no password hash, only whether there is one. */
@@ -69,6 +71,10 @@ export interface UserRow {
   certificate_thumbprints: string[];
   /** The enrolled certificates (public material), in the same order. */
   certificate_pems: string[];
+  /** The organization's administrator (DECISIONS 11): the admin API takes their token or session. */
+  organization_administrator: boolean;
+  /** The one platform administrator person, a user of the `platform` organization (DECISIONS 11). */
+  platform_administrator: boolean;
   disabled: boolean;
   created_at: Date;
   updated_at: Date;
@@ -103,6 +109,8 @@ export interface NewUser {
   externalId?: string | null;
   profile?: UserProfile;
   disabled?: boolean;
+  organizationAdministrator?: boolean;
+  platformAdministrator?: boolean;
   passwordHash: string | null;
   now: Date;
 }
@@ -112,6 +120,8 @@ export interface UserChanges {
   role?: string;
   groups?: string[] | null;
   disabled?: boolean;
+  organizationAdministrator?: boolean;
+  platformAdministrator?: boolean;
   name?: UserNameParts | null;
   displayName?: string | null;
   emails?: UserEmail[] | null;
@@ -127,7 +137,7 @@ const USER_COLUMNS = `u.id, u.org_id, u.user_name, u.user_type, u.role, u.groups
   u.external_id, u.profile, u.password_hash IS NOT NULL AS has_password,
   ARRAY(SELECT uc.thumbprint FROM user_certificates uc WHERE uc.user_id = u.id ORDER BY uc.created_at, uc.thumbprint) AS certificate_thumbprints,
   ARRAY(SELECT uc.pem FROM user_certificates uc WHERE uc.user_id = u.id ORDER BY uc.created_at, uc.thumbprint) AS certificate_pems,
-  u.disabled, u.created_at, u.updated_at, u.version`;
+  u.organization_administrator, u.platform_administrator, u.disabled, u.created_at, u.updated_at, u.version`;
 
 const FIND_IN_ORG = prepared('user_find_in_org', `SELECT ${USER_COLUMNS} FROM users u WHERE u.org_id = $1 AND u.id = $2`);
 
@@ -147,8 +157,9 @@ export class UserRepository {
   async create(row: NewUser, tx?: Transaction): Promise<UserRow> {
     try {
       const [created] = await this.db.query<UserRow>(
-        `INSERT INTO users AS u (id, org_id, user_name, user_type, role, groups, name, display_name, emails, password_hash, created_at, updated_at, external_id, profile, disabled)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12, $13, $14) RETURNING ${USER_COLUMNS}`,
+        `INSERT INTO users AS u (id, org_id, user_name, user_type, role, groups, name, display_name, emails, password_hash, created_at, updated_at, external_id, profile, disabled,
+                                organization_administrator, platform_administrator)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12, $13, $14, $15, $16) RETURNING ${USER_COLUMNS}`,
         [
           row.id,
           row.orgId,
@@ -164,11 +175,14 @@ export class UserRepository {
           row.externalId ?? null,
           JSON.stringify(row.profile ?? {}),
           row.disabled ?? false,
+          row.organizationAdministrator ?? false,
+          row.platformAdministrator ?? false,
         ],
         tx,
       );
       return created;
     } catch (error) {
+      if (isPgConstraint(error, PLATFORM_ADMINISTRATOR_INDEX)) throw anotherPlatformAdministrator();
       if (isPgError(error, PG_UNIQUE_VIOLATION)) throw uniqueness(`A user with userName "${row.userName}" already exists in organization "${row.orgId}".`);
       if (isPgError(error, PG_FOREIGN_KEY_VIOLATION)) throw notFound(`Organization "${row.orgId}" does not exist.`);
       throw error;
@@ -205,15 +219,21 @@ export class UserRepository {
     changes: UserChanges,
     now: Date,
     tx?: Transaction,
-  ): Promise<(UserRow & { reenabled: boolean; previousVersion: number; previousRole: string }) | undefined> {
-    const [row] = await this.db.query<UserRow & { was_disabled: boolean; was_version: number; was_role: string }>(
+  ): Promise<(UserRow & { reenabled: boolean; previousVersion: number; previousRole: string; promotedToAdministrator: boolean }) | undefined> {
+    const [row] = await this.db.query<
+      UserRow & { was_disabled: boolean; was_version: number; was_role: string; was_organization_administrator: boolean; was_platform_administrator: boolean }
+    >(
       `WITH before AS (
-         SELECT id AS before_id, disabled AS was_disabled, version AS was_version, role AS was_role FROM users WHERE org_id = $1 AND id = $2 FOR UPDATE
+         SELECT id AS before_id, disabled AS was_disabled, version AS was_version, role AS was_role,
+                organization_administrator AS was_organization_administrator, platform_administrator AS was_platform_administrator
+           FROM users WHERE org_id = $1 AND id = $2 FOR UPDATE
        ), changed AS (
          UPDATE users AS u
             SET role = COALESCE($3, role),
                 groups = CASE WHEN $4::boolean THEN COALESCE($5::text[], '{}') ELSE groups END,
                 disabled = COALESCE($6, disabled),
+                organization_administrator = COALESCE($18, organization_administrator),
+                platform_administrator = COALESCE($19, platform_administrator),
                 name = CASE WHEN $7::boolean THEN $8::jsonb ELSE name END,
                 display_name = CASE WHEN $9::boolean THEN $10::text ELSE display_name END,
                 emails = CASE WHEN $11::boolean THEN COALESCE($12::jsonb, '[]'::jsonb) ELSE emails END,
@@ -222,7 +242,8 @@ export class UserRepository {
                 password_hash = COALESCE($17::text, password_hash),
                 updated_at = $13, version = version + 1
            FROM before WHERE u.id = before.before_id
-         RETURNING ${USER_COLUMNS}, before.was_disabled, before.was_version, before.was_role
+         RETURNING ${USER_COLUMNS}, before.was_disabled, before.was_version, before.was_role,
+                   before.was_organization_administrator, before.was_platform_administrator
        )
        SELECT changed.* FROM changed`,
       [
@@ -243,12 +264,23 @@ export class UserRepository {
         changes.externalId ?? null,
         changes.profile === undefined ? null : JSON.stringify(changes.profile),
         changes.passwordHash ?? null,
+        changes.organizationAdministrator ?? null,
+        changes.platformAdministrator ?? null,
       ],
       tx,
     );
     if (!row) return undefined;
-    const { was_disabled: wasDisabled, was_version: previousVersion, was_role: previousRole, ...user } = row;
-    return { ...user, reenabled: wasDisabled && !user.disabled, previousVersion, previousRole };
+    const {
+      was_disabled: wasDisabled,
+      was_version: previousVersion,
+      was_role: previousRole,
+      was_organization_administrator,
+      was_platform_administrator,
+      ...user
+    } = row;
+    const promotedToAdministrator =
+      (!was_organization_administrator && user.organization_administrator) || (!was_platform_administrator && user.platform_administrator);
+    return { ...user, reenabled: wasDisabled && !user.disabled, previousVersion, previousRole, promotedToAdministrator };
   }
 
   /** The users who carry each of these group names (membership lives on the users). */
@@ -324,10 +356,38 @@ export class UserRepository {
     return rows.map((row) => row.id);
   }
 
+  /** The person who is the platform administrator, if anyone is (DECISIONS 11). */
+  async findPlatformAdministrator(tx?: Transaction): Promise<{ id: string; user_name: string } | undefined> {
+    const [row] = await this.db.query<{ id: string; user_name: string }>('SELECT id, user_name FROM users WHERE platform_administrator', [], tx);
+    return row;
+  }
+
+  /**
+   * Hands the platform administrator role to the user `id` of `platformOrg`, in the caller's
+   * transaction: whoever holds it loses it, then `id` gets it (two statements, because the unique
+   * index is checked row by row). Answers the user, undefined when `platformOrg` has none with this id
+   * (the caller then rolls back), and the ids of the former holder.
+   */
+  async designatePlatformAdministrator(platformOrg: string, id: string, now: Date, tx: Transaction): Promise<{ user?: UserRow; previous: string[] }> {
+    const previous = await this.db.query<{ id: string }>(
+      `UPDATE users SET platform_administrator = false, updated_at = $2, version = version + 1
+        WHERE platform_administrator AND id <> $1 RETURNING id::text`,
+      [id, now],
+      tx,
+    );
+    const [user] = await this.db.query<UserRow>(
+      `UPDATE users AS u SET platform_administrator = true, updated_at = $2, version = version + 1
+        WHERE org_id = $3 AND id = $1 RETURNING ${USER_COLUMNS}`,
+      [id, now, platformOrg],
+      tx,
+    );
+    return { user, previous: previous.map((row) => row.id) };
+  }
+
   /** Locks the user's row for the transaction; answers what the grant rules compare (DECISIONS 5.3). */
   async lockInOrg(orgId: string, id: string, tx: Transaction): Promise<LockedUser | undefined> {
     const [row] = await this.db.query<LockedUser>(
-      'SELECT id, user_name, role, groups, disabled FROM users WHERE org_id = $1 AND id = $2 FOR UPDATE',
+      'SELECT id, user_name, role, groups, disabled, organization_administrator, platform_administrator FROM users WHERE org_id = $1 AND id = $2 FOR UPDATE',
       [orgId, id],
       tx,
     );
@@ -422,9 +482,28 @@ function userOf(row: UserRow): UserRow {
     has_password: row.has_password,
     certificate_thumbprints: row.certificate_thumbprints,
     certificate_pems: row.certificate_pems,
+    organization_administrator: row.organization_administrator,
+    platform_administrator: row.platform_administrator,
     disabled: row.disabled,
     created_at: row.created_at,
     updated_at: row.updated_at,
     version: row.version,
   };
+}
+
+/** The partial unique index that admits one platform administrator person (migration AddUserAdministrators). */
+const PLATFORM_ADMINISTRATOR_INDEX = 'users_one_platform_administrator';
+
+/** A write that made a second platform administrator person fails on the index: a 409 that says so; other errors pass. */
+export function platformAdministratorConflict(error: unknown): never {
+  throw isPgConstraint(error, PLATFORM_ADMINISTRATOR_INDEX) ? anotherPlatformAdministrator() : error;
+}
+
+function isPgConstraint(error: unknown, constraint: string): boolean {
+  return isPgError(error, PG_UNIQUE_VIOLATION) && (error as { constraint?: string }).constraint === constraint;
+}
+
+/** Another person holds the role at the moment of the write (the index decided, whoever checked before). */
+function anotherPlatformAdministrator(): DomainError {
+  return uniqueness('Another person is the platform administrator; there is only one. Remove it from them first, or hand it over with the command line.');
 }

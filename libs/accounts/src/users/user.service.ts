@@ -1,15 +1,27 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { Clock, DomainError, IfMatch, ScimSearch, invalidValue, notFound, preconditionFailed } from '@app/common';
+import { Clock, DomainError, IfMatch, ScimSearch, invalidValue, notFound, preconditionFailed, uniqueness } from '@app/common';
 import { AppConfig } from '@app/config';
 import { ChangeFeed, Database, Transaction } from '@app/persistence';
 import { Actor, AuditLog } from '@app/audit';
 import { AccountDependents } from '../account-dependents';
-import { GrantChange, GrantPolicy } from '../grant.policy';
+import { PLATFORM_ORG } from '../organizations/organization.service';
+import { GrantChange, GrantPolicy, GrantTarget } from '../grant.policy';
 import { parseCertificateUpload } from '../system-accounts/certificate-parser';
 import { CertificateRow } from '../certificates/certificate-store';
 import { PasswordHasher } from './password-hasher';
-import { LockedUser, UserChanges, UserEmail, UserNameParts, UserProfile, UserRepository, UserRow, UserSearchColumns, UserType } from './user.repository';
+import {
+  LockedUser,
+  platformAdministratorConflict,
+  UserChanges,
+  UserEmail,
+  UserNameParts,
+  UserProfile,
+  UserRepository,
+  UserRow,
+  UserSearchColumns,
+  UserType,
+} from './user.repository';
 
 /** userName: 1-128 characters of A-Z, a-z, 0-9, ".", "_", "@" and "-" (DECISIONS 11). */
 export const USER_NAME_PATTERN = /^[A-Za-z0-9._@-]{1,128}$/;
@@ -29,6 +41,10 @@ export interface CreateUserInput {
   profile?: UserProfile;
   /** Created disabled (a SCIM client may provision a user with `active: false`). */
   disabled?: boolean;
+  /** The organization's administrator (DECISIONS 11). */
+  organizationAdministrator?: boolean;
+  /** The platform administrator person: a user of the `platform` organization, and only one (DECISIONS 11). */
+  platformAdministrator?: boolean;
 }
 
 /**
@@ -67,8 +83,14 @@ export class UserService {
     }
     const userType = input.userType ?? 'cardholder';
     if (input.password !== undefined && userType === 'operator') throw operatorPassword();
+    if (input.platformAdministrator) requirePlatformOrganization(orgId);
     await this.grants.audited(orgId, actor, input.userName, async () =>
-      this.grants.check(actor, 'user', undefined, { role: input.role, groups: input.groups ?? [] }),
+      this.grants.check(actor, 'user', undefined, {
+        role: input.role,
+        groups: input.groups ?? [],
+        organizationAdministrator: input.organizationAdministrator,
+        platformAdministrator: input.platformAdministrator,
+      }),
     );
     // Hashed before the transaction: scrypt takes a while and must not hold a database connection.
     const passwordHash = input.password === undefined ? null : await this.hasher.hash(input.password);
@@ -87,6 +109,8 @@ export class UserService {
           externalId: input.externalId ?? null,
           profile: input.profile ?? {},
           disabled: input.disabled ?? false,
+          organizationAdministrator: input.organizationAdministrator ?? false,
+          platformAdministrator: input.platformAdministrator ?? false,
           passwordHash,
           now: this.clock.now(),
         },
@@ -110,6 +134,8 @@ export class UserService {
             groups: user.groups,
             hasPassword: user.has_password,
             ...(user.disabled ? { disabled: true } : {}),
+            ...(user.organization_administrator ? { organizationAdministrator: true } : {}),
+            ...(user.platform_administrator ? { platformAdministrator: true } : {}),
           },
         },
         tx,
@@ -162,20 +188,34 @@ export class UserService {
       throw new DomainError('MUTABILITY', `userType cannot be changed (it is "${current.user_type}"); create a new user instead.`);
     }
     if (password !== undefined && current.user_type === 'operator') throw operatorPassword();
+    if (changes.platformAdministrator) requirePlatformOrganization(orgId);
     // Hashed before the transaction: scrypt takes a while and must not hold a database connection.
     const passwordHash = password === undefined ? undefined : await this.hasher.hash(password);
     const updated = await this.grants.audited(orgId, actor, id, () =>
       this.db.transaction(async (tx) => {
-        await this.checkGrant(orgId, id, actor, { role: changes.role, groups: changes.groups === undefined ? undefined : (changes.groups ?? []) }, tx);
-        const result = await this.users.update(orgId, id, { ...changes, passwordHash }, this.clock.now(), tx);
+        await this.checkGrant(
+          orgId,
+          id,
+          actor,
+          {
+            role: changes.role,
+            groups: changes.groups === undefined ? undefined : (changes.groups ?? []),
+            organizationAdministrator: changes.organizationAdministrator,
+            platformAdministrator: changes.platformAdministrator,
+          },
+          tx,
+        );
+        if (changes.platformAdministrator) await this.refuseSecondPlatformAdministrator(id, tx);
+        const result = await this.users.update(orgId, id, { ...changes, passwordHash }, this.clock.now(), tx).catch(platformAdministratorConflict);
         if (!result) throw userNotFound(orgId, id);
-        const { reenabled, previousVersion, previousRole, ...user } = result;
+        const { reenabled, previousVersion, previousRole, promotedToAdministrator, ...user } = result;
         if (ifMatch && !ifMatch.matches(previousVersion)) throw preconditionFailed(`User ${id}`, previousVersion);
         await this.dependents.userWritten(user, 'updated', actor, tx);
         if (password !== undefined) await this.dependents.passwordChanged(user, actor, tx);
         // A promotion takes effect at the next sign-in (DECISIONS 3.4): a live token was got with the
         // factors the old role needed (a cardholder's password alone), never enough for the new one.
-        const promoted = user.role !== previousRole && this.grants.widens(previousRole, user.role);
+        // Becoming an administrator is a promotion too (administrators sign in with stronger factors, 3.5).
+        const promoted = (user.role !== previousRole && this.grants.widens(previousRole, user.role)) || promotedToAdministrator;
         const revokedTokens = reenabled || promoted ? await this.dependents.revokeTokens({ userId: user.id }, this.clock.now(), tx) : 0;
         const details: Record<string, unknown> = {
           userName: user.user_name,
@@ -184,6 +224,8 @@ export class UserService {
         if (changes.role !== undefined) details.role = user.role;
         if (changes.groups !== undefined) details.groups = user.groups;
         if (changes.disabled !== undefined) details.disabled = user.disabled;
+        if (changes.organizationAdministrator !== undefined) details.organizationAdministrator = user.organization_administrator;
+        if (changes.platformAdministrator !== undefined) details.platformAdministrator = user.platform_administrator;
         if (revokedTokens > 0) details.revokedTokens = revokedTokens;
         await this.audit.record(
           {
@@ -219,7 +261,7 @@ export class UserService {
       this.db.transaction(async (tx) => {
         const locked = await this.users.lockInOrg(orgId, id, tx);
         if (!locked) throw userNotFound(orgId, id);
-        this.grants.check(actor, 'user', locked, {});
+        this.grants.check(actor, 'user', grantTarget(locked), {});
         const held = await this.dependents.describeUserHoldings(orgId, id, tx);
         if (held.length > 0 && !options.force) {
           throw new DomainError(
@@ -345,7 +387,7 @@ export class UserService {
       this.db.transaction(async (tx) => {
         const locked = await this.users.lockInOrg(orgId, id, tx);
         if (!locked) throw userNotFound(orgId, id);
-        this.grants.check(actor, 'user', locked, {});
+        this.grants.check(actor, 'user', grantTarget(locked), {});
         return work(locked, tx);
       }),
     );
@@ -359,8 +401,70 @@ export class UserService {
     if (!actor.principal) return;
     const locked = await this.users.lockInOrg(orgId, id, tx);
     if (!locked) throw userNotFound(orgId, id);
-    this.grants.check(actor, 'user', locked, change);
+    this.grants.check(actor, 'user', grantTarget(locked), change);
   }
+
+  /**
+   * Makes the `platform` organization's user `id` the platform administrator person, taking the role
+   * from whoever held it, in one transaction (the command line's break-glass hand-over, DECISIONS 11).
+   * Like every promotion it revokes the new holder's live tokens; the former holder's demotion
+   * applies to their live tokens at once.
+   */
+  async designatePlatformAdministrator(id: string, actor: Actor): Promise<UserRow> {
+    if (!UUID.test(id)) throw userNotFound(PLATFORM_ORG, id);
+    return this.db.transaction(async (tx) => {
+      const now = this.clock.now();
+      const { user, previous } = await this.users.designatePlatformAdministrator(PLATFORM_ORG, id, now, tx).catch(platformAdministratorConflict);
+      if (!user) throw userNotFound(PLATFORM_ORG, id);
+      const revokedTokens = previous.includes(id) ? 0 : await this.dependents.revokeTokens({ userId: id }, now, tx);
+      const record = (target: string, details: Record<string, unknown>) =>
+        this.audit.record(
+          {
+            org: PLATFORM_ORG,
+            actor: actor.name,
+            action: 'user.update',
+            target,
+            outcome: 'success',
+            sourceAddress: actor.sourceAddress,
+            correlationId: actor.correlationId,
+            details,
+          },
+          tx,
+        );
+      for (const former of previous) await record(former, { changed: ['platformAdministrator'], platformAdministrator: false });
+      await record(id, {
+        userName: user.user_name,
+        changed: ['platformAdministrator'],
+        platformAdministrator: true,
+        ...(revokedTokens > 0 ? { revokedTokens } : {}),
+      });
+      this.changes.publishOnCommit(tx, 'subject', [id, ...previous]);
+      return user;
+    });
+  }
+
+  /** A clear 409 naming who holds the role; the unique index still decides between concurrent writes. */
+  private async refuseSecondPlatformAdministrator(id: string, tx: Transaction): Promise<void> {
+    const holder = await this.users.findPlatformAdministrator(tx);
+    if (holder && holder.id !== id) {
+      throw uniqueness(
+        `"${holder.user_name}" is the platform administrator, and there is only one: remove it from them first (PATCH platformAdministrator: false), or hand it over with the command line (user platform-administrator).`,
+      );
+    }
+  }
+}
+
+function requirePlatformOrganization(orgId: string): void {
+  if (orgId !== PLATFORM_ORG) {
+    throw invalidValue(
+      `platformAdministrator is only for a user of the platform organization ("${PLATFORM_ORG}"), not of "${orgId}"; make this user organizationAdministrator instead.`,
+    );
+  }
+}
+
+/** What the grant rules compare of a user, read under its row lock. */
+function grantTarget(locked: LockedUser): GrantTarget {
+  return { id: locked.id, role: locked.role, groups: locked.groups, platformAdministrator: locked.platform_administrator };
 }
 
 function operatorPassword(): DomainError {

@@ -3,6 +3,9 @@ import type { UserRow } from '@app/accounts';
 import { Scope } from '../authorization/permissions';
 import { RoleCatalog } from '../authorization/role-catalog';
 
+/** What the policy reads of a user: its type, role and administrator flags. */
+export type SignInSubject = Pick<UserRow, 'user_type' | 'role' | 'organization_administrator' | 'platform_administrator'>;
+
 /** What a user presents to sign in: the key of an enrolled certificate, or a password. */
 export type SignInFactor = 'certificate' | 'password';
 
@@ -16,7 +19,8 @@ export type SecondStep = { kind: 'otp' } | { kind: 'none' } | { kind: 'refused';
  * Who may sign in with which factor (DECISIONS 3.5), in one place for every way in (the token
  * endpoint's grants today, a hosted login later). A certificate is enough for anyone. A password
  * alone is enough only for a cardholder whose role grants no operator scope (nothing beyond
- * Scope.device): an operator, or a cardholder given an operator's role, signs in with a certificate.
+ * Scope.device) and who administers nothing: an operator, a cardholder given an operator's role,
+ * and an administrator (DECISIONS 11) sign in with a certificate.
  */
 @Injectable()
 export class SignInFactorPolicy {
@@ -26,8 +30,12 @@ export class SignInFactorPolicy {
    * Undefined when `factor` alone lets `user` sign in, else the refusal's description. Ask only after
    * the factor was verified: the description tells that the user exists (DECISIONS 3.1).
    */
-  refusal(user: Pick<UserRow, 'user_type' | 'role'>, factor: SignInFactor): string | undefined {
-    if (factor === 'certificate' || !this.isOperator(user)) return undefined;
+  refusal(user: SignInSubject, factor: SignInFactor): string | undefined {
+    if (factor === 'certificate') return undefined;
+    if (isAdministrator(user)) {
+      return 'Operators and administrators sign in with their certificate (jwt-bearer): the password grant is for cardholders only, and this user is an administrator.';
+    }
+    if (!this.isOperator(user)) return undefined;
     return (
       'Operators sign in with their certificate (jwt-bearer): the password grant is for cardholders only, ' +
       `and this user is ${user.user_type === 'operator' ? 'an operator' : `given the operator role "${user.role}"`}.`
@@ -41,12 +49,9 @@ export class SignInFactorPolicy {
    * setting allows it; operators and administrators always need the code or a smart card (a smart
    * card is a certificate: `refusal(user, 'certificate')` lets anyone in).
    */
-  secondStep(
-    user: Pick<UserRow, 'user_type' | 'role'> & { administrator?: boolean },
-    { holdsOneTimeCode, passwordOnlyAllowed }: { holdsOneTimeCode: boolean; passwordOnlyAllowed: boolean },
-  ): SecondStep {
+  secondStep(user: SignInSubject, { holdsOneTimeCode, passwordOnlyAllowed }: { holdsOneTimeCode: boolean; passwordOnlyAllowed: boolean }): SecondStep {
     if (holdsOneTimeCode) return { kind: 'otp' };
-    if (passwordOnlyAllowed && !this.isOperator(user) && !user.administrator) return { kind: 'none' };
+    if (passwordOnlyAllowed && !this.isOperator(user) && !isAdministrator(user)) return { kind: 'none' };
     return {
       kind: 'refused',
       description:
@@ -55,7 +60,12 @@ export class SignInFactorPolicy {
   }
 
   /** An operator by type, or by a role that grants any scope beyond a cardholder's Scope.device. */
-  private isOperator(user: Pick<UserRow, 'user_type' | 'role'>): boolean {
+  private isOperator(user: SignInSubject): boolean {
     return user.user_type === 'operator' || (this.roles.find(user.role)?.scopes ?? []).some((scope) => scope !== Scope.Device);
   }
+}
+
+/** An organization's or the platform's administrator (DECISIONS 11): never signs in with a password alone. */
+function isAdministrator(user: SignInSubject): boolean {
+  return user.organization_administrator || user.platform_administrator;
 }

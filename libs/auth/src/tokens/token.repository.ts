@@ -70,8 +70,8 @@ const FIND_STATE = prepared(
               COALESCE(a.client_id, u.user_name) AS subject_name,
               COALESCE(a.role, u.role) AS role,
               COALESCE(a.disabled, u.disabled) AS disabled,
-              COALESCE(a.organization_administrator, false) AS organization_administrator,
-              COALESCE(a.platform_administrator, false) AS platform_administrator,
+              COALESCE(a.organization_administrator, u.organization_administrator, false) AS organization_administrator,
+              COALESCE(a.platform_administrator, u.platform_administrator, false) AS platform_administrator,
               COALESCE(u.groups, '{}') AS groups,
               o.settings ->> 'applicationIdPolicy' AS application_id_policy
          FROM access_tokens t
