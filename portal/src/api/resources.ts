@@ -68,6 +68,7 @@ export interface AdminUser {
   groups: string[];
   displayName: string | null;
   active: boolean;
+  organizationAdministrator?: boolean;
   hasPassword: boolean;
   certificates: string[];
   meta: Meta;
@@ -99,4 +100,21 @@ export interface Organization {
   name: string;
   settings: Record<string, unknown>;
   meta: Meta;
+}
+
+export interface CertifiedApplication {
+  applicationId: string;
+  name: string | null;
+  created: string;
+}
+
+export interface CertificateAuthority {
+  id: string;
+  status: string;
+  mode: string;
+  generation: number;
+  keyAlgorithm: string;
+  subject: string;
+  certificate?: string;
+  notAfter?: string;
 }

@@ -1,10 +1,185 @@
-import { Stack, Text, Title } from '@mantine/core';
+import { Badge, Group, Pagination, Paper, SimpleGrid, Stack, Table, Text, TextInput, Title, UnstyledButton } from '@mantine/core';
+import { useDebouncedValue } from '@mantine/hooks';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { useParams } from '@tanstack/react-router';
+import { useState } from 'react';
+import { api, answer } from '../api/client';
+import type { paths } from '../api/schema';
 
+const PAGE = 25;
+const SEARCH_REQUEST = 'urn:ietf:params:scim:api:messages:2.0:SearchRequest' as const;
+
+type UserList = paths['/aims/rs/scim/v2/Users/.search']['post']['responses'][200]['content']['application/scim+json'];
+type WalletList = paths['/aims/rs/scim/v2/Wallet/.search']['post']['responses'][200]['content']['application/scim+json'];
+type User = UserList['Resources'][number];
+
+/** A SCIM string literal: the person's typing never becomes filter syntax. */
+const scimString = (text: string) => JSON.stringify(text);
+
+/**
+ * SCIM calls use the canonical path (/aims/rs/scim/v2): the session names the organization.
+ *
+ * The operators' desk: a user search that answers as one types (debounced; the server filters and
+ * pages, so it stays quick with 100,000 users), then the chosen user's wallet with its devices and
+ * credentials.
+ */
 export function DeskPage() {
+  const { org } = useParams({ from: '/$org/desk' });
+  const [typed, setTyped] = useState('');
+  const [search] = useDebouncedValue(typed.trim(), 200);
+  const [page, setPage] = useState(1);
+  const [chosen, setChosen] = useState<User | null>(null);
+  const users = useQuery({
+    queryKey: ['desk-users', org, search, page],
+    queryFn: () =>
+      answer<UserList>(
+        api.POST('/aims/rs/scim/v2/Users/.search', {
+          body: {
+            schemas: [SEARCH_REQUEST],
+            ...(search ? { filter: `userName sw ${scimString(search)}` } : {}),
+            sortBy: 'userName',
+            startIndex: (page - 1) * PAGE + 1,
+            count: PAGE,
+          },
+        }),
+      ),
+    placeholderData: keepPreviousData,
+  });
+  const total = users.data?.totalResults ?? 0;
   return (
     <Stack>
       <Title order={1}>Operators' desk</Title>
-      <Text>This screen is not built yet; the API serves it (see /api-docs).</Text>
+      <SimpleGrid cols={{ base: 1, md: 2 }}>
+        <Stack>
+          <TextInput
+            label="Find a user"
+            description="The beginning of their user name"
+            type="search"
+            value={typed}
+            onChange={(event) => {
+              setTyped(event.currentTarget.value);
+              setPage(1);
+            }}
+            data-autofocus
+          />
+          {users.error ? (
+            <Text c="red.8" role="alert">
+              {users.error.message}
+            </Text>
+          ) : null}
+          <Table highlightOnHover aria-label="Users found" aria-busy={users.isFetching}>
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>User name</Table.Th>
+                <Table.Th>Name</Table.Th>
+                <Table.Th>Type</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {users.data?.Resources.map((user) => (
+                <Table.Tr key={user.id} aria-selected={chosen?.id === user.id}>
+                  <Table.Td>
+                    <UnstyledButton onClick={() => setChosen(user)} td="underline">
+                      {user.userName}
+                    </UnstyledButton>
+                  </Table.Td>
+                  <Table.Td>{user.displayName ?? user.name?.formatted ?? ''}</Table.Td>
+                  <Table.Td>{user.userType}</Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+          <Group justify="space-between">
+            <Text size="sm" role="status">
+              {users.data ? `${total} users` : ''}
+            </Text>
+            <Pagination
+              total={Math.max(1, Math.ceil(total / PAGE))}
+              value={page}
+              onChange={setPage}
+              getControlProps={(control) => ({ 'aria-label': `${control} page` })}
+            />
+          </Group>
+        </Stack>
+        {chosen ? <WalletPanel org={org} user={chosen} /> : <Text c="dimmed">Choose a user to see their wallet.</Text>}
+      </SimpleGrid>
     </Stack>
+  );
+}
+
+function WalletPanel({ org, user }: { org: string; user: User }) {
+  const wallets = useQuery({
+    queryKey: ['desk-wallet', org, user.id],
+    queryFn: () =>
+      answer<WalletList>(
+        api.POST('/aims/rs/scim/v2/Wallet/.search', {
+          body: { schemas: [SEARCH_REQUEST], filter: `owner.value eq ${scimString(user.id)}` },
+        }),
+      ),
+  });
+  const wallet = wallets.data?.Resources[0];
+  return (
+    <Paper withBorder p="md" component="section" aria-labelledby="wallet-title">
+      <Stack>
+        <Title order={2} size="h3" id="wallet-title">
+          Wallet of {user.userName}
+        </Title>
+        {wallets.error ? (
+          <Text c="red.8" role="alert">
+            {wallets.error.message}
+          </Text>
+        ) : null}
+        {wallet ? (
+          <>
+            <Group>
+              <Text size="sm">Status</Text>
+              <Badge color="dark" variant="outline">
+                {wallet.status}
+              </Badge>
+            </Group>
+            <Title order={3} size="h4">
+              Devices
+            </Title>
+            {wallet.devices?.length ? (
+              <Table aria-label="Devices">
+                <Table.Tbody>
+                  {wallet.devices.map((device) => (
+                    <Table.Tr key={device.value}>
+                      <Table.Td>{device.display ?? device.value}</Table.Td>
+                      <Table.Td>
+                        <code>{device.value}</code>
+                      </Table.Td>
+                    </Table.Tr>
+                  ))}
+                </Table.Tbody>
+              </Table>
+            ) : (
+              <Text c="dimmed">No device.</Text>
+            )}
+            <Title order={3} size="h4">
+              Credentials
+            </Title>
+            {wallet.credentials?.length ? (
+              <Table aria-label="Credentials">
+                <Table.Tbody>
+                  {wallet.credentials.map((credential) => (
+                    <Table.Tr key={credential.value}>
+                      <Table.Td>{credential.type}</Table.Td>
+                      <Table.Td>
+                        <code>{credential.value}</code>
+                      </Table.Td>
+                    </Table.Tr>
+                  ))}
+                </Table.Tbody>
+              </Table>
+            ) : (
+              <Text c="dimmed">No credential.</Text>
+            )}
+          </>
+        ) : wallets.isSuccess ? (
+          <Text c="dimmed">No wallet.</Text>
+        ) : null}
+      </Stack>
+    </Paper>
   );
 }
