@@ -1,14 +1,24 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { createAdminAndPlainAccounts, createOrganization, createTestApp, platformAdminToken, TestApp } from './support';
+import {
+  IssuedPerson,
+  createAdminAndPlainAccounts,
+  createIssuingOrganization,
+  createOrganization,
+  createPersonWithCard,
+  createTestApp,
+  platformAdminToken,
+  signIn,
+  TestApp,
+} from './support';
 
 /**
  * The management portal as the service serves it at /portal/ (DECISIONS 17), against a small build
  * written here (the real one is driven in the browser suites): which path answers what, cached how,
  * under which security headers; and the whoami and sign-out routes it calls.
  */
-const INDEX = `<!doctype html><html lang="en"><head><meta name="csp-nonce" content="__CSP_NONCE__"><title>Portal</title>
+const INDEX = `<!doctype html><html lang="en"><head><meta name="csp-nonce" content="__CSP_NONCE__"><meta name="portal-session-org" content="__SESSION_ORG__"><title>Portal</title>
 <script type="module" crossorigin src="/portal/assets/index-Ab12Cd34.js"></script></head><body><div id="root"></div></body></html>`;
 const SCRIPT = `console.log(${JSON.stringify('x'.repeat(4096))});\n`;
 
@@ -47,10 +57,18 @@ describe('The management portal at /portal/', () => {
   let t: TestApp;
   const portalDir = join(process.env.TEST_RUN_DIR!, 'portal-serving-build');
 
+  let jane: IssuedPerson;
+  /** jane's session cookie, for the pages of her organization. */
+  let session: string;
+
   beforeAll(async () => {
     writeBuild(portalDir);
     t = await createTestApp({ env: { PORTAL_DIR: portalDir } });
-  });
+    const platform = await platformAdminToken(t.http);
+    await createIssuingOrganization(t, platform, 'acme', {});
+    jane = await createPersonWithCard(t, platform, 'acme', 'jane');
+    session = (await signIn(t, { org: 'acme', userName: jane.userName, password: jane.password, totpSecret: jane.totpSecret })).cookie;
+  }, 60_000);
   afterAll(() => t?.close());
 
   it('/portal redirects to /portal/, keeping the query', async () => {
@@ -66,19 +84,43 @@ describe('The management portal at /portal/', () => {
     const nonce = nonceOf(first.headers['content-security-policy']);
     expect(first.text).toContain(`<meta name="csp-nonce" content="${nonce}">`);
     expect(first.text).not.toContain('__CSP_NONCE__');
+    // No session: the page says so (the start page asks for the organization).
+    expect(first.text).toContain('<meta name="portal-session-org" content="">');
     const second = await t.bare.get('/portal/').expect(200);
     expect(nonceOf(second.headers['content-security-policy'])).not.toBe(nonce);
   });
 
-  it.each(['/portal/acme', '/portal/acme/system-accounts', '/portal/acme/system-accounts/acme-billing?tab=secrets', '/portal/index.html'])(
-    'a deep link (%s) reloads: index.html, uncached, with the headers',
+  it.each(['/portal/acme', '/portal/acme/system-accounts', '/portal/acme/system-accounts/acme-billing?tab=secrets', '/portal/globex/audit'])(
+    "a deep link (%s) reloads with a session: index.html, uncached, with the headers, naming the session's organization",
     async (path) => {
-      const answer = await t.bare.get(path).expect(200);
+      const answer = await t.bare.get(path).set('Cookie', session).expect(200);
       expect(answer.text).toContain('<div id="root">');
+      // Another organization's URL too: the portal shows its not-found page, knowing the session is in acme.
+      expect(answer.text).toContain('<meta name="portal-session-org" content="acme">');
       expect(answer.headers['cache-control']).toBe('no-store');
       expectPortalHeaders(answer.headers);
     },
   );
+
+  it.each(['/portal/acme', '/portal/acme/system-accounts/acme-billing?tab=secrets'])(
+    "an organization's page without a session (%s) goes to that organization's login page, to come back to it",
+    async (path) => {
+      const answer = await t.bare.get(path).expect(303);
+      const location = new URL(answer.headers.location, 'http://service');
+      expect(location.pathname).toBe('/authentication/customer/acme/login');
+      expect(location.searchParams.get('return_to')).toBe(path);
+      expect(answer.headers['cache-control']).toBe('no-store');
+      expectPortalHeaders(answer.headers);
+      // An ended or unknown session is no session.
+      await t.bare.get(path).set('Cookie', '__Host-Http-session=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA').expect(303);
+    },
+  );
+
+  it('/portal/index.html is the page too, never a file to download', async () => {
+    const answer = await t.bare.get('/portal/index.html').expect(200);
+    expect(answer.text).toContain('<div id="root">');
+    expect(answer.headers['cache-control']).toBe('no-store');
+  });
 
   it('a hashed asset is cached for a year, immutable, and sent gzip-compressed to those who accept it', async () => {
     const plain = await t.bare.get('/portal/assets/index-Ab12Cd34.js').set('Accept-Encoding', 'identity').expect(200);
@@ -122,7 +164,8 @@ describe('The management portal at /portal/', () => {
   );
 
   it('needs no Application-ID: a browser navigating to it sends none', async () => {
-    await t.bare.get('/portal/acme/audit').expect(200);
+    await t.bare.get('/portal/acme/audit').set('Cookie', session).expect(200);
+    await t.bare.get('/portal/').expect(200);
   });
 });
 

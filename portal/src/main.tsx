@@ -6,7 +6,7 @@ import { RouterProvider } from '@tanstack/react-router';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { createPortalRouter } from './router';
-import { theme } from './theme';
+import { cssVariablesResolver, theme } from './theme';
 
 // The CSP nonce of this page (the service writes it into index.html): Mantine puts it on every
 // <style> tag it injects, the only inline styles the portal's CSP allows.
@@ -22,6 +22,7 @@ createRoot(document.getElementById('root')!).render(
   <StrictMode>
     <MantineProvider
       theme={theme}
+      cssVariablesResolver={cssVariablesResolver}
       defaultColorScheme="auto"
       colorSchemeManager={localStorageColorSchemeManager({ key: 'portal-color-scheme' })}
       getStyleNonce={() => nonce}

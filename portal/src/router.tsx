@@ -4,7 +4,7 @@ import { Navigate } from '@tanstack/react-router';
 import { useQuery } from '@tanstack/react-query';
 import { ApiError } from './api/client';
 import { ErrorPage, ForbiddenPage, Loading, NotFoundPage } from './components/pages';
-import { signIn } from './session/sign-in';
+import { sessionOrganization, signIn } from './session/sign-in';
 import { can, whoamiQuery, type Screen } from './session/whoami';
 import { Shell } from './shell/shell';
 import { StartPage } from './start/start-page';
@@ -36,6 +36,9 @@ const organization = createRoute({
   path: '$org',
   beforeLoad: async ({ params, context }) => {
     if (!/^[A-Za-z0-9_]{1,64}$/.test(params.org)) throw notFound();
+    // Signed in to another organization: as the admin API answers, that organization is not found to them.
+    const sessionOrg = sessionOrganization();
+    if (sessionOrg !== undefined && sessionOrg !== params.org) throw notFound();
     try {
       await context.queryClient.ensureQueryData(whoamiQuery(params.org));
     } catch (error) {
@@ -44,7 +47,6 @@ const organization = createRoute({
         // The page is leaving for the login page; show nothing meanwhile.
         await new Promise(() => undefined);
       }
-      // Signed in to another organization: as the admin API answers, that organization is not found to them.
       if (error instanceof ApiError && error.status === 403) throw new ApiError(404, error.message);
       throw error;
     }

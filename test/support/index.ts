@@ -10,3 +10,4 @@ export * from './tcp-proxy';
 export * from './service-process';
 export * from './cards';
 export * from './sign-in';
+export * from './portal';

@@ -6,6 +6,7 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ResourceETagInterceptor, canonicalResourceSpelling, declareErrorResponses } from '@app/common';
 import { AppConfig } from '@app/config';
+import { SignInSessions, loginLocation } from '@app/auth';
 import { Loggers, Metrics } from '@app/observability';
 import { toErrorResponse } from './error-response';
 import { ServiceClosingError, ShutdownState } from './shutdown';
@@ -148,5 +149,10 @@ export async function configureApp(app: NestFastifyApplication, config: AppConfi
     );
     SwaggerModule.setup('api-docs', app, document);
   }
-  registerPortal(fastify, config.portalDir, logger);
+  const sessions = app.get(SignInSessions);
+  registerPortal(
+    fastify,
+    { portalDir: config.portalDir, sessionOrganization: async (request) => (await sessions.fromRequest(request))?.org ?? null, loginLocation },
+    logger,
+  );
 }

@@ -10,6 +10,14 @@ export const PORTAL_PATH = '/portal/';
 
 /** The placeholder in portal/index.html that each answer replaces with its own CSP nonce. */
 const NONCE_PLACEHOLDER = '__CSP_NONCE__';
+/** The placeholder replaced with the organization of the browser's session ('' without one). */
+const SESSION_ORG_PLACEHOLDER = '__SESSION_ORG__';
+
+/** A portal page names its organization first: /portal/{org}/... */
+const ORG_PAGE = /^([A-Za-z0-9_]{1,64})(?:\/|$)/;
+
+/** What the portal's pages need to know of the browser's session: its organization, or null without a live one. */
+export type SessionOrganization = (request: FastifyRequest) => Promise<string | null>;
 
 /** Vite writes content-hashed file names under assets/ (`index-B3x9kQ.js`): they never change. */
 const HASHED_ASSETS = 'assets/';
@@ -103,7 +111,15 @@ function acceptsGzip(request: FastifyRequest): boolean {
  * not-found page). index.html is never cached, since it names the current build's assets, and
  * carries a fresh CSP nonce each time; the hashed assets are cached for a year.
  */
-export function registerPortal(fastify: FastifyInstance, portalDir: string, logger: Logger): void {
+export function registerPortal(
+  fastify: FastifyInstance,
+  {
+    portalDir,
+    sessionOrganization,
+    loginLocation,
+  }: { portalDir: string; sessionOrganization: SessionOrganization; loginLocation: (org: string, returnTo: string) => string },
+  logger: Logger,
+): void {
   const built = existsSync(join(portalDir, 'index.html'));
   if (!built) logger.warn({ portalDir }, 'the management portal is not built: /portal/ answers 503 (npm start builds it)');
   const files = built ? readBuild(portalDir) : new Map<string, PortalFile>();
@@ -114,36 +130,34 @@ export function registerPortal(fastify: FastifyInstance, portalDir: string, logg
     void reply.redirect(`${PORTAL_PATH}${query >= 0 ? request.url.slice(query) : ''}`, 308);
   });
 
-  fastify.get('/portal/*', (request, reply) => {
+  fastify.get('/portal/*', async (request, reply) => {
     const nonce = randomBytes(16).toString('base64');
     securityHeaders(reply, nonce);
     const path = (request.params as { '*': string })['*'];
     const lastSegment = path.slice(path.lastIndexOf('/') + 1);
     if (lastSegment.includes('.') && path !== 'index.html') {
       const file = files.get(path);
-      if (!file) {
-        void reply.code(404).header('Cache-Control', 'no-store').type('text/plain; charset=utf-8').send(`No file ${PORTAL_PATH}${path} in the portal.\n`);
-        return;
-      }
+      if (!file)
+        return reply.code(404).header('Cache-Control', 'no-store').type('text/plain; charset=utf-8').send(`No file ${PORTAL_PATH}${path} in the portal.\n`);
       reply.header('Content-Type', file.type).header('Cache-Control', file.cacheControl);
-      if (file.gzip) {
-        reply.header('Vary', 'Accept-Encoding');
-        if (acceptsGzip(request)) {
-          void reply.header('Content-Encoding', 'gzip').send(file.gzip);
-          return;
-        }
-      }
-      void reply.send(file.body);
-      return;
+      if (!file.gzip) return reply.send(file.body);
+      reply.header('Vary', 'Accept-Encoding');
+      return acceptsGzip(request) ? reply.header('Content-Encoding', 'gzip').send(file.gzip) : reply.send(file.body);
     }
+    reply.header('Cache-Control', 'no-store');
     if (index === undefined) {
-      void reply
+      return reply
         .code(503)
-        .header('Cache-Control', 'no-store')
         .type('text/plain; charset=utf-8')
         .send('The management portal is not built. `npm start` builds it; to build it alone: npm --prefix portal run build\n');
-      return;
     }
-    void reply.header('Cache-Control', 'no-store').type('text/html; charset=utf-8').send(index.replaceAll(NONCE_PLACEHOLDER, nonce));
+    // An organization's page without a live session goes to that organization's login page at
+    // once, to come back here: the portal never starts only to be refused. The page tells the
+    // portal which organization the session is in, so that another organization's URL shows the
+    // not-found page without a refused call (DECISIONS 17).
+    const org = ORG_PAGE.exec(path)?.[1];
+    const sessionOrg = (await sessionOrganization(request)) ?? '';
+    if (org !== undefined && sessionOrg === '') return reply.redirect(loginLocation(org, request.url), 303);
+    return reply.type('text/html; charset=utf-8').send(index.replaceAll(NONCE_PLACEHOLDER, nonce).replaceAll(SESSION_ORG_PLACEHOLDER, sessionOrg));
   });
 }

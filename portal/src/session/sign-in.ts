@@ -30,3 +30,12 @@ export function noteApiCall(): void {
 export function lastApiCall(): number {
   return lastCall;
 }
+
+/**
+ * The organization of the browser's session, as the service wrote it into the page (DECISIONS 17),
+ * or undefined without one (or under the dev server, which writes nothing).
+ */
+export function sessionOrganization(): string | undefined {
+  const value = document.querySelector<HTMLMetaElement>('meta[name="portal-session-org"]')?.content ?? '';
+  return /^[A-Za-z0-9_]{1,64}$/.test(value) ? value : undefined;
+}

@@ -1,10 +1,15 @@
 import { Button, Center, Stack, Text, TextInput, Title } from '@mantine/core';
-import { useNavigate } from '@tanstack/react-router';
+import { Navigate } from '@tanstack/react-router';
 import { useState } from 'react';
+import { sessionOrganization } from '../session/sign-in';
 
-/** /portal/: the portal belongs to no organization of its own; the person names theirs. */
+/** /portal/: the portal belongs to no organization of its own; a signed-in person goes to theirs, anyone else names it. */
 export function StartPage() {
-  const navigate = useNavigate();
+  const signedIn = sessionOrganization();
+  return signedIn ? <Navigate to="/$org" params={{ org: signedIn }} replace /> : <ChooseOrganization />;
+}
+
+function ChooseOrganization() {
   const [org, setOrg] = useState('');
   const valid = /^[A-Za-z0-9_]{1,64}$/.test(org);
   return (
@@ -12,7 +17,8 @@ export function StartPage() {
       <form
         onSubmit={(event) => {
           event.preventDefault();
-          if (valid) void navigate({ to: '/$org', params: { org } });
+          // A page load, not a route change: the service sends a person without a session to the login page.
+          if (valid) window.location.assign(`/portal/${org}/`);
         }}
       >
         <Stack w={360}>
