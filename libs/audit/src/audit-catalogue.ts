@@ -92,6 +92,11 @@ export const AUDIT_CATALOGUE = {
   'group.create': { code: 73001, description: 'Group created' },
   'group.update': { code: 73002, description: 'Group renamed or its members changed' },
   'group.delete': { code: 73003, description: 'Group deleted' },
+  'session.request_refused': {
+    code: 74001,
+    description:
+      "A call with a person's session cookie was refused as a possible cross-site request forgery, and changed nothing (details: method, the failed rule, session id)",
+  },
   'device_policy.create': { code: 73101, description: 'Device policy created' },
   'device_policy.update': { code: 73102, description: 'Device policy changed' },
   'device_policy.delete': { code: 73103, description: 'Device policy deleted' },

@@ -34,6 +34,7 @@ import { UserSessionsController } from './sessions/user-sessions.controller';
 import { LoginFormProtection } from './sign-in/login-form-protection';
 import { LoginService } from './sign-in/login.service';
 import { OneTimeCodes } from './sign-in/one-time-codes';
+import { SessionAuthentication } from './sessions/session-authentication';
 
 /** The token service, client authentication, the global bearer guard, and the hosted login page with people's sessions. */
 @Module({
@@ -57,6 +58,7 @@ import { OneTimeCodes } from './sign-in/one-time-codes';
     LoginService,
     LoginFormProtection,
     OneTimeCodes,
+    SessionAuthentication,
     {
       provide: RoleCatalog,
       inject: [AppConfig],

@@ -1,6 +1,7 @@
 /**
- * Who is calling, as established by the bearer guard from a verified access token and the live
- * account row. Controllers read it with @CurrentPrincipal(); features never parse tokens.
+ * Who is calling, as established by the bearer guard from a verified access token (or, on the admin
+ * and credential-management APIs, a person's session cookie) and the live account row. Controllers
+ * read it with @CurrentPrincipal(); features never parse tokens or cookies.
  */
 export interface Principal {
   kind: 'system_account' | 'user';
@@ -12,8 +13,10 @@ export interface Principal {
   role: string;
   organizationAdministrator: boolean;
   platformAdministrator: boolean;
-  /** jti of the access token in use. */
-  tokenId: string;
+  /** jti of the access token in use; absent when a session cookie authenticated the request. */
+  tokenId?: string;
+  /** The person's browser session that authenticated the request (DECISIONS 11.1), when no token did. */
+  sessionId?: string;
   /** Groups of a user (Operator Dependent roles see only these); empty for system accounts. */
   groups: string[];
   /** The organization's Application-ID policy (DECISIONS 6). */

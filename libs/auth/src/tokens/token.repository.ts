@@ -24,6 +24,12 @@ export interface TokenState {
   application_id_policy: 'any' | 'certified' | null;
 }
 
+/** The subject part of a TokenState (no token): what a session's request is authorized by. */
+export type SubjectState = Omit<TokenState, 'issued_at' | 'expires_at' | 'first_used_at' | 'revoked_at'> & {
+  /** Users only: the factor policy reads it (a session opened with a password alone, DECISIONS 11.1). */
+  user_type?: 'operator' | 'cardholder';
+};
+
 export interface IssuedTokenRecord {
   jti: string;
   orgId: string;
@@ -80,6 +86,14 @@ const FIND_STATE = prepared(
          JOIN organizations o ON o.id = t.org_id
         WHERE t.jti = $1`,
 );
+/** A user's live state without a token: for a request a person's session authenticates (DECISIONS 11.1). */
+const FIND_USER_STATE = prepared(
+  'token-find-user-state',
+  `SELECT u.org_id, 'user' AS subject_kind, u.id AS subject_id, u.user_name AS subject_name, u.user_type, u.role, u.disabled,
+          u.organization_administrator, u.platform_administrator, u.groups, o.settings ->> 'applicationIdPolicy' AS application_id_policy
+     FROM users u JOIN organizations o ON o.id = u.org_id
+    WHERE u.id = $1 AND u.org_id = $2`,
+);
 const MARK_FIRST_USE = prepared('token-mark-first-use', 'UPDATE access_tokens SET first_used_at = $2 WHERE jti = $1 AND first_used_at IS NULL');
 /**
  * Remembers a batch of assertion jtis (arrays: owner, jti, expiry) and answers the pairs that were
@@ -134,6 +148,12 @@ export class TokenRepository {
 
   async findState(jti: string): Promise<TokenState | undefined> {
     const [row] = await this.db.query<TokenState>(FIND_STATE, [jti]);
+    return row;
+  }
+
+  /** The live state of the organization's user `userId`, as a token's would be, for a session's request. */
+  async findUserState(userId: string, orgId: string): Promise<SubjectState | undefined> {
+    const [row] = await this.db.query<SubjectState>(FIND_USER_STATE, [userId, orgId]);
     return row;
   }
 

@@ -28,16 +28,22 @@ export interface RouteFamily {
   scimMediaType: boolean;
   /** The caller must send Application-ID and Application-Version (DECISIONS 6). */
   applicationHeaders: boolean;
+  /**
+   * A person's session cookie authenticates the request when it has no Authorization header
+   * (DECISIONS 11.1): the admin and credential-management APIs, which the portal calls; never the
+   * token service (`/authentication/*`).
+   */
+  sessionCookie: boolean;
 }
 
 const FAMILIES: Readonly<Record<RouteFamilyName, RouteFamily>> = {
-  oauth: { name: 'oauth', oauthErrors: true, scimMediaType: false, applicationHeaders: false },
-  authentication: { name: 'authentication', oauthErrors: false, scimMediaType: false, applicationHeaders: false },
-  scim: { name: 'scim', oauthErrors: false, scimMediaType: true, applicationHeaders: true },
-  admin: { name: 'admin', oauthErrors: false, scimMediaType: false, applicationHeaders: true },
-  pki: { name: 'pki', oauthErrors: false, scimMediaType: false, applicationHeaders: false },
-  operations: { name: 'operations', oauthErrors: false, scimMediaType: false, applicationHeaders: false },
-  other: { name: 'other', oauthErrors: false, scimMediaType: false, applicationHeaders: true },
+  oauth: { name: 'oauth', oauthErrors: true, scimMediaType: false, applicationHeaders: false, sessionCookie: false },
+  authentication: { name: 'authentication', oauthErrors: false, scimMediaType: false, applicationHeaders: false, sessionCookie: false },
+  scim: { name: 'scim', oauthErrors: false, scimMediaType: true, applicationHeaders: true, sessionCookie: true },
+  admin: { name: 'admin', oauthErrors: false, scimMediaType: false, applicationHeaders: true, sessionCookie: true },
+  pki: { name: 'pki', oauthErrors: false, scimMediaType: false, applicationHeaders: false, sessionCookie: false },
+  operations: { name: 'operations', oauthErrors: false, scimMediaType: false, applicationHeaders: false, sessionCookie: false },
+  other: { name: 'other', oauthErrors: false, scimMediaType: false, applicationHeaders: true, sessionCookie: false },
 };
 
 const OAUTH = /^(?:\/oip)?\/authentication\/customer\/[^/?]+\/(?:token|introspect|revoke)\/?(?:\?|$)/;
