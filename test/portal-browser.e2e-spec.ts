@@ -57,8 +57,15 @@ describe('The management portal in a browser', () => {
     await page.goto(`${base}/portal/${ORG}/roles`);
     await page.waitForURL(/\/login\?/);
     expect(new URL(page.url()).searchParams.get('return_to')).toBe(`/portal/${ORG}/roles`);
-    await signInOnLoginPage(page, t, ada);
-    await page.waitForURL(`${base}/portal/${ORG}/roles`);
+    page.setDefaultTimeout(8000);
+    try {
+      await signInOnLoginPage(page, t, ada);
+      await page.waitForURL(`${base}/portal/${ORG}/roles`, { timeout: 8000 });
+    } catch (e) {
+      console.log('DEBUG', page.url(), problems, (await page.content()).slice(0, 3000));
+      await page.screenshot({ path: '/tmp/portal-debug.png' });
+      throw e;
+    }
     await page.getByRole('heading', { name: 'Roles', level: 1 }).waitFor();
     expect(await page.getByRole('cell', { name: 'Help Desk' }).isVisible()).toBe(true);
     expect(await accessibilityViolations(page)).toEqual([]);
