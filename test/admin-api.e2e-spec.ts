@@ -27,7 +27,13 @@ const ISO_MS_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const PUBLIC_BASE_URL = 'https://api.example.test';
 const AUTH_BASE_URL = 'https://auth.example.test';
 const DAY_MS = 86_400_000;
-const DEFAULT_SETTINGS = { automaticDeviceCreation: false, applicationIdPolicy: 'any', passwordGrant: true, passwordOnlySignIn: false, accessTokenLifetime: null };
+const DEFAULT_SETTINGS = {
+  automaticDeviceCreation: false,
+  applicationIdPolicy: 'any',
+  passwordGrant: true,
+  passwordOnlySignIn: false,
+  accessTokenLifetime: null,
+};
 
 describe('admin API (DECISIONS 11)', () => {
   let t: TestApp;
@@ -196,7 +202,13 @@ describe('admin API (DECISIONS 11)', () => {
 
     it('PUT settings replaces the settings and answers them; GET shows them', async () => {
       const id = await newOrg();
-      const settings = { automaticDeviceCreation: true, applicationIdPolicy: 'certified', passwordGrant: false, accessTokenLifetime: 600 };
+      const settings = {
+        automaticDeviceCreation: true,
+        applicationIdPolicy: 'certified',
+        passwordGrant: false,
+        passwordOnlySignIn: true,
+        accessTokenLifetime: 600,
+      };
       const response = await call('put', `/organizations/${id}/settings`, admin).send(settings);
       expect(response.status).toBe(200);
       expectJson(response);

@@ -137,15 +137,43 @@ describe('Hosted login page and sessions', () => {
     const form = await openForm();
     const wrong = await post(form, { step: 'password', userName: 'jane', password: 'not the password at all' });
     const unknown = await post(form, { step: 'password', userName: 'nobody', password: PASSWORD });
-    expect([wrong.status, unknown.status]).toEqual([400, 400]);
+    // The form again with its error: a page, 200, and no session.
+    expect([wrong.status, unknown.status]).toEqual([200, 200]);
+    expect(cookiePair(wrong.headers['set-cookie'], '__Host-Http-session')).toBeUndefined();
     expect(errorText(wrong.text)).toBe(errorText(unknown.text));
     expect(wrong.text).toContain('aria-describedby="login-error"');
     expect(wrong.text).toContain('role="alert"');
     const first = await post(form, { step: 'password', userName: 'jane', password: PASSWORD });
     const badCode = await post(form, { step: 'code', step_token: hiddenField(first.text, 'step_token')!, code: '000000' });
-    expect(badCode.status).toBe(400);
+    expect(badCode.status).toBe(200);
     expect(errorText(badCode.text)).toBe(errorText(wrong.text));
     expect(badCode.headers['set-cookie']).toBeUndefined();
+  });
+
+  it('locks a userName out from an address after repeated failures, audited, whether it exists or not', async () => {
+    // A new counting window: the failures of the tests before do not count.
+    t.clock.advance(301);
+    const form = await openForm();
+    for (const userName of ['locky', 'jane']) {
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const failed = await post(form, { step: 'password', userName, password: 'wrong password, again' });
+        expect(errorText(failed.text)).toContain('The sign-in did not succeed');
+      }
+      const locked = await post(form, { step: 'password', userName, password: PASSWORD });
+      expect(errorText(locked.text)).toMatch(/^Too many failed sign-ins\. Try again in \d+ (seconds|minutes)\.$/);
+      expect(locked.headers['retry-after']).toMatch(/^\d+$/);
+      expect(cookiePair(locked.headers['set-cookie'], '__Host-Http-session')).toBeUndefined();
+    }
+    const events = (await t.db.query("SELECT code, target, details FROM audit_events WHERE action = 'sign_in.lockout' ORDER BY occurred_at")).rows;
+    expect(events.map((e) => [e.code, e.target])).toEqual([
+      [82002, 'locky'],
+      [82002, 'jane'],
+    ]);
+    const failures = (await t.db.query("SELECT count(*)::int AS n FROM audit_events WHERE action = 'sign_in.fail' AND actor = 'locky'")).rows[0];
+    expect(failures.n).toBe(5);
+    // The counters end with their window.
+    t.clock.advance(301);
+    expect((await post(form, { step: 'password', userName: 'jane', password: PASSWORD })).text).toContain('name="step_token"');
   });
 
   it('refuses login CSRF: a cross-site POST, a foreign Origin, a missing or foreign form token', async () => {
@@ -169,12 +197,15 @@ describe('Hosted login page and sessions', () => {
     const steps = await Promise.all(forms.map((form) => post(form, { step: 'password', userName: 'race', password: PASSWORD })));
     const code = totpCode(person.totpSecret!, Math.floor(t.clock.now().getTime() / 30_000));
     const answers = await Promise.all(forms.map((form, i) => post(form, { step: 'code', step_token: hiddenField(steps[i].text, 'step_token')!, code })));
-    expect(answers.map((a) => a.status).sort()).toEqual([200, 400]);
+    const signedIn = answers.map((a) => cookiePair(a.headers['set-cookie'], '__Host-Http-session') !== undefined);
+    expect(signedIn.sort()).toEqual([false, true]);
+    expect(answers.map((a) => a.text.includes('role="alert"')).sort()).toEqual([false, true]);
     // Replayed later: refused too.
     const again = await openForm();
     const step = await post(again, { step: 'password', userName: 'race', password: PASSWORD });
     const replay = await post(again, { step: 'code', step_token: hiddenField(step.text, 'step_token')!, code });
-    expect(replay.status).toBe(400);
+    expect(cookiePair(replay.headers['set-cookie'], '__Host-Http-session')).toBeUndefined();
+    expect(errorText(replay.text)).toContain('The sign-in did not succeed');
   });
 
   it('ends the sessions of a user who is disabled, at once; re-enabling does not bring them back', async () => {
@@ -228,7 +259,7 @@ describe('Hosted login page and sessions', () => {
     await createCardholder(t, admin, ORG, 'plain', { password: PASSWORD });
     const form = await openForm();
     const refused = await post(form, { step: 'password', userName: 'plain', password: PASSWORD });
-    expect(refused.status).toBe(403);
+    expect(cookiePair(refused.headers['set-cookie'], '__Host-Http-session')).toBeUndefined();
     expect(errorText(refused.text)).toContain('one-time code or a smart card');
     const settings = await t.http.get(`/admin/v1/organizations/${ORG}`).auth(admin, { type: 'bearer' });
     await t.http

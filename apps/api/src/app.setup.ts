@@ -66,6 +66,11 @@ export function createAdapter(config: AppConfig): FastifyAdapter {
             cert: readFileSync(config.tlsCertFile!),
             key: readFileSync(config.tlsKeyFile!),
             minVersion: 'TLSv1.2' as const,
+            // Smart-card sign-in (DECISIONS 14.1): ask every client for a certificate, require none
+            // (a browser without a card still reaches the password form), accept any at the
+            // handshake; the login page checks it against the organization's CA.
+            requestCert: true,
+            rejectUnauthorized: false,
             ciphers: TLS_CIPHERS,
             honorCipherOrder: true,
           },

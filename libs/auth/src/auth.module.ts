@@ -35,6 +35,7 @@ import { LoginFormProtection } from './sign-in/login-form-protection';
 import { LoginService } from './sign-in/login.service';
 import { OneTimeCodes } from './sign-in/one-time-codes';
 import { SessionAuthentication } from './sessions/session-authentication';
+import { SmartCardLogons } from './sign-in/smart-card-logons';
 
 /** The token service, client authentication, the global bearer guard, and the hosted login page with people's sessions. */
 @Module({
@@ -59,6 +60,7 @@ import { SessionAuthentication } from './sessions/session-authentication';
     LoginFormProtection,
     OneTimeCodes,
     SessionAuthentication,
+    SmartCardLogons,
     {
       provide: RoleCatalog,
       inject: [AppConfig],
@@ -72,7 +74,7 @@ import { SessionAuthentication } from './sessions/session-authentication';
     { provide: APP_GUARD, useClass: ApplicationHeadersGuard },
     { provide: APP_GUARD, useClass: AccessGuard },
   ],
-  exports: [TokenService, JwsService, PurgeJob, RoleCatalog, OperatorDependentPolicy, SignInFactorPolicy, OneTimeCodes, AuthStoreModule],
+  exports: [TokenService, JwsService, PurgeJob, RoleCatalog, OperatorDependentPolicy, SignInFactorPolicy, OneTimeCodes, SmartCardLogons, AuthStoreModule],
 })
 export class AuthModule {
   constructor(grants: GrantPolicy, roles: RoleCatalog) {

@@ -17,3 +17,4 @@ export * from './sessions/sign-in-sessions';
 export * from './sign-in/one-time-codes';
 export { SignInSessionService, type SessionSummary } from './sessions/sign-in-session.service';
 export type { SessionEndReason } from './sessions/sign-in-session.repository';
+export * from './sign-in/smart-card-logons';

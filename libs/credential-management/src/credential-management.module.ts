@@ -1,6 +1,6 @@
 import { Module, Provider } from '@nestjs/common';
 import { AccountDependents, AccountsModule } from '@app/accounts';
-import { AuthModule, OneTimeCodes } from '@app/auth';
+import { AuthModule, OneTimeCodes, SmartCardLogons } from '@app/auth';
 import { DeviceContents, DeviceModule, DeviceStoreModule } from '@app/device';
 import { Clock, DataCipher } from '@app/common';
 import { AppConfig } from '@app/config';
@@ -12,6 +12,7 @@ import { ContentRequestSweepJob } from './content-requests/content-request-sweep
 import { ContentRequestsController } from './content-requests/content-requests.controller';
 import { CredentialFollower } from './credentials/credential-follower';
 import { OneTimeCodeCredentials } from './credentials/one-time-code-credentials';
+import { SmartCardLogonCredentials } from './credentials/smart-card-logon-credentials';
 import { DeviceFlowPresenter } from './device-flows/device-flow.presenter';
 import { DeviceFlowRepository } from './device-flows/device-flow.repository';
 import { DeviceFlowService } from './device-flows/device-flow.service';
@@ -140,6 +141,7 @@ export class CredentialManagementStoreModule {
     ContentRequestSweepJob,
     CredentialFollower,
     OneTimeCodeCredentials,
+    SmartCardLogonCredentials,
     SyncSessionRepository,
     SyncSessionService,
     DeviceFlowRepository,
@@ -158,10 +160,19 @@ export class CredentialManagementStoreModule {
   ],
 })
 export class CredentialManagementModule {
-  constructor(contents: DeviceContents, credentials: CredentialRepository, codes: OneTimeCodes, oathCredentials: OneTimeCodeCredentials) {
+  constructor(
+    contents: DeviceContents,
+    credentials: CredentialRepository,
+    codes: OneTimeCodes,
+    oathCredentials: OneTimeCodeCredentials,
+    smartCards: SmartCardLogons,
+    logonCertificates: SmartCardLogonCredentials,
+  ) {
     // A device shows its credentials and its policy (CREDENTIAL-MANAGEMENT.md "Resources", Device row); this library holds them.
     contents.register((orgId, deviceIds) => credentials.onDevices(orgId, deviceIds));
     // The hosted login page's one-time codes are the OATH TOTP credentials this library issues (DECISIONS 14.1).
     codes.register(oathCredentials);
+    // And its smart cards are the certificate credentials this library issues into wallets.
+    smartCards.register(logonCertificates);
   }
 }

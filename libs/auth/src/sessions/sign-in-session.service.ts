@@ -184,7 +184,10 @@ export class SignInSessionService extends SignInSessions {
     return tx ? work(tx) : this.db.transaction(work);
   }
 
-  /** Ends the smart-card sessions opened with a certificate that was revoked or put on hold. */
+  /**
+   * Ends the smart-card sessions opened with a certificate that was revoked or put on hold, in the
+   * transaction that changed it (credential management's device moves and superseding issuance).
+   */
   async endAllOfCertificate(orgId: string, serial: string, actor: Actor, tx?: Transaction): Promise<number> {
     const work = async (t: Transaction) => {
       const ended = await this.sessions.endAllOfCertificate(orgId, serial, this.clock.now(), t);

@@ -44,7 +44,7 @@ function page({ title, organizationName }: PageFrame, body: string): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>${escapeHtml(title)} - ${escapeHtml(organizationName)}</title>
 <link rel="stylesheet" href="${LOGIN_STYLESHEET_PATH}">
 </head>

@@ -10,6 +10,9 @@ import { FORM_COOKIE, LoginFormProtection } from './login-form-protection';
 import { LOGIN_STYLESHEET, LOGIN_STYLESHEET_PATH, PageFrame, codeForm, messagePage, passwordForm, signedInPage } from './login-page';
 import { LoginOutcome, LoginService } from './login.service';
 import { safeReturnTo } from './return-to';
+import { presentedCertificate, trustedPeers } from './client-certificate';
+import { AppConfig } from '@app/config';
+import type { BlockList } from 'node:net';
 
 /**
  * The login page's CSP (DECISIONS 14.3): nothing but this service's stylesheet, no script at all, no
@@ -31,12 +34,17 @@ type Headers_ = Record<string, string | string[] | undefined>;
 @Public()
 @Controller()
 export class LoginController {
+  private readonly trustedProxies: BlockList;
+
   constructor(
     private readonly login: LoginService,
     private readonly sessions: SignInSessionService,
     private readonly forms: LoginFormProtection,
     private readonly organizations: OrganizationService,
-  ) {}
+    config: AppConfig,
+  ) {
+    this.trustedProxies = trustedPeers(config.trustedProxies);
+  }
 
   @Get(LOGIN_STYLESHEET_PATH.slice(1))
   stylesheet(@Res() reply: FastifyReply): void {
@@ -97,7 +105,7 @@ export class LoginController {
       const outcome = await this.login.withCode(org, step, params.code, origin);
       if (outcome.kind === 'failed') {
         const view = { frame, action: loginPath(org), formToken: this.forms.formToken(org, formCookie), returnTo, userName: step.userName };
-        return this.html(reply, 400, codeForm({ ...view, stepToken: params.step_token!, error: outcome.message }));
+        return this.html(reply, 200, codeForm({ ...view, stepToken: params.step_token!, error: outcome.message }));
       }
       return this.answer(reply, org, frame, formCookie, returnTo, outcome, step.userName);
     }
@@ -111,6 +119,29 @@ export class LoginController {
       );
     }
     return this.answer(reply, org, frame, formCookie, returnTo, outcome, params.userName);
+  }
+
+  /** The smart card's way in (DECISIONS 14.1): the client certificate of the TLS handshake, or of a trusted proxy's header. */
+  @Post('authentication/customer/:org/login/certificate')
+  @Audited('sign_in.success', 'sign_in.fail', 'sign_in.lockout')
+  @HttpCode(200)
+  async submitCertificate(
+    @Param('org') org: string,
+    @Headers() headers: Headers_,
+    @Body() body: unknown,
+    @SourceAddress() sourceAddress: string,
+    @CorrelationId() correlationId: string,
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    const frame = await this.frame(org);
+    if (!frame) return this.unknownOrganization(reply, org);
+    const params = formParams(body);
+    const checked = this.checkForm(org, headers, params, request, reply);
+    if (!checked.ok) return this.html(reply, 403, passwordForm({ ...this.formView(org, frame, checked.formCookie, params.return_to), error: REFUSED_FORM }));
+    const certificate = presentedCertificate(request, this.trustedProxies);
+    const outcome = await this.login.withCertificate(org, certificate, { sourceAddress, correlationId, userAgent: single(headers['user-agent']) });
+    return this.answer(reply, org, frame, checked.formCookie, params.return_to, outcome, undefined);
   }
 
   @Post('authentication/customer/:org/logout')
@@ -187,13 +218,14 @@ export class LoginController {
   ): Promise<void> {
     const view = { ...this.formView(org, frame, formCookie, returnTo), userName };
     switch (outcome.kind) {
+      // A failed sign-in is the form again with its error, 200 as a page (a browser reports an error
+      // status of a page it shows as a console error); the lockout still says Retry-After.
       case 'failed':
-        return this.html(reply, 400, passwordForm({ ...view, error: outcome.message }));
       case 'refused':
-        return this.html(reply, 403, passwordForm({ ...view, error: outcome.message }));
+        return this.html(reply, 200, passwordForm({ ...view, error: outcome.message }));
       case 'locked':
         reply.header('Retry-After', outcome.retryAfter);
-        return this.html(reply, 429, passwordForm({ ...view, error: outcome.message }));
+        return this.html(reply, 200, passwordForm({ ...view, error: outcome.message }));
       case 'signed-in': {
         reply.header('Set-Cookie', sessionCookie(outcome.cookieValue));
         const target = safeReturnTo(org, returnTo);
@@ -262,7 +294,13 @@ export class LoginController {
   }
 
   private formView(org: string, frame: PageFrame, formCookie: string, returnTo: string | undefined) {
-    return { frame, action: loginPath(org), formToken: this.forms.formToken(org, formCookie), returnTo: returnTo?.slice(0, 4096) };
+    return {
+      frame,
+      action: loginPath(org),
+      certificateAction: `${loginPath(org)}/certificate`,
+      formToken: this.forms.formToken(org, formCookie),
+      returnTo: returnTo?.slice(0, 4096),
+    };
   }
 
   private async frame(org: string): Promise<PageFrame | undefined> {
@@ -289,7 +327,7 @@ export class LoginController {
       .header('Pragma', 'no-cache')
       .header('Content-Security-Policy', LOGIN_CSP)
       .header('X-Frame-Options', 'DENY')
-      .header('Referrer-Policy', 'no-referrer')
+      .header('Referrer-Policy', 'same-origin')
       .send(body);
   }
 }

@@ -8,6 +8,7 @@ import { SignInSessionService } from '../sessions/sign-in-session.service';
 import { AuthenticationMethod, SignInSession } from '../sessions/sign-in-sessions';
 import type { PasswordStep } from './login-form-protection';
 import { OneTimeCodes } from './one-time-codes';
+import { SmartCardLogons } from './smart-card-logons';
 
 /** The one message of every failed sign-in (DECISIONS 14.1): it tells nobody which part was wrong, or whether the user exists. */
 export const GENERIC_FAILURE = 'The sign-in did not succeed. Check your user name, password and code, and try again.';
@@ -46,6 +47,7 @@ export class LoginService {
     private readonly passwords: PasswordHasher,
     private readonly factors: SignInFactorPolicy,
     private readonly codes: OneTimeCodes,
+    private readonly smartCards: SmartCardLogons,
     private readonly lockout: LockoutService,
     private readonly sessions: SignInSessionService,
     private readonly clock: Clock,
@@ -88,6 +90,27 @@ export class LoginService {
     return this.open(user, ['pwd', 'otp'], origin);
   }
 
+  /**
+   * A smart card: the client certificate the TLS handshake (or a trusted proxy) presented. Failures
+   * count per address (no userName was claimed) and are audited with the refusal's reason.
+   */
+  async withCertificate(org: string, certificate: Buffer | undefined, origin: Origin): Promise<FinalOutcome> {
+    const locked = await this.locked(undefined, origin.sourceAddress);
+    if (locked) return locked;
+    if (!certificate) {
+      await this.record('no_certificate', undefined, undefined, org, origin, 'certificate');
+      return { kind: 'failed', message: 'Your browser presented no smart card certificate. Insert your card and try again, or sign in with your password.' };
+    }
+    const holder = await this.smartCards.holderOf(org, certificate, this.clock.now());
+    if ('refusal' in holder) return this.failed(`certificate_refused: ${holder.refusal}`, undefined, undefined, org, origin, 'certificate');
+    const user = await this.users.findInOrg(org, holder.userId);
+    if (!user || user.disabled) return this.failed('disabled', undefined, user?.user_name, org, origin, 'certificate');
+    // A certificate is enough for anyone (SignInFactorPolicy); asked all the same, so the rule stays in one place.
+    const refusal = this.factors.refusal(user, 'certificate');
+    if (refusal) return this.failed('factor_refused', undefined, user.user_name, org, origin, 'certificate');
+    return this.open(user, ['sc', 'hwk'], origin, holder.serial);
+  }
+
   private async open(user: UserRow, amr: AuthenticationMethod[], origin: Origin, certificateSerial?: string): Promise<FinalOutcome> {
     const { cookieValue, session } = await this.sessions.open(
       { orgId: user.org_id, userId: user.id, userName: user.user_name, amr, certificateSerial },
@@ -113,8 +136,8 @@ export class LoginService {
 
   private async failed(
     reason: string,
-    subject: string,
-    claimed: string,
+    subject: string | undefined,
+    claimed: string | undefined,
     org: string,
     origin: Origin,
     step: 'password' | 'code' | 'certificate',

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AuditLog, byActor } from '@app/audit';
+import { SignInSessionService } from '@app/auth';
 import { Clock } from '@app/common';
 import { DeviceMove, DeviceMoveListeners } from '@app/device';
 import { Transaction } from '@app/persistence';
@@ -43,6 +44,7 @@ export class CredentialFollower {
     private readonly policies: PolicyService,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
+    private readonly signInSessions: SignInSessionService,
     listeners: DeviceMoveListeners,
   ) {
     listeners.register((move, tx) => this.follow(move, tx));
@@ -74,6 +76,8 @@ export class CredentialFollower {
       );
     }
     const serials = following.map((c) => c.certificate_serial).filter((serial): serial is string => serial !== null);
-    await this.ca.changeWithin(move.orgId, serials, rule.certificate, reason, move.actor, tx);
+    const changed = await this.ca.changeWithin(move.orgId, serials, rule.certificate, reason, move.actor, tx);
+    // A smart-card certificate revoked or put on hold ends the sessions it opened, with this commit (DECISIONS 14.2).
+    if (rule.certificate !== 'good') for (const serial of changed) await this.signInSessions.endAllOfCertificate(move.orgId, serial, move.actor, tx);
   }
 }

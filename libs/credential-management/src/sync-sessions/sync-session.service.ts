@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { OrganizationService, UserRow, UserService } from '@app/accounts';
 import { Actor, AuditLog, byActor } from '@app/audit';
-import { OperatorDependentPolicy } from '@app/auth';
+import { OperatorDependentPolicy, SignInSessionService } from '@app/auth';
 import { Clock, DataCipher, DomainError, Principal, invalidValue, parseBody } from '@app/common';
 import { CompletionMove, DeviceContents, DeviceStatus, RequestedDevices, TargetDevice } from '@app/device';
 import { Database, PG_UNIQUE_VIOLATION, Transaction, isPgError } from '@app/persistence';
@@ -75,6 +75,7 @@ export class SyncSessionService {
     private readonly operatorDependent: OperatorDependentPolicy,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
+    private readonly signInSessions: SignInSessionService,
   ) {}
 
   async execute(principal: Principal, body: unknown, actor: Actor, scope: RequestScope = {}): Promise<SyncOutcome> {
@@ -337,7 +338,10 @@ export class SyncSessionService {
         tx,
       );
     }
-    return this.ca.changeWithin(org, serialsOf(revoking), 'revoked', reason, actor, tx);
+    const revoked = await this.ca.changeWithin(org, serialsOf(revoking), 'revoked', reason, actor, tx);
+    // A superseded smart-card certificate signs nobody in any more: its sessions end with this commit (DECISIONS 14.2).
+    for (const serial of revoked) await this.signInSessions.endAllOfCertificate(org, serial, actor, tx);
+    return revoked;
   }
 
   private async record(
