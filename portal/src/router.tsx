@@ -4,7 +4,7 @@ import { Navigate } from '@tanstack/react-router';
 import { useQuery } from '@tanstack/react-query';
 import { ApiError } from './api/client';
 import { ErrorPage, ForbiddenPage, Loading, NotFoundPage } from './components/pages';
-import { sessionOrganization, signIn } from './session/sign-in';
+import { isOwnOrganization, signIn } from './session/sign-in';
 import { can, whoamiQuery, type Screen } from './session/whoami';
 import { Shell } from './shell/shell';
 import { StartPage } from './start/start-page';
@@ -35,10 +35,9 @@ const organization = createRoute({
   getParentRoute: () => root,
   path: '$org',
   beforeLoad: async ({ params, context }) => {
-    if (!/^[A-Za-z0-9_]{1,64}$/.test(params.org)) throw notFound();
-    // Signed in to another organization: as the admin API answers, that organization is not found to them.
-    const sessionOrg = sessionOrganization();
-    if (sessionOrg !== undefined && sessionOrg !== params.org) throw notFound();
+    // Signed in to another organization: as the admin API answers, that organization is not found
+    // to them. The shell shows the not-found page; nothing is asked of the service.
+    if (!isOwnOrganization(params.org)) return;
     try {
       await context.queryClient.ensureQueryData(whoamiQuery(params.org));
     } catch (error) {
@@ -56,10 +55,6 @@ const organization = createRoute({
   errorComponent: ({ error, reset }) => <ErrorPage error={error} reset={reset} />,
 });
 
-function notFound(): ApiError {
-  return new ApiError(404, 'Not found');
-}
-
 /** The first screen the person may open. */
 function Home() {
   const { org } = useParams({ from: '/$org/' });
@@ -72,10 +67,17 @@ function Home() {
 
 const home = createRoute({ getParentRoute: () => organization, path: '/', component: Home });
 
-/** A screen of the organization opens only for those the menu offers it to. */
-async function onlyFor(name: Screen, { params, context }: { params: { org: string }; context: { queryClient: QueryClient } }) {
-  const whoami = await context.queryClient.ensureQueryData(whoamiQuery(params.org));
-  if (!can(whoami, name)) throw new ApiError(403, 'Your role does not reach this screen.');
+/**
+ * A screen of the organization opens only for those the menu offers it to; anyone else sees the
+ * forbidden page (rendered, not thrown: a refusal is an answer, not an error).
+ */
+function onlyFor(name: Screen, Screen: () => React.ReactNode) {
+  return function Guarded() {
+    const { org } = useParams({ strict: false }) as { org: string };
+    const { data: whoami } = useQuery(whoamiQuery(org));
+    if (!whoami) return <Loading />;
+    return can(whoami, name) ? <Screen /> : <ForbiddenPage />;
+  };
 }
 
 const screenOptions = {
@@ -87,27 +89,24 @@ const screenOptions = {
 const systemAccounts = createRoute({
   ...screenOptions,
   path: 'system-accounts',
-  beforeLoad: (load) => onlyFor('system-accounts', load),
-  component: SystemAccountsPage,
+  component: onlyFor('system-accounts', SystemAccountsPage),
 });
 const systemAccount = createRoute({
   getParentRoute: () => organization,
   path: 'system-accounts/$clientId',
-  beforeLoad: (load) => onlyFor('system-accounts', load),
-  component: SystemAccountPage,
+  component: onlyFor('system-accounts', SystemAccountPage),
   pendingComponent: screenOptions.pendingComponent,
   errorComponent: screenOptions.errorComponent,
 });
-const users = createRoute({ ...screenOptions, path: 'users', beforeLoad: (load) => onlyFor('users', load), component: UsersPage });
-const desk = createRoute({ ...screenOptions, path: 'desk', beforeLoad: (load) => onlyFor('desk', load), component: DeskPage });
-const requests = createRoute({ ...screenOptions, path: 'requests', beforeLoad: (load) => onlyFor('requests', load), component: RequestsPage });
-const audit = createRoute({ ...screenOptions, path: 'audit', beforeLoad: (load) => onlyFor('audit', load), component: AuditPage });
-const roles = createRoute({ ...screenOptions, path: 'roles', beforeLoad: (load) => onlyFor('roles', load), component: RolesPage });
+const users = createRoute({ ...screenOptions, path: 'users', component: onlyFor('users', UsersPage) });
+const desk = createRoute({ ...screenOptions, path: 'desk', component: onlyFor('desk', DeskPage) });
+const requests = createRoute({ ...screenOptions, path: 'requests', component: onlyFor('requests', RequestsPage) });
+const audit = createRoute({ ...screenOptions, path: 'audit', component: onlyFor('audit', AuditPage) });
+const roles = createRoute({ ...screenOptions, path: 'roles', component: onlyFor('roles', RolesPage) });
 const organizationSettings = createRoute({
   ...screenOptions,
   path: 'organization',
-  beforeLoad: (load) => onlyFor('organization', load),
-  component: OrganizationPage,
+  component: onlyFor('organization', OrganizationPage),
 });
 
 const routeTree = root.addChildren([

@@ -1,4 +1,5 @@
-import { Alert, Button, Code, CopyButton, Group, Stack, Text } from '@mantine/core';
+import { Button, Code, CopyButton, Group, Stack, Text } from '@mantine/core';
+import { Notice } from './notice';
 
 /**
  * A secret value shown once: it lives only in the dialog that shows it (never in a query cache or a
@@ -7,9 +8,9 @@ import { Alert, Button, Code, CopyButton, Group, Stack, Text } from '@mantine/co
 export function OneTimeSecret({ label, value, expiresAt }: { label: string; value: string; expiresAt: string }) {
   return (
     <Stack gap="xs">
-      <Alert color="orange" title="Copy the secret now">
-        It is shown only this once. Store it where the client reads its configuration.
-      </Alert>
+      <Notice title="Copy the secret now">
+        <Text size="sm">It is shown only this once. Store it where the client reads its configuration.</Text>
+      </Notice>
       <Text size="sm" fw={500} id="one-time-secret-label">
         {label}
       </Text>

@@ -1,4 +1,4 @@
-import { Badge, Group, Pagination, Paper, SimpleGrid, Stack, Table, Text, TextInput, Title, UnstyledButton } from '@mantine/core';
+import { Group, Pagination, Paper, SimpleGrid, Stack, Table, Text, TextInput, Title, UnstyledButton } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useParams } from '@tanstack/react-router';
@@ -91,7 +91,7 @@ export function DeskPage() {
           </Table>
           <Group justify="space-between">
             <Text size="sm" role="status">
-              {users.data ? `${total} users` : ''}
+              {users.data ? `${total} ${total === 1 ? 'user' : 'users'}` : ''}
             </Text>
             <Pagination
               total={Math.max(1, Math.ceil(total / PAGE))}
@@ -133,9 +133,7 @@ function WalletPanel({ org, user }: { org: string; user: User }) {
           <>
             <Group>
               <Text size="sm">Status</Text>
-              <Badge color="dark" variant="outline">
-                {wallet.status}
-              </Badge>
+              <Text fw={600}>{wallet.status}</Text>
             </Group>
             <Title order={3} size="h4">
               Devices

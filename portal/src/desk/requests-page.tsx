@@ -29,7 +29,8 @@ export function RequestsPage() {
   const queryClient = useQueryClient();
   const [status, setStatus] = useState<string | null>('requested');
   const [selected, setSelected] = useState<string[]>([]);
-  const [results, setResults] = useState<Record<string, string>>({});
+  /** What each action did, by request: kept after the list changes (an approved request leaves the "requested" list). */
+  const [results, setResults] = useState<Record<string, { label: string; outcome: string }>>({});
   const [working, setWorking] = useState(false);
   const requests = useQuery({
     queryKey: ['requests', org, status],
@@ -46,15 +47,18 @@ export function RequestsPage() {
         }),
       ),
   });
+  const labelOf = (request: ContentRequest) => `${request.type} for ${request.wallet?.display ?? request.id}`;
   const act = async (action: 'approve' | 'deny', ids: string[]) => {
     setWorking(true);
-    const outcome: Record<string, string> = {};
+    const outcome: Record<string, { label: string; outcome: string }> = {};
     for (const id of ids) {
+      const request = requests.data?.Resources.find((r) => r.id === id);
+      const label = request ? labelOf(request) : id;
       try {
         await answer(api.POST(`/aims/rs/scim/v2/ContentRequest/{id}/${action}`, { params: { path: { id } }, body: {} }));
-        outcome[id] = action === 'approve' ? 'Approved' : 'Denied';
+        outcome[id] = { label, outcome: action === 'approve' ? 'approved' : 'denied' };
       } catch (error) {
-        outcome[id] = error instanceof ApiError ? `Refused: ${error.message}` : String(error);
+        outcome[id] = { label, outcome: `refused: ${error instanceof ApiError ? error.message : String(error)}` };
       }
     }
     setResults((previous) => ({ ...previous, ...outcome }));
@@ -75,6 +79,15 @@ export function RequestsPage() {
           Deny selected
         </Button>
       </Group>
+      {Object.keys(results).length > 0 ? (
+        <Stack gap={2} role="status" aria-label="Results">
+          {Object.entries(results).map(([id, result]) => (
+            <Text key={id} size="sm">
+              {result.label}: {result.outcome}
+            </Text>
+          ))}
+        </Stack>
+      ) : null}
       {requests.error ? (
         <Text c="red.8" role="alert">
           {requests.error.message}
@@ -99,7 +112,7 @@ export function RequestsPage() {
         <Table.Tbody>
           {rows.map((request) => {
             const refusal = fourEyes(request, whoami.name);
-            const label = `${request.type} for ${request.wallet?.display ?? request.id}`;
+            const label = labelOf(request);
             return (
               <Table.Tr key={request.id}>
                 <Table.Td>
@@ -114,14 +127,7 @@ export function RequestsPage() {
                 <Table.Td>{request.wallet?.display}</Table.Td>
                 <Table.Td>{request.requestedBy}</Table.Td>
                 <Table.Td>{request.meta?.created ? new Date(request.meta.created).toLocaleString() : ''}</Table.Td>
-                <Table.Td>
-                  {request.status}
-                  {results[request.id] ? (
-                    <Text size="sm" role="status">
-                      {results[request.id]}
-                    </Text>
-                  ) : null}
-                </Table.Td>
+                <Table.Td>{request.status}</Table.Td>
                 <Table.Td>
                   {request.status === 'requested' ? (
                     <Group gap="xs" wrap="nowrap">

@@ -1,4 +1,4 @@
-import { Badge, Group, Stack, Table, Text, Title } from '@mantine/core';
+import { Code, Group, Stack, Table, Text, Title } from '@mantine/core';
 import { useSuspenseQuery } from '@tanstack/react-query';
 import { rolesQuery } from '../system-accounts/queries';
 
@@ -28,9 +28,7 @@ export function RolesPage() {
               <Table.Td>
                 <Group gap={4}>
                   {role.permissions.map((permission) => (
-                    <Badge key={permission} variant="outline" color="dark" tt="none">
-                      {permission}
-                    </Badge>
+                    <Code key={permission}>{permission}</Code>
                   ))}
                 </Group>
               </Table.Td>

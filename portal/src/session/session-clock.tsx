@@ -1,4 +1,5 @@
-import { Alert, Button, Group, Text } from '@mantine/core';
+import { Button, Group, Text } from '@mantine/core';
+import { Notice } from '../components/notice';
 import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import type { Whoami } from '../api/resources';
@@ -38,21 +39,21 @@ export function SessionClock({ whoami, readAt }: { whoami: Whoami; readAt: numbe
   const absoluteLeft = Date.parse(session.absoluteExpiresAt) - now;
   if (absoluteLeft <= WARN_MS && absoluteLeft <= idleLeft) {
     return (
-      <Alert color="orange" title="Your session is ending" role="status">
+      <Notice title="Your session is ending" role="status">
         <Text size="sm">For security, every session ends after a fixed time. You will be asked to sign in again in {remaining(absoluteLeft)}.</Text>
-      </Alert>
+      </Notice>
     );
   }
   if (idleLeft <= WARN_MS) {
     return (
-      <Alert color="orange" title="Are you still there?" role="status">
+      <Notice title="Are you still there?" role="status">
         <Group justify="space-between">
           <Text size="sm">Your session ends in {remaining(idleLeft)} unless you use the portal.</Text>
           <Button size="xs" onClick={() => void queryClient.invalidateQueries({ queryKey: ['whoami'] })}>
             Stay signed in
           </Button>
         </Group>
-      </Alert>
+      </Notice>
     );
   }
   return null;

@@ -39,3 +39,9 @@ export function sessionOrganization(): string | undefined {
   const value = document.querySelector<HTMLMetaElement>('meta[name="portal-session-org"]')?.content ?? '';
   return /^[A-Za-z0-9_]{1,64}$/.test(value) ? value : undefined;
 }
+
+/** Whether the URL's organization is the session's (or the page does not say, under the dev server). */
+export function isOwnOrganization(org: string): boolean {
+  const sessionOrg = sessionOrganization();
+  return /^[A-Za-z0-9_]{1,64}$/.test(org) && (sessionOrg === undefined || sessionOrg === org);
+}

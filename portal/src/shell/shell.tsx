@@ -18,8 +18,9 @@ import { Link, Outlet, useParams } from '@tanstack/react-router';
 import { useState } from 'react';
 import { api, done } from '../api/client';
 import { SessionClock } from '../session/session-clock';
-import { loginUrl } from '../session/sign-in';
+import { isOwnOrganization, loginUrl } from '../session/sign-in';
 import { can, whoamiQuery, type Screen } from '../session/whoami';
+import { NotFoundPage } from '../components/pages';
 
 const MENU = [
   { screen: 'system-accounts', label: 'System accounts', to: '/$org/system-accounts' },
@@ -68,8 +69,10 @@ function SignOut({ org }: { org: string }) {
 /** Every page of an organization: its menu (only what the person may open), who is signed in, sign-out. */
 export function Shell() {
   const { org } = useParams({ from: '/$org' });
-  const { data: whoami, dataUpdatedAt } = useQuery(whoamiQuery(org));
+  const own = isOwnOrganization(org);
+  const { data: whoami, dataUpdatedAt } = useQuery({ ...whoamiQuery(org), enabled: own });
   const [opened, { toggle }] = useDisclosure();
+  if (!own) return <NotFoundPage />;
   if (!whoami) return null;
   return (
     <AppShell header={{ height: 60 }} navbar={{ width: 240, breakpoint: 'sm', collapsed: { mobile: !opened } }} padding="md">

@@ -1,4 +1,4 @@
-import { Badge, Button, Checkbox, Group, Modal, Paper, Select, Stack, Table, Text, Textarea, TextInput, Title } from '@mantine/core';
+import { Button, Checkbox, Group, Modal, Paper, Select, Stack, Table, Text, Textarea, TextInput, Title } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient, useSuspenseQuery } from '@tanstack/react-query';
 import { useNavigate, useParams } from '@tanstack/react-router';
 import { useState } from 'react';
@@ -18,15 +18,9 @@ export function SystemAccountPage() {
     <Stack>
       <Group justify="space-between">
         <Title order={1}>{account.clientId}</Title>
-        {account.disabled ? (
-          <Badge color="gray.8" variant="filled" size="lg">
-            Disabled
-          </Badge>
-        ) : (
-          <Badge color="green.9" variant="filled" size="lg">
-            Enabled
-          </Badge>
-        )}
+        <Text fw={600} size="sm" span>
+          {account.disabled ? 'Disabled' : 'Enabled'}
+        </Text>
       </Group>
       <Text size="sm">
         Token URL: <code>{account.tokenUrl}</code>

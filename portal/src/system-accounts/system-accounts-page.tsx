@@ -1,4 +1,4 @@
-import { Badge, Button, Group, Stack, Table, Text, TextInput, Title, Anchor } from '@mantine/core';
+import { Button, Group, Stack, Table, Text, TextInput, Title, Anchor } from '@mantine/core';
 import { useSuspenseQuery } from '@tanstack/react-query';
 import { Link, useParams } from '@tanstack/react-router';
 import { useState } from 'react';
@@ -50,15 +50,9 @@ export function SystemAccountsPage() {
               <Table.Td>{account.role}</Table.Td>
               <Table.Td>{account.organizationAdministrator ? 'Yes' : 'No'}</Table.Td>
               <Table.Td>
-                {account.disabled ? (
-                  <Badge color="gray.8" variant="filled">
-                    Disabled
-                  </Badge>
-                ) : (
-                  <Badge color="green.9" variant="filled">
-                    Enabled
-                  </Badge>
-                )}
+                <Text fw={600} size="sm" span>
+                  {account.disabled ? 'Disabled' : 'Enabled'}
+                </Text>
               </Table.Td>
               <Table.Td>{account.description}</Table.Td>
             </Table.Tr>

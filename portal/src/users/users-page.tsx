@@ -1,4 +1,4 @@
-import { Badge, Button, Checkbox, Group, Modal, Pagination, PasswordInput, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { Button, Checkbox, Group, Modal, Pagination, PasswordInput, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useParams } from '@tanstack/react-router';
 import { useState } from 'react';
@@ -75,9 +75,9 @@ export function UsersPage() {
               <Table.Td>{user.role}</Table.Td>
               <Table.Td>{user.organizationAdministrator ? 'Yes' : 'No'}</Table.Td>
               <Table.Td>
-                <Badge color={user.active ? 'green.9' : 'gray.8'} variant="filled">
+                <Text fw={600} size="sm" span>
                   {user.active ? 'Enabled' : 'Disabled'}
-                </Badge>
+                </Text>
                 {results[user.id] ? (
                   <Text size="xs" role="status">
                     {results[user.id]}
