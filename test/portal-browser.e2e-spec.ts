@@ -32,6 +32,12 @@ import { accessibilityViolations, launchBrowser, watchedPage, WatchedPage } from
  * or a CSP violation on the portal. The main screens are saved as the README's screenshots.
  */
 const ORG = 'portal';
+
+/** What the keyboard test reads of the page's window (the test compiles without the DOM library). */
+interface BrowserWindow {
+  document: { activeElement: unknown };
+  getComputedStyle(element: unknown): { outlineStyle: string };
+}
 const SCREENSHOTS = resolve(__dirname, '..', 'docs', 'portal');
 
 describe('The management portal in a browser', () => {
@@ -358,6 +364,58 @@ describe('The management portal in a browser', () => {
     expect(problems).toEqual([]);
     await context.close();
   }, 60_000);
+
+  it("disables several accounts at once, each row's result shown, and the token endpoint refuses each", async () => {
+    const first = await createSystemAccount(t.http, platform, ORG, { suffix: 'bulkone', role: 'Issuance' });
+    const second = await createSystemAccount(t.http, platform, ORG, { suffix: 'bulktwo', role: 'Issuance' });
+    const { context, page, problems } = await signedIn(ada, `/portal/${ORG}/system-accounts`);
+    await page.getByRole('checkbox', { name: `Select ${first.clientId}` }).check();
+    await page.getByRole('checkbox', { name: `Select ${second.clientId}` }).check();
+    await page.getByRole('button', { name: 'Disable selected (2)' }).click();
+    const results = page.getByRole('status', { name: 'Results' });
+    await results.getByText(`${first.clientId}: disabled`).waitFor();
+    expect(await results.getByText(`${second.clientId}: disabled`).isVisible()).toBe(true);
+    for (const account of [first, second]) {
+      const refused = await tokenRequest(t.http, ORG, { grant_type: 'client_credentials', client_id: account.clientId, client_secret: account.secret });
+      expect(refused.status).toBe(401);
+    }
+    await expectClean(page, problems);
+    await context.close();
+  });
+
+  it('works from the keyboard: the menu, a dialog that traps focus and closes with Escape, focus visible', async () => {
+    const { context, page, problems } = await signedIn(ada, `/portal/${ORG}/roles`);
+    await page.getByRole('heading', { name: 'Roles', level: 1 }).waitFor();
+    // Tab until the menu's "System accounts" link has focus, then follow it with Enter.
+    for (
+      let i = 0;
+      i < 20 &&
+      !(await page.getByRole('link', { name: 'System accounts' }).evaluate((link) => link === (globalThis as unknown as BrowserWindow).document.activeElement));
+      i += 1
+    ) {
+      await page.keyboard.press('Tab');
+    }
+    const link = page.getByRole('link', { name: 'System accounts' });
+    expect(await link.evaluate((element) => element === (globalThis as unknown as BrowserWindow).document.activeElement)).toBe(true);
+    // The focused control shows it (Mantine's focus ring: an outline).
+    expect(await link.evaluate((element) => (globalThis as unknown as BrowserWindow).getComputedStyle(element).outlineStyle)).not.toBe('none');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'System accounts', level: 1 }).waitFor();
+    const create = page.getByRole('button', { name: 'Create system account' });
+    await create.focus();
+    await page.keyboard.press('Enter');
+    const dialog = page.getByRole('dialog', { name: 'Create a system account' });
+    await dialog.waitFor();
+    // Focus stays inside the dialog however far one tabs.
+    for (let i = 0; i < 12; i += 1) {
+      await page.keyboard.press('Tab');
+      expect(await dialog.evaluate((element) => element.contains((globalThis as unknown as BrowserWindow).document.activeElement as never))).toBe(true);
+    }
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    expect(problems).toEqual([]);
+    await context.close();
+  });
 
   it('a CSRF attempt from another origin changes nothing', async () => {
     const target = await createSystemAccount(t.http, platform, ORG, { suffix: 'csrftarget', role: 'Issuance' });
