@@ -33,7 +33,9 @@ export class CreateSignInSessions1764600000000 implements MigrationInterface {
         CHECK ((ended_at IS NULL) = (end_reason IS NULL))
       )`);
     await q.query('CREATE INDEX sign_in_sessions_user_idx ON sign_in_sessions (user_id) WHERE ended_at IS NULL');
-    await q.query('CREATE INDEX sign_in_sessions_certificate_idx ON sign_in_sessions (org_id, certificate_serial) WHERE certificate_serial IS NOT NULL AND ended_at IS NULL');
+    await q.query(
+      'CREATE INDEX sign_in_sessions_certificate_idx ON sign_in_sessions (org_id, certificate_serial) WHERE certificate_serial IS NOT NULL AND ended_at IS NULL',
+    );
     await q.query('CREATE INDEX sign_in_sessions_absolute_idx ON sign_in_sessions (absolute_expires_at)');
     await q.query('ALTER TABLE credentials ADD COLUMN oath_last_step bigint');
   }

@@ -199,9 +199,25 @@ describe('command line (apps/cli)', () => {
     });
     expect((await api('get', `/organizations/${org}`)).body).toEqual(created.json());
 
-    const settings = await cli(['organization', 'settings', org, '--password-grant', 'false', '--access-token-lifetime', '900']);
+    const settings = await cli([
+      'organization',
+      'settings',
+      org,
+      '--password-grant',
+      'false',
+      '--password-only-sign-in',
+      'true',
+      '--access-token-lifetime',
+      '900',
+    ]);
     expectOk(settings);
-    expect(settings.json()).toEqual({ automaticDeviceCreation: false, applicationIdPolicy: 'any', passwordGrant: false, accessTokenLifetime: 900 });
+    expect(settings.json()).toEqual({
+      automaticDeviceCreation: false,
+      applicationIdPolicy: 'any',
+      passwordGrant: false,
+      passwordOnlySignIn: true,
+      accessTokenLifetime: 900,
+    });
     expect((await api('get', `/organizations/${org}`)).body.settings).toEqual(settings.json());
     const listed = await cli(['organization', 'list', '--count', '1000']);
     expectOk(listed);

@@ -29,7 +29,7 @@ describe('Smart-card sign-in', () => {
 
   beforeAll(async () => {
     // The suite's requests come from the loopback address: here, the trusted proxy.
-    t = await createTestApp({ env: { TRUSTED_PROXIES: 'loopback' } });
+    t = await createTestApp({ env: { TRUSTED_PROXIES: 'loopback', CLIENT_CERTIFICATE_FROM_PROXY: 'true' } });
     admin = await platformAdminToken(t.http);
     ({
       tokens: { helpdesk },
@@ -97,10 +97,13 @@ describe('Smart-card sign-in', () => {
     expect(errorText(none.text)).toContain('presented no smart card certificate');
   });
 
-  it('never believes the header from a peer outside TRUSTED_PROXIES', async () => {
-    const untrusted = await createTestApp({ databaseUrl: t.databaseUrl, shareHsmWith: t });
+  it.each([
+    ['from a peer outside TRUSTED_PROXIES', {}],
+    ['from a trusted proxy unless CLIENT_CERTIFICATE_FROM_PROXY says the proxy sets it', { TRUSTED_PROXIES: 'loopback' }],
+  ])('never believes the header %s', async (_name, env: Record<string, string>) => {
+    const untrusted = await createTestApp({ databaseUrl: t.databaseUrl, shareHsmWith: t, env });
     try {
-      const person = await createPersonWithCard(t, admin, ORG, 'grace', { smartCard: true, totp: false });
+      const person = await createPersonWithCard(t, admin, ORG, `grace${Object.keys(env).length}`, { smartCard: true, totp: false });
       const answer = await withCertificate(person.certificatePem, untrusted);
       expect(cookiePair(answer.headers['set-cookie'], '__Host-Http-session')).toBeUndefined();
       expect(errorText(answer.text)).toContain('presented no smart card certificate');

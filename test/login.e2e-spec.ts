@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { PurgeJob } from '@app/auth';
 import {
   IssuedPerson,
   TestApp,
@@ -107,6 +108,16 @@ describe('Hosted login page and sessions', () => {
     const forced = await t.bare.get(`${LOGIN}?prompt=login&return_to=${encodeURIComponent(returnTo)}`).set('Cookie', `__Host-Http-session=${value}`);
     expect(forced.status).toBe(200);
     expect(forced.text).toContain('name="password"');
+    // Signing in again at this browser replaces its session: a new one, and the earlier one ends.
+    const again = await post({ ...form, cookie: `${form.cookie}; __Host-Http-session=${value}` }, { step: 'password', userName: 'jane', password: PASSWORD });
+    const renewed = await post(
+      { ...form, cookie: `${form.cookie}; __Host-Http-session=${value}` },
+      { step: 'code', step_token: hiddenField(again.text, 'step_token')!, code: nextTotpCode(t, jane.totpSecret!) },
+    );
+    const replacement = cookiePair(renewed.headers['set-cookie'], '__Host-Http-session')!;
+    expect(replacement).not.toBe(`__Host-Http-session=${value}`);
+    expect((await session(`__Host-Http-session=${value}`)).text).toContain('name="password"');
+    expect((await session(replacement)).text).toContain('<strong>jane</strong>');
     const audit = (await t.db.query("SELECT code, actor, details FROM audit_events WHERE action = 'sign_in.success' AND target = $1", [jane.id])).rows;
     expect(audit.at(-1)).toMatchObject({ code: 82000, actor: 'jane', details: { amr: ['pwd', 'otp'], session: expect.any(String) } });
     expect(JSON.stringify(audit)).not.toContain(value);
@@ -220,6 +231,16 @@ describe('Hosted login page and sessions', () => {
     expect((await storedSessions(person.id)).map((r) => r.end_reason)).toEqual(['user_disabled']);
   });
 
+  it('ends the sessions of a user who is deleted, at once', async () => {
+    const person = await createPersonWithCard(t, admin, ORG, 'gone', { password: PASSWORD });
+    const { cookie } = await signIn(t, { org: ORG, userName: 'gone', password: PASSWORD, totpSecret: person.totpSecret });
+    expect((await session(cookie)).text).toContain('<strong>gone</strong>');
+    const deleted = await t.http.delete(`/admin/v1/organizations/${ORG}/users/${person.id}?force=true`).auth(admin, { type: 'bearer' });
+    expect(deleted.status).toBe(204);
+    expect((await session(cookie)).text).toContain('name="password"');
+    expect(await storedSessions(person.id)).toEqual([]);
+  });
+
   it('ends the idle session after the idle timeout, and any session after the absolute one', async () => {
     const { cookie } = await signIn(t, { org: ORG, userName: 'jane', password: PASSWORD, totpSecret: jane.totpSecret });
     t.clock.advance(14 * 60);
@@ -236,12 +257,28 @@ describe('Hosted login page and sessions', () => {
     }
     t.clock.advance(10 * 60);
     expect((await session(busy.cookie)).text).toContain('name="password"');
+    // The rows stay as the record for 30 days past their absolute expiry, then the purge removes them.
+    const count = async () => (await t.db.query('SELECT count(*)::int AS n FROM sign_in_sessions WHERE user_id = $1', [jane.id])).rows[0].n;
+    const before = await count();
+    expect((await t.app.get(PurgeJob).runOnce()).sessions).toBe(0);
+    t.clock.advance(30 * 24 * 3600 + 1);
+    expect((await t.app.get(PurgeJob).runOnce()).sessions).toBeGreaterThanOrEqual(before);
+    expect(await count()).toBe(0);
   });
 
   it('signs out: the session ends, the cookie is cleared, and the sign-out is audited', async () => {
     const { cookie } = await signIn(t, { org: ORG, userName: 'jane', password: PASSWORD, totpSecret: jane.totpSecret });
     const page = await session(cookie);
     const formCookie = cookiePair(page.headers['set-cookie'], '__Host-Http-login-form')!;
+    // A sign-out forged by another site changes nothing.
+    const forged = await t.bare
+      .post(`/authentication/customer/${ORG}/logout`)
+      .set({ Cookie: `${cookie}; ${formCookie}`, Origin: 'https://evil.example' })
+      .type('form')
+      .send({ form_token: hiddenField(page.text, 'form_token')! });
+    expect(forged.status).toBe(403);
+    expect(forged.headers['set-cookie']).toBeUndefined();
+    expect((await session(cookie)).text).toContain('<strong>jane</strong>');
     const out = await t.bare
       .post(`/authentication/customer/${ORG}/logout`)
       .set({ Cookie: `${cookie}; ${formCookie}`, Origin: ORIGIN })
@@ -295,9 +332,12 @@ describe('Hosted login page and sessions', () => {
           .type('form')
           .send({ form_token: token });
       // Jane's session id, ended with many's cookie: as unknown as one that never existed.
-      const [janes] = (await t.db.query('SELECT id FROM sign_in_sessions WHERE user_id = $1 AND ended_at IS NULL LIMIT 1', [jane.id])).rows;
+      const janesCookie = (await signIn(t, { org: ORG, userName: 'jane', password: PASSWORD, totpSecret: jane.totpSecret })).cookie;
+      const [janes] = (await t.db.query('SELECT id FROM sign_in_sessions WHERE user_id = $1 AND ended_at IS NULL ORDER BY created_at DESC LIMIT 1', [jane.id]))
+        .rows;
       const foreign = await endWith(laptop.cookie, `/authentication/customer/${ORG}/sessions/${janes.id}/end`);
       expect(foreign.text).toContain('That session had already ended.');
+      expect((await session(janesCookie)).text).toContain('<strong>jane</strong>');
       const crossSite = await endWith(laptop.cookie, ends[0], 'forged');
       expect(crossSite.status).toBe(403);
       expect((await session(phone.cookie)).text).toContain('<strong>many</strong>');
@@ -353,5 +393,47 @@ describe('Hosted login page and sessions', () => {
       const [row] = (await t.db.query('SELECT end_reason FROM sign_in_sessions WHERE user_id = $1 ORDER BY created_at DESC LIMIT 1', [person.id])).rows;
       expect(row.end_reason).toBe('password_changed');
     });
+  });
+
+  it('holds across instances: a code used at one is refused at the other, and a session ended at one is ended at the other', async () => {
+    const other = await createTestApp({ databaseUrl: t.databaseUrl, shareHsmWith: t, clock: t.clock });
+    try {
+      admin = await platformAdminToken(t.http);
+      const person = await createPersonWithCard(t, admin, ORG, 'twice', { password: PASSWORD });
+      const start = async (app: TestApp) => {
+        const form = await app.bare.get(LOGIN);
+        const cookie = cookiePair(form.headers['set-cookie'], '__Host-Http-login-form')!;
+        const token = hiddenField(form.text, 'form_token')!;
+        const send = (fields: Record<string, string>) =>
+          app.bare
+            .post(LOGIN)
+            .set({ Cookie: cookie, Origin: ORIGIN })
+            .type('form')
+            .send({ form_token: token, ...fields });
+        const step = await send({ step: 'password', userName: 'twice', password: PASSWORD });
+        return (code: string) => send({ step: 'code', step_token: hiddenField(step.text, 'step_token')!, code });
+      };
+      const code = nextTotpCode(t, person.totpSecret!);
+      const here = await start(t);
+      const there = await start(other);
+      const first = await here(code);
+      const cookie = cookiePair(first.headers['set-cookie'], '__Host-Http-session')!;
+      expect(cookie).toBeDefined();
+      const replayed = await there(code);
+      expect(cookiePair(replayed.headers['set-cookie'], '__Host-Http-session')).toBeUndefined();
+      // The session opened here is live there; signed out there, it is over here at once.
+      const page = await other.bare.get(LOGIN).set('Cookie', cookie);
+      expect(page.text).toContain('<strong>twice</strong>');
+      const formCookie = cookiePair(page.headers['set-cookie'], '__Host-Http-login-form')!;
+      const out = await other.bare
+        .post(`/authentication/customer/${ORG}/logout`)
+        .set({ Cookie: `${cookie}; ${formCookie}`, Origin: ORIGIN })
+        .type('form')
+        .send({ form_token: hiddenField(page.text, 'form_token')! });
+      expect(out.status).toBe(200);
+      expect((await session(cookie)).text).toContain('name="password"');
+    } finally {
+      await other.close();
+    }
   });
 });

@@ -58,7 +58,8 @@ const REVIEWED: Record<string, { tables: string[]; reason: string }> = {
   },
   'libs/auth/src/sessions/sign-in-session.repository.ts': {
     tables: ['users'],
-    reason: "every request with a session cookie reads the session and its user's name and enabled flag in one indexed statement, so a disabled user's session answers nothing at once",
+    reason:
+      "every request with a session cookie reads the session and its user's name and enabled flag in one indexed statement, so a disabled user's session answers nothing at once",
   },
   'libs/auth/src/clients/lockout.service.ts': {
     tables: ['organizations'],

@@ -60,7 +60,12 @@ export function cookiePair(setCookie: string | string[] | undefined, name: strin
 /** The value of a hidden field of the page's HTML. */
 export function hiddenField(html: string, name: string): string | undefined {
   const match = new RegExp(`name="${name}" value="([^"]*)"`).exec(html);
-  return match?.[1].replace(/&amp;/g, '&').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>');
+  return match?.[1]
+    .replace(/&amp;/g, '&')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>');
 }
 
 /** The page's error message (role="alert"), for failure messages. */
@@ -131,7 +136,10 @@ export async function createPersonWithCard(
   if (policy.status !== 201) throw new Error(`device policy: ${policy.status} ${JSON.stringify(policy.body)}`);
   const issuer = await createSystemAccount(t.http, adminToken, org, { role: 'Issuance' });
   const approver = await createSystemAccount(t.http, adminToken, org, { role: 'Issuance' });
-  const [issuerToken, approverToken] = [await tokenBySecret(t.http, org, issuer.clientId, issuer.secret), await tokenBySecret(t.http, org, approver.clientId, approver.secret)];
+  const [issuerToken, approverToken] = [
+    await tokenBySecret(t.http, org, issuer.clientId, issuer.secret),
+    await tokenBySecret(t.http, org, approver.clientId, approver.secret),
+  ];
   const scim = (token: string, path: string, body: unknown) =>
     t.http.post(path).auth(token, { type: 'bearer' }).set('Content-Type', 'application/scim+json').send(JSON.stringify(body));
   const card = await insertCard(t, org);
@@ -160,7 +168,12 @@ export async function createPersonWithCard(
   if (session.status !== 201) throw new Error(`sync session: ${session.status} ${JSON.stringify(session.body)}`);
   const credentials = session.body.credentials as { type: string; secret?: string; certificate?: { pem: string; chain: string[] } }[];
   const pki = credentials.find((c) => c.type === 'PKI_CERTIFICATE');
-  const keyFile = smartCard ? join(dir, readdirSync(dir).find((f) => f.endsWith('.key'))!) : undefined;
+  const keyFile = smartCard
+    ? join(
+        dir,
+        readdirSync(dir).find((f) => f.endsWith('.key'))!,
+      )
+    : undefined;
   return {
     id: person.id,
     wallet: person.wallet,

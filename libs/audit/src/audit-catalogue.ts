@@ -125,12 +125,17 @@ export const AUDIT_CATALOGUE = {
     code: 82001,
     description: 'A sign-in at the hosted login page failed (details: reason and step: password, one-time code or smart card)',
   },
-  'sign_in.lockout': { code: 82002, description: 'Sign-ins at the hosted login page locked out for a userName and address, or an address, after repeated failures' },
-  'sign_in.logout': { code: 82003, description: 'A person signed out: their browser session ended and its cookie cleared' },
+  'sign_in.lockout': {
+    code: 82002,
+    description: 'Sign-ins at the hosted login page locked out for a userName and address, or an address, after repeated failures',
+  },
+  'sign_in.logout': {
+    code: 82003,
+    description: 'A person signed out, ended another of their sessions, or signed in again at the same browser: that session ended',
+  },
   'session.end': {
     code: 82004,
-    description:
-      "Browser sessions ended other than by signing out (reason: administrator, user_disabled, password_changed, certificate_revoked, or the person ending another of their sessions)",
+    description: 'Browser sessions ended other than by signing out (reason: administrator, user_disabled, password_changed, certificate_revoked)',
   },
 
   'deliveryGateway.create': { code: 90001, description: 'Push gateway created' },

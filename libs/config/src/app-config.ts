@@ -66,6 +66,13 @@ export class AppConfig {
    */
   passwordFailureBudget!: number;
   trustedProxies!: string[];
+  /**
+   * Whether a smart card's certificate forwarded by a TRUSTED_PROXIES peer in X-Client-Certificate is
+   * read (CLIENT_CERTIFICATE_FROM_PROXY, default false; DECISIONS 14.1). Off unless the proxy sets the
+   * header itself and drops any a client sent: a certificate is public, so a forwarded one is only
+   * as good as the proxy's TLS handshake that proved its key.
+   */
+  clientCertificateFromProxy!: boolean;
   /** A person's browser session ends after this long without a request (SESSION_IDLE_TIMEOUT_S, default 900; DECISIONS 14.2). */
   sessionIdleTimeoutS!: number;
   /** ...and this long after sign-in, whatever its use (SESSION_ABSOLUTE_TIMEOUT_S, default 28800). */

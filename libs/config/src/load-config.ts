@@ -68,6 +68,10 @@ const schema = z.object({
   PASSWORD_HASH_QUEUE: int(16, 0, 10000),
   PASSWORD_FAILURE_BUDGET: int(1000, 1, 10000000),
   TRUSTED_PROXIES: list,
+  CLIENT_CERTIFICATE_FROM_PROXY: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
   SESSION_IDLE_TIMEOUT_S: int(900, 60, 86400),
   SESSION_ABSOLUTE_TIMEOUT_S: int(28800, 300, 604800),
   SECRET_LIFETIME_DAYS: int(1825, 1, 36500),
@@ -184,6 +188,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   if (e.SESSION_IDLE_TIMEOUT_S > e.SESSION_ABSOLUTE_TIMEOUT_S) {
     throw new ConfigurationError('SESSION_IDLE_TIMEOUT_S must not exceed SESSION_ABSOLUTE_TIMEOUT_S: a session cannot idle longer than it may live.');
   }
+  if (e.CLIENT_CERTIFICATE_FROM_PROXY && e.TRUSTED_PROXIES.length === 0) {
+    throw new ConfigurationError('CLIENT_CERTIFICATE_FROM_PROXY=true needs TRUSTED_PROXIES: the X-Client-Certificate header is read only from those proxies.');
+  }
+  config.clientCertificateFromProxy = e.CLIENT_CERTIFICATE_FROM_PROXY;
   config.sessionIdleTimeoutS = e.SESSION_IDLE_TIMEOUT_S;
   config.sessionAbsoluteTimeoutS = e.SESSION_ABSOLUTE_TIMEOUT_S;
   config.secretLifetimeDays = e.SECRET_LIFETIME_DAYS;

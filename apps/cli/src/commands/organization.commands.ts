@@ -46,16 +46,28 @@ export function registerOrganizationCommands(program: Command, cli: CliRuntime):
     .option('--automatic-device-creation <bool>', 'true or false', booleanArgument)
     .addOption(new Option('--application-id-policy <policy>', 'which Application-IDs may call the API').choices(['any', 'certified']))
     .option('--password-grant <bool>', 'true or false: may cardholders use the password grant', booleanArgument)
+    .option(
+      '--password-only-sign-in <bool>',
+      'true or false: may a cardholder without an OATH TOTP credential sign in at the hosted login page with the password alone',
+      booleanArgument,
+    )
     .option('--access-token-lifetime <seconds>', 'access token lifetime, 300-86400 seconds, or "default" for the service default')
     .action(
       async (
         id: string,
-        options: { automaticDeviceCreation?: boolean; applicationIdPolicy?: 'any' | 'certified'; passwordGrant?: boolean; accessTokenLifetime?: string },
+        options: {
+          automaticDeviceCreation?: boolean;
+          applicationIdPolicy?: 'any' | 'certified';
+          passwordGrant?: boolean;
+          passwordOnlySignIn?: boolean;
+          accessTokenLifetime?: string;
+        },
       ) => {
         const changes: Record<string, unknown> = {};
         if (options.automaticDeviceCreation !== undefined) changes.automaticDeviceCreation = options.automaticDeviceCreation;
         if (options.applicationIdPolicy !== undefined) changes.applicationIdPolicy = options.applicationIdPolicy;
         if (options.passwordGrant !== undefined) changes.passwordGrant = options.passwordGrant;
+        if (options.passwordOnlySignIn !== undefined) changes.passwordOnlySignIn = options.passwordOnlySignIn;
         if (options.accessTokenLifetime !== undefined) changes.accessTokenLifetime = lifetime(options.accessTokenLifetime);
         const settings = parseBody(organizationSettingsSchema.partial(), changes, 'settings');
         await cli.withServices(async (app) => {

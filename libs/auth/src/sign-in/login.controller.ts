@@ -1,9 +1,11 @@
+import type { BlockList } from 'node:net';
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Audited } from '@app/audit';
 import { OrganizationService } from '@app/accounts';
 import { CorrelationId, PathFormats, Public, SourceAddress } from '@app/common';
+import { AppConfig } from '@app/config';
 import { SignInSessionService } from '../sessions/sign-in-session.service';
 import { SESSION_COOKIE, SignInSession } from '../sessions/sign-in-sessions';
 import { FORM_COOKIE, LoginFormProtection } from './login-form-protection';
@@ -11,8 +13,6 @@ import { LOGIN_STYLESHEET, LOGIN_STYLESHEET_PATH, PageFrame, codeForm, messagePa
 import { LoginOutcome, LoginService } from './login.service';
 import { safeReturnTo } from './return-to';
 import { presentedCertificate, trustedPeers } from './client-certificate';
-import { AppConfig } from '@app/config';
-import type { BlockList } from 'node:net';
 
 /**
  * The login page's CSP (DECISIONS 14.3): nothing but this service's stylesheet, no script at all, no
@@ -21,6 +21,8 @@ import type { BlockList } from 'node:net';
  */
 const LOGIN_CSP = ["default-src 'none'", "style-src 'self'", "img-src 'self'", "base-uri 'none'", "frame-ancestors 'none'"].join('; ');
 const REFUSED_FORM = 'This sign-in form has expired or did not come from this page. Here is a new one: please sign in again.';
+/** A sign-out or a session's end whose form did not come from this page (login CSRF rules). */
+const REFUSED_ACTION = 'This request did not come from this page, so nothing was changed.';
 
 type Headers_ = Record<string, string | string[] | undefined>;
 
@@ -34,6 +36,7 @@ type Headers_ = Record<string, string | string[] | undefined>;
 @Public()
 @Controller()
 export class LoginController {
+  /** The peers whose X-Client-Certificate is read: TRUSTED_PROXIES when CLIENT_CERTIFICATE_FROM_PROXY, else nobody. */
   private readonly trustedProxies: BlockList;
 
   constructor(
@@ -43,7 +46,7 @@ export class LoginController {
     private readonly organizations: OrganizationService,
     config: AppConfig,
   ) {
-    this.trustedProxies = trustedPeers(config.trustedProxies);
+    this.trustedProxies = trustedPeers(config.clientCertificateFromProxy ? config.trustedProxies : []);
   }
 
   @Get(LOGIN_STYLESHEET_PATH.slice(1))
@@ -68,7 +71,7 @@ export class LoginController {
   }
 
   @Post('authentication/customer/:org/login')
-  @Audited('sign_in.success', 'sign_in.fail', 'sign_in.lockout')
+  @Audited('sign_in.success', 'sign_in.fail', 'sign_in.lockout', 'sign_in.logout')
   @HttpCode(200)
   async submit(
     @Param('org') org: string,
@@ -107,7 +110,7 @@ export class LoginController {
         const view = { frame, action: loginPath(org), formToken: this.forms.formToken(org, formCookie), returnTo, userName: step.userName };
         return this.html(reply, 200, codeForm({ ...view, stepToken: params.step_token!, error: outcome.message }));
       }
-      return this.answer(reply, org, frame, formCookie, returnTo, outcome, step.userName);
+      return this.answer(reply, request, org, frame, formCookie, returnTo, outcome, step.userName);
     }
     const outcome = await this.login.withPassword(org, params.userName, params.password, origin);
     if (outcome.kind === 'code') {
@@ -118,12 +121,12 @@ export class LoginController {
         codeForm({ frame, action: loginPath(org), formToken: this.forms.formToken(org, formCookie), stepToken, returnTo, userName: outcome.step.userName }),
       );
     }
-    return this.answer(reply, org, frame, formCookie, returnTo, outcome, params.userName);
+    return this.answer(reply, request, org, frame, formCookie, returnTo, outcome, params.userName);
   }
 
   /** The smart card's way in (DECISIONS 14.1): the client certificate of the TLS handshake, or of a trusted proxy's header. */
   @Post('authentication/customer/:org/login/certificate')
-  @Audited('sign_in.success', 'sign_in.fail', 'sign_in.lockout')
+  @Audited('sign_in.success', 'sign_in.fail', 'sign_in.lockout', 'sign_in.logout')
   @HttpCode(200)
   async submitCertificate(
     @Param('org') org: string,
@@ -141,7 +144,7 @@ export class LoginController {
     if (!checked.ok) return this.html(reply, 403, passwordForm({ ...this.formView(org, frame, checked.formCookie, params.return_to), error: REFUSED_FORM }));
     const certificate = presentedCertificate(request, this.trustedProxies);
     const outcome = await this.login.withCertificate(org, certificate, { sourceAddress, correlationId, userAgent: single(headers['user-agent']) });
-    return this.answer(reply, org, frame, checked.formCookie, params.return_to, outcome, undefined);
+    return this.answer(reply, request, org, frame, checked.formCookie, params.return_to, outcome, undefined);
   }
 
   @Post('authentication/customer/:org/logout')
@@ -162,11 +165,7 @@ export class LoginController {
     const checked = this.checkForm(org, headers, params, request, reply);
     const session = await this.sessionOf(request, org);
     if (!checked.ok) {
-      return this.html(
-        reply,
-        403,
-        messagePage({ ...frame, title: 'Not signed out', heading: 'Not signed out' }, REFUSED_FORM.split(':')[0] + '.', signInLink(org)),
-      );
+      return this.html(reply, 403, messagePage({ ...frame, title: 'Not signed out', heading: 'Not signed out' }, REFUSED_ACTION, signInLink(org)));
     }
     if (session) await this.sessions.end(session.id, { name: session.userName, sourceAddress, correlationId }, 'logout', org);
     reply.header('Set-Cookie', clearedCookie(SESSION_COOKIE));
@@ -201,7 +200,7 @@ export class LoginController {
         401,
         messagePage({ ...frame, title: 'Not signed in', heading: 'You are not signed in' }, 'Sign in to see your sessions.', signInLink(org)),
       );
-    if (!checked.ok) return this.signedIn(reply, org, frame, session, checked.formCookie, REFUSED_FORM.split(':')[0] + '.', 403);
+    if (!checked.ok) return this.signedIn(reply, org, frame, session, checked.formCookie, REFUSED_ACTION, 403);
     // Only the person's own sessions: another's id is as unknown as one that never existed.
     const ended = await this.sessions.endOne(sessionId, { name: session.userName, sourceAddress, correlationId }, 'logout', org, undefined, session.userId);
     return this.signedIn(reply, org, frame, session, checked.formCookie, ended ? 'The session has ended.' : 'That session had already ended.');
@@ -209,6 +208,7 @@ export class LoginController {
 
   private async answer(
     reply: FastifyReply,
+    request: FastifyRequest,
     org: string,
     frame: PageFrame,
     formCookie: string,
@@ -227,6 +227,17 @@ export class LoginController {
         reply.header('Retry-After', outcome.retryAfter);
         return this.html(reply, 200, passwordForm({ ...view, error: outcome.message }));
       case 'signed-in': {
+        // The browser's earlier session (prompt=login, or another person at the same browser) is
+        // replaced: it ends, so that one browser holds one session.
+        const previous = await this.sessions.fromRequest(request);
+        if (previous && previous.id !== outcome.session.id) {
+          await this.sessions.end(
+            previous.id,
+            { name: previous.userName, sourceAddress: request.ip, correlationId: String(request.id) },
+            'logout',
+            previous.org,
+          );
+        }
         reply.header('Set-Cookie', sessionCookie(outcome.cookieValue));
         const target = safeReturnTo(org, returnTo);
         if (target) return void reply.code(303).header('Location', target).header('Cache-Control', 'no-store').send();

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { OneTimeCodeSource } from '@app/auth';
-import { DataCipher } from '@app/common';
+import { DataCipher, UnknownKeyError, UnreadableValueError } from '@app/common';
 import { Database } from '@app/persistence';
 import { base32Decode, matchingStep } from './totp';
 
@@ -42,7 +42,7 @@ export class OneTimeCodeCredentials implements OneTimeCodeSource {
       [orgId, userId],
     );
     for (const row of rows) {
-      const secret = base32Decode(this.cipher.open({ keyId: row.oath_key_id, sealed: row.oath_secret }, `credential:${row.id}`));
+      const secret = this.secretOf(row);
       if (!secret) continue;
       const step = matchingStep(secret, code, at, row.oath_period, row.oath_digits, row.oath_last_step === null ? null : Number(row.oath_last_step));
       if (step === undefined) continue;
@@ -55,5 +55,15 @@ export class OneTimeCodeCredentials implements OneTimeCodeSource {
       return won !== undefined;
     }
     return false;
+  }
+
+  /** The credential's OATH secret; undefined when it cannot be opened (its key left DATA_ENCRYPTION_KEYS): that credential matches no code. */
+  private secretOf(row: TotpRow): Buffer | undefined {
+    try {
+      return base32Decode(this.cipher.open({ keyId: row.oath_key_id, sealed: row.oath_secret }, `credential:${row.id}`));
+    } catch (error) {
+      if (error instanceof UnknownKeyError || error instanceof UnreadableValueError) return undefined;
+      throw error;
+    }
   }
 }
