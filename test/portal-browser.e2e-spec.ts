@@ -451,6 +451,33 @@ fetch('${base}/admin/v1/organizations/${ORG}/system-accounts/${target.clientId}'
     }
   });
 
+  it('shows the idle timeout before it ends, keeps the session on request, and goes to sign-in when it has passed', async () => {
+    const { context, page, problems } = await watchedPage(browser, { colorScheme: 'light', reducedMotion: 'reduce' });
+    page.setDefaultTimeout(10_000);
+    // The browser's clock, under the test's hand from the first page on.
+    await page.clock.install();
+    await page.goto(`${base}/portal/${ORG}/roles`);
+    await page.waitForURL(/\/login\?/);
+    await signInOnLoginPage(page, t, ada);
+    await page.getByRole('heading', { name: 'Roles', level: 1 }).waitFor();
+    const idle = t.config.sessionIdleTimeoutS;
+    await page.clock.fastForward((idle - 90) * 1000);
+    const warning = page.getByRole('status').filter({ hasText: 'Are you still there?' });
+    await warning.waitFor();
+    expect(await warning.textContent()).toMatch(/Your session ends in 1 min \d+ s unless you use the portal/);
+    await expectClean(page, problems);
+    await page.getByRole('button', { name: 'Stay signed in' }).click();
+    await warning.waitFor({ state: 'hidden' });
+    // Away past the idle timeout: the service has ended the session, and the portal goes to sign-in.
+    t.clock.advance(idle + 60);
+    await page.clock.fastForward((idle + 60) * 1000);
+    await page.waitForURL(/\/authentication\/customer\/portal\/login\?/);
+    expect(new URL(page.url()).searchParams.get('return_to')).toBe(`/portal/${ORG}/roles`);
+    await page.getByLabel('User name').waitFor();
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
   it('an expired session lands on the sign-in page, to come back to the page', async () => {
     const { context, page, problems } = await signedIn(ada, `/portal/${ORG}/roles`);
     await page.getByRole('heading', { name: 'Roles', level: 1 }).waitFor();

@@ -163,6 +163,29 @@ describe('The management portal at /portal/', () => {
     },
   );
 
+  it("whoami with the session cookie names the person and the session's timeouts; sign-out ends the session at once", async () => {
+    const own = await signIn(t, { org: 'acme', userName: jane.userName, password: jane.password, totpSecret: jane.totpSecret });
+    const headers = { Cookie: own.cookie, 'Application-ID': 'com.credential-platform.portal', 'Application-Version': '1.0' };
+    const whoami = await t.bare.get('/credential-management/customer/acme/whoami').set(headers).expect(200);
+    expect(whoami.body).toMatchObject({ kind: 'user', name: 'jane', org: 'acme', organizationAdministrator: false });
+    expect(whoami.body.session).toEqual({
+      idleTimeoutSeconds: t.config.sessionIdleTimeoutS,
+      idleExpiresAt: expect.any(String),
+      absoluteExpiresAt: expect.any(String),
+      absoluteExpiresInSeconds: expect.any(Number),
+      authTime: expect.any(String),
+    });
+    expect(Math.abs(whoami.body.session.absoluteExpiresInSeconds - t.config.sessionAbsoluteTimeoutS)).toBeLessThanOrEqual(120);
+    // Sign-out changes state: it needs the service's own Origin (or Sec-Fetch-Site) besides the header.
+    await t.bare.post('/credential-management/customer/acme/whoami/sign-out').set(headers).set('Origin', 'https://evil.example').expect(403);
+    await t.bare.get('/credential-management/customer/acme/whoami').set(headers).expect(200);
+    await t.bare.post('/credential-management/customer/acme/whoami/sign-out').set(headers).set('Origin', new URL(t.config.publicBaseUrl).origin).expect(204);
+    await t.bare.get('/credential-management/customer/acme/whoami').set(headers).expect(401);
+    await t.bare.get('/portal/acme/audit').set('Cookie', own.cookie).expect(303);
+    const logout = await t.db.query("SELECT count(*)::int AS n FROM audit_events WHERE org_id = 'acme' AND actor = 'jane' AND action = 'sign_in.logout'");
+    expect(logout.rows[0].n).toBeGreaterThanOrEqual(1);
+  });
+
   it('needs no Application-ID: a browser navigating to it sends none', async () => {
     await t.bare.get('/portal/acme/audit').set('Cookie', session).expect(200);
     await t.bare.get('/portal/').expect(200);

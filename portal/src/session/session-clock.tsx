@@ -1,8 +1,8 @@
 import { Button, Group, Text } from '@mantine/core';
-import { Notice } from '../components/notice';
 import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import type { Whoami } from '../api/resources';
+import { Notice } from '../components/notice';
 import { lastApiCall, signIn } from './sign-in';
 
 /** How long before a timeout the portal warns. */
@@ -15,8 +15,10 @@ function remaining(ms: number): string {
 
 /**
  * Shows the session's idle and absolute timeouts before they end (DECISIONS 17): a warning two
- * minutes before either, a button that keeps an idle session alive, and the login page once one has
- * passed. The idle timeout's length is what whoami answered: its idle expiry minus the time it was read.
+ * minutes before either, a button that keeps an idle session alive (any API call does), and the
+ * login page once one has passed. Both are counted on the browser's clock from durations the
+ * service answered (whoami at `readAt`), so a skewed clock does not matter: the idle timeout from
+ * the last API call, the absolute one from the moment whoami was read.
  */
 export function SessionClock({ whoami, readAt }: { whoami: Whoami; readAt: number }) {
   const queryClient = useQueryClient();
@@ -26,17 +28,12 @@ export function SessionClock({ whoami, readAt }: { whoami: Whoami; readAt: numbe
     return () => window.clearInterval(timer);
   }, []);
   const session = whoami.session;
+  const idleLeft = session ? Math.max(lastApiCall(), readAt) + session.idleTimeoutSeconds * 1000 - now : Infinity;
+  const absoluteLeft = session ? readAt + session.absoluteExpiresInSeconds * 1000 - now : Infinity;
   useEffect(() => {
-    if (!session) return;
-    const idleMs = Date.parse(session.idleExpiresAt) - readAt;
-    const idleEnds = Math.max(lastApiCall(), readAt) + idleMs;
-    const absoluteEnds = Date.parse(session.absoluteExpiresAt);
-    if (now >= Math.min(idleEnds, absoluteEnds)) signIn();
-  }, [now, session, readAt]);
+    if (Math.min(idleLeft, absoluteLeft) <= 0) signIn();
+  }, [idleLeft, absoluteLeft]);
   if (!session) return null;
-  const idleMs = Date.parse(session.idleExpiresAt) - readAt;
-  const idleLeft = Math.max(lastApiCall(), readAt) + idleMs - now;
-  const absoluteLeft = Date.parse(session.absoluteExpiresAt) - now;
   if (absoluteLeft <= WARN_MS && absoluteLeft <= idleLeft) {
     return (
       <Notice title="Your session is ending" role="status">

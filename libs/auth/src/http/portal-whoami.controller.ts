@@ -1,8 +1,9 @@
 import { Controller, Get, HttpCode, Optional, Param, Post, Req } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { Actor, AuthorizedBy, CurrentPrincipal, Principal, RequestActor } from '@app/common';
+import { Actor, AuthorizedBy, Clock, CurrentPrincipal, Principal, RequestActor } from '@app/common';
 import { NotAudited } from '@app/audit';
+import { AppConfig } from '@app/config';
 import { RoleCatalog } from '../authorization/role-catalog';
 import { SignInSessions } from '../sessions/sign-in-sessions';
 
@@ -17,6 +18,8 @@ import { SignInSessions } from '../sessions/sign-in-sessions';
 export class PortalWhoamiController {
   constructor(
     private readonly roles: RoleCatalog,
+    private readonly config: AppConfig,
+    private readonly clock: Clock,
     // Bound by the module that opens people's sessions; absent, every caller is token-authenticated.
     @Optional() private readonly sessions?: SignInSessions,
   ) {}
@@ -41,10 +44,15 @@ export class PortalWhoamiController {
           type: 'object',
           nullable: true,
           description: 'The browser session the request came with, or null for a bearer token',
-          required: ['idleExpiresAt', 'absoluteExpiresAt', 'authTime'],
+          required: ['idleTimeoutSeconds', 'idleExpiresAt', 'absoluteExpiresAt', 'absoluteExpiresInSeconds', 'authTime'],
           properties: {
+            idleTimeoutSeconds: { type: 'integer', description: 'How long the session lives without a request; each request starts it again' },
             idleExpiresAt: { type: 'string', format: 'date-time' },
             absoluteExpiresAt: { type: 'string', format: 'date-time' },
+            absoluteExpiresInSeconds: {
+              type: 'integer',
+              description: "Seconds until the absolute timeout, at the service's clock: a browser counts from its own, whatever its skew",
+            },
             authTime: { type: 'string', format: 'date-time' },
           },
         },
@@ -66,8 +74,10 @@ export class PortalWhoamiController {
       permissions: role?.sortedPermissions ?? [],
       session: session
         ? {
+            idleTimeoutSeconds: this.config.sessionIdleTimeoutS,
             idleExpiresAt: session.idleExpiresAt.toISOString(),
             absoluteExpiresAt: session.absoluteExpiresAt.toISOString(),
+            absoluteExpiresInSeconds: Math.max(0, Math.floor((session.absoluteExpiresAt.getTime() - this.clock.now().getTime()) / 1000)),
             authTime: session.authTime.toISOString(),
           }
         : null,
