@@ -358,6 +358,10 @@ describe('The management portal in a browser', () => {
       await page.waitForLoadState('networkidle');
       expect([screen, await accessibilityViolations(page)]).toEqual([screen, []]);
     }
+    // The organization page read its CA and its push gateways (the defaults every organization gets).
+    await page.goto(`${base}/portal/${ORG}/organization`);
+    await page.getByRole('region', { name: 'Push gateways' }).getByRole('cell', { name: 'Default WNS gateway' }).waitFor();
+    expect(await page.getByRole('link', { name: 'Download the CA certificate' }).getAttribute('href')).toBe(`/pki/${ORG}/ca.crt`);
     await page.goto(`${base}/portal/${ORG}/system-accounts`);
     await page.getByRole('heading', { name: 'System accounts', level: 1 }).waitFor();
     await page.screenshot({ path: join(SCREENSHOTS, 'system-accounts.png') });

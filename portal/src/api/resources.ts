@@ -118,3 +118,13 @@ export interface CertificateAuthority {
   certificate?: string;
   notAfter?: string;
 }
+
+export interface PushGateway {
+  id: string;
+  type: string;
+  name: string;
+  hub?: string;
+  notificationTimeToLive: string;
+  supportedOperatingSystems?: string[];
+  notes?: string;
+}

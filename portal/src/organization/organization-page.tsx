@@ -3,9 +3,9 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useParams } from '@tanstack/react-router';
 import { useState } from 'react';
 import { ApiError, api, answer, done } from '../api/client';
-import type { CertificateAuthority, CertifiedApplication, ListResponse, Organization } from '../api/resources';
+import type { CertificateAuthority, CertifiedApplication, ListResponse, Organization, PushGateway } from '../api/resources';
 
-/** The organization: its name and settings, certified applications, issuing CA (certificate and downloads). */
+/** The organization: its name and settings, certified applications, issuing CA (certificate and downloads), push gateways. */
 export function OrganizationPage() {
   const { org } = useParams({ from: '/$org/organization' });
   const organization = useQuery({
@@ -32,6 +32,7 @@ export function OrganizationPage() {
       ) : null}
       <Applications org={org} />
       <Authority org={org} />
+      <PushGateways org={org} />
     </Stack>
   );
 }
@@ -144,6 +145,54 @@ function Authority({ org }: { org: string }) {
               </Anchor>
             </Group>
           </>
+        ) : null}
+      </Stack>
+    </Paper>
+  );
+}
+
+/** The organization's push gateways (read here; configured through /configuration/{org}/v2/DeliveryGateway/Push). */
+function PushGateways({ org }: { org: string }) {
+  const gateways = useQuery({
+    queryKey: ['push-gateways', org],
+    queryFn: () =>
+      answer<{ totalResults: number; resources: PushGateway[] }>(
+        api.GET('/configuration/{tenant}/v2/DeliveryGateway/Push', { params: { path: { tenant: org } } }),
+      ),
+  });
+  return (
+    <Paper withBorder p="md" component="section" aria-labelledby="push-title">
+      <Stack>
+        <Title order={2} size="h3" id="push-title">
+          Push gateways
+        </Title>
+        {gateways.error ? (
+          <Text c="red.8" role="alert">
+            {gateways.error.message}
+          </Text>
+        ) : null}
+        {gateways.data && gateways.data.resources.length === 0 ? <Text>No push gateway is configured.</Text> : null}
+        {gateways.data && gateways.data.resources.length > 0 ? (
+          <Table aria-labelledby="push-title">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Name</Table.Th>
+                <Table.Th>Type</Table.Th>
+                <Table.Th>Operating systems</Table.Th>
+                <Table.Th>Notification lifetime (s)</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {gateways.data.resources.map((gateway) => (
+                <Table.Tr key={gateway.id}>
+                  <Table.Td>{gateway.name}</Table.Td>
+                  <Table.Td>{gateway.type}</Table.Td>
+                  <Table.Td>{gateway.supportedOperatingSystems?.join(', ')}</Table.Td>
+                  <Table.Td>{gateway.notificationTimeToLive}</Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
         ) : null}
       </Stack>
     </Paper>
