@@ -421,6 +421,40 @@ describe('The management portal in a browser', () => {
     await context.close();
   });
 
+  it('creates an operator, changes their role and administrator flag, ends their sessions and disables them, each shown in the row', async () => {
+    const { context, page, problems } = await signedIn(ada, `/portal/${ORG}/users`);
+    await page.getByRole('button', { name: 'Create user' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Create a user' });
+    await dialog.getByLabel('User name').fill('uma.operator');
+    await dialog.getByLabel('Role').click();
+    await page.getByRole('option', { name: 'Help Desk' }).click();
+    await dialog.getByRole('button', { name: 'Create' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    // Users are listed by userName, 50 a page: find uma's row.
+    const row = page.getByRole('row', { name: /uma\.operator/ });
+    await row.waitFor();
+    expect(await row.getByRole('cell', { name: 'Help Desk' }).isVisible()).toBe(true);
+    await row.getByRole('button', { name: 'Edit uma.operator' }).click();
+    const edit = page.getByRole('dialog', { name: 'Edit uma.operator' });
+    await edit.getByLabel('Role').click();
+    await page.getByRole('option', { name: 'Issuance' }).click();
+    await edit.getByLabel('Organization administrator').check();
+    await edit.getByRole('button', { name: 'Save' }).click();
+    await edit.getByText('Saved; their live tokens and sessions follow the change at once.').waitFor();
+    await expectClean(page, problems);
+    await page.keyboard.press('Escape');
+    await row.getByRole('cell', { name: 'Issuance' }).waitFor();
+    await row.getByRole('button', { name: 'End the sessions of uma.operator' }).click();
+    await row.getByText('Sessions ended').waitFor();
+    await row.getByRole('button', { name: 'Disable uma.operator' }).click();
+    await row.getByText('Disabled', { exact: true }).first().waitFor();
+    const stored = await t.db.query("SELECT role, disabled, organization_administrator FROM users WHERE org_id = $1 AND user_name = 'uma.operator'", [ORG]);
+    expect(stored.rows[0]).toEqual({ role: 'Issuance', disabled: true, organization_administrator: true });
+    await page.screenshot({ path: join(SCREENSHOTS, 'users.png'), fullPage: true });
+    await expectClean(page, problems);
+    await context.close();
+  });
+
   it('a CSRF attempt from another origin changes nothing', async () => {
     const target = await createSystemAccount(t.http, platform, ORG, { suffix: 'csrftarget', role: 'Issuance' });
     const { context, page } = await signedIn(ada, `/portal/${ORG}/roles`);

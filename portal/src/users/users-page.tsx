@@ -1,4 +1,4 @@
-import { Button, Checkbox, Group, Modal, Pagination, PasswordInput, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { Button, Checkbox, Group, Modal, Pagination, PasswordInput, Select, Stack, Table, Text, TextInput, Textarea, Title } from '@mantine/core';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useParams } from '@tanstack/react-router';
 import { useState } from 'react';
@@ -15,6 +15,7 @@ export function UsersPage() {
   const [page, setPage] = useState(1);
   const [creating, setCreating] = useState(false);
   const [deleting, setDeleting] = useState<AdminUser | null>(null);
+  const [editing, setEditing] = useState<AdminUser | null>(null);
   const [results, setResults] = useState<Record<string, string>>({});
   const queryClient = useQueryClient();
   const users = useQuery({
@@ -115,6 +116,9 @@ export function UsersPage() {
                   >
                     End sessions
                   </Button>
+                  <Button size="xs" variant="default" aria-label={`Edit ${user.userName}`} onClick={() => setEditing(user)}>
+                    Edit
+                  </Button>
                   <Button size="xs" color="red" variant="light" aria-label={`Delete ${user.userName}`} onClick={() => setDeleting(user)}>
                     Delete
                   </Button>
@@ -134,6 +138,7 @@ export function UsersPage() {
         />
       </Group>
       <CreateUser org={org} opened={creating} onClose={() => setCreating(false)} onCreated={() => void refresh()} />
+      {editing ? <EditUser org={org} user={editing} onClose={() => setEditing(null)} onChanged={() => void refresh()} /> : null}
       {deleting ? (
         <ConfirmByTyping
           opened
@@ -231,6 +236,80 @@ function CreateUser({ org, opened, onClose, onCreated }: { org: string; opened: 
           </Group>
         </Stack>
       </form>
+    </Modal>
+  );
+}
+
+/** A user's role and administrator flag, and a certificate enrolled for their jwt-bearer sign-in. */
+function EditUser({ org, user, onClose, onChanged }: { org: string; user: AdminUser; onClose: () => void; onChanged: () => void }) {
+  const roles = useQuery(rolesQuery());
+  const [role, setRole] = useState<string | null>(user.role);
+  const [administrator, setAdministrator] = useState(Boolean(user.organizationAdministrator));
+  const [pem, setPem] = useState('');
+  const save = useMutation({
+    mutationFn: () =>
+      answer<AdminUser>(
+        api.PATCH('/admin/v1/organizations/{org}/users/{id}', {
+          params: { path: { org, id: user.id } },
+          body: { role: role ?? user.role, organizationAdministrator: administrator },
+        }),
+      ),
+    onSuccess: onChanged,
+  });
+  const enrol = useMutation({
+    mutationFn: () => answer(api.POST('/admin/v1/organizations/{org}/users/{id}/certificates', { params: { path: { org, id: user.id } }, body: { pem } })),
+    onSuccess: () => {
+      setPem('');
+      onChanged();
+    },
+  });
+  return (
+    <Modal opened onClose={onClose} title={`Edit ${user.userName}`} size="lg">
+      <Stack>
+        <form
+          onSubmit={(event) => {
+            event.preventDefault();
+            save.mutate();
+          }}
+        >
+          <Stack>
+            <Select label="Role" data={roles.data?.Resources.map((r) => r.name) ?? [user.role]} value={role} onChange={setRole} searchable data-autofocus />
+            <Checkbox label="Organization administrator" checked={administrator} onChange={(event) => setAdministrator(event.currentTarget.checked)} />
+            {save.error ? (
+              <Text c="red.8" role="alert">
+                {save.error.message}
+              </Text>
+            ) : null}
+            {save.isSuccess ? <Text role="status">Saved; their live tokens and sessions follow the change at once.</Text> : null}
+            <Button type="submit" loading={save.isPending} w="fit-content">
+              Save
+            </Button>
+          </Stack>
+        </form>
+        <form
+          onSubmit={(event) => {
+            event.preventDefault();
+            enrol.mutate();
+          }}
+        >
+          <Stack>
+            <Textarea
+              label="Enrol a certificate (PEM)"
+              description="For the user's jwt-bearer sign-in: one X.509 certificate, RSA 2048+ or EC P-256/P-384"
+              value={pem}
+              onChange={(event) => setPem(event.currentTarget.value)}
+              autosize
+              minRows={3}
+              error={enrol.error?.message}
+            />
+            {enrol.isSuccess ? <Text role="status">Certificate enrolled.</Text> : null}
+            <Button type="submit" variant="default" loading={enrol.isPending} disabled={pem.trim() === ''} w="fit-content">
+              Enrol certificate
+            </Button>
+          </Stack>
+        </form>
+        <Text size="sm">Enrolled certificates: {user.certificates.length === 0 ? 'none' : user.certificates.join(', ')}</Text>
+      </Stack>
     </Modal>
   );
 }
