@@ -248,6 +248,34 @@ describe('The management portal in a browser', () => {
     await context.close();
   });
 
+  it("the desk shows a person's card and suspends and resumes it, as the role allows", async () => {
+    const { context, page, problems } = await signedIn(ada, `/portal/${ORG}/desk`);
+    // ada's own card, issued through the real flow (SyncSession) when the suite began.
+    await page.getByLabel('Find a user').fill('ada');
+    await page.getByRole('button', { name: 'ada', exact: true }).click();
+    await page.getByRole('heading', { name: 'Wallet of ada' }).waitFor();
+    const devices = page.getByRole('table', { name: 'Devices' });
+    await devices.getByRole('cell', { name: 'ISSUED', exact: true }).waitFor();
+    await devices.getByRole('button', { name: 'Suspend' }).click();
+    // Suspending needs a reason (the device lifecycle's).
+    const suspend = page.getByRole('dialog', { name: 'Suspend this device' });
+    await suspend.getByLabel('Reason').click();
+    await page.getByRole('option', { name: 'LOST' }).click();
+    await expectClean(page, problems);
+    await suspend.getByRole('button', { name: 'Suspend device' }).click();
+    await devices.getByRole('cell', { name: 'ON_HOLD', exact: true }).waitFor();
+    await expectClean(page, problems);
+    await devices.getByRole('button', { name: 'Resume' }).click();
+    await devices.getByRole('cell', { name: 'ISSUED', exact: true }).waitFor();
+    await devices.getByRole('button', { name: 'Revoke' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Revoke this device' });
+    await expectClean(page, problems);
+    await confirm.getByRole('button', { name: 'Cancel' }).click();
+    await confirm.waitFor({ state: 'hidden' });
+    expect(await devices.getByRole('cell', { name: 'ISSUED', exact: true }).isVisible()).toBe(true);
+    await context.close();
+  });
+
   it("four eyes: the request's creator sees approve disabled with the reason (and the server refuses them); another operator approves", async () => {
     const olga = await createPersonWithCard(t, platform, ORG, 'olga');
     const otto = await createPersonWithCard(t, platform, ORG, 'otto');

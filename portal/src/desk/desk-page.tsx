@@ -1,10 +1,11 @@
-import { Group, Pagination, Paper, SimpleGrid, Stack, Table, Text, TextInput, Title, UnstyledButton } from '@mantine/core';
+import { Button, Group, Modal, Pagination, Select, Paper, SimpleGrid, Stack, Table, Text, TextInput, Title, UnstyledButton } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useParams } from '@tanstack/react-router';
 import { useState } from 'react';
 import { api, answer } from '../api/client';
 import type { paths } from '../api/schema';
+import { useWhoami } from '../session/whoami';
 
 const PAGE = 25;
 const SEARCH_REQUEST = 'urn:ietf:params:scim:api:messages:2.0:SearchRequest' as const;
@@ -142,12 +143,7 @@ function WalletPanel({ org, user }: { org: string; user: User }) {
               <Table aria-label="Devices">
                 <Table.Tbody>
                   {wallet.devices.map((device) => (
-                    <Table.Tr key={device.value}>
-                      <Table.Td>{device.display ?? device.value}</Table.Td>
-                      <Table.Td>
-                        <code>{device.value}</code>
-                      </Table.Td>
-                    </Table.Tr>
+                    <DeviceRow key={device.value} org={org} id={device.value!} />
                   ))}
                 </Table.Tbody>
               </Table>
@@ -179,5 +175,96 @@ function WalletPanel({ org, user }: { org: string; user: User }) {
         ) : null}
       </Stack>
     </Paper>
+  );
+}
+
+type Device = paths['/aims/rs/scim/v2/Device/{id}']['get']['responses'][200]['content']['application/scim+json'];
+
+/**
+ * The lifecycle moves the desk offers, from which statuses, with the permission each needs and the
+ * reasons it takes (the device lifecycle's; the server decides all of it again).
+ */
+const MOVES = [
+  { action: 'suspend', label: 'Suspend', from: ['ISSUED'], permission: 'device.suspend', reasons: ['LOST', 'FORGOTTEN', 'DAMAGED', 'STOLEN'] },
+  { action: 'resume', label: 'Resume', from: ['ON_HOLD'], permission: 'device.resume', reasons: [] },
+  { action: 'revoke', label: 'Revoke', from: ['ISSUED', 'ON_HOLD'], permission: 'device.revoke', reasons: ['LOST', 'STOLEN', 'DAMAGED', 'RENEW', 'EXPIRED'] },
+] as const;
+type Move = (typeof MOVES)[number];
+type Reason = 'LOST' | 'FORGOTTEN' | 'DAMAGED' | 'STOLEN' | 'RENEW' | 'EXPIRED';
+
+/** A device of the wallet: its status, and the moves the person's role allows from it; a move with reasons asks for one first. */
+function DeviceRow({ org, id }: { org: string; id: string }) {
+  const whoami = useWhoami(org);
+  const queryClient = useQueryClient();
+  const [asking, setAsking] = useState<Move | null>(null);
+  const [reason, setReason] = useState<string | null>(null);
+  const device = useQuery({
+    queryKey: ['device', id],
+    queryFn: () => answer<Device>(api.GET('/aims/rs/scim/v2/Device/{id}', { params: { path: { id } } })),
+  });
+  const move = useMutation({
+    mutationFn: ({ action, reason }: { action: Move['action']; reason?: Reason }) =>
+      answer<Device>(api.POST(`/aims/rs/scim/v2/Device/{id}/${action}`, { params: { path: { id } }, body: reason ? { reason } : {} })),
+    onSuccess: (updated) => {
+      setAsking(null);
+      setReason(null);
+      queryClient.setQueryData(['device', id], updated);
+    },
+  });
+  const status = device.data?.status?.status ?? '';
+  const allowed = MOVES.filter((m) => (m.from as readonly string[]).includes(status) && whoami.permissions.includes(m.permission));
+  return (
+    <Table.Tr>
+      <Table.Td>
+        <code>{id}</code>
+      </Table.Td>
+      <Table.Td>{status}</Table.Td>
+      <Table.Td>
+        <Group gap="xs" wrap="nowrap">
+          {allowed.map((m) => (
+            <Button
+              key={m.action}
+              size="xs"
+              variant={m.action === 'revoke' ? 'light' : 'default'}
+              color={m.action === 'revoke' ? 'red' : undefined}
+              loading={move.isPending && move.variables?.action === m.action}
+              onClick={() => (m.reasons.length > 0 ? setAsking(m) : move.mutate({ action: m.action }))}
+            >
+              {m.label}
+            </Button>
+          ))}
+        </Group>
+        {move.error && !asking ? (
+          <Text size="xs" c="red.8" role="alert">
+            {move.error.message}
+          </Text>
+        ) : null}
+        <Modal opened={asking !== null} onClose={() => setAsking(null)} title={asking ? `${asking.label} this device` : ''}>
+          {asking ? (
+            <form
+              onSubmit={(event) => {
+                event.preventDefault();
+                if (reason) move.mutate({ action: asking.action, reason: reason as Reason });
+              }}
+            >
+              <Stack>
+                {asking.action === 'revoke' ? (
+                  <Text size="sm">Its credentials are revoked and its certificates go on the CRL. This cannot be undone.</Text>
+                ) : null}
+                <Select label="Reason" data={[...asking.reasons]} value={reason} onChange={setReason} required data-autofocus error={move.error?.message} />
+                <Group justify="flex-end">
+                  <Button variant="default" onClick={() => setAsking(null)}>
+                    Cancel
+                  </Button>
+                  <Button type="submit" color={asking.action === 'revoke' ? 'red' : undefined} disabled={!reason} loading={move.isPending}>
+                    {asking.label} device
+                  </Button>
+                </Group>
+              </Stack>
+            </form>
+          ) : null}
+        </Modal>
+      </Table.Td>
+    </Table.Tr>
   );
 }
