@@ -372,7 +372,7 @@ describe('The management portal in a browser', () => {
     await page.getByRole('button', { name: 'Switch to the dark theme' }).click();
     expect(await page.locator('html').getAttribute('data-mantine-color-scheme')).toBe('dark');
     await page.screenshot({ path: join(SCREENSHOTS, 'system-accounts-dark.png') });
-    for (const screen of ['system-accounts', 'users', 'desk', 'requests', 'audit', 'roles', 'organization']) {
+    for (const screen of ['system-accounts', 'users', 'desk', 'requests', 'stats', 'audit', 'roles', 'organization']) {
       await page.goto(`${base}/portal/${ORG}/${screen}`);
       await page.getByRole('heading', { level: 1 }).waitFor();
       await page.waitForLoadState('networkidle');
@@ -386,6 +386,12 @@ describe('The management portal in a browser', () => {
       await page.waitForLoadState('networkidle');
       expect([screen, await accessibilityViolations(page)]).toEqual([screen, []]);
     }
+    // Stats as charts: each bar's count written beside it (the suite issued cards, so devices are ISSUED).
+    await page.goto(`${base}/portal/${ORG}/stats`);
+    const issued = page.getByRole('region', { name: 'Devices' }).getByRole('listitem').filter({ hasText: 'ISSUED' });
+    await issued.waitFor();
+    expect(Number((await issued.textContent())!.replace(/\D/g, ''))).toBeGreaterThan(0);
+    await page.screenshot({ path: join(SCREENSHOTS, 'stats.png') });
     // The organization page read its CA and its push gateways (the defaults every organization gets).
     await page.goto(`${base}/portal/${ORG}/organization`);
     await page.getByRole('region', { name: 'Push gateways' }).getByRole('cell', { name: 'Default WNS gateway' }).waitFor();

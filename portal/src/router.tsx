@@ -16,6 +16,7 @@ import { UsersPage } from './users/users-page';
 import { DeskPage } from './desk/desk-page';
 import { RequestsPage } from './desk/requests-page';
 import { OrganizationPage } from './organization/organization-page';
+import { StatsPage } from './stats/stats-page';
 
 /**
  * The portal's pages (DECISIONS 17): /portal/{org}/<screen>. Each page of an organization first
@@ -101,6 +102,7 @@ const systemAccount = createRoute({
 const users = createRoute({ ...screenOptions, path: 'users', component: onlyFor('users', UsersPage) });
 const desk = createRoute({ ...screenOptions, path: 'desk', component: onlyFor('desk', DeskPage) });
 const requests = createRoute({ ...screenOptions, path: 'requests', component: onlyFor('requests', RequestsPage) });
+const stats = createRoute({ ...screenOptions, path: 'stats', component: onlyFor('stats', StatsPage) });
 const audit = createRoute({ ...screenOptions, path: 'audit', component: onlyFor('audit', AuditPage) });
 const roles = createRoute({ ...screenOptions, path: 'roles', component: onlyFor('roles', RolesPage) });
 const organizationSettings = createRoute({
@@ -111,7 +113,7 @@ const organizationSettings = createRoute({
 
 const routeTree = root.addChildren([
   start,
-  organization.addChildren([home, systemAccounts, systemAccount, users, desk, requests, audit, roles, organizationSettings]),
+  organization.addChildren([home, systemAccounts, systemAccount, users, desk, requests, stats, audit, roles, organizationSettings]),
 ]);
 
 export function createPortalRouter(queryClient: QueryClient) {

@@ -30,7 +30,9 @@ export function can(whoami: Whoami, screen: Screen): boolean {
       return has('user.search') || has('contentRequest.search');
     case 'requests':
       return has('contentRequest.search');
+    case 'stats':
+      return has('stats.read');
   }
 }
 
-export type Screen = 'system-accounts' | 'users' | 'organization' | 'audit' | 'roles' | 'desk' | 'requests';
+export type Screen = 'system-accounts' | 'users' | 'organization' | 'audit' | 'roles' | 'desk' | 'requests' | 'stats';

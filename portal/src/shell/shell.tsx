@@ -27,6 +27,7 @@ const MENU = [
   { screen: 'users', label: 'Users and operators', to: '/$org/users' },
   { screen: 'desk', label: "Operators' desk", to: '/$org/desk' },
   { screen: 'requests', label: 'Content requests', to: '/$org/requests' },
+  { screen: 'stats', label: 'Stats', to: '/$org/stats' },
   { screen: 'audit', label: 'Audit events', to: '/$org/audit' },
   { screen: 'roles', label: 'Roles', to: '/$org/roles' },
   { screen: 'organization', label: 'Organization', to: '/$org/organization' },
