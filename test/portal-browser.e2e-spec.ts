@@ -183,6 +183,37 @@ describe('The management portal in a browser', () => {
     await context.close();
   });
 
+  it('adds a secret with an expiry (shown once, and it works) and revokes the first one (which stops working)', async () => {
+    const account = await createSystemAccount(t.http, platform, ORG, { suffix: 'rotated', role: 'Issuance' });
+    const { context, page, problems } = await signedIn(ada, `/portal/${ORG}/system-accounts/${account.clientId}`);
+    const secrets = page.getByRole('table', { name: 'Secrets' });
+    await secrets
+      .getByRole('button', { name: /^Revoke secret / })
+      .first()
+      .waitFor();
+    const firstId = (await secrets
+      .getByRole('button', { name: /^Revoke secret / })
+      .first()
+      .getAttribute('aria-label'))!.replace('Revoke secret ', '');
+    await page.getByRole('button', { name: 'Add secret' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Add a secret' });
+    await dialog.getByLabel('Expires').fill('2031-01-31T12:00');
+    await dialog.getByRole('button', { name: 'Add secret' }).click();
+    const value = (await dialog.getByLabel('New client secret').textContent())!.trim();
+    await expectClean(page, problems);
+    await dialog.getByRole('button', { name: 'Done' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    expect(await tokenBySecret(t.http, ORG, account.clientId, value)).toMatch(/^ey/);
+    expect(await secrets.getByRole('button', { name: /^Revoke secret / }).count()).toBe(2);
+    await secrets.getByRole('button', { name: `Revoke secret ${firstId}` }).click();
+    await secrets.getByRole('button', { name: `Revoke secret ${firstId}` }).waitFor({ state: 'detached' });
+    const refused = await tokenRequest(t.http, ORG, { grant_type: 'client_credentials', client_id: account.clientId, client_secret: account.secret });
+    expect(refused.status).toBe(401);
+    expect(await tokenBySecret(t.http, ORG, account.clientId, value)).toMatch(/^ey/);
+    await expectClean(page, problems);
+    await context.close();
+  });
+
   it('disabling an account from its page makes the token endpoint refuse it; deleting it needs its name typed', async () => {
     const account = await createSystemAccount(t.http, platform, ORG, { suffix: 'retired', role: 'Issuance' });
     await tokenBySecret(t.http, ORG, account.clientId, account.secret);

@@ -225,8 +225,7 @@ function DeviceRow({ org, id }: { org: string; id: string }) {
             <Button
               key={m.action}
               size="xs"
-              variant={m.action === 'revoke' ? 'light' : 'default'}
-              color={m.action === 'revoke' ? 'red' : undefined}
+              variant="default"
               loading={move.isPending && move.variables?.action === m.action}
               onClick={() => (m.reasons.length > 0 ? setAsking(m) : move.mutate({ action: m.action }))}
             >

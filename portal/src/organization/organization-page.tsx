@@ -74,8 +74,7 @@ function Applications({ org }: { org: string }) {
                 <Table.Td>
                   <Button
                     size="xs"
-                    color="red"
-                    variant="light"
+                    variant="default"
                     aria-label={`Remove ${application.applicationId}`}
                     onClick={() => remove.mutate(application.applicationId)}
                   >

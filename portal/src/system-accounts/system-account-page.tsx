@@ -136,7 +136,7 @@ function Secrets({ org, clientId }: { org: string; clientId: string }) {
                 <Table.Td>{when(secret.expiresAt)}</Table.Td>
                 <Table.Td>{when(secret.lastUsed)}</Table.Td>
                 <Table.Td>
-                  <Button size="xs" color="red" variant="light" aria-label={`Revoke secret ${secret.id.slice(0, 8)}`} onClick={() => revoke.mutate(secret.id)}>
+                  <Button size="xs" variant="default" aria-label={`Revoke secret ${secret.id.slice(0, 8)}`} onClick={() => revoke.mutate(secret.id)}>
                     Revoke
                   </Button>
                 </Table.Td>
@@ -228,13 +228,7 @@ function Certificates({ org, clientId }: { org: string; clientId: string }) {
                 <Table.Td>{certificate.subject}</Table.Td>
                 <Table.Td>{when(certificate.expiresAt)}</Table.Td>
                 <Table.Td>
-                  <Button
-                    size="xs"
-                    color="red"
-                    variant="light"
-                    aria-label={`Delete certificate ${certificate.id}`}
-                    onClick={() => remove.mutate(certificate.id)}
-                  >
+                  <Button size="xs" variant="default" aria-label={`Delete certificate ${certificate.id}`} onClick={() => remove.mutate(certificate.id)}>
                     Delete
                   </Button>
                 </Table.Td>

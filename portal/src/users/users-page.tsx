@@ -119,7 +119,7 @@ export function UsersPage() {
                   <Button size="xs" variant="default" aria-label={`Edit ${user.userName}`} onClick={() => setEditing(user)}>
                     Edit
                   </Button>
-                  <Button size="xs" color="red" variant="light" aria-label={`Delete ${user.userName}`} onClick={() => setDeleting(user)}>
+                  <Button size="xs" variant="default" aria-label={`Delete ${user.userName}`} onClick={() => setDeleting(user)}>
                     Delete
                   </Button>
                 </Group>
