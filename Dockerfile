@@ -24,6 +24,12 @@ COPY .swcrc ./
 COPY apps apps
 COPY libs libs
 COPY migrations migrations
+# The management portal (DECISIONS 17): its own dependencies, built into portal/dist; the runtime
+# stage takes only that build.
+COPY portal/package.json portal/package-lock.json portal/
+RUN npm --prefix portal install --no-audit --no-fund
+COPY portal portal
+RUN npm --prefix portal run build
 RUN npm run build \
  && find dist \( -name '*.spec.js' -o -name '*.spec.js.map' \) -delete \
  && npm prune --omit=dev --no-audit --no-fund
@@ -50,6 +56,7 @@ ENV NODE_ENV=production \
 COPY --from=build /build/package.json ./
 COPY --from=build /build/node_modules node_modules
 COPY --from=build /build/dist dist
+COPY --from=build /build/portal/dist portal/dist
 COPY ops/scopeAssignment.properties ops/healthcheck.js ops/
 USER 10001:10001
 EXPOSE 8080 9464

@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', '.data/', '.test-run/', 'coverage/'] },
+  { ignores: ['dist/', 'node_modules/', '.data/', '.test-run/', 'coverage/', 'portal/dist/', 'portal/node_modules/', 'portal/src/api/schema.d.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -34,6 +34,17 @@ export default tseslint.config(
     rules: {
       // Configuration is read once, validated, in libs/config; nobody else reads the environment.
       'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Read configuration through AppConfig (libs/config).' }],
+    },
+  },
+  {
+    // The portal (DECISIONS 17) is a browser app, linted with the same rules; it is a client of the
+    // service's public API only and imports nothing from libs/.
+    files: ['portal/**/*.{ts,tsx}'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['@app/*', '**/libs/**', '**/apps/**'], message: 'The portal calls the API; it imports nothing of the service.' }] },
+      ],
     },
   },
   {

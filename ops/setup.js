@@ -52,8 +52,41 @@ function ensureDebianPackages(packages) {
   run('sh', ['-c', `DEBIAN_FRONTEND=noninteractive ${command}`], { stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
+const PORTAL = join(ROOT, 'portal');
+
+/**
+ * The management portal (portal/, DECISIONS 17) has its own package.json, lock and node_modules:
+ * installed like the root's, when missing or older than its lock.
+ */
+function ensurePortalDependencies() {
+  const installed = join(PORTAL, 'node_modules', '.package-lock.json');
+  const lock = join(PORTAL, 'package-lock.json');
+  if (existsSync(installed) && statSync(installed).mtimeMs >= statSync(lock).mtimeMs) return;
+  process.stdout.write("Installing the portal's locked dependencies (npm install in portal/)...\n");
+  run('npm', ['install', '--no-audit', '--no-fund'], { cwd: PORTAL });
+}
+
+const portalBin = (name) => join(PORTAL, 'node_modules', '.bin', name);
+
+/** The portal's API types, generated from the committed OpenAPI document (src/api/openapi.json). */
+function generatePortalApiTypes() {
+  run(portalBin('openapi-typescript'), ['src/api/openapi.json', '--output', 'src/api/schema.d.ts', '--silent'], { cwd: PORTAL });
+}
+
+/** Type-checks the portal (its own tsconfig: a browser app, not part of the root's). */
+function typecheckPortal() {
+  generatePortalApiTypes();
+  run(portalBin('tsc'), ['-p', 'tsconfig.json', '--noEmit'], { cwd: PORTAL });
+}
+
+/** `vite build` into portal/dist, which the service serves at /portal/. */
+function buildPortal() {
+  generatePortalApiTypes();
+  run(portalBin('vite'), ['build', '--logLevel', 'warn'], { cwd: PORTAL });
+}
+
 function build() {
   run(join(ROOT, 'node_modules', '.bin', 'swc'), ['apps', 'libs', 'migrations', '-d', 'dist', '--quiet'], { stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
-module.exports = { ROOT, run, has, ensureDependencies, ensureDebianPackages, build, execFileSync };
+module.exports = { ROOT, run, has, ensureDependencies, ensurePortalDependencies, ensureDebianPackages, build, typecheckPortal, buildPortal, execFileSync };

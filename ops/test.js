@@ -7,9 +7,10 @@
 const { readFileSync, rmSync } = require('node:fs');
 const { join } = require('node:path');
 const { spawnSync } = require('node:child_process');
-const { ROOT, run, ensureDependencies, ensureDebianPackages } = require('./setup');
+const { ROOT, run, ensureDependencies, ensurePortalDependencies, ensureDebianPackages, typecheckPortal, buildPortal } = require('./setup');
 
 ensureDependencies();
+ensurePortalDependencies();
 ensureDebianPackages([
   { name: 'softhsm2', binary: 'softhsm2-util' },
   { name: 'opensc', binary: 'pkcs11-tool' },
@@ -23,8 +24,13 @@ process.stdout.write('Checking formatting (prettier; `npm run format` fixes it).
 run(bin('prettier'), ['--check', '--log-level=warn', '.']);
 process.stdout.write('Type-checking...\n');
 run(bin('tsc'), ['-p', 'tsconfig.json', '--noEmit']);
-process.stdout.write('Linting...\n');
+process.stdout.write('Type-checking the portal...\n');
+typecheckPortal();
+process.stdout.write('Linting (the service and the portal)...\n');
 run(bin('eslint'), ['.', '--max-warnings=0']);
+// The browser tests drive the built portal as the service serves it.
+process.stdout.write('Building the portal...\n');
+buildPortal();
 
 const report = join(ROOT, '.test-run', 'jest-report.json');
 rmSync(report, { force: true });

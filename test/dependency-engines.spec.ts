@@ -10,13 +10,19 @@ import semver from 'semver';
 
 const ROOT = resolve(__dirname, '..');
 const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } };
-const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
-  packages: Record<string, { engines?: Record<string, string> | string[]; version?: string }>;
-};
+type Lock = { packages: Record<string, { engines?: Record<string, string> | string[]; version?: string }> };
+const readLock = (folder: string) => JSON.parse(readFileSync(join(folder, 'package-lock.json'), 'utf8')) as Lock;
 const supported = manifest.engines.node;
+/** The management portal (portal/, DECISIONS 17) installs its own packages from its own lock: they must fit the same Node versions. */
+const PORTAL = join(ROOT, 'portal');
+const portalManifest = JSON.parse(readFileSync(join(PORTAL, 'package.json'), 'utf8')) as { engines: { node: string } };
 
-/** Every locked package with a Node engine range, as `name@version` and its range. */
+/** Every locked package (of the root's lock and the portal's) with a Node engine range, as `name@version` and its range. */
 function lockedEngines(): Array<{ name: string; range: string }> {
+  return [readLock(ROOT), readLock(PORTAL)].flatMap((lock) => lockedEnginesOf(lock));
+}
+
+function lockedEnginesOf(lock: Lock): Array<{ name: string; range: string }> {
   return Object.entries(lock.packages)
     .filter(([path]) => path !== '')
     .flatMap(([path, entry]) => {
@@ -36,6 +42,12 @@ describe('Node versions: package.json engines, the README, and every installed p
 
   it('the lock holds packages with engine ranges (the check below has something to check)', () => {
     expect(lockedEngines().length).toBeGreaterThan(100);
+  });
+
+  it("the portal's package.json declares the same Node versions, and its lock has packages to check (vite, the router)", () => {
+    expect(portalManifest.engines.node).toBe(supported);
+    const portal = lockedEnginesOf(readLock(PORTAL)).map(({ name }) => name);
+    expect(portal).toEqual(expect.arrayContaining([expect.stringMatching(/^vite@/), expect.stringMatching(/^@tanstack\/react-router@/)]));
   });
 
   it(`every installed package admits the minimum Node version package.json declares (${semver.minVersion(supported)?.version})`, () => {

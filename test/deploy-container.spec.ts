@@ -96,8 +96,9 @@ describe('Dockerfile', () => {
     expect(runtimeRuns).not.toMatch(/\b(g\+\+|gcc|clang|make|build-essential|python3)\b/);
     expect(runtimeRuns).toMatch(/apt-get install[^\n]*\bsofthsm2\b[^\n]*\bopensc\b/);
     const fromBuild = ofKind(runtime, 'COPY').filter((c) => flag(c, 'from') !== undefined);
-    expect(fromBuild.map((c) => flag(c, 'from'))).toEqual(['build', 'build', 'build']);
-    expect(fromBuild.map((c) => args(c).split(/\s+/)[0])).toEqual(['/build/package.json', '/build/node_modules', '/build/dist']);
+    expect(fromBuild.map((c) => flag(c, 'from'))).toEqual(['build', 'build', 'build', 'build']);
+    // The portal's build output only (DECISIONS 17), never its node_modules.
+    expect(fromBuild.map((c) => args(c).split(/\s+/)[0])).toEqual(['/build/package.json', '/build/node_modules', '/build/dist', '/build/portal/dist']);
   });
 
   it('runs as a numeric non-root user in the final stage', () => {

@@ -24,6 +24,7 @@ const PLACEMENT_PREFIX = 'cp-test-';
 export default async function globalSetup(): Promise<void> {
   const root = resolve(__dirname, '../..');
   execFileSync(join(root, 'node_modules/.bin/swc'), ['apps', 'libs', 'migrations', '-d', 'dist', '--quiet'], { cwd: root });
+  buildPortalWhenStale(join(root, 'portal'));
   removeRunsThatDied(resolve(__dirname, '../../.test-run'));
   const runDir = resolve(__dirname, '../../.test-run', `${process.pid}`);
   rmSync(runDir, { recursive: true, force: true });
@@ -111,4 +112,21 @@ function freePort(): Promise<number> {
       server.close(() => resolvePort(port));
     });
   });
+}
+
+/**
+ * The browser suites drive the portal as the service serves it (portal/dist): built here when it is
+ * missing or older than a source file (`npm test` builds it anyway; this serves `npx jest <file>`).
+ */
+function buildPortalWhenStale(portal: string): void {
+  if (!existsSync(join(portal, 'node_modules', '.bin', 'vite'))) return;
+  const built = join(portal, 'dist', 'index.html');
+  const newest = (path: string): number =>
+    statSync(path).isDirectory() ? Math.max(0, ...readdirSync(path).map((name) => newest(join(path, name)))) : statSync(path).mtimeMs;
+  const sources = Math.max(newest(join(portal, 'src')), newest(join(portal, 'index.html')), newest(join(portal, 'package-lock.json')));
+  if (existsSync(built) && statSync(built).mtimeMs >= sources) return;
+  execFileSync(join(portal, 'node_modules', '.bin', 'openapi-typescript'), ['src/api/openapi.json', '--output', 'src/api/schema.d.ts', '--silent'], {
+    cwd: portal,
+  });
+  execFileSync(join(portal, 'node_modules', '.bin', 'vite'), ['build', '--logLevel', 'warn'], { cwd: portal });
 }

@@ -13,3 +13,4 @@ export * from './sign-in';
 export * from './oidc';
 export * from './push';
 export * from './authenticator-app';
+export * from './portal';

@@ -6,10 +6,12 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ResourceETagInterceptor, canonicalResourceSpelling, declareErrorResponses } from '@app/common';
 import { AppConfig } from '@app/config';
+import { SignInSessions, loginLocation } from '@app/auth';
 import { Loggers, Metrics } from '@app/observability';
 import { toErrorResponse } from './error-response';
 import { ServiceClosingError, ShutdownState } from './shutdown';
 import { HttpExceptionFilter } from './http-exception.filter';
+import { registerPortal } from './portal';
 
 /** A body parser of Fastify, given the body as read (a string or a Buffer). */
 type ContentTypeParser = (request: FastifyRequest, body: string | Buffer, done: (error: Error | null, body?: unknown) => void) => void;
@@ -152,4 +154,10 @@ export async function configureApp(app: NestFastifyApplication, config: AppConfi
     );
     SwaggerModule.setup('api-docs', app, document);
   }
+  const sessions = app.get(SignInSessions);
+  registerPortal(
+    fastify,
+    { portalDir: config.portalDir, sessionOrganization: async (request) => (await sessions.fromRequest(request))?.org ?? null, loginLocation },
+    logger,
+  );
 }

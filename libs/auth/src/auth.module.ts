@@ -21,6 +21,7 @@ import { ClientCredentialCache } from './clients/client-credential.cache';
 import { SignInFactorPolicy } from './grants/sign-in-factor.policy';
 import { UserAuthenticator } from './grants/user-authenticator.service';
 import { BearerGuard } from './http/bearer.guard';
+import { PortalWhoamiController } from './http/portal-whoami.controller';
 import { DiscoveryController } from './http/discovery.controller';
 import { SigningKeysController } from './http/signing-keys.controller';
 import { TokenController } from './http/token.controller';
@@ -49,7 +50,16 @@ import { SmartCardLogons } from './sign-in/smart-card-logons';
 /** The token service, client authentication, the global bearer guard, and the hosted login page with people's sessions. */
 @Module({
   imports: [AccountsModule, AuthStoreModule, SigningKeysModule],
-  controllers: [TokenController, DiscoveryController, RolesController, SigningKeysController, LoginController, UserSessionsController, AuthorizeController],
+  controllers: [
+    TokenController,
+    DiscoveryController,
+    PortalWhoamiController,
+    RolesController,
+    SigningKeysController,
+    LoginController,
+    UserSessionsController,
+    AuthorizeController,
+  ],
   providers: [
     AssertionVerifier,
     ClientAuthenticator,

@@ -116,6 +116,8 @@ export class AppConfig {
   apiDocs!: boolean;
   tlsCertFile?: string;
   tlsKeyFile?: string;
+  /** The management portal's build (`vite build` of portal/), served at /portal/ (DECISIONS 17). */
+  portalDir!: string;
 
   get embeddedDatabase(): boolean {
     return this.databaseUrl === undefined;

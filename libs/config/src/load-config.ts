@@ -117,6 +117,7 @@ const schema = z.object({
     .transform((v) => v === 'true'),
   TLS_CERT_FILE: optionalText,
   TLS_KEY_FILE: optionalText,
+  PORTAL_DIR: z.string().min(1).default('./portal/dist'),
 });
 
 /** Secrets the embedded default generates once into DATA_DIR (owner-only), never in production. */
@@ -245,6 +246,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   config.apiDocs = e.API_DOCS;
   config.tlsCertFile = e.TLS_CERT_FILE;
   config.tlsKeyFile = e.TLS_KEY_FILE;
+  config.portalDir = isAbsolute(e.PORTAL_DIR) ? e.PORTAL_DIR : resolve(cwd, e.PORTAL_DIR);
   return config;
 }
 

@@ -77,7 +77,8 @@ export function parseCreateDevice(body: unknown): ExternalId[] {
   return parsed.externalIds.map((id) => ({ ATR: id.ATR.toUpperCase(), CUID: id.CUID }));
 }
 
-const actionSchema = z
+/** The body of a lifecycle action (documented for /api-docs from this same schema). */
+export const deviceActionSchema = z
   .object({
     // A SCIM client may send its message schema; it carries nothing here.
     schemas: z.array(z.string()).optional(),
@@ -89,7 +90,7 @@ const actionSchema = z
 export function parseActionBody(body: unknown): DeviceReason | undefined {
   if (body === undefined || body === null || body === '') return undefined;
   if (typeof body === 'string') throw new DomainError('INVALID_SYNTAX', 'Send the reason as a form field (reason=LOST) or as JSON ({"reason": "LOST"}).');
-  return parseBody(actionSchema, canonicalKeys(body, ['schemas', 'reason']), 'action request').reason;
+  return parseBody(deviceActionSchema, canonicalKeys(body, ['schemas', 'reason']), 'action request').reason;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

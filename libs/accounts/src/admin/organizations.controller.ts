@@ -1,6 +1,6 @@
 import { Audited } from '@app/audit';
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query, Req, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOperation, ApiQuery, ApiTags, ApiParam } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   ApiJsonBody,
@@ -20,6 +20,9 @@ import { Organization, OrganizationService } from '../organizations/organization
 import { AdminAccessPolicy, AdministeredOrganization } from './admin-access.policy';
 import { AdminPresenter } from './admin.presenter';
 import { createOrganizationSchema, patchOrganizationSchema } from './admin.schemas';
+
+/** The organization the route names (read by @AdministeredOrganization, so the document declares it here). */
+const ORG_PARAM = { name: 'org', description: 'The organization id' };
 
 /** Organizations (DECISIONS 11): the platform administrator manages them; an organization administrator reads and configures its own. */
 @ApiTags('administration')
@@ -61,12 +64,14 @@ export class OrganizationsController {
   }
 
   @Get(':org')
+  @ApiParam(ORG_PARAM)
   @ApiOperation({ summary: 'Read an organization and its settings' })
   get(@AdministeredOrganization() organization: Organization) {
     return this.presenter.organization(organization);
   }
 
   @Patch(':org')
+  @ApiParam(ORG_PARAM)
   @Audited('organization.update', 'organization.settings.update')
   @ApiOperation({ summary: 'Change the name (platform administrator) or some settings of an organization' })
   @ApiJsonBody(patchOrganizationSchema, { name: 'Acme Corporation', settings: { passwordGrant: false } })
@@ -93,6 +98,7 @@ export class OrganizationsController {
   }
 
   @Delete(':org')
+  @ApiParam(ORG_PARAM)
   @Audited('organization.delete')
   @RequireAdministrator('platform')
   @HttpCode(204)

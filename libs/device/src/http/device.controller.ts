@@ -18,10 +18,11 @@ import {
   credentialManagementPaths,
   ApiSearchBody,
   ApiScimResponse,
+  ApiJsonBody,
   ScimResponseOptions,
 } from '@app/common';
 import { DevicePresenter, DeviceResource } from '../device.presenter';
-import { DEVICE_MULTI_VALUED, DEVICE_SEARCH_DEFINITION, parseActionBody } from '../device.schema';
+import { DEVICE_MULTI_VALUED, DEVICE_SEARCH_DEFINITION, deviceActionSchema, parseActionBody } from '../device.schema';
 import { DeviceService } from '../device.service';
 import { DeviceAction } from '../lifecycle/device-lifecycle';
 
@@ -93,6 +94,7 @@ export class DeviceController {
   }
 
   @Post(':id/activate')
+  @ApiJsonBody(deviceActionSchema, { reason: 'LOST' })
   @Audited('device.activate', 'credential.resume', 'certificate.release', 'crl.publish')
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })
@@ -103,6 +105,7 @@ export class DeviceController {
   }
 
   @Post(':id/suspend')
+  @ApiJsonBody(deviceActionSchema, { reason: 'LOST' })
   @Audited('device.suspend', 'credential.suspend', 'certificate.hold', 'crl.publish')
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })
@@ -113,6 +116,7 @@ export class DeviceController {
   }
 
   @Post(':id/resume')
+  @ApiJsonBody(deviceActionSchema, { reason: 'LOST' })
   @Audited('device.resume', 'credential.resume', 'certificate.release', 'crl.publish')
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })
@@ -123,6 +127,7 @@ export class DeviceController {
   }
 
   @Post(':id/revoke')
+  @ApiJsonBody(deviceActionSchema, { reason: 'LOST' })
   @Audited('device.revoke', 'credential.revoke', 'certificate.revoke', 'crl.publish')
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })
@@ -133,6 +138,7 @@ export class DeviceController {
   }
 
   @Post(':id/terminate')
+  @ApiJsonBody(deviceActionSchema, { reason: 'LOST' })
   @Audited('device.terminate', 'credential.revoke', 'certificate.revoke', 'crl.publish')
   @HttpCode(200)
   @ScimMediaTypes({ acceptForm: true })

@@ -1,0 +1,103 @@
+import { Controller, Get, HttpCode, Optional, Param, Post, Req } from '@nestjs/common';
+import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyRequest } from 'fastify';
+import { Actor, AuthorizedBy, Clock, CurrentPrincipal, Principal, RequestActor } from '@app/common';
+import { NotAudited } from '@app/audit';
+import { AppConfig } from '@app/config';
+import { RoleCatalog } from '../authorization/role-catalog';
+import { SignInSessions } from '../sessions/sign-in-sessions';
+
+/**
+ * Who the caller is and what they may do, on the credential-management family, where the portal's
+ * session cookie is accepted (DECISIONS 17): the token service's /authentication/.../whoami never
+ * accepts a cookie. The portal builds its menus from `permissions` and the administrator flags (the
+ * server still decides every call), and shows `session`'s timeouts before they end.
+ */
+@ApiTags('management portal')
+@Controller('credential-management/customer/:org/whoami')
+export class PortalWhoamiController {
+  constructor(
+    private readonly roles: RoleCatalog,
+    private readonly config: AppConfig,
+    private readonly clock: Clock,
+    // Bound by the module that opens people's sessions; absent, every caller is token-authenticated.
+    @Optional() private readonly sessions?: SignInSessions,
+  ) {}
+
+  @Get()
+  @AuthorizedBy('own token')
+  @ApiOperation({ summary: 'Who is calling: name, role, permissions, administrator flags and, for a browser session, its timeouts' })
+  @ApiOkResponse({
+    schema: {
+      type: 'object',
+      required: ['kind', 'name', 'org', 'role', 'organizationAdministrator', 'platformAdministrator', 'scopes', 'permissions', 'session'],
+      properties: {
+        kind: { type: 'string', enum: ['user', 'system_account'] },
+        name: { type: 'string', description: 'userName of a person, Client ID of a system account' },
+        org: { type: 'string' },
+        role: { type: 'string' },
+        organizationAdministrator: { type: 'boolean' },
+        platformAdministrator: { type: 'boolean' },
+        scopes: { type: 'array', items: { type: 'string' } },
+        permissions: { type: 'array', items: { type: 'string' } },
+        session: {
+          type: 'object',
+          nullable: true,
+          description: 'The browser session the request came with, or null for a bearer token',
+          required: ['idleTimeoutSeconds', 'idleExpiresAt', 'absoluteExpiresAt', 'absoluteExpiresInSeconds', 'authTime'],
+          properties: {
+            idleTimeoutSeconds: { type: 'integer', description: 'How long the session lives without a request; each request starts it again' },
+            idleExpiresAt: { type: 'string', format: 'date-time' },
+            absoluteExpiresAt: { type: 'string', format: 'date-time' },
+            absoluteExpiresInSeconds: {
+              type: 'integer',
+              description: "Seconds until the absolute timeout, at the service's clock: a browser counts from its own, whatever its skew",
+            },
+            authTime: { type: 'string', format: 'date-time' },
+          },
+        },
+      },
+    },
+  })
+  async whoami(@Param('org') _org: string, @CurrentPrincipal() principal: Principal, @Req() request: FastifyRequest) {
+    // The access guard has checked that :org is the caller's organization (customer form, DECISIONS 1).
+    const role = this.roles.find(principal.role);
+    const session = (await this.sessions?.fromRequest(request)) ?? null;
+    return {
+      kind: principal.kind,
+      name: principal.name,
+      org: principal.org,
+      role: principal.role,
+      organizationAdministrator: principal.organizationAdministrator,
+      platformAdministrator: principal.platformAdministrator,
+      scopes: [...(role?.scopes ?? [])],
+      permissions: role?.sortedPermissions ?? [],
+      session: session
+        ? {
+            idleTimeoutSeconds: this.config.sessionIdleTimeoutS,
+            idleExpiresAt: session.idleExpiresAt.toISOString(),
+            absoluteExpiresAt: session.absoluteExpiresAt.toISOString(),
+            absoluteExpiresInSeconds: Math.max(0, Math.floor((session.absoluteExpiresAt.getTime() - this.clock.now().getTime()) / 1000)),
+            authTime: session.authTime.toISOString(),
+          }
+        : null,
+    };
+  }
+
+  /**
+   * Sign-out from the portal: ends the browser session the request came with, at once and on every
+   * instance. A POST with the API's custom header from this origin (the CSRF rules of the
+   * cookie-authenticated APIs), so another site cannot sign a person out. Idempotent: a request
+   * without a session (a bearer token) changes nothing.
+   */
+  @Post('sign-out')
+  @HttpCode(204)
+  @AuthorizedBy('own token')
+  @NotAudited('the session port audits the logout it performs, as every logout')
+  @ApiOperation({ summary: 'End the browser session this request came with (the portal signs out)' })
+  @ApiNoContentResponse({ description: 'The session is ended; the session cookie no longer signs anyone in.' })
+  async signOut(@Param('org') _org: string, @Req() request: FastifyRequest, @RequestActor() actor: Actor): Promise<void> {
+    const session = await this.sessions?.fromRequest(request);
+    if (session) await this.sessions!.end(session.id, actor);
+  }
+}

@@ -1,0 +1,130 @@
+/**
+ * What the portal reads from answers whose OpenAPI description has no body schema yet (the admin
+ * API's presenters, SCIM list envelopes). Requests, paths and parameters are never declared here:
+ * they come from the generated schema.d.ts. Where an answer is described (whoami), its type is
+ * taken from there.
+ */
+import type { paths } from './schema';
+
+export type Whoami = paths['/credential-management/customer/{org}/whoami']['get']['responses'][200]['content']['application/json'];
+
+export interface ListResponse<T> {
+  totalResults: number;
+  startIndex: number;
+  itemsPerPage: number;
+  Resources: T[];
+}
+
+interface Meta {
+  created: string;
+  lastModified: string;
+  version: string;
+}
+
+export interface SystemAccount {
+  id: string;
+  clientId: string;
+  tokenUrl: string;
+  role: string;
+  organizationAdministrator: boolean;
+  disabled: boolean;
+  description: string | null;
+  meta: Meta;
+}
+
+export interface CreatedSystemAccount extends SystemAccount {
+  secret: { id: string; value: string; expiresAt: string };
+}
+
+export interface IssuedSecret {
+  id: string;
+  value: string;
+  expiresAt: string;
+}
+
+export interface SecretMetadata {
+  id: string;
+  created: string;
+  expiresAt: string;
+  lastUsed: string | null;
+}
+
+export interface Certificate {
+  id: string;
+  subject: string;
+  issuer: string;
+  serialNumber: string;
+  notBefore: string;
+  notAfter: string;
+  expiresAt: string;
+  created: string;
+}
+
+export interface AdminUser {
+  id: string;
+  userName: string;
+  userType: 'operator' | 'cardholder';
+  role: string;
+  groups: string[];
+  displayName: string | null;
+  active: boolean;
+  organizationAdministrator?: boolean;
+  hasPassword: boolean;
+  certificates: string[];
+  meta: Meta;
+}
+
+export interface Role {
+  name: string;
+  scopes: string[];
+  permissions: string[];
+  operatorDependent?: boolean;
+}
+
+export interface AuditEvent {
+  id: string;
+  occurred: string;
+  org: string;
+  actor: string;
+  action: string;
+  code: number;
+  target: string | null;
+  outcome: 'success' | 'failure';
+  sourceAddress: string | null;
+  correlationId: string | null;
+  details: Record<string, unknown> | null;
+}
+
+export interface Organization {
+  id: string;
+  name: string;
+  settings: Record<string, unknown>;
+  meta: Meta;
+}
+
+export interface CertifiedApplication {
+  applicationId: string;
+  name: string | null;
+  created: string;
+}
+
+export interface CertificateAuthority {
+  id: string;
+  status: string;
+  mode: string;
+  generation: number;
+  keyAlgorithm: string;
+  subject: string;
+  certificate?: string;
+  notAfter?: string;
+}
+
+export interface PushGateway {
+  id: string;
+  type: string;
+  name: string;
+  hub?: string;
+  notificationTimeToLive: string;
+  supportedOperatingSystems?: string[];
+  notes?: string;
+}

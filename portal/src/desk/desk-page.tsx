@@ -1,0 +1,269 @@
+import { Button, Group, Modal, Pagination, Select, Paper, SimpleGrid, Stack, Table, Text, TextInput, Title, UnstyledButton } from '@mantine/core';
+import { useDebouncedValue } from '@mantine/hooks';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useParams } from '@tanstack/react-router';
+import { useState } from 'react';
+import { api, answer } from '../api/client';
+import type { paths } from '../api/schema';
+import { useWhoami } from '../session/whoami';
+
+const PAGE = 25;
+const SEARCH_REQUEST = 'urn:ietf:params:scim:api:messages:2.0:SearchRequest' as const;
+
+type UserList = paths['/aims/rs/scim/v2/Users/.search']['post']['responses'][200]['content']['application/scim+json'];
+type WalletList = paths['/aims/rs/scim/v2/Wallet/.search']['post']['responses'][200]['content']['application/scim+json'];
+type User = UserList['Resources'][number];
+
+/** A SCIM string literal: the person's typing never becomes filter syntax. */
+const scimString = (text: string) => JSON.stringify(text);
+
+/**
+ * SCIM calls use the canonical path (/aims/rs/scim/v2): the session names the organization.
+ *
+ * The operators' desk: a user search that answers as one types (debounced; the server filters and
+ * pages, so it stays quick with 100,000 users), then the chosen user's wallet with its devices and
+ * credentials.
+ */
+export function DeskPage() {
+  const { org } = useParams({ from: '/$org/desk' });
+  const [typed, setTyped] = useState('');
+  const [search] = useDebouncedValue(typed.trim(), 200);
+  const [page, setPage] = useState(1);
+  const [chosen, setChosen] = useState<User | null>(null);
+  const users = useQuery({
+    queryKey: ['desk-users', org, search, page],
+    queryFn: () =>
+      answer<UserList>(
+        api.POST('/aims/rs/scim/v2/Users/.search', {
+          body: {
+            schemas: [SEARCH_REQUEST],
+            ...(search ? { filter: `userName sw ${scimString(search)}` } : {}),
+            sortBy: 'userName',
+            startIndex: (page - 1) * PAGE + 1,
+            count: PAGE,
+          },
+        }),
+      ),
+    placeholderData: keepPreviousData,
+  });
+  const total = users.data?.totalResults ?? 0;
+  return (
+    <Stack>
+      <Title order={1}>Operators' desk</Title>
+      <SimpleGrid cols={{ base: 1, md: 2 }}>
+        <Stack>
+          <TextInput
+            label="Find a user"
+            description="The beginning of their user name"
+            type="search"
+            value={typed}
+            onChange={(event) => {
+              setTyped(event.currentTarget.value);
+              setPage(1);
+            }}
+            data-autofocus
+          />
+          {users.error ? (
+            <Text c="red.8" role="alert">
+              {users.error.message}
+            </Text>
+          ) : null}
+          <Table highlightOnHover aria-label="Users found" aria-busy={users.isFetching}>
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>User name</Table.Th>
+                <Table.Th>Name</Table.Th>
+                <Table.Th>Type</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {users.data?.Resources.map((user) => (
+                <Table.Tr key={user.id} aria-selected={chosen?.id === user.id}>
+                  <Table.Td>
+                    <UnstyledButton onClick={() => setChosen(user)} td="underline">
+                      {user.userName}
+                    </UnstyledButton>
+                  </Table.Td>
+                  <Table.Td>{user.displayName ?? user.name?.formatted ?? ''}</Table.Td>
+                  <Table.Td>{user.userType}</Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+          <Group justify="space-between">
+            <Text size="sm" role="status">
+              {users.data ? `${total} ${total === 1 ? 'user' : 'users'}` : ''}
+            </Text>
+            <Pagination
+              total={Math.max(1, Math.ceil(total / PAGE))}
+              value={page}
+              onChange={setPage}
+              getControlProps={(control) => ({ 'aria-label': `${control} page` })}
+            />
+          </Group>
+        </Stack>
+        {chosen ? <WalletPanel org={org} user={chosen} /> : <Text c="dimmed">Choose a user to see their wallet.</Text>}
+      </SimpleGrid>
+    </Stack>
+  );
+}
+
+function WalletPanel({ org, user }: { org: string; user: User }) {
+  const wallets = useQuery({
+    queryKey: ['desk-wallet', org, user.id],
+    queryFn: () =>
+      answer<WalletList>(
+        api.POST('/aims/rs/scim/v2/Wallet/.search', {
+          body: { schemas: [SEARCH_REQUEST], filter: `owner.value eq ${scimString(user.id)}` },
+        }),
+      ),
+  });
+  const wallet = wallets.data?.Resources[0];
+  return (
+    <Paper withBorder p="md" component="section" aria-labelledby="wallet-title">
+      <Stack>
+        <Title order={2} size="h3" id="wallet-title">
+          Wallet of {user.userName}
+        </Title>
+        {wallets.error ? (
+          <Text c="red.8" role="alert">
+            {wallets.error.message}
+          </Text>
+        ) : null}
+        {wallet ? (
+          <>
+            <Group>
+              <Text size="sm">Status</Text>
+              <Text fw={600}>{wallet.status}</Text>
+            </Group>
+            <Title order={3} size="h4">
+              Devices
+            </Title>
+            {wallet.devices?.length ? (
+              <Table aria-label="Devices">
+                <Table.Tbody>
+                  {wallet.devices.map((device) => (
+                    <DeviceRow key={device.value} org={org} id={device.value!} />
+                  ))}
+                </Table.Tbody>
+              </Table>
+            ) : (
+              <Text c="dimmed">No device.</Text>
+            )}
+            <Title order={3} size="h4">
+              Credentials
+            </Title>
+            {wallet.credentials?.length ? (
+              <Table aria-label="Credentials">
+                <Table.Tbody>
+                  {wallet.credentials.map((credential) => (
+                    <Table.Tr key={credential.value}>
+                      <Table.Td>{credential.type}</Table.Td>
+                      <Table.Td>
+                        <code>{credential.value}</code>
+                      </Table.Td>
+                    </Table.Tr>
+                  ))}
+                </Table.Tbody>
+              </Table>
+            ) : (
+              <Text c="dimmed">No credential.</Text>
+            )}
+          </>
+        ) : wallets.isSuccess ? (
+          <Text c="dimmed">No wallet.</Text>
+        ) : null}
+      </Stack>
+    </Paper>
+  );
+}
+
+type Device = paths['/aims/rs/scim/v2/Device/{id}']['get']['responses'][200]['content']['application/scim+json'];
+
+/**
+ * The lifecycle moves the desk offers, from which statuses, with the permission each needs and the
+ * reasons it takes (the device lifecycle's; the server decides all of it again).
+ */
+const MOVES = [
+  { action: 'suspend', label: 'Suspend', from: ['ISSUED'], permission: 'device.suspend', reasons: ['LOST', 'FORGOTTEN', 'DAMAGED', 'STOLEN'] },
+  { action: 'resume', label: 'Resume', from: ['ON_HOLD'], permission: 'device.resume', reasons: [] },
+  { action: 'revoke', label: 'Revoke', from: ['ISSUED', 'ON_HOLD'], permission: 'device.revoke', reasons: ['LOST', 'STOLEN', 'DAMAGED', 'RENEW', 'EXPIRED'] },
+] as const;
+type Move = (typeof MOVES)[number];
+type Reason = 'LOST' | 'FORGOTTEN' | 'DAMAGED' | 'STOLEN' | 'RENEW' | 'EXPIRED';
+
+/** A device of the wallet: its status, and the moves the person's role allows from it; a move with reasons asks for one first. */
+function DeviceRow({ org, id }: { org: string; id: string }) {
+  const whoami = useWhoami(org);
+  const queryClient = useQueryClient();
+  const [asking, setAsking] = useState<Move | null>(null);
+  const [reason, setReason] = useState<string | null>(null);
+  const device = useQuery({
+    queryKey: ['device', id],
+    queryFn: () => answer<Device>(api.GET('/aims/rs/scim/v2/Device/{id}', { params: { path: { id } } })),
+  });
+  const move = useMutation({
+    mutationFn: ({ action, reason }: { action: Move['action']; reason?: Reason }) =>
+      answer<Device>(api.POST(`/aims/rs/scim/v2/Device/{id}/${action}`, { params: { path: { id } }, body: reason ? { reason } : {} })),
+    onSuccess: (updated) => {
+      setAsking(null);
+      setReason(null);
+      queryClient.setQueryData(['device', id], updated);
+    },
+  });
+  const status = device.data?.status?.status ?? '';
+  const allowed = MOVES.filter((m) => (m.from as readonly string[]).includes(status) && whoami.permissions.includes(m.permission));
+  return (
+    <Table.Tr>
+      <Table.Td>
+        <code>{id}</code>
+      </Table.Td>
+      <Table.Td>{status}</Table.Td>
+      <Table.Td>
+        <Group gap="xs" wrap="nowrap">
+          {allowed.map((m) => (
+            <Button
+              key={m.action}
+              size="xs"
+              variant="default"
+              loading={move.isPending && move.variables?.action === m.action}
+              onClick={() => (m.reasons.length > 0 ? setAsking(m) : move.mutate({ action: m.action }))}
+            >
+              {m.label}
+            </Button>
+          ))}
+        </Group>
+        {move.error && !asking ? (
+          <Text size="xs" c="red.8" role="alert">
+            {move.error.message}
+          </Text>
+        ) : null}
+        <Modal opened={asking !== null} onClose={() => setAsking(null)} title={asking ? `${asking.label} this device` : ''}>
+          {asking ? (
+            <form
+              onSubmit={(event) => {
+                event.preventDefault();
+                if (reason) move.mutate({ action: asking.action, reason: reason as Reason });
+              }}
+            >
+              <Stack>
+                {asking.action === 'revoke' ? (
+                  <Text size="sm">Its credentials are revoked and its certificates go on the CRL. This cannot be undone.</Text>
+                ) : null}
+                <Select label="Reason" data={[...asking.reasons]} value={reason} onChange={setReason} required data-autofocus error={move.error?.message} />
+                <Group justify="flex-end">
+                  <Button variant="default" onClick={() => setAsking(null)}>
+                    Cancel
+                  </Button>
+                  <Button type="submit" color={asking.action === 'revoke' ? 'red' : undefined} disabled={!reason} loading={move.isPending}>
+                    {asking.label} device
+                  </Button>
+                </Group>
+              </Stack>
+            </form>
+          ) : null}
+        </Modal>
+      </Table.Td>
+    </Table.Tr>
+  );
+}

@@ -1,0 +1,162 @@
+import { Button, Checkbox, Group, Select, Stack, Table, Text, Title, Tooltip } from '@mantine/core';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useParams } from '@tanstack/react-router';
+import { useState } from 'react';
+import { ApiError, api, answer } from '../api/client';
+import type { paths } from '../api/schema';
+import { useWhoami } from '../session/whoami';
+
+type RequestList = paths['/aims/rs/scim/v2/ContentRequest/.search']['post']['responses'][200]['content']['application/scim+json'];
+type ContentRequest = RequestList['Resources'][number];
+
+const STATUSES = ['requested', 'approved', 'denied', 'cancelled', 'completed', 'failed', 'expired'];
+
+/** Why this person may not approve the request (four eyes), or undefined. The server decides anyway. */
+function fourEyes(request: ContentRequest, me: string): string | undefined {
+  if (request.requestedBy === me) return 'You created this request: another operator approves it (four eyes).';
+  if (request.wallet?.display === me) return 'The request is for your own wallet: another operator approves it (four eyes).';
+  return undefined;
+}
+
+/**
+ * The content-request queue: requests waiting for approval, approved or denied here one by one or
+ * several at once, each row's result shown. The creator of a request sees its approve button
+ * disabled with the reason; the server refuses them too (CREDENTIAL-MANAGEMENT four eyes).
+ */
+export function RequestsPage() {
+  const { org } = useParams({ from: '/$org/requests' });
+  const whoami = useWhoami(org);
+  const queryClient = useQueryClient();
+  const [status, setStatus] = useState<string | null>('requested');
+  const [selected, setSelected] = useState<string[]>([]);
+  /** What each action did, by request: kept after the list changes (an approved request leaves the "requested" list). */
+  const [results, setResults] = useState<Record<string, { label: string; outcome: string }>>({});
+  const [working, setWorking] = useState(false);
+  const requests = useQuery({
+    queryKey: ['requests', org, status],
+    queryFn: () =>
+      answer<RequestList>(
+        api.POST('/aims/rs/scim/v2/ContentRequest/.search', {
+          body: {
+            schemas: ['urn:ietf:params:scim:api:messages:2.0:SearchRequest'],
+            ...(status ? { filter: `status eq ${JSON.stringify(status)}` } : {}),
+            sortBy: 'meta.created',
+            sortOrder: 'descending',
+            count: 200,
+          },
+        }),
+      ),
+  });
+  const labelOf = (request: ContentRequest) => `${request.type} for ${request.wallet?.display ?? request.id}`;
+  const act = async (action: 'approve' | 'deny', ids: string[]) => {
+    setWorking(true);
+    const outcome: Record<string, { label: string; outcome: string }> = {};
+    for (const id of ids) {
+      const request = requests.data?.Resources.find((r) => r.id === id);
+      const label = request ? labelOf(request) : id;
+      try {
+        await answer(api.POST(`/aims/rs/scim/v2/ContentRequest/{id}/${action}`, { params: { path: { id } }, body: {} }));
+        outcome[id] = { label, outcome: action === 'approve' ? 'approved' : 'denied' };
+      } catch (error) {
+        outcome[id] = { label, outcome: `refused: ${error instanceof ApiError ? error.message : String(error)}` };
+      }
+    }
+    setResults((previous) => ({ ...previous, ...outcome }));
+    setSelected([]);
+    setWorking(false);
+    await queryClient.invalidateQueries({ queryKey: ['requests', org] });
+  };
+  const rows = requests.data?.Resources ?? [];
+  return (
+    <Stack>
+      <Title order={1}>Content requests</Title>
+      <Group align="flex-end">
+        <Select label="Status" data={STATUSES} value={status} onChange={setStatus} clearable w={200} />
+        <Button disabled={selected.length === 0} loading={working} onClick={() => void act('approve', selected)}>
+          Approve selected ({selected.length})
+        </Button>
+        <Button variant="default" disabled={selected.length === 0} loading={working} onClick={() => void act('deny', selected)}>
+          Deny selected
+        </Button>
+      </Group>
+      {Object.keys(results).length > 0 ? (
+        <Stack gap={2} role="status" aria-label="Results">
+          {Object.entries(results).map(([id, result]) => (
+            <Text key={id} size="sm">
+              {result.label}: {result.outcome}
+            </Text>
+          ))}
+        </Stack>
+      ) : null}
+      {requests.error ? (
+        <Text c="red.8" role="alert">
+          {requests.error.message}
+        </Text>
+      ) : null}
+      <Table aria-label="Content requests">
+        <Table.Thead>
+          <Table.Tr>
+            <Table.Th>
+              <span className="visually-hidden">Select</span>
+            </Table.Th>
+            <Table.Th>Type</Table.Th>
+            <Table.Th>Wallet</Table.Th>
+            <Table.Th>Requested by</Table.Th>
+            <Table.Th>Created</Table.Th>
+            <Table.Th>Status</Table.Th>
+            <Table.Th>
+              <span className="visually-hidden">Actions</span>
+            </Table.Th>
+          </Table.Tr>
+        </Table.Thead>
+        <Table.Tbody>
+          {rows.map((request) => {
+            const refusal = fourEyes(request, whoami.name);
+            const label = labelOf(request);
+            return (
+              <Table.Tr key={request.id}>
+                <Table.Td>
+                  <Checkbox
+                    aria-label={`Select ${label}`}
+                    checked={selected.includes(request.id)}
+                    disabled={request.status !== 'requested'}
+                    onChange={(event) => setSelected(event.currentTarget.checked ? [...selected, request.id] : selected.filter((id) => id !== request.id))}
+                  />
+                </Table.Td>
+                <Table.Td>{request.type}</Table.Td>
+                <Table.Td>{request.wallet?.display}</Table.Td>
+                <Table.Td>{request.requestedBy}</Table.Td>
+                <Table.Td>{request.meta?.created ? new Date(request.meta.created).toLocaleString() : ''}</Table.Td>
+                <Table.Td>{request.status}</Table.Td>
+                <Table.Td>
+                  {request.status === 'requested' ? (
+                    <Group gap="xs" wrap="nowrap">
+                      <Tooltip label={refusal} disabled={!refusal}>
+                        {/* A disabled button gets no pointer events: the wrapper carries the tooltip and the reason. */}
+                        <span>
+                          <Button
+                            size="xs"
+                            disabled={Boolean(refusal) || working}
+                            aria-label={`Approve ${label}`}
+                            onClick={() => void act('approve', [request.id])}
+                          >
+                            Approve
+                          </Button>
+                        </span>
+                      </Tooltip>
+                      <Button size="xs" variant="default" disabled={working} aria-label={`Deny ${label}`} onClick={() => void act('deny', [request.id])}>
+                        Deny
+                      </Button>
+                    </Group>
+                  ) : null}
+                  {refusal && request.status === 'requested' ? <Text size="xs">{refusal}</Text> : null}
+                </Table.Td>
+              </Table.Tr>
+            );
+          })}
+        </Table.Tbody>
+      </Table>
+      {requests.isSuccess && rows.length === 0 ? <Text c="dimmed">No request with this status.</Text> : null}
+    </Stack>
+  );
+}

@@ -1,0 +1,199 @@
+import { Anchor, Button, Code, Group, Paper, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useParams } from '@tanstack/react-router';
+import { useState } from 'react';
+import { ApiError, api, answer, done } from '../api/client';
+import type { CertificateAuthority, CertifiedApplication, ListResponse, Organization, PushGateway } from '../api/resources';
+
+/** The organization: its name and settings, certified applications, issuing CA (certificate and downloads), push gateways. */
+export function OrganizationPage() {
+  const { org } = useParams({ from: '/$org/organization' });
+  const organization = useQuery({
+    queryKey: ['organization', org],
+    queryFn: () => answer<Organization>(api.GET('/admin/v1/organizations/{org}', { params: { path: { org } } })),
+  });
+  return (
+    <Stack>
+      <Title order={1}>Organization {organization.data?.name ?? org}</Title>
+      {organization.error ? (
+        <Text c="red.8" role="alert">
+          {organization.error.message}
+        </Text>
+      ) : null}
+      {organization.data ? (
+        <Paper withBorder p="md" component="section" aria-labelledby="settings-title">
+          <Stack>
+            <Title order={2} size="h3" id="settings-title">
+              Settings
+            </Title>
+            <Code block>{JSON.stringify(organization.data.settings, null, 2)}</Code>
+          </Stack>
+        </Paper>
+      ) : null}
+      <Applications org={org} />
+      <Authority org={org} />
+      <PushGateways org={org} />
+    </Stack>
+  );
+}
+
+function Applications({ org }: { org: string }) {
+  const queryClient = useQueryClient();
+  const [applicationId, setApplicationId] = useState('');
+  const applications = useQuery({
+    queryKey: ['applications', org],
+    queryFn: () => answer<ListResponse<CertifiedApplication>>(api.GET('/admin/v1/organizations/{org}/applications', { params: { path: { org } } })),
+  });
+  const add = useMutation({
+    mutationFn: () => answer(api.POST('/admin/v1/organizations/{org}/applications', { params: { path: { org } }, body: { applicationId } })),
+    onSuccess: () => {
+      setApplicationId('');
+      void queryClient.invalidateQueries({ queryKey: ['applications', org] });
+    },
+  });
+  const remove = useMutation({
+    mutationFn: (id: string) =>
+      done(api.DELETE('/admin/v1/organizations/{org}/applications/{applicationId}', { params: { path: { org, applicationId: id } } })),
+    onSuccess: () => void queryClient.invalidateQueries({ queryKey: ['applications', org] }),
+  });
+  return (
+    <Paper withBorder p="md" component="section" aria-labelledby="applications-title">
+      <Stack>
+        <Title order={2} size="h3" id="applications-title">
+          Certified applications
+        </Title>
+        <Text size="sm">Under the organization's "certified" Application-ID policy, only these applications may call the API.</Text>
+        <Table aria-labelledby="applications-title">
+          <Table.Tbody>
+            {applications.data?.Resources.map((application) => (
+              <Table.Tr key={application.applicationId}>
+                <Table.Td>
+                  <code>{application.applicationId}</code>
+                </Table.Td>
+                <Table.Td>{application.name}</Table.Td>
+                <Table.Td>
+                  <Button
+                    size="xs"
+                    variant="default"
+                    aria-label={`Remove ${application.applicationId}`}
+                    onClick={() => remove.mutate(application.applicationId)}
+                  >
+                    Remove
+                  </Button>
+                </Table.Td>
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </Table>
+        <form
+          onSubmit={(event) => {
+            event.preventDefault();
+            add.mutate();
+          }}
+        >
+          <Group align="flex-end">
+            <TextInput
+              label="Application-ID"
+              value={applicationId}
+              onChange={(event) => setApplicationId(event.currentTarget.value)}
+              error={add.error instanceof ApiError ? add.error.message : undefined}
+            />
+            <Button type="submit" disabled={!applicationId.trim()} loading={add.isPending}>
+              Certify
+            </Button>
+          </Group>
+        </form>
+      </Stack>
+    </Paper>
+  );
+}
+
+function Authority({ org }: { org: string }) {
+  const ca = useQuery({
+    queryKey: ['ca', org],
+    queryFn: () => answer<CertificateAuthority>(api.GET('/admin/v1/organizations/{org}/ca', { params: { path: { org } } })),
+    retry: false,
+  });
+  return (
+    <Paper withBorder p="md" component="section" aria-labelledby="ca-title">
+      <Stack>
+        <Title order={2} size="h3" id="ca-title">
+          Issuing CA
+        </Title>
+        {ca.error instanceof ApiError && ca.error.status === 404 ? <Text>The organization has no issuing CA yet.</Text> : null}
+        {ca.error && !(ca.error instanceof ApiError && ca.error.status === 404) ? (
+          <Text c="red.8" role="alert">
+            {ca.error.message}
+          </Text>
+        ) : null}
+        {ca.data ? (
+          <>
+            <Text size="sm">
+              {ca.data.subject} · generation {ca.data.generation} · {ca.data.keyAlgorithm} · {ca.data.status}
+              {ca.data.notAfter ? ` · valid until ${new Date(ca.data.notAfter).toLocaleString()}` : ''}
+            </Text>
+            <Group>
+              <Anchor href={`/pki/${encodeURIComponent(org)}/ca.crt`} download>
+                Download the CA certificate
+              </Anchor>
+              <Anchor href={`/pki/${encodeURIComponent(org)}/ca-chain.pem`} download>
+                Download the chain (PEM)
+              </Anchor>
+              <Anchor href={`/pki/${encodeURIComponent(org)}/crl`} download>
+                Download the CRL
+              </Anchor>
+            </Group>
+          </>
+        ) : null}
+      </Stack>
+    </Paper>
+  );
+}
+
+/** The organization's push gateways (read here; configured through /configuration/{org}/v2/DeliveryGateway/Push). */
+function PushGateways({ org }: { org: string }) {
+  const gateways = useQuery({
+    queryKey: ['push-gateways', org],
+    queryFn: () =>
+      answer<{ totalResults: number; resources: PushGateway[] }>(
+        api.GET('/configuration/{tenant}/v2/DeliveryGateway/Push', { params: { path: { tenant: org } } }),
+      ),
+  });
+  return (
+    <Paper withBorder p="md" component="section" aria-labelledby="push-title">
+      <Stack>
+        <Title order={2} size="h3" id="push-title">
+          Push gateways
+        </Title>
+        {gateways.error ? (
+          <Text c="red.8" role="alert">
+            {gateways.error.message}
+          </Text>
+        ) : null}
+        {gateways.data && gateways.data.resources.length === 0 ? <Text>No push gateway is configured.</Text> : null}
+        {gateways.data && gateways.data.resources.length > 0 ? (
+          <Table aria-labelledby="push-title">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Name</Table.Th>
+                <Table.Th>Type</Table.Th>
+                <Table.Th>Operating systems</Table.Th>
+                <Table.Th>Notification lifetime (s)</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {gateways.data.resources.map((gateway) => (
+                <Table.Tr key={gateway.id}>
+                  <Table.Td>{gateway.name}</Table.Td>
+                  <Table.Td>{gateway.type}</Table.Td>
+                  <Table.Td>{gateway.supportedOperatingSystems?.join(', ')}</Table.Td>
+                  <Table.Td>{gateway.notificationTimeToLive}</Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        ) : null}
+      </Stack>
+    </Paper>
+  );
+}

@@ -1,0 +1,133 @@
+import { Outlet, createRootRouteWithContext, createRoute, createRouter, useParams } from '@tanstack/react-router';
+import type { QueryClient } from '@tanstack/react-query';
+import { Navigate } from '@tanstack/react-router';
+import { useQuery } from '@tanstack/react-query';
+import { ApiError } from './api/client';
+import { ErrorPage, ForbiddenPage, Loading, NotFoundPage } from './components/pages';
+import { isOwnOrganization, signIn } from './session/sign-in';
+import { can, whoamiQuery, type Screen } from './session/whoami';
+import { Shell } from './shell/shell';
+import { StartPage } from './start/start-page';
+import { SystemAccountsPage } from './system-accounts/system-accounts-page';
+import { SystemAccountPage } from './system-accounts/system-account-page';
+import { RolesPage } from './roles/roles-page';
+import { AuditPage } from './audit/audit-page';
+import { UsersPage } from './users/users-page';
+import { DeskPage } from './desk/desk-page';
+import { RequestsPage } from './desk/requests-page';
+import { OrganizationPage } from './organization/organization-page';
+import { StatsPage } from './stats/stats-page';
+
+/**
+ * The portal's pages (DECISIONS 17): /portal/{org}/<screen>. Each page of an organization first
+ * reads whoami: no session sends the person to the login page, another organization's URL shows
+ * the not-found page (the server answers so), and a screen the person's role does not reach shows
+ * the forbidden page (the server refuses its calls anyway).
+ */
+const root = createRootRouteWithContext<{ queryClient: QueryClient }>()({
+  component: Outlet,
+  notFoundComponent: NotFoundPage,
+  errorComponent: ({ error, reset }) => <ErrorPage error={error} reset={reset} />,
+});
+
+const start = createRoute({ getParentRoute: () => root, path: '/', component: StartPage });
+
+const organization = createRoute({
+  getParentRoute: () => root,
+  path: '$org',
+  beforeLoad: async ({ params, context }) => {
+    // Signed in to another organization: as the admin API answers, that organization is not found
+    // to them. The shell shows the not-found page; nothing is asked of the service.
+    if (!isOwnOrganization(params.org)) return;
+    try {
+      await context.queryClient.ensureQueryData(whoamiQuery(params.org));
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 401) {
+        signIn();
+        // The page is leaving for the login page; show nothing meanwhile.
+        await new Promise(() => undefined);
+      }
+      if (error instanceof ApiError && error.status === 403) throw new ApiError(404, error.message);
+      throw error;
+    }
+  },
+  component: Shell,
+  pendingComponent: () => <Loading label="Signing in" />,
+  errorComponent: ({ error, reset }) => <ErrorPage error={error} reset={reset} />,
+});
+
+/** The first screen the person may open. */
+function Home() {
+  const { org } = useParams({ from: '/$org/' });
+  const { data: whoami } = useQuery(whoamiQuery(org));
+  if (!whoami) return null;
+  const first = (['system-accounts', 'desk', 'requests', 'audit'] as const).find((screen) => can(whoami, screen));
+  if (!first) return <ForbiddenPage detail="Your role reaches none of the portal's screens." />;
+  return <Navigate to={`/$org/${first}` as const} params={{ org }} replace />;
+}
+
+const home = createRoute({ getParentRoute: () => organization, path: '/', component: Home });
+
+/**
+ * A screen of the organization opens only for those the menu offers it to; anyone else sees the
+ * forbidden page (rendered, not thrown: a refusal is an answer, not an error).
+ */
+function onlyFor(name: Screen, Screen: () => React.ReactNode) {
+  return function Guarded() {
+    const { org } = useParams({ strict: false }) as { org: string };
+    const { data: whoami } = useQuery(whoamiQuery(org));
+    if (!whoami) return <Loading />;
+    return can(whoami, name) ? <Screen /> : <ForbiddenPage />;
+  };
+}
+
+const screenOptions = {
+  getParentRoute: () => organization,
+  pendingComponent: () => <Loading />,
+  errorComponent: ({ error, reset }: { error: unknown; reset: () => void }) => <ErrorPage error={error} reset={reset} />,
+};
+
+const systemAccounts = createRoute({
+  ...screenOptions,
+  path: 'system-accounts',
+  component: onlyFor('system-accounts', SystemAccountsPage),
+});
+const systemAccount = createRoute({
+  getParentRoute: () => organization,
+  path: 'system-accounts/$clientId',
+  component: onlyFor('system-accounts', SystemAccountPage),
+  pendingComponent: screenOptions.pendingComponent,
+  errorComponent: screenOptions.errorComponent,
+});
+const users = createRoute({ ...screenOptions, path: 'users', component: onlyFor('users', UsersPage) });
+const desk = createRoute({ ...screenOptions, path: 'desk', component: onlyFor('desk', DeskPage) });
+const requests = createRoute({ ...screenOptions, path: 'requests', component: onlyFor('requests', RequestsPage) });
+const stats = createRoute({ ...screenOptions, path: 'stats', component: onlyFor('stats', StatsPage) });
+const audit = createRoute({ ...screenOptions, path: 'audit', component: onlyFor('audit', AuditPage) });
+const roles = createRoute({ ...screenOptions, path: 'roles', component: onlyFor('roles', RolesPage) });
+const organizationSettings = createRoute({
+  ...screenOptions,
+  path: 'organization',
+  component: onlyFor('organization', OrganizationPage),
+});
+
+const routeTree = root.addChildren([
+  start,
+  organization.addChildren([home, systemAccounts, systemAccount, users, desk, requests, stats, audit, roles, organizationSettings]),
+]);
+
+export function createPortalRouter(queryClient: QueryClient) {
+  return createRouter({
+    routeTree,
+    basepath: '/portal',
+    context: { queryClient },
+    defaultPreload: 'intent',
+    defaultNotFoundComponent: NotFoundPage,
+  });
+}
+
+declare module '@tanstack/react-router' {
+  interface Register {
+    router: ReturnType<typeof createPortalRouter>;
+  }
+}

@@ -1,0 +1,44 @@
+import { queryOptions } from '@tanstack/react-query';
+import { api, answer } from '../api/client';
+import type { Certificate, ListResponse, Role, SecretMetadata, SystemAccount } from '../api/resources';
+
+export const systemAccountsQuery = (org: string) =>
+  queryOptions({
+    queryKey: ['system-accounts', org],
+    // Organizations hold tens of accounts, not thousands: one page of the maximum size, searched here.
+    queryFn: () =>
+      answer<ListResponse<SystemAccount>>(
+        api.GET('/admin/v1/organizations/{org}/system-accounts', { params: { path: { org }, query: { startIndex: 1, count: 1000 } } }),
+      ),
+  });
+
+export const systemAccountQuery = (org: string, clientId: string) =>
+  queryOptions({
+    queryKey: ['system-accounts', org, clientId],
+    queryFn: () => answer<SystemAccount>(api.GET('/admin/v1/organizations/{org}/system-accounts/{clientId}', { params: { path: { org, clientId } } })),
+  });
+
+export const secretsQuery = (org: string, clientId: string) =>
+  queryOptions({
+    queryKey: ['system-accounts', org, clientId, 'secrets'],
+    queryFn: () =>
+      answer<ListResponse<SecretMetadata>>(
+        api.GET('/admin/v1/organizations/{org}/system-accounts/{clientId}/secrets', { params: { path: { org, clientId } } }),
+      ),
+  });
+
+export const certificatesQuery = (org: string, clientId: string) =>
+  queryOptions({
+    queryKey: ['system-accounts', org, clientId, 'certificates'],
+    queryFn: () =>
+      answer<ListResponse<Certificate>>(
+        api.GET('/admin/v1/organizations/{org}/system-accounts/{clientId}/certificates', { params: { path: { org, clientId } } }),
+      ),
+  });
+
+export const rolesQuery = () =>
+  queryOptions({
+    queryKey: ['roles'],
+    queryFn: () => answer<ListResponse<Role>>(api.GET('/admin/v1/roles')),
+    staleTime: Infinity,
+  });

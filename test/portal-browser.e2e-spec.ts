@@ -1,0 +1,595 @@
+import { mkdirSync } from 'node:fs';
+import { createServer, Server } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { join, resolve } from 'node:path';
+import { Browser, BrowserContext, Page } from 'playwright-core';
+import {
+  IssuedPerson,
+  TEST_APPLICATION_ID,
+  TestApp,
+  createCardholder,
+  createIssuingOrganization,
+  createOrganization,
+  createPersonWithCard,
+  createSystemAccount,
+  giveRole,
+  insertCard,
+  makeCertificate,
+  makeOrganizationAdministrator,
+  platformAdminToken,
+  signInOnLoginPage,
+  startServiceForBrowser,
+  tokenBySecret,
+  tokenRequest,
+  uploadCertificate,
+} from '@app/testing';
+import { accessibilityViolations, launchBrowser, watchedPage, WatchedPage } from './support/browser';
+
+/**
+ * The management portal in a real browser (issue 24; DECISIONS 17): Debian's headless Chromium
+ * against the service serving the built portal (portal/dist). People sign in on the hosted login
+ * page; every page is checked by axe-core (WCAG 2.1 A and AA), and no test may see a console error
+ * or a CSP violation on the portal. The main screens are saved as the README's screenshots.
+ */
+const ORG = 'portal';
+
+/** What the keyboard test reads of the page's window (the test compiles without the DOM library). */
+interface BrowserWindow {
+  document: { activeElement: unknown };
+  getComputedStyle(element: unknown): { outlineStyle: string };
+}
+const SCREENSHOTS = resolve(__dirname, '..', 'docs', 'portal');
+
+describe('The management portal in a browser', () => {
+  let t: TestApp;
+  let base: string;
+  let browser: Browser;
+  let platform: string;
+  /** The organization's administrator, a person. */
+  let ada: IssuedPerson;
+
+  beforeAll(async () => {
+    ({ t, base } = await startServiceForBrowser());
+    browser = await launchBrowser();
+    platform = await platformAdminToken(t.http);
+    await createIssuingOrganization(t, platform, ORG, {});
+    ada = await createPersonWithCard(t, platform, ORG, 'ada');
+    await makeOrganizationAdministrator(t, platform, ORG, ada);
+    mkdirSync(SCREENSHOTS, { recursive: true });
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  /** A browser that opened `path`, was sent to the login page, signed `person` in, and came back to `path`. */
+  async function signedIn(person: IssuedPerson, path: string): Promise<WatchedPage> {
+    // Reduced motion: dialogs appear at once, so axe never measures a half-faded one.
+    const watched = await watchedPage(browser, { colorScheme: 'light', reducedMotion: 'reduce' });
+    watched.page.setDefaultTimeout(10_000);
+    await watched.page.goto(`${base}${path}`);
+    await watched.page.waitForURL(/\/authentication\/customer\/[^/]+\/login\?/);
+    expect(new URL(watched.page.url()).searchParams.get('return_to')).toBe(path);
+    await signInOnLoginPage(watched.page, t, person);
+    await watched.page.waitForURL(`${base}${path}`);
+    return watched;
+  }
+
+  /** The session cookie of a browser, as a Cookie header for calls made beside it. */
+  async function cookieOf(context: BrowserContext): Promise<string> {
+    const cookie = (await context.cookies()).find((c) => c.name === '__Host-Http-session');
+    return `${cookie!.name}=${cookie!.value}`;
+  }
+
+  /**
+   * axe finds nothing, and nothing was logged but, where `refusals` names statuses, Chromium's own
+   * note of an API answer with that status which the test provokes on purpose (it logs every 4xx of
+   * a fetch as "Failed to load resource", though the portal handles it and shows the server's reason).
+   */
+  async function expectClean(page: Page, problems: string[], ...refusals: number[]): Promise<void> {
+    expect(await accessibilityViolations(page)).toEqual([]);
+    const expected = (problem: string) =>
+      refusals.some((status) => problem.startsWith(`console: Failed to load resource: the server responded with a status of ${status} `));
+    expect(problems.filter((problem) => !expected(problem))).toEqual([]);
+  }
+
+  it('the start page asks for the organization, accessibly; without a session the organization sends the person to its login page', async () => {
+    const { context, page, problems } = await watchedPage(browser);
+    await page.goto(`${base}/portal/`);
+    await page.getByRole('heading', { name: 'Management portal' }).waitFor();
+    await expectClean(page, problems);
+    await page.getByLabel('Organization').fill(ORG);
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.waitForURL(/\/authentication\/customer\/portal\/login\?/);
+    expect(new URL(page.url()).searchParams.get('return_to')).toBe(`/portal/${ORG}/`);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('signs in through the login page, comes back to the deep link, and signs out from the page (the session ends)', async () => {
+    const { context, page, problems } = await signedIn(ada, `/portal/${ORG}/roles`);
+    await page.getByRole('heading', { name: 'Roles', level: 1 }).waitFor();
+    expect(await page.getByRole('cell', { name: 'Help Desk' }).isVisible()).toBe(true);
+    expect(await page.getByLabel('Signed in as').textContent()).toContain('ada');
+    await expectClean(page, problems);
+    const cookie = await cookieOf(context);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(/\/authentication\/customer\/portal\/login/);
+    // The session is over on the server: the portal's pages send the browser to sign in again.
+    const again = await t.bare.get(`/portal/${ORG}/roles`).set('Cookie', cookie);
+    expect(again.status).toBe(303);
+    await page.goto(`${base}/portal/${ORG}/roles`);
+    await page.waitForURL(/\/login\?/);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('creates a system account; its one-time secret, copied from the dialog, gets a token at the token endpoint; it is shown never again', async () => {
+    const { context, page, problems } = await signedIn(ada, `/portal/${ORG}/system-accounts`);
+    await page.getByRole('heading', { name: 'System accounts', level: 1 }).waitFor();
+    await page.getByRole('button', { name: 'Create system account' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Create a system account' });
+    await dialog.getByLabel('Client ID suffix').fill('billing');
+    await dialog.getByLabel('Role').click();
+    await page.getByRole('option', { name: 'Issuance' }).click();
+    await dialog.getByLabel('Description').fill('Billing robot');
+    await expectClean(page, problems);
+    await dialog.getByRole('button', { name: 'Create' }).click();
+    const shown = page.getByRole('dialog', { name: `System account ${ORG}-billing created` });
+    const secret = (await shown.getByLabel('Client secret').textContent())!.trim();
+    expect(secret.length).toBeGreaterThanOrEqual(32);
+    expect(await shown.getByRole('button', { name: 'Copy secret' }).isVisible()).toBe(true);
+    await page.screenshot({ path: join(SCREENSHOTS, 'system-account-created.png') });
+    await expectClean(page, problems);
+    // The secret works at the token endpoint.
+    expect(await tokenBySecret(t.http, ORG, `${ORG}-billing`, secret)).toMatch(/^ey/);
+    // Escape closes the dialog (focus was trapped in it); the secret is nowhere on the page any more.
+    await page.keyboard.press('Escape');
+    await shown.waitFor({ state: 'hidden' });
+    expect(await page.content()).not.toContain(secret);
+    await page.getByRole('link', { name: `${ORG}-billing` }).waitFor();
+    await page.getByLabel('Search').fill('billing');
+    expect(await page.getByRole('row').count()).toBe(2);
+    await page.getByRole('link', { name: `${ORG}-billing` }).click();
+    await page.getByRole('heading', { name: `${ORG}-billing`, level: 1 }).waitFor();
+    expect(await page.content()).not.toContain(secret);
+    await expectClean(page, problems);
+    await context.close();
+  });
+
+  it("a certificate is refused with the server's reason at the field, and an accepted one is listed with thumbprint, subject and expiry", async () => {
+    const account = await createSystemAccount(t.http, platform, ORG, { suffix: 'signer', role: 'Issuance' });
+    const weak = await makeCertificate({ keyType: 'RSA-1024', subject: 'CN=weak' });
+    const good = await makeCertificate({ keyType: 'EC-P256', subject: 'CN=signer.example' });
+    // What the server says about the weak one, asked beside the browser.
+    const probe = await createSystemAccount(t.http, platform, ORG, { suffix: 'probe', role: 'Issuance' });
+    const reason = (await uploadCertificate(t.http, platform, ORG, probe.clientId, weak.pem)).body.detail as string;
+    expect(reason).toMatch(/2048/);
+
+    const { context, page, problems } = await signedIn(ada, `/portal/${ORG}/system-accounts/${account.clientId}`);
+    const field = page.getByLabel('Certificate (PEM)');
+    await field.fill(weak.pem);
+    await page.getByRole('button', { name: 'Upload certificate' }).click();
+    await page.getByText(reason).waitFor();
+    expect(await field.getAttribute('aria-invalid')).toBe('true');
+    expect(await field.getAttribute('aria-describedby')).toContain(await page.getByText(reason).getAttribute('id'));
+    await expectClean(page, problems, 400);
+    await field.fill(good.pem);
+    await page.getByRole('button', { name: 'Upload certificate' }).click();
+    await page.getByRole('cell', { name: good.thumbprint, exact: true }).waitFor();
+    expect(await page.getByRole('cell', { name: /signer\.example/ }).isVisible()).toBe(true);
+    await page.screenshot({ path: join(SCREENSHOTS, 'system-account.png'), fullPage: true });
+    await expectClean(page, problems, 400);
+    await context.close();
+  });
+
+  it('adds a secret with an expiry (shown once, and it works) and revokes the first one (which stops working)', async () => {
+    const account = await createSystemAccount(t.http, platform, ORG, { suffix: 'rotated', role: 'Issuance' });
+    const { context, page, problems } = await signedIn(ada, `/portal/${ORG}/system-accounts/${account.clientId}`);
+    const secrets = page.getByRole('table', { name: 'Secrets' });
+    await secrets
+      .getByRole('button', { name: /^Revoke secret / })
+      .first()
+      .waitFor();
+    const firstId = (await secrets
+      .getByRole('button', { name: /^Revoke secret / })
+      .first()
+      .getAttribute('aria-label'))!.replace('Revoke secret ', '');
+    await page.getByRole('button', { name: 'Add secret' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Add a secret' });
+    await dialog.getByLabel('Expires').fill('2031-01-31T12:00');
+    await dialog.getByRole('button', { name: 'Add secret' }).click();
+    const value = (await dialog.getByLabel('New client secret').textContent())!.trim();
+    await expectClean(page, problems);
+    await dialog.getByRole('button', { name: 'Done' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    expect(await tokenBySecret(t.http, ORG, account.clientId, value)).toMatch(/^ey/);
+    expect(await secrets.getByRole('button', { name: /^Revoke secret / }).count()).toBe(2);
+    await secrets.getByRole('button', { name: `Revoke secret ${firstId}` }).click();
+    await secrets.getByRole('button', { name: `Revoke secret ${firstId}` }).waitFor({ state: 'detached' });
+    const refused = await tokenRequest(t.http, ORG, { grant_type: 'client_credentials', client_id: account.clientId, client_secret: account.secret });
+    expect(refused.status).toBe(401);
+    expect(await tokenBySecret(t.http, ORG, account.clientId, value)).toMatch(/^ey/);
+    await expectClean(page, problems);
+    await context.close();
+  });
+
+  it('disabling an account from its page makes the token endpoint refuse it; deleting it needs its name typed', async () => {
+    const account = await createSystemAccount(t.http, platform, ORG, { suffix: 'retired', role: 'Issuance' });
+    await tokenBySecret(t.http, ORG, account.clientId, account.secret);
+    const { context, page, problems } = await signedIn(ada, `/portal/${ORG}/system-accounts/${account.clientId}`);
+    await page.getByRole('button', { name: 'Disable account' }).click();
+    await page.getByRole('button', { name: 'Enable account' }).waitFor();
+    const refused = await tokenRequest(t.http, ORG, { grant_type: 'client_credentials', client_id: account.clientId, client_secret: account.secret });
+    expect(refused.status).toBe(401);
+    expect(refused.body.error).toBe('invalid_client');
+    await page.getByRole('button', { name: 'Delete account' }).click();
+    const confirm = page.getByRole('dialog', { name: `Delete ${account.clientId}` });
+    const remove = confirm.getByRole('button', { name: 'Delete account' });
+    expect(await remove.isDisabled()).toBe(true);
+    await confirm.getByLabel(`Type ${account.clientId} to confirm`).fill(account.clientId);
+    await expectClean(page, problems);
+    await remove.click();
+    await page.waitForURL(`${base}/portal/${ORG}/system-accounts`);
+    expect((await t.http.get(`/admin/v1/organizations/${ORG}/system-accounts/${account.clientId}`).auth(platform, { type: 'bearer' })).status).toBe(404);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it("an administrator opening another organization's URL sees the not-found page", async () => {
+    await createOrganization(t.http, platform, 'elsewhere');
+    const { context, page, problems } = await signedIn(ada, `/portal/${ORG}/roles`);
+    await page.goto(`${base}/portal/elsewhere/system-accounts`);
+    await page.getByRole('heading', { name: 'Page not found' }).waitFor();
+    await expectClean(page, problems);
+    await context.close();
+  });
+
+  it('a Help Desk operator has no system-accounts menu, and the direct URL is refused (by the portal and by the server)', async () => {
+    const hana = await createPersonWithCard(t, platform, ORG, 'hana');
+    await giveRole(t, platform, ORG, hana, 'Help Desk');
+    const { context, page, problems } = await signedIn(hana, `/portal/${ORG}/desk`);
+    await page.getByRole('heading', { name: "Operators' desk", level: 1 }).waitFor();
+    const menu = page.getByRole('navigation', { name: 'Main' });
+    expect(await menu.getByRole('link', { name: "Operators' desk" }).isVisible()).toBe(true);
+    expect(await menu.getByRole('link', { name: 'System accounts' }).count()).toBe(0);
+    await expectClean(page, problems);
+    await page.goto(`${base}/portal/${ORG}/system-accounts`);
+    await page.getByRole('heading', { name: 'Not allowed' }).waitFor();
+    await expectClean(page, problems);
+    const direct = await t.bare
+      .get(`/admin/v1/organizations/${ORG}/system-accounts`)
+      .set({ Cookie: await cookieOf(context), 'Application-ID': TEST_APPLICATION_ID, 'Application-Version': '1.0', 'Sec-Fetch-Site': 'same-origin' });
+    expect(direct.status).toBe(403);
+    await context.close();
+  });
+
+  it('the desk finds users as one types', async () => {
+    await createCardholder(t, platform, ORG, 'zoe.search');
+    await createCardholder(t, platform, ORG, 'zack.search');
+    const { context, page, problems } = await signedIn(ada, `/portal/${ORG}/desk`);
+    await page.getByLabel('Find a user').fill('zo');
+    // The server answers the search: one user begins with "zo".
+    await page.getByRole('status').getByText('1 user', { exact: true }).waitFor();
+    expect(await page.getByRole('button', { name: 'zack.search' }).count()).toBe(0);
+    await page.getByRole('button', { name: 'zoe.search' }).click();
+    await page.getByRole('heading', { name: 'Wallet of zoe.search' }).waitFor();
+    await page.screenshot({ path: join(SCREENSHOTS, 'desk.png'), fullPage: true });
+    await expectClean(page, problems);
+    await context.close();
+  });
+
+  it("the desk shows a person's card and suspends and resumes it, as the role allows", async () => {
+    const { context, page, problems } = await signedIn(ada, `/portal/${ORG}/desk`);
+    // ada's own card, issued through the real flow (SyncSession) when the suite began.
+    await page.getByLabel('Find a user').fill('ada');
+    await page.getByRole('button', { name: 'ada', exact: true }).click();
+    await page.getByRole('heading', { name: 'Wallet of ada' }).waitFor();
+    const devices = page.getByRole('table', { name: 'Devices' });
+    await devices.getByRole('cell', { name: 'ISSUED', exact: true }).waitFor();
+    await devices.getByRole('button', { name: 'Suspend' }).click();
+    // Suspending needs a reason (the device lifecycle's).
+    const suspend = page.getByRole('dialog', { name: 'Suspend this device' });
+    await suspend.getByLabel('Reason').click();
+    await page.getByRole('option', { name: 'LOST' }).click();
+    await expectClean(page, problems);
+    await suspend.getByRole('button', { name: 'Suspend device' }).click();
+    await devices.getByRole('cell', { name: 'ON_HOLD', exact: true }).waitFor();
+    await expectClean(page, problems);
+    await devices.getByRole('button', { name: 'Resume' }).click();
+    await devices.getByRole('cell', { name: 'ISSUED', exact: true }).waitFor();
+    await devices.getByRole('button', { name: 'Revoke' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Revoke this device' });
+    await expectClean(page, problems);
+    await confirm.getByRole('button', { name: 'Cancel' }).click();
+    await confirm.waitFor({ state: 'hidden' });
+    expect(await devices.getByRole('cell', { name: 'ISSUED', exact: true }).isVisible()).toBe(true);
+    await context.close();
+  });
+
+  it("four eyes: the request's creator sees approve disabled with the reason (and the server refuses them); another operator approves", async () => {
+    const olga = await createPersonWithCard(t, platform, ORG, 'olga');
+    const otto = await createPersonWithCard(t, platform, ORG, 'otto');
+    await giveRole(t, platform, ORG, olga, 'Issuance');
+    await giveRole(t, platform, ORG, otto, 'Issuance');
+    const holder = await createCardholder(t, platform, ORG, 'carl');
+    const policy = await t.http
+      .post(`/admin/v1/organizations/${ORG}/device-policies`)
+      .auth(platform, { type: 'bearer' })
+      .send({ name: 'Four eyes card', credentialTypes: ['OATH_TOTP'] });
+    expect(policy.status).toBe(201);
+    const card = await insertCard(t, ORG);
+
+    const olgaBrowser = await signedIn(olga, `/portal/${ORG}/requests`);
+    // olga files the request from her session, beside the browser (the portal has no issuance form yet).
+    const filed = await t.bare
+      .post('/aims/rs/scim/v2/ContentRequest')
+      .set({
+        Cookie: await cookieOf(olgaBrowser.context),
+        'Application-ID': TEST_APPLICATION_ID,
+        'Application-Version': '1.0',
+        Origin: base,
+        'Content-Type': 'application/scim+json',
+      })
+      .send(
+        JSON.stringify({
+          schemas: ['urn:vendor:scim:api:cms:1.0:ContentRequest'],
+          type: 'issuance',
+          target: { device: { value: card.id }, devicePolicy: { value: policy.body.id } },
+          wallet: { value: holder.wallet },
+        }),
+      );
+    expect(filed.status).toBe(201);
+    expect(filed.body.requestedBy).toBe('olga');
+    await olgaBrowser.page.reload();
+    const approveOwn = olgaBrowser.page.getByRole('button', { name: 'Approve issuance for carl' });
+    await approveOwn.waitFor();
+    expect(await approveOwn.isDisabled()).toBe(true);
+    expect(await olgaBrowser.page.getByText('You created this request: another operator approves it (four eyes).').isVisible()).toBe(true);
+    await expectClean(olgaBrowser.page, olgaBrowser.problems);
+    const refused = await t.bare
+      .post(`/aims/rs/scim/v2/ContentRequest/${filed.body.id}/approve`)
+      .set({ Cookie: await cookieOf(olgaBrowser.context), 'Application-ID': TEST_APPLICATION_ID, 'Application-Version': '1.0', Origin: base })
+      .send({});
+    expect([403, 409]).toContain(refused.status);
+
+    const ottoBrowser = await signedIn(otto, `/portal/${ORG}/requests`);
+    const approve = ottoBrowser.page.getByRole('button', { name: 'Approve issuance for carl' });
+    expect(await approve.isDisabled()).toBe(false);
+    await ottoBrowser.page.screenshot({ path: join(SCREENSHOTS, 'requests.png'), fullPage: true });
+    await approve.click();
+    await ottoBrowser.page.getByText('issuance for carl: approved', { exact: true }).waitFor();
+    const auditor = await createSystemAccount(t.http, platform, ORG, { role: 'Administration' });
+    const stored = await t.http
+      .get(`/aims/rs/scim/v2/ContentRequest/${filed.body.id}`)
+      .auth(await tokenBySecret(t.http, ORG, auditor.clientId, auditor.secret), { type: 'bearer' });
+    expect(stored.body).toMatchObject({ status: 'approved', approvedBy: 'otto' });
+    await expectClean(ottoBrowser.page, ottoBrowser.problems);
+    await olgaBrowser.context.close();
+    await ottoBrowser.context.close();
+  }, 90_000);
+
+  it('the audit page shows what the administrator did with the person as actor, filters it, and opens an event', async () => {
+    const { context, page, problems } = await signedIn(ada, `/portal/${ORG}/audit`);
+    await page.getByLabel('Actor').fill('ada');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    const created = page.getByRole('row', { name: /system_account\.create/ }).first();
+    await created.waitFor();
+    expect(await created.getByRole('cell', { name: 'ada', exact: true }).isVisible()).toBe(true);
+    expect(
+      await page
+        .getByRole('row', { name: /system_account\.update/ })
+        .first()
+        .isVisible(),
+    ).toBe(true);
+    expect(
+      await page
+        .getByRole('row', { name: /system_account\.delete/ })
+        .first()
+        .isVisible(),
+    ).toBe(true);
+    await page.screenshot({ path: join(SCREENSHOTS, 'audit.png'), fullPage: true });
+    await expectClean(page, problems);
+    await created.getByRole('button', { name: /Detail of system_account\.create/ }).click();
+    await page.getByRole('dialog', { name: 'Audit event' }).waitFor();
+    await expectClean(page, problems);
+    await page.keyboard.press('Escape');
+    await context.close();
+  });
+
+  it('every screen is accessible in the dark theme too, and the switch is remembered', async () => {
+    const { context, page, problems } = await signedIn(ada, `/portal/${ORG}/system-accounts`);
+    await page.getByRole('heading', { name: 'System accounts', level: 1 }).waitFor();
+    await page.getByRole('button', { name: 'Switch to the dark theme' }).click();
+    expect(await page.locator('html').getAttribute('data-mantine-color-scheme')).toBe('dark');
+    await page.screenshot({ path: join(SCREENSHOTS, 'system-accounts-dark.png') });
+    for (const screen of ['system-accounts', 'users', 'desk', 'requests', 'stats', 'audit', 'roles', 'organization']) {
+      await page.goto(`${base}/portal/${ORG}/${screen}`);
+      await page.getByRole('heading', { level: 1 }).waitFor();
+      await page.waitForLoadState('networkidle');
+      expect(await page.locator('html').getAttribute('data-mantine-color-scheme')).toBe('dark');
+      expect([screen, await accessibilityViolations(page)]).toEqual([screen, []]);
+    }
+    await page.getByRole('button', { name: 'Switch to the light theme' }).click();
+    for (const screen of ['users', 'requests', 'organization']) {
+      await page.goto(`${base}/portal/${ORG}/${screen}`);
+      await page.getByRole('heading', { level: 1 }).waitFor();
+      await page.waitForLoadState('networkidle');
+      expect([screen, await accessibilityViolations(page)]).toEqual([screen, []]);
+    }
+    // Stats as charts: each bar's count written beside it (the suite issued cards, so devices are ISSUED).
+    await page.goto(`${base}/portal/${ORG}/stats`);
+    const issued = page.getByRole('region', { name: 'Devices' }).getByRole('listitem').filter({ hasText: 'ISSUED' });
+    await issued.waitFor();
+    expect(Number((await issued.textContent())!.replace(/\D/g, ''))).toBeGreaterThan(0);
+    await page.screenshot({ path: join(SCREENSHOTS, 'stats.png') });
+    // The organization page read its CA and its push gateways (the defaults every organization gets).
+    await page.goto(`${base}/portal/${ORG}/organization`);
+    await page.getByRole('region', { name: 'Push gateways' }).getByRole('cell', { name: 'Default WNS gateway' }).waitFor();
+    expect(await page.getByRole('link', { name: 'Download the CA certificate' }).getAttribute('href')).toBe(`/pki/${ORG}/ca.crt`);
+    await page.goto(`${base}/portal/${ORG}/system-accounts`);
+    await page.getByRole('heading', { name: 'System accounts', level: 1 }).waitFor();
+    await page.screenshot({ path: join(SCREENSHOTS, 'system-accounts.png') });
+    expect(problems).toEqual([]);
+    await context.close();
+  }, 60_000);
+
+  it("disables several accounts at once, each row's result shown, and the token endpoint refuses each", async () => {
+    const first = await createSystemAccount(t.http, platform, ORG, { suffix: 'bulkone', role: 'Issuance' });
+    const second = await createSystemAccount(t.http, platform, ORG, { suffix: 'bulktwo', role: 'Issuance' });
+    const { context, page, problems } = await signedIn(ada, `/portal/${ORG}/system-accounts`);
+    await page.getByRole('checkbox', { name: `Select ${first.clientId}` }).check();
+    await page.getByRole('checkbox', { name: `Select ${second.clientId}` }).check();
+    await page.getByRole('button', { name: 'Disable selected (2)' }).click();
+    const results = page.getByRole('status', { name: 'Results' });
+    await results.getByText(`${first.clientId}: disabled`).waitFor();
+    expect(await results.getByText(`${second.clientId}: disabled`).isVisible()).toBe(true);
+    for (const account of [first, second]) {
+      const refused = await tokenRequest(t.http, ORG, { grant_type: 'client_credentials', client_id: account.clientId, client_secret: account.secret });
+      expect(refused.status).toBe(401);
+    }
+    await expectClean(page, problems);
+    await context.close();
+  });
+
+  it('works from the keyboard: the menu, a dialog that traps focus and closes with Escape, focus visible', async () => {
+    const { context, page, problems } = await signedIn(ada, `/portal/${ORG}/roles`);
+    await page.getByRole('heading', { name: 'Roles', level: 1 }).waitFor();
+    // Tab until the menu's "System accounts" link has focus, then follow it with Enter.
+    for (
+      let i = 0;
+      i < 20 &&
+      !(await page.getByRole('link', { name: 'System accounts' }).evaluate((link) => link === (globalThis as unknown as BrowserWindow).document.activeElement));
+      i += 1
+    ) {
+      await page.keyboard.press('Tab');
+    }
+    const link = page.getByRole('link', { name: 'System accounts' });
+    expect(await link.evaluate((element) => element === (globalThis as unknown as BrowserWindow).document.activeElement)).toBe(true);
+    // The focused control shows it (Mantine's focus ring: an outline).
+    expect(await link.evaluate((element) => (globalThis as unknown as BrowserWindow).getComputedStyle(element).outlineStyle)).not.toBe('none');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'System accounts', level: 1 }).waitFor();
+    const create = page.getByRole('button', { name: 'Create system account' });
+    await create.focus();
+    await page.keyboard.press('Enter');
+    const dialog = page.getByRole('dialog', { name: 'Create a system account' });
+    await dialog.waitFor();
+    // Focus stays inside the dialog however far one tabs.
+    for (let i = 0; i < 12; i += 1) {
+      await page.keyboard.press('Tab');
+      expect(await dialog.evaluate((element) => element.contains((globalThis as unknown as BrowserWindow).document.activeElement as never))).toBe(true);
+    }
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('creates an operator, changes their role and administrator flag, ends their sessions and disables them, each shown in the row', async () => {
+    const { context, page, problems } = await signedIn(ada, `/portal/${ORG}/users`);
+    await page.getByRole('button', { name: 'Create user' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Create a user' });
+    await dialog.getByLabel('User name').fill('uma.operator');
+    await dialog.getByLabel('Role').click();
+    await page.getByRole('option', { name: 'Help Desk' }).click();
+    await dialog.getByRole('button', { name: 'Create' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    // Users are listed by userName, 50 a page: find uma's row.
+    const row = page.getByRole('row', { name: /uma\.operator/ });
+    await row.waitFor();
+    expect(await row.getByRole('cell', { name: 'Help Desk' }).isVisible()).toBe(true);
+    await row.getByRole('button', { name: 'Edit uma.operator' }).click();
+    const edit = page.getByRole('dialog', { name: 'Edit uma.operator' });
+    await edit.getByLabel('Role').click();
+    await page.getByRole('option', { name: 'Issuance' }).click();
+    await edit.getByLabel('Organization administrator').check();
+    await edit.getByRole('button', { name: 'Save' }).click();
+    await edit.getByText('Saved; their live tokens and sessions follow the change at once.').waitFor();
+    await expectClean(page, problems);
+    await page.keyboard.press('Escape');
+    await row.getByRole('cell', { name: 'Issuance' }).waitFor();
+    await row.getByRole('button', { name: 'End the sessions of uma.operator' }).click();
+    await row.getByText('Sessions ended').waitFor();
+    await row.getByRole('button', { name: 'Disable uma.operator' }).click();
+    await row.getByText('Disabled', { exact: true }).first().waitFor();
+    const stored = await t.db.query("SELECT role, disabled, organization_administrator FROM users WHERE org_id = $1 AND user_name = 'uma.operator'", [ORG]);
+    expect(stored.rows[0]).toEqual({ role: 'Issuance', disabled: true, organization_administrator: true });
+    await page.screenshot({ path: join(SCREENSHOTS, 'users.png'), fullPage: true });
+    await expectClean(page, problems);
+    await context.close();
+  });
+
+  it('a CSRF attempt from another origin changes nothing', async () => {
+    const target = await createSystemAccount(t.http, platform, ORG, { suffix: 'csrftarget', role: 'Issuance' });
+    const { context, page } = await signedIn(ada, `/portal/${ORG}/roles`);
+    // A page of another origin (another port of the same host: the same site, so the SameSite
+    // cookie goes along) tries a form POST and a fetch with the API's header.
+    const evil: Server = createServer((_request, response) => {
+      response.writeHead(200, { 'Content-Type': 'text/html' });
+      response.end(`<!doctype html><html lang="en"><title>x</title><body>
+<form id="f" method="post" enctype="text/plain" action="${base}/admin/v1/organizations/${ORG}/system-accounts/${target.clientId}/secrets"><input name='{"a":"' value='"}'></form>
+<script>
+fetch('${base}/admin/v1/organizations/${ORG}/system-accounts/${target.clientId}', { method: 'PATCH', credentials: 'include', headers: { 'Application-ID': 'x', 'Application-Version': '1.0', 'Content-Type': 'application/json' }, body: '{"disabled":true}' })
+  .catch(() => undefined)
+  .finally(() => document.getElementById('f').submit());
+</script></body></html>`);
+    });
+    await new Promise<void>((done) => evil.listen(0, '127.0.0.1', done));
+    try {
+      const attacker = await context.newPage();
+      const answered = attacker.waitForResponse((response) => response.url().endsWith('/secrets'));
+      await attacker.goto(`http://127.0.0.1:${(evil.address() as AddressInfo).port}/`);
+      expect((await answered).status()).toBe(403);
+      const account = await t.http.get(`/admin/v1/organizations/${ORG}/system-accounts/${target.clientId}`).auth(platform, { type: 'bearer' });
+      expect(account.body.disabled).toBe(false);
+      const secrets = await t.http.get(`/admin/v1/organizations/${ORG}/system-accounts/${target.clientId}/secrets`).auth(platform, { type: 'bearer' });
+      expect(secrets.body.totalResults).toBe(1);
+      // The person's own page still works.
+      await page.reload();
+      await page.getByRole('heading', { name: 'Roles', level: 1 }).waitFor();
+    } finally {
+      await new Promise((done) => evil.close(done));
+      await context.close();
+    }
+  });
+
+  it('shows the idle timeout before it ends, keeps the session on request, and goes to sign-in when it has passed', async () => {
+    const { context, page, problems } = await watchedPage(browser, { colorScheme: 'light', reducedMotion: 'reduce' });
+    page.setDefaultTimeout(10_000);
+    // The browser's clock, under the test's hand from the first page on.
+    await page.clock.install();
+    await page.goto(`${base}/portal/${ORG}/roles`);
+    await page.waitForURL(/\/login\?/);
+    await signInOnLoginPage(page, t, ada);
+    await page.getByRole('heading', { name: 'Roles', level: 1 }).waitFor();
+    const idle = t.config.sessionIdleTimeoutS;
+    await page.clock.fastForward((idle - 90) * 1000);
+    const warning = page.getByRole('status').filter({ hasText: 'Are you still there?' });
+    await warning.waitFor();
+    expect(await warning.textContent()).toMatch(/Your session ends in 1 min \d+ s unless you use the portal/);
+    await expectClean(page, problems);
+    await page.getByRole('button', { name: 'Stay signed in' }).click();
+    await warning.waitFor({ state: 'hidden' });
+    // Away past the idle timeout: the service has ended the session, and the portal goes to sign-in.
+    t.clock.advance(idle + 60);
+    await page.clock.fastForward((idle + 60) * 1000);
+    await page.waitForURL(/\/authentication\/customer\/portal\/login\?/);
+    expect(new URL(page.url()).searchParams.get('return_to')).toBe(`/portal/${ORG}/roles`);
+    await page.getByLabel('User name').waitFor();
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('an expired session lands on the sign-in page, to come back to the page', async () => {
+    const { context, page, problems } = await signedIn(ada, `/portal/${ORG}/roles`);
+    await page.getByRole('heading', { name: 'Roles', level: 1 }).waitFor();
+    // Away for longer than the idle timeout, the person comes back and reloads.
+    t.clock.advance(t.config.sessionIdleTimeoutS + 60);
+    await page.reload();
+    await page.waitForURL(/\/authentication\/customer\/portal\/login\?/);
+    expect(new URL(page.url()).searchParams.get('return_to')).toBe(`/portal/${ORG}/roles`);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+});
