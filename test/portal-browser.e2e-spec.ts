@@ -29,7 +29,7 @@ import { accessibilityViolations, launchBrowser, watchedPage, WatchedPage } from
  * The management portal in a real browser (issue 24; DECISIONS 17): Debian's headless Chromium
  * against the service serving the built portal (portal/dist). People sign in on the hosted login
  * page; every page is checked by axe-core (WCAG 2.1 A and AA), and no test may see a console error
- * or a CSP violation on the portal. The main screens are saved as the README's screenshots.
+ * or a CSP violation on the portal. With UPDATE_SCREENSHOTS=1 the main screens are saved as the README's screenshots.
  */
 const ORG = 'portal';
 
@@ -39,6 +39,16 @@ interface BrowserWindow {
   getComputedStyle(element: unknown): { outlineStyle: string };
 }
 const SCREENSHOTS = resolve(__dirname, '..', 'docs', 'portal');
+
+/**
+ * The README's screenshots are taken by these flows, but written only when asked
+ * (UPDATE_SCREENSHOTS=1): a test run must leave the working tree as it found it.
+ */
+async function saveScreenshot(page: Page, name: string, options: { fullPage?: boolean } = {}): Promise<void> {
+  if (process.env.UPDATE_SCREENSHOTS !== '1') return;
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOTS, name), ...options });
+}
 
 describe('The management portal in a browser', () => {
   let t: TestApp;
@@ -55,7 +65,6 @@ describe('The management portal in a browser', () => {
     await createIssuingOrganization(t, platform, ORG, {});
     ada = await createPersonWithCard(t, platform, ORG, 'ada');
     await makeOrganizationAdministrator(t, platform, ORG, ada);
-    mkdirSync(SCREENSHOTS, { recursive: true });
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
@@ -139,7 +148,7 @@ describe('The management portal in a browser', () => {
     const secret = (await shown.getByLabel('Client secret').textContent())!.trim();
     expect(secret.length).toBeGreaterThanOrEqual(32);
     expect(await shown.getByRole('button', { name: 'Copy secret' }).isVisible()).toBe(true);
-    await page.screenshot({ path: join(SCREENSHOTS, 'system-account-created.png') });
+    await saveScreenshot(page, 'system-account-created.png');
     await expectClean(page, problems);
     // The secret works at the token endpoint.
     expect(await tokenBySecret(t.http, ORG, `${ORG}-billing`, secret)).toMatch(/^ey/);
@@ -178,7 +187,7 @@ describe('The management portal in a browser', () => {
     await page.getByRole('button', { name: 'Upload certificate' }).click();
     await page.getByRole('cell', { name: good.thumbprint, exact: true }).waitFor();
     expect(await page.getByRole('cell', { name: /signer\.example/ }).isVisible()).toBe(true);
-    await page.screenshot({ path: join(SCREENSHOTS, 'system-account.png'), fullPage: true });
+    await saveScreenshot(page, 'system-account.png', { fullPage: true });
     await expectClean(page, problems, 400);
     await context.close();
   });
@@ -274,7 +283,7 @@ describe('The management portal in a browser', () => {
     expect(await page.getByRole('button', { name: 'zack.search' }).count()).toBe(0);
     await page.getByRole('button', { name: 'zoe.search' }).click();
     await page.getByRole('heading', { name: 'Wallet of zoe.search' }).waitFor();
-    await page.screenshot({ path: join(SCREENSHOTS, 'desk.png'), fullPage: true });
+    await saveScreenshot(page, 'desk.png', { fullPage: true });
     await expectClean(page, problems);
     await context.close();
   });
@@ -356,7 +365,7 @@ describe('The management portal in a browser', () => {
     const ottoBrowser = await signedIn(otto, `/portal/${ORG}/requests`);
     const approve = ottoBrowser.page.getByRole('button', { name: 'Approve issuance for carl' });
     expect(await approve.isDisabled()).toBe(false);
-    await ottoBrowser.page.screenshot({ path: join(SCREENSHOTS, 'requests.png'), fullPage: true });
+    await saveScreenshot(ottoBrowser.page, 'requests.png', { fullPage: true });
     await approve.click();
     await ottoBrowser.page.getByText('issuance for carl: approved', { exact: true }).waitFor();
     const auditor = await createSystemAccount(t.http, platform, ORG, { role: 'Administration' });
@@ -388,7 +397,7 @@ describe('The management portal in a browser', () => {
         .first()
         .isVisible(),
     ).toBe(true);
-    await page.screenshot({ path: join(SCREENSHOTS, 'audit.png'), fullPage: true });
+    await saveScreenshot(page, 'audit.png', { fullPage: true });
     await expectClean(page, problems);
     await created.getByRole('button', { name: /Detail of system_account\.create/ }).click();
     await page.getByRole('dialog', { name: 'Audit event' }).waitFor();
@@ -402,7 +411,7 @@ describe('The management portal in a browser', () => {
     await page.getByRole('heading', { name: 'System accounts', level: 1 }).waitFor();
     await page.getByRole('button', { name: 'Switch to the dark theme' }).click();
     expect(await page.locator('html').getAttribute('data-mantine-color-scheme')).toBe('dark');
-    await page.screenshot({ path: join(SCREENSHOTS, 'system-accounts-dark.png') });
+    await saveScreenshot(page, 'system-accounts-dark.png');
     for (const screen of ['system-accounts', 'users', 'desk', 'requests', 'stats', 'audit', 'roles', 'organization']) {
       await page.goto(`${base}/portal/${ORG}/${screen}`);
       await page.getByRole('heading', { level: 1 }).waitFor();
@@ -422,14 +431,14 @@ describe('The management portal in a browser', () => {
     const issued = page.getByRole('region', { name: 'Devices' }).getByRole('listitem').filter({ hasText: 'ISSUED' });
     await issued.waitFor();
     expect(Number((await issued.textContent())!.replace(/\D/g, ''))).toBeGreaterThan(0);
-    await page.screenshot({ path: join(SCREENSHOTS, 'stats.png') });
+    await saveScreenshot(page, 'stats.png');
     // The organization page read its CA and its push gateways (the defaults every organization gets).
     await page.goto(`${base}/portal/${ORG}/organization`);
     await page.getByRole('region', { name: 'Push gateways' }).getByRole('cell', { name: 'Default WNS gateway' }).waitFor();
     expect(await page.getByRole('link', { name: 'Download the CA certificate' }).getAttribute('href')).toBe(`/pki/${ORG}/ca.crt`);
     await page.goto(`${base}/portal/${ORG}/system-accounts`);
     await page.getByRole('heading', { name: 'System accounts', level: 1 }).waitFor();
-    await page.screenshot({ path: join(SCREENSHOTS, 'system-accounts.png') });
+    await saveScreenshot(page, 'system-accounts.png');
     expect(problems).toEqual([]);
     await context.close();
   }, 60_000);
@@ -515,7 +524,7 @@ describe('The management portal in a browser', () => {
     await row.getByText('Disabled', { exact: true }).first().waitFor();
     const stored = await t.db.query("SELECT role, disabled, organization_administrator FROM users WHERE org_id = $1 AND user_name = 'uma.operator'", [ORG]);
     expect(stored.rows[0]).toEqual({ role: 'Issuance', disabled: true, organization_administrator: true });
-    await page.screenshot({ path: join(SCREENSHOTS, 'users.png'), fullPage: true });
+    await saveScreenshot(page, 'users.png', { fullPage: true });
     await expectClean(page, problems);
     await context.close();
   });
