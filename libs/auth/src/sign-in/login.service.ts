@@ -86,7 +86,11 @@ export class LoginService {
     if (!code || !CODE.test(code)) return this.failed('malformed_code', subject, step.userName, org, origin, 'code');
     const user = await this.users.findInOrg(org, step.userId);
     if (!user || user.disabled) return this.failed('disabled', subject, step.userName, org, origin, 'code');
+    // Counted before the check, in one statement: codes sent at once, or from many addresses, get no more checks than the limit.
+    const tooMany = await this.lockedBy(() => this.lockout.countCodeAttempt(org, user.id, user.user_name, origin, 'sign_in.lockout'));
+    if (tooMany) return tooMany;
     if (!(await this.codes.accept(org, user.id, code, this.clock.now()))) return this.failed('wrong_code', subject, step.userName, org, origin, 'code');
+    await this.lockout.forgetCodeAttempts(org, user.id);
     return this.open(user, ['pwd', 'otp'], origin);
   }
 
@@ -120,9 +124,14 @@ export class LoginService {
   }
 
   /** The lockout's 429 as the page shows it; undefined while the pair, the address (and the organization's password budget) are within limits. */
-  private async locked(subject: string | undefined, address: string, passwordOrg?: string): Promise<FinalOutcome | undefined> {
+  private locked(subject: string | undefined, address: string, passwordOrg?: string): Promise<FinalOutcome | undefined> {
+    return this.lockedBy(() => this.lockout.assertNotLocked(subject, address, passwordOrg));
+  }
+
+  /** The page's `locked` outcome when `check` throws the lockout's 429. */
+  private async lockedBy(check: () => Promise<void>): Promise<FinalOutcome | undefined> {
     try {
-      await this.lockout.assertNotLocked(subject, address, passwordOrg);
+      await check();
       return undefined;
     } catch (error) {
       if (!(error instanceof OAuthError) || error.status !== 429) throw error;
