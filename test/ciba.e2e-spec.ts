@@ -469,6 +469,24 @@ describe('CIBA: out-of-band approval', () => {
       );
     });
 
+    it('a client whose CIBA registration was removed since it asked collects nothing: unauthorized_client', async () => {
+      const greta = await person('greta');
+      const account = await cibaAccount({ tokenDeliveryMode: 'poll' });
+      const started = await initiate(account, { login_hint: 'greta' });
+      expect(started.status).toBe(200);
+      const requestId = await pushedRequestId(greta.id);
+      expect((await decide(requestId, greta.app.decision(ORG, requestId, 'approve'))).status).toBe(200);
+      const off = await t.http
+        .patch(`/admin/v1/organizations/${ORG}/system-accounts/${account.clientId}`)
+        .auth(admin, { type: 'bearer' })
+        .send({ backchannelAuthentication: null });
+      expect(off.status).toBe(200);
+      const polled = await poll(account, started.body.auth_req_id);
+      expect(polled.status).toBe(400);
+      expect(polled.body).toEqual({ error: 'unauthorized_client', error_description: expect.stringMatching(/not enabled for CIBA/) });
+      expect(polled.body.access_token).toBeUndefined();
+    });
+
     it('the admin API refuses a ping registration without an https (or loopback) endpoint, and an endpoint for poll', async () => {
       const account = await createSystemAccount(t.http, admin, ORG, { role: 'Issuance' });
       const path = `/admin/v1/organizations/${ORG}/system-accounts/${account.clientId}`;
