@@ -146,13 +146,18 @@ export class LockoutService {
     const now = this.clock.now();
     for (const row of rows) {
       if (row.failures >= this.limitOf(row.key)) {
-        const retryAfter = Math.max(1, Math.ceil((row.window_started_at.getTime() + this.config.authFailureWindowS * 1000 - now.getTime()) / 1000));
+        const retryAfter = this.secondsLeft(row.window_started_at, now);
         const what = row.key.startsWith(PASSWORD_BUDGET_PREFIX)
           ? 'Too many failed password sign-ins in this organization; the password grant pauses'
           : `Too many failed authentication attempts from this address${row.key.startsWith('pair:') ? ' for this client' : ''}`;
         throw new OAuthError('temporarily_unavailable', `${what}; retry after ${retryAfter} seconds.`, 429, { 'Retry-After': String(retryAfter) });
       }
     }
+  }
+
+  /** Seconds until the window that started at `windowStartedAt` passes (Retry-After), at least 1. */
+  private secondsLeft(windowStartedAt: Date, now: Date): number {
+    return Math.max(1, Math.ceil((windowStartedAt.getTime() + this.config.authFailureWindowS * 1000 - now.getTime()) / 1000));
   }
 
   private limitOf(key: string): number {
@@ -242,7 +247,7 @@ export class LockoutService {
       this.config.authFailureLimit,
     ]);
     if (row.failures > this.config.authFailureLimit) {
-      const retryAfter = Math.max(1, Math.ceil((row.window_started_at.getTime() + this.config.authFailureWindowS * 1000 - now.getTime()) / 1000));
+      const retryAfter = this.secondsLeft(row.window_started_at, now);
       throw new OAuthError('temporarily_unavailable', `Too many one-time codes tried for this person; retry after ${retryAfter} seconds.`, 429, {
         'Retry-After': String(retryAfter),
       });
