@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { OrganizationService, PasswordHasher, UserRepository, type UserRow } from '@app/accounts';
-import { Clock, OAuthError, RequestOrigin } from '@app/common';
+import { Clock, DomainError, OAuthError, RequestOrigin } from '@app/common';
 import { Metrics } from '@app/observability';
 import { LockoutService } from '../clients/lockout.service';
 import { SignInFactorPolicy } from '../grants/sign-in-factor.policy';
@@ -25,7 +25,7 @@ export type LoginOutcome =
   | { kind: 'failed'; message: string }
   /** The password was right but is not enough for this person (SignInFactorPolicy). */
   | { kind: 'refused'; message: string }
-  /** Too many failures for this userName from this address, or from this address. */
+  /** Too many failures for this userName from this address, or from this address; or no password-hashing turn is free: try again after `retryAfter`. */
   | { kind: 'locked'; message: string; retryAfter: string };
 
 type Origin = RequestOrigin & { userAgent?: string };
@@ -64,7 +64,15 @@ export class LoginService {
     }
     const found = await this.users.findWithPasswordHash(org, userName);
     // Unknown users and users without a password cost the same scrypt run as a wrong password.
-    const matches = found?.passwordHash ? await this.passwords.verify(password, found.passwordHash) : await this.passwords.verifyDummy(password);
+    let matches: boolean;
+    try {
+      matches = found?.passwordHash ? await this.passwords.verify(password, found.passwordHash) : await this.passwords.verifyDummy(password);
+    } catch (error) {
+      // Every hashing turn is taken (DECISIONS 3.5): nothing was checked, so nothing is counted; the page says so.
+      if (!(error instanceof DomainError) || error.code !== 'SERVICE_UNAVAILABLE') throw error;
+      const retryAfter = error.headers['Retry-After'] ?? '1';
+      return { kind: 'locked', message: `The service is busy. ${retryText(retryAfter)}`, retryAfter };
+    }
     if (!found || !matches) return this.failed('wrong_password', subject, userName, org, origin, 'password', true);
     if (found.user.disabled) return this.failed('disabled', subject, userName, org, origin, 'password');
     const second = this.factors.secondStep(found.user, {
