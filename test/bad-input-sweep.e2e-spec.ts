@@ -273,6 +273,44 @@ describe('bad-input sweep over the OpenAPI document', () => {
   );
 
   it(
+    'the routes the OpenAPI document leaves out (the hosted login page, its stylesheet) get the same sweep: never a 5xx',
+    async () => {
+      const documented = new Set(operations.map((operation) => `${operation.method} ${operation.path}`));
+      const hidden: Operation[] = registeredRoutes(t)
+        .filter((route) => ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].includes(route.method))
+        .map((route) => ({
+          method: route.method.toLowerCase(),
+          path: route.path.replace(/:([A-Za-z]+)/g, '{$1}'),
+          responses: {},
+          hasBody: route.method !== 'GET' && route.method !== 'DELETE',
+          formats: route.metadata<Record<string, ParameterFormat>>(PATH_FORMATS),
+        }))
+        .filter((operation) => !documented.has(`${operation.method} ${operation.path}`) && !operation.path.startsWith('/api-docs'));
+      expect(hidden.map((operation) => `${operation.method} ${operation.path}`)).toEqual(
+        expect.arrayContaining(['get /authentication/customer/{org}/login', 'post /authentication/customer/{org}/login']),
+      );
+      const requests: { operation: Operation; target: string; body?: [string, string] }[] = hidden.flatMap((operation) => [
+        ...[...operation.path.matchAll(/\{([^}]+)\}/g)].flatMap(([, name]) =>
+          BAD_PATH_VALUES.map((value) => ({ operation, target: url(operation, { name, value }) })),
+        ),
+        ...BAD_QUERIES.map((query) => ({ operation, target: `${url(operation)}?${query}` })),
+        ...(operation.hasBody ? BAD_BODIES.map((body) => ({ operation, target: url(operation), body })) : []),
+      ]);
+      const problems: string[] = [];
+      for (const { operation, target, body } of requests) {
+        const response = await send(operation, target, body);
+        if (response.status >= 500 && response.status !== 501 && response.status !== 503) {
+          problems.push(
+            `${operation.method.toUpperCase()} ${target.slice(0, 120)}${body ? ` [${body[0]}: ${body[1].slice(0, 60)}]` : ''} -> ${response.status}`,
+          );
+        }
+      }
+      expect(problems).toEqual([]);
+    },
+    SWEEP_BUDGET_MS,
+  );
+
+  it(
     'an empty body is no body, whatever its Content-Type says: a route refuses it only when it refuses a request without one (issue 27)',
     async () => {
       // A route that needs a body refuses both alike (400, or 415 where the type decides the format;

@@ -11,9 +11,12 @@ import {
   createSystemAccount,
   createTestApp,
   freePort,
+  makeCertificate,
   platformAdminToken,
+  signAssertion,
   tokenBySecret,
   tokenRequest,
+  uploadCertificate,
 } from '@app/testing';
 
 /**
@@ -467,6 +470,46 @@ describe('CIBA: out-of-band approval', () => {
       expect((await tokenRequest(t.http, ORG, { grant_type: CIBA_GRANT, client_id: poller.clientId, client_secret: poller.secret })).body.error).toBe(
         'invalid_request',
       );
+    });
+
+    it('a client assertion whose aud is the backchannel authentication endpoint is accepted there (CIBA 7.1)', async () => {
+      await person('hanna');
+      const account = await cibaAccount({ tokenDeliveryMode: 'poll' });
+      const certificate = await makeCertificate({ keyType: 'EC-P256' });
+      expect((await uploadCertificate(t.http, admin, ORG, account.clientId, certificate.pem)).status).toBe(201);
+      const endpoint = `${issuer}/backchannel-authentication`;
+      const asserted = async (aud: string) =>
+        t.http
+          .post(`/authentication/customer/${ORG}/backchannel-authentication`)
+          .type('form')
+          .send({
+            client_id: account.clientId,
+            client_assertion: await signAssertion(certificate, account.clientId, aud, { now: t.clock.now() }),
+            client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+            scope: 'openid',
+            login_hint: 'hanna',
+          });
+      // The three audiences CIBA 7.1 names: the issuer, the token endpoint, the backchannel endpoint.
+      for (const aud of [issuer, `${issuer}/token`, endpoint]) expect({ aud, status: (await asserted(aud)).status }).toEqual({ aud, status: 200 });
+      expect((await asserted(`${issuer}/introspect`)).status).toBe(401);
+    });
+
+    it('a client whose CIBA registration was removed since it asked collects nothing: unauthorized_client', async () => {
+      const greta = await person('greta');
+      const account = await cibaAccount({ tokenDeliveryMode: 'poll' });
+      const started = await initiate(account, { login_hint: 'greta' });
+      expect(started.status).toBe(200);
+      const requestId = await pushedRequestId(greta.id);
+      expect((await decide(requestId, greta.app.decision(ORG, requestId, 'approve'))).status).toBe(200);
+      const off = await t.http
+        .patch(`/admin/v1/organizations/${ORG}/system-accounts/${account.clientId}`)
+        .auth(admin, { type: 'bearer' })
+        .send({ backchannelAuthentication: null });
+      expect(off.status).toBe(200);
+      const polled = await poll(account, started.body.auth_req_id);
+      expect(polled.status).toBe(400);
+      expect(polled.body).toEqual({ error: 'unauthorized_client', error_description: expect.stringMatching(/not enabled for CIBA/) });
+      expect(polled.body.access_token).toBeUndefined();
     });
 
     it('the admin API refuses a ping registration without an https (or loopback) endpoint, and an endpoint for poll', async () => {

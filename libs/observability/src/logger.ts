@@ -16,7 +16,16 @@ const REDACTED_PATHS = [
   '*.value',
   '*.pin',
   '*.connectionString',
+  '*.SharedAccessKey',
   '*.pem',
+  // The hosted login page, people's sessions and CIBA (DECISIONS 14, 16).
+  '*.auth_req_id',
+  '*.authReqId',
+  '*.client_notification_token',
+  '*.clientNotificationToken',
+  '*.step_token',
+  '*.form_token',
+  '*.cookieValue',
 ];
 
 export interface Loggers {

@@ -84,14 +84,7 @@ export class BackchannelAuthentication {
   /** CIBA 7.1: the authentication request of an authenticated client. */
   async initiate(client: AuthenticatedClient, params: Record<string, string>, origin: RequestOrigin): Promise<BackchannelAuthenticationResponse> {
     const { account } = client;
-    const settings = backchannelSettingsOf(account);
-    if (!settings) {
-      throw new OAuthError(
-        'unauthorized_client',
-        `${account.client_id} is not enabled for CIBA: an administrator sets backchannelAuthentication {tokenDeliveryMode: "poll" | "ping"} on the system account.`,
-        400,
-      );
-    }
+    const settings = enabledSettings(client);
     const request = readRequest(params, settings.tokenDeliveryMode, this.config.backchannelRequestLifetimeS);
     const org = account.org_id;
     const refuse = async (reason: string, error: OAuthError, userId?: string): Promise<never> => {
@@ -187,6 +180,8 @@ export class BackchannelAuthentication {
 
   /** CIBA 10.1 and 11: the token endpoint's `urn:openid:params:grant-type:ciba`, polled by the client that asked. */
   async redeem(client: AuthenticatedClient, authReqId: string | undefined, origin: RequestOrigin): Promise<TokenResponse> {
+    // A client whose registration was removed since it asked collects nothing more (CIBA 11, unauthorized_client).
+    enabledSettings(client);
     if (!authReqId) throw OAuthError.invalidRequest(`The ${CIBA_GRANT} grant needs the auth_req_id parameter.`);
     const unknown = OAuthError.invalidGrant('auth_req_id is unknown, or its request expired long ago: start a new backchannel authentication request.');
     if (authReqId.length > 256) throw unknown;
@@ -277,6 +272,19 @@ export class BackchannelAuthentication {
     const decided = row.state === 'denied' ? 'denied' : 'approved';
     return new DomainError('CONFLICT', `The request was ${decided} already (a request is decided once): nothing changed.`);
   }
+}
+
+/** The client's CIBA registration; unauthorized_client when the system account is not (or no longer) enabled for CIBA. */
+function enabledSettings({ account }: AuthenticatedClient) {
+  const settings = backchannelSettingsOf(account);
+  if (!settings) {
+    throw new OAuthError(
+      'unauthorized_client',
+      `${account.client_id} is not enabled for CIBA: an administrator sets backchannelAuthentication {tokenDeliveryMode: "poll" | "ping"} on the system account.`,
+      400,
+    );
+  }
+  return settings;
 }
 
 function approvalOf(row: BackchannelRequestRow): PendingApproval {

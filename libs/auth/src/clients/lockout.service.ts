@@ -12,6 +12,8 @@ const ADDRESS_LIMIT_FACTOR = 10;
 const CLIENT_ID_PATTERN = /^[A-Za-z0-9_]{1,64}-[A-Za-z0-9]{1,64}$/;
 /** The counter of an organization's failed password checks: `pwd:{org}` (DECISIONS 4). */
 const PASSWORD_BUDGET_PREFIX = 'pwd:';
+/** The counter of the one-time codes checked for a person, from any address: `otp:{org}/{userId}` (DECISIONS 14.1). */
+const CODE_ATTEMPTS_PREFIX = 'otp:';
 /**
  * Claimed ids are caller-chosen text: the audit log and the counter keys keep at most this much of
  * them (every existing Client ID and `user:{org}/{userName}` is shorter).
@@ -73,6 +75,29 @@ const RECORD_FAILURE = prepared(
 );
 
 /**
+ * Counts one check of a person's one-time code before the code is checked, in one statement, so that
+ * attempts sent at once cannot all pass a read of the counter taken before any of them was counted;
+ * and audits the lockout (`$6`) with the first attempt refused. Answers the count and its window.
+ */
+const COUNT_CODE_ATTEMPT = prepared(
+  'lockout-count-code-attempt',
+  `WITH counted AS (
+     INSERT INTO auth_failures (key, window_started_at, failures) VALUES ($1, $2, 1)
+     ON CONFLICT (key) DO UPDATE SET
+       failures = CASE WHEN auth_failures.window_started_at <= $3 THEN 1 ELSE auth_failures.failures + 1 END,
+       window_started_at = CASE WHEN auth_failures.window_started_at <= $3 THEN $2 ELSE auth_failures.window_started_at END
+     RETURNING failures, window_started_at
+   ), audited AS (
+     ${AUDIT_INSERT}
+     SELECT $2, (SELECT id FROM organizations WHERE id = $4), 'system', $6, $7::int, $5, 'failure', $8,
+            jsonb_build_object('scope', 'one-time codes of the person', 'failures', c.failures - 1, 'windowSeconds', $9::int), $10
+       FROM counted c
+      WHERE c.failures = $11::int + 1
+   )
+   SELECT failures, window_started_at FROM counted`,
+);
+
+/**
  * Brute-force protection of the token service (DECISIONS 4). Failures are counted in PostgreSQL per
  * (Client ID or userName, source address) pair and per source address, in fixed windows, so the
  * limits hold across instances. Only the offending pair or address is blocked: the same credentials
@@ -121,13 +146,18 @@ export class LockoutService {
     const now = this.clock.now();
     for (const row of rows) {
       if (row.failures >= this.limitOf(row.key)) {
-        const retryAfter = Math.max(1, Math.ceil((row.window_started_at.getTime() + this.config.authFailureWindowS * 1000 - now.getTime()) / 1000));
+        const retryAfter = this.secondsLeft(row.window_started_at, now);
         const what = row.key.startsWith(PASSWORD_BUDGET_PREFIX)
           ? 'Too many failed password sign-ins in this organization; the password grant pauses'
           : `Too many failed authentication attempts from this address${row.key.startsWith('pair:') ? ' for this client' : ''}`;
         throw new OAuthError('temporarily_unavailable', `${what}; retry after ${retryAfter} seconds.`, 429, { 'Retry-After': String(retryAfter) });
       }
     }
+  }
+
+  /** Seconds until the window that started at `windowStartedAt` passes (Retry-After), at least 1. */
+  private secondsLeft(windowStartedAt: Date, now: Date): number {
+    return Math.max(1, Math.ceil((windowStartedAt.getTime() + this.config.authFailureWindowS * 1000 - now.getTime()) / 1000));
   }
 
   private limitOf(key: string): number {
@@ -195,13 +225,49 @@ export class LockoutService {
   }
 
   /**
+   * Counts one check of a person's one-time code (DECISIONS 14.1), whatever the address, before the
+   * code is checked: past AUTH_FAILURE_LIMIT checks in a window, 429 with Retry-After until the window
+   * passes. Only someone who passed the password step reaches the code, so this bounds guessing by a
+   * holder of the password (from many addresses, or many requests at once) without letting anyone
+   * else lock the person out; a right code forgets the count (`forgetCodeAttempts`).
+   */
+  async countCodeAttempt(org: string, userId: string, userName: string, origin: RequestOrigin, lockoutAction: AuditAction): Promise<void> {
+    const now = this.clock.now();
+    const [row] = await this.db.query<{ failures: number; window_started_at: Date }>(COUNT_CODE_ATTEMPT, [
+      codeAttemptsKey(org, userId),
+      now,
+      this.windowStart(),
+      org,
+      userName,
+      lockoutAction,
+      auditCodeOf(lockoutAction),
+      origin.sourceAddress,
+      this.config.authFailureWindowS,
+      origin.correlationId ?? null,
+      this.config.authFailureLimit,
+    ]);
+    if (row.failures > this.config.authFailureLimit) {
+      const retryAfter = this.secondsLeft(row.window_started_at, now);
+      throw new OAuthError('temporarily_unavailable', `Too many one-time codes tried for this person; retry after ${retryAfter} seconds.`, 429, {
+        'Retry-After': String(retryAfter),
+      });
+    }
+  }
+
+  /** A right one-time code: the person's count of code checks starts again. */
+  async forgetCodeAttempts(org: string, userId: string): Promise<void> {
+    await this.db.query('DELETE FROM auth_failures WHERE key = $1', [codeAttemptsKey(org, userId)]);
+  }
+
+  /**
    * Forgets the failure counters of an organization's Client IDs (`{org}-...`) and userNames, when
    * the organization is deleted (the keys carry no org_id, so no foreign key removes them).
    */
   async forgetOrganization(orgId: string, tx: Transaction): Promise<void> {
     await this.db.query(
-      `DELETE FROM auth_failures WHERE starts_with(key, 'pair:' || $1 || '-') OR starts_with(key, 'pair:user:' || $1 || '/') OR key = $2`,
-      [orgId, `${PASSWORD_BUDGET_PREFIX}${orgId}`],
+      `DELETE FROM auth_failures
+        WHERE starts_with(key, 'pair:' || $1 || '-') OR starts_with(key, 'pair:user:' || $1 || '/') OR key = $2 OR starts_with(key, $3)`,
+      [orgId, `${PASSWORD_BUDGET_PREFIX}${orgId}`, `${CODE_ATTEMPTS_PREFIX}${orgId}/`],
       tx,
     );
   }
@@ -224,6 +290,10 @@ function keys(subject: string | undefined, address: string, passwordOrg?: string
     `addr:${address}`,
     ...(passwordOrg ? [`${PASSWORD_BUDGET_PREFIX}${passwordOrg}`] : []),
   ];
+}
+
+function codeAttemptsKey(org: string, userId: string): string {
+  return `${CODE_ATTEMPTS_PREFIX}${org}/${userId}`;
 }
 
 /**

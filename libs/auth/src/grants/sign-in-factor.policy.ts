@@ -20,7 +20,7 @@ export type SecondStep = { kind: 'otp' } | { kind: 'none' } | { kind: 'refused';
 
 /**
  * Who may sign in with which factor (DECISIONS 3.5), in one place for every way in (the token
- * endpoint's grants today, a hosted login later). A certificate is enough for anyone. A password
+ * endpoint's grants, the hosted login page, CIBA, and a session's later calls). A certificate is enough for anyone. A password
  * alone is enough only for a cardholder whose role grants no operator scope (nothing beyond
  * Scope.device) and who administers nothing: an operator, a cardholder given an operator's role,
  * and an administrator (DECISIONS 11) sign in with a certificate. An authenticator app's approval

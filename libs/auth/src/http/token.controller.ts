@@ -112,7 +112,16 @@ export class TokenController {
   ) {
     const params = readForm(headers['content-type'], body);
     const origin = { sourceAddress: address, correlationId };
-    const client = await this.clients.authenticate(this.authRequest(org, params, headers, origin, this.tokenUrl(this.config.authBaseUrl, org)));
+    // CIBA 7.1: a client assertion may name this endpoint as its audience, besides the issuer and the token endpoint.
+    const request = this.authRequest(
+      org,
+      params,
+      headers,
+      origin,
+      this.tokenUrl(this.config.authBaseUrl, org),
+      `${this.tokens.issuer(org)}/backchannel-authentication`,
+    );
+    const client = await this.clients.authenticate(request);
     const response = await this.backchannel.initiate(client, params, origin);
     oauthJson(reply);
     return response;
@@ -197,8 +206,9 @@ export class TokenController {
     headers: Record<string, string | undefined>,
     origin: RequestOrigin,
     tokenUrl: string,
+    endpointUrl?: string,
   ): ClientAuthRequest {
-    const audiences = [tokenUrl, this.tokenUrl(this.config.authBaseUrl, org), this.tokens.issuer(org)];
+    const audiences = [tokenUrl, this.tokenUrl(this.config.authBaseUrl, org), this.tokens.issuer(org), ...(endpointUrl ? [endpointUrl] : [])];
     return { org, params, authorization: headers.authorization, ...origin, audiences: [...new Set(audiences)] };
   }
 

@@ -29,7 +29,8 @@ export interface SessionCaller {
  * sends one needs a CORS preflight the service never grants) and a same-origin `Origin` or
  * `Sec-Fetch-Site` (OWASP CSRF prevention, "verifying origin with standard headers" and Fetch
  * Metadata). A state-changing call with neither header is refused; a safe one (GET, HEAD) without
- * them is accepted (old browsers, a typed URL). Every refusal is a 403 that says which rule failed.
+ * them is accepted (an old browser's script on the service's own page: it still sends Application-ID,
+ * so a typed URL or a link, which cannot, is refused). Every refusal is a 403 that says which rule failed.
  */
 @Injectable()
 export class SessionAuthentication {

@@ -4,7 +4,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Audited } from '@app/audit';
 import { OrganizationService } from '@app/accounts';
-import { CorrelationId, PathFormats, Public, SourceAddress } from '@app/common';
+import { CorrelationId, DomainError, PathFormats, Public, SourceAddress } from '@app/common';
 import { AppConfig } from '@app/config';
 import { SignInSessionService } from '../sessions/sign-in-session.service';
 import { SESSION_COOKIE, SignInSession } from '../sessions/sign-in-sessions';
@@ -314,11 +314,13 @@ export class LoginController {
     };
   }
 
+  /** The page's frame; undefined for an unknown organization (any other failure, an outage, goes on to the error answer). */
   private async frame(org: string): Promise<PageFrame | undefined> {
     try {
       return { title: 'Sign in', organizationName: (await this.organizations.get(org)).name };
-    } catch {
-      return undefined;
+    } catch (error) {
+      if (error instanceof DomainError && error.code === 'NOT_FOUND') return undefined;
+      throw error;
     }
   }
 

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { OrganizationService, PasswordHasher, UserRepository, type UserRow } from '@app/accounts';
-import { Clock, OAuthError, RequestOrigin } from '@app/common';
+import { Clock, DomainError, OAuthError, RequestOrigin } from '@app/common';
 import { Metrics } from '@app/observability';
 import { LockoutService } from '../clients/lockout.service';
 import { SignInFactorPolicy } from '../grants/sign-in-factor.policy';
@@ -25,7 +25,7 @@ export type LoginOutcome =
   | { kind: 'failed'; message: string }
   /** The password was right but is not enough for this person (SignInFactorPolicy). */
   | { kind: 'refused'; message: string }
-  /** Too many failures for this userName from this address, or from this address. */
+  /** Too many failures for this userName from this address, or from this address; or no password-hashing turn is free: try again after `retryAfter`. */
   | { kind: 'locked'; message: string; retryAfter: string };
 
 type Origin = RequestOrigin & { userAgent?: string };
@@ -64,7 +64,15 @@ export class LoginService {
     }
     const found = await this.users.findWithPasswordHash(org, userName);
     // Unknown users and users without a password cost the same scrypt run as a wrong password.
-    const matches = found?.passwordHash ? await this.passwords.verify(password, found.passwordHash) : await this.passwords.verifyDummy(password);
+    let matches: boolean;
+    try {
+      matches = found?.passwordHash ? await this.passwords.verify(password, found.passwordHash) : await this.passwords.verifyDummy(password);
+    } catch (error) {
+      // Every hashing turn is taken (DECISIONS 3.5): nothing was checked, so nothing is counted; the page says so.
+      if (!(error instanceof DomainError) || error.code !== 'SERVICE_UNAVAILABLE') throw error;
+      const retryAfter = error.headers['Retry-After'] ?? '1';
+      return { kind: 'locked', message: `The service is busy. ${retryText(retryAfter)}`, retryAfter };
+    }
     if (!found || !matches) return this.failed('wrong_password', subject, userName, org, origin, 'password', true);
     if (found.user.disabled) return this.failed('disabled', subject, userName, org, origin, 'password');
     const second = this.factors.secondStep(found.user, {
@@ -86,7 +94,11 @@ export class LoginService {
     if (!code || !CODE.test(code)) return this.failed('malformed_code', subject, step.userName, org, origin, 'code');
     const user = await this.users.findInOrg(org, step.userId);
     if (!user || user.disabled) return this.failed('disabled', subject, step.userName, org, origin, 'code');
+    // Counted before the check, in one statement: codes sent at once, or from many addresses, get no more checks than the limit.
+    const tooMany = await this.lockedBy(() => this.lockout.countCodeAttempt(org, user.id, user.user_name, origin, 'sign_in.lockout'));
+    if (tooMany) return tooMany;
     if (!(await this.codes.accept(org, user.id, code, this.clock.now()))) return this.failed('wrong_code', subject, step.userName, org, origin, 'code');
+    await this.lockout.forgetCodeAttempts(org, user.id);
     return this.open(user, ['pwd', 'otp'], origin);
   }
 
@@ -120,9 +132,14 @@ export class LoginService {
   }
 
   /** The lockout's 429 as the page shows it; undefined while the pair, the address (and the organization's password budget) are within limits. */
-  private async locked(subject: string | undefined, address: string, passwordOrg?: string): Promise<FinalOutcome | undefined> {
+  private locked(subject: string | undefined, address: string, passwordOrg?: string): Promise<FinalOutcome | undefined> {
+    return this.lockedBy(() => this.lockout.assertNotLocked(subject, address, passwordOrg));
+  }
+
+  /** The page's `locked` outcome when `check` throws the lockout's 429. */
+  private async lockedBy(check: () => Promise<void>): Promise<FinalOutcome | undefined> {
     try {
-      await this.lockout.assertNotLocked(subject, address, passwordOrg);
+      await check();
       return undefined;
     } catch (error) {
       if (!(error instanceof OAuthError) || error.status !== 429) throw error;

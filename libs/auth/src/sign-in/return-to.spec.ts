@@ -24,6 +24,13 @@ describe('safeReturnTo (DECISIONS 14.3)', () => {
     'javascript:alert(1)',
     '/portal/\nSet-Cookie: x=y',
     '/portal/#fragment',
+    // Encoded: a proxy or router that decodes before normalizing would go elsewhere.
+    '/portal/..%2f..%2fadmin/v1/organizations',
+    '/portal/%2F%2Fevil.example',
+    '/portal/%5cevil.example',
+    '/portal/.%2E/admin',
+    '/portal/%0d%0aSet-Cookie:%20x=y',
+    '/portal/%E0%A4%A',
     'portal/',
     '',
     `/portal/${'a'.repeat(5000)}`.slice(0, 4097),

@@ -14,6 +14,16 @@ export function safeReturnTo(org: string, value: string | undefined): string | u
   if (!value.startsWith('/') || /[\\\u0000-\u001f\u007f\s]/.test(value)) return undefined;
   const [path] = value.split('?');
   if (path.includes('//')) return undefined;
+  // A proxy or the portal's router may decode the path before normalizing it (`%2f`, `%5c`, `%2e`):
+  // the decoded path must be as plain as the path sent, so that it cannot normalize elsewhere there.
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(path);
+  } catch {
+    return undefined;
+  }
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused here
+  if (decoded.includes('//') || /[\\\u0000-\u001f\u007f]/.test(decoded) || /(^|\/)\.\.?(\/|$)/.test(decoded)) return undefined;
   let url: URL;
   try {
     url = new URL(value, BASE);

@@ -1,0 +1,33 @@
+import { Writable } from 'node:stream';
+import { createLogger } from './logger';
+
+/** What one log call writes, parsed. */
+function logged(write: (logger: ReturnType<typeof createLogger>) => void): Record<string, unknown> {
+  const lines: string[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(chunk.toString('utf8'));
+      done();
+    },
+  });
+  write(createLogger('info', destination as never));
+  return JSON.parse(lines[0]) as Record<string, unknown>;
+}
+
+describe('logger redaction', () => {
+  it('redacts the secrets of sign-in, CIBA and push delivery wherever an object carries them one level down', () => {
+    const secrets = {
+      auth_req_id: 'AUTH-REQ-ID',
+      authReqId: 'AUTH-REQ-ID',
+      client_notification_token: 'NOTIFY-TOKEN',
+      clientNotificationToken: 'NOTIFY-TOKEN',
+      step_token: 'STEP-TOKEN',
+      form_token: 'FORM-TOKEN',
+      cookieValue: 'COOKIE',
+      SharedAccessKey: 'SAS-KEY',
+    };
+    const line = JSON.stringify(logged((logger) => logger.warn({ details: secrets }, 'something failed')));
+    for (const value of new Set(Object.values(secrets))) expect(line).not.toContain(value);
+    expect(line).toContain('[redacted]');
+  });
+});
