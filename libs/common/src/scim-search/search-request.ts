@@ -146,21 +146,31 @@ export interface SearchSql {
   orderBy: string;
   limit: string;
   offset: string;
+  /**
+   * The ORDER BY is an index's order (a prefix-indexed sort attribute), so the LIMIT stops at the
+   * page's last row: the total is then counted on its own (Database.searchPage), not by a window
+   * over every matching row, which would read them all.
+   */
+  indexOrdered: boolean;
 }
 
 export function searchSql(search: ScimSearch, definition: ScimResourceDefinition, params: SqlParameters): SearchSql {
   const where = search.filter ? compileFilter(search.filter, definition, params) : 'TRUE';
   const direction = search.descending ? 'DESC' : 'ASC';
   let orderBy: string;
+  let indexOrdered = false;
   if (search.sort) {
     const { attribute } = search.sort;
-    const expression = attribute.type === 'string' && !attribute.caseExact ? `lower(${attribute.column})` : attribute.column;
+    const caseless = attribute.type === 'string' && !attribute.caseExact;
+    // A prefix-indexed attribute sorts as its index does, so that a page of it stops at its last row.
+    const expression = caseless ? `lower(${attribute.column})${attribute.prefixIndexed ? ' COLLATE "C"' : ''}` : attribute.column;
     // Resources without a value come last either way; the unique tie-breaker keeps pages stable.
     orderBy = `${expression} ${direction} NULLS LAST, ${definition.uniqueOrder} ${direction}`;
+    indexOrdered = caseless && !!attribute.prefixIndexed;
   } else {
     orderBy = [definition.defaultOrder, definition.uniqueOrder].filter(Boolean).join(', ');
   }
-  return { where, orderBy, limit: params.add(search.page.count), offset: params.add(search.page.startIndex - 1) };
+  return { where, orderBy, limit: params.add(search.page.count), offset: params.add(search.page.startIndex - 1), indexOrdered };
 }
 
 /**
