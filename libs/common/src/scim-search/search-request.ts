@@ -161,12 +161,16 @@ export function searchSql(search: ScimSearch, definition: ScimResourceDefinition
   let indexOrdered = false;
   if (search.sort) {
     const { attribute } = search.sort;
-    const caseless = attribute.type === 'string' && !attribute.caseExact;
-    // A prefix-indexed attribute sorts as its index does, so that a page of it stops at its last row.
-    const expression = caseless ? `lower(${attribute.column})${attribute.prefixIndexed ? ' COLLATE "C"' : ''}` : attribute.column;
-    // Resources without a value come last either way; the unique tie-breaker keeps pages stable.
-    orderBy = `${expression} ${direction} NULLS LAST, ${definition.uniqueOrder} ${direction}`;
-    indexOrdered = caseless && !!attribute.prefixIndexed;
+    indexOrdered = attribute.type === 'string' && !attribute.caseExact && !!attribute.prefixIndexed;
+    if (indexOrdered) {
+      // As its index sorts, so that a page stops at its last row; never NULL, so no NULLS LAST,
+      // which a descending (backward) scan of the index could not give.
+      orderBy = `lower(${attribute.column}) COLLATE "C" ${direction}, ${definition.uniqueOrder} ${direction}`;
+    } else {
+      const expression = attribute.type === 'string' && !attribute.caseExact ? `lower(${attribute.column})` : attribute.column;
+      // Resources without a value come last either way; the unique tie-breaker keeps pages stable.
+      orderBy = `${expression} ${direction} NULLS LAST, ${definition.uniqueOrder} ${direction}`;
+    }
   } else {
     orderBy = [definition.defaultOrder, definition.uniqueOrder].filter(Boolean).join(', ');
   }
