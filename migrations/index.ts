@@ -24,6 +24,7 @@ import { AddPushOutboxRetention1764630000100 } from './1764630000100-AddPushOutb
 import { DropPushOutboxGatewayReference1764630000200 } from './1764630000200-DropPushOutboxGatewayReference';
 import { AddPushOutboxLease1764630000300 } from './1764630000300-AddPushOutboxLease';
 import { CreateBackchannelAuthentication1764640000000 } from './1764640000000-CreateBackchannelAuthentication';
+import { AddUserNamePrefixIndex1764650000000 } from './1764650000000-AddUserNamePrefixIndex';
 
 /** Every migration, in order. The data source takes classes, not a glob, so source and dist/ behave alike. */
 export const MIGRATIONS = [
@@ -53,4 +54,5 @@ export const MIGRATIONS = [
   DropPushOutboxGatewayReference1764630000200,
   AddPushOutboxLease1764630000300,
   CreateBackchannelAuthentication1764640000000,
+  AddUserNamePrefixIndex1764650000000,
 ];

@@ -120,19 +120,23 @@ export class Database {
    * A page of a search and the total matching (SCIM lists and `.search`): `columns` selected over
    * `from` (`FROM ... WHERE ...`), ordered and limited by `page` (ORDER BY, and the LIMIT and OFFSET
    * placeholders, which are the last two of `values`). One statement carries both the page and the
-   * total (a window count); the count is asked on its own only when no row can carry it (count 0, or
-   * an empty page past the first). Statements are named per shape (preparedShape).
+   * total: a window count, which sorting every matching row reads anyway; or, when the order is an
+   * index's (`indexOrdered`: the LIMIT stops at the page's last row), a count of its own in a scalar
+   * subquery, which the index answers without the rows. The count is asked on its own only when no
+   * row can carry it (count 0, or an empty page past the first). Statements are named per shape
+   * (preparedShape).
    */
   async searchPage<T>(
     columns: string,
     from: string,
-    page: { orderBy: string; limit: string; offset: string; count: number; startIndex: number },
+    page: { orderBy: string; limit: string; offset: string; indexOrdered?: boolean; count: number; startIndex: number },
     values: unknown[],
   ): Promise<{ rows: T[]; total: number }> {
     const count = async () => (await this.query<{ n: number }>(preparedShape(`SELECT count(*)::int AS n ${from}`), values.slice(0, -2)))[0].n;
     if (page.count === 0) return { rows: [], total: await count() };
+    const total = page.indexOrdered ? `(SELECT count(*)::int ${from})` : 'count(*) OVER ()::int';
     const rows = await this.query<T & { search_total: number }>(
-      preparedShape(`SELECT ${columns}, count(*) OVER ()::int AS search_total ${from} ORDER BY ${page.orderBy} LIMIT ${page.limit} OFFSET ${page.offset}`),
+      preparedShape(`SELECT ${columns}, ${total} AS search_total ${from} ORDER BY ${page.orderBy} LIMIT ${page.limit} OFFSET ${page.offset}`),
       values,
     );
     if (rows.length === 0) return { rows: [], total: page.startIndex === 1 ? 0 : await count() };

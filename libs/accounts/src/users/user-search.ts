@@ -21,7 +21,8 @@ export const USER_SEARCH_DEFINITION: ScimResourceDefinition = {
   attributes: {
     id: { ...text('u.id::text'), returned: 'always' },
     externalId: text('u.external_id', true),
-    userName: text('u.user_name'),
+    // users_org_lower_user_name_prefix_idx (migration 1764650000000): the desk's search as one types.
+    userName: { ...text('u.user_name'), prefixIndexed: true },
     name: {
       type: 'complex',
       subAttributes: {

@@ -29,6 +29,9 @@ function compile(filter: string, leading: unknown[] = ['org']): { sql: string; v
   return { sql, values: params.values };
 }
 
+/** THING with `label` prefix-indexed: a B-tree on lower(t.label) COLLATE "C" (resource-definition.ts). */
+const INDEXED: ScimResourceDefinition = { ...THING, attributes: { ...THING.attributes, label: { type: 'string', column: 't.label', prefixIndexed: true } } };
+
 function refusal(filter: string): string {
   try {
     compile(filter);
@@ -41,6 +44,30 @@ function refusal(filter: string): string {
 }
 
 describe('SCIM filter to SQL', () => {
+  describe('sw on a prefix-indexed attribute: an index range, bound, so that a generic plan scans it', () => {
+    const RANGE =
+      '(lower(t.label) COLLATE "C" >= lower($2::text) AND lower(t.label) COLLATE "C" < (left(lower($2::text), -1) || chr(ascii(right(lower($2::text), 1)) + 1)))';
+    const indexed = (filter: string) => {
+      const params = new SqlParameters(['org']);
+      return { sql: compileFilter(parseFilter(filter), INDEXED, params), values: params.values };
+    };
+
+    it.each([
+      ['label sw "Ab"', RANGE, ['Ab']],
+      // LIKE metacharacters are plain characters of a range: the value is bound as typed (DECISIONS 7).
+      ['label sw "a%_\\\\"', RANGE, ['a%_\\']],
+      ['not (label sw "Ab")', `((${RANGE}) IS NOT TRUE)`, ['Ab']],
+      // No range without a last character, or when its successor would be a surrogate or beyond U+10FFFF.
+      ['label sw ""', "(lower(t.label) LIKE lower($2::text) ESCAPE '\\')", ['%']],
+      ['label sw "a\uD7FF"', "(lower(t.label) LIKE lower($2::text) ESCAPE '\\')", ['a\uD7FF%']],
+      ['label sw "a\uDBFF\uDFFF"', "(lower(t.label) LIKE lower($2::text) ESCAPE '\\')", ['a\u{10FFFF}%']],
+      // co and ew keep their LIKE (the trigram index serves them).
+      ['label co "Ab"', "(lower(t.label) LIKE lower($2::text) ESCAPE '\\')", ['%Ab%']],
+    ])('%s', (filter, sql, values) => {
+      expect(indexed(filter)).toEqual({ sql, values: ['org', ...values] });
+    });
+  });
+
   it.each([
     ['label eq "Red"', '(lower(t.label) = lower($2::text))', ['Red']],
     ['label ne "Red"', '(lower(t.label) IS DISTINCT FROM lower($2::text))', ['Red']],

@@ -198,6 +198,7 @@ class FilterCompiler {
       case 'co':
         return `(${left} LIKE ${bind(`%${escapeLike(value)}%`)} ESCAPE '\\')`;
       case 'sw':
+        if (attribute.prefixIndexed && !attribute.caseExact && prefixHasSuccessor(value)) return this.prefixRange(column, value);
         return `(${left} LIKE ${bind(`${escapeLike(value)}%`)} ESCAPE '\\')`;
       case 'ew':
         return `(${left} LIKE ${bind(`%${escapeLike(value)}`)} ESCAPE '\\')`;
@@ -208,11 +209,34 @@ class FilterCompiler {
     }
   }
 
+  /**
+   * `sw` on a prefix-indexed attribute (resource-definition.ts): the values that start with the
+   * lower-cased prefix p are, in code-point order ("C"), exactly those from p up to p with its last
+   * character's successor. Bound parameters, so a generic plan (after five executions of the
+   * prepared statement) still scans the index range, which a LIKE with a parameter pattern cannot;
+   * `%`, `_` and `\\` are plain characters of a range (DECISIONS 7).
+   */
+  private prefixRange(column: string, value: string): string {
+    const indexed = `lower(${column}) COLLATE "C"`;
+    const prefix = `lower(${this.params.add(value)}::text)`;
+    return `(${indexed} >= ${prefix} AND ${indexed} < (left(${prefix}, -1) || chr(ascii(right(${prefix}, 1)) + 1)))`;
+  }
+
   private ordered(name: string, type: string, left: string, op: CompareOperator, right: string): string {
     if (op === 'co' || op === 'sw' || op === 'ew') throw invalidFilter(`Invalid filter: "${name}" is a ${type}; ${op} applies only to strings.`);
     if (op === 'ne') return `(${left} IS DISTINCT FROM ${right})`;
     return `(${left} ${SQL_OPERATOR[op]} ${right})`;
   }
+}
+
+/**
+ * Whether the prefix's last character, lower-cased, has a successor that chr() can make: below
+ * U+D7FF (the next is a surrogate, and U+10FFFF has none; lower() keeps a character on its side of
+ * that line). Otherwise, and for the empty prefix, `sw` stays a LIKE.
+ */
+function prefixHasSuccessor(value: string): boolean {
+  const last = [...value].pop();
+  return last !== undefined && last.codePointAt(0)! < 0xd7ff;
 }
 
 function notFilterable(name: string): DomainError {

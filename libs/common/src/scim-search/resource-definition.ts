@@ -12,6 +12,14 @@ export interface ScimScalarAttribute {
   column?: string;
   /** Strings only: compare as written (true) or case-insensitively (false, RFC 7643 default). */
   caseExact?: boolean;
+  /**
+   * Case-insensitive strings that are never NULL only: a B-tree index holds `lower(column) COLLATE
+   * "C"` after the resource's scope columns (e.g. `(org_id, (lower(user_name) COLLATE "C"))`). `sw`
+   * then becomes a range on it, and sortBy orders by it (code-point order of the lower-cased value),
+   * so a page of a prefix search reads only its own rows and the total is counted from the index
+   * (DECISIONS 9).
+   */
+  prefixIndexed?: boolean;
   /** `always`: attributes/excludedAttributes cannot drop it (RFC 7643 2.4, e.g. `id`). */
   returned?: 'always' | 'default';
 }

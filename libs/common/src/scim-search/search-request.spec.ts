@@ -45,7 +45,7 @@ describe('SCIM search request', () => {
       excludedAttributes: undefined,
     });
     const params = new SqlParameters(['org']);
-    expect(searchSql(search, THING, params)).toEqual({ where: 'TRUE', orderBy: 't.created_at, t.id', limit: '$2', offset: '$3' });
+    expect(searchSql(search, THING, params)).toEqual({ where: 'TRUE', orderBy: 't.created_at, t.id', limit: '$2', offset: '$3', indexOrdered: false });
     expect(params.values).toEqual(['org', 100, 0]);
   });
 
@@ -77,6 +77,19 @@ describe('SCIM search request', () => {
     expect(searchSql(desc, THING, new SqlParameters()).orderBy).toBe('t.created_at DESC NULLS LAST, t.id DESC');
     const exact = searchFromBody(body({ sortBy: 'code', sortOrder: 'Ascending' }), THING);
     expect(searchSql(exact, THING, new SqlParameters()).orderBy).toBe('t.code ASC NULLS LAST, t.id ASC');
+  });
+
+  it("a prefix-indexed attribute sorts in its index's order (lower-cased, code points), and says so for the count", () => {
+    const indexed: ScimResourceDefinition = {
+      ...THING,
+      attributes: { ...THING.attributes, label: { type: 'string', column: 't.label', prefixIndexed: true } },
+    };
+    const asc = searchSql(searchFromBody(body({ sortBy: 'label' }), indexed), indexed, new SqlParameters());
+    expect(asc).toMatchObject({ orderBy: 'lower(t.label) COLLATE "C" ASC, t.id ASC', indexOrdered: true });
+    const desc = searchSql(searchFromBody(body({ sortBy: 'label', sortOrder: 'descending' }), indexed), indexed, new SqlParameters());
+    expect(desc).toMatchObject({ orderBy: 'lower(t.label) COLLATE "C" DESC, t.id DESC', indexOrdered: true });
+    expect(searchSql(searchFromBody(body({ sortBy: 'code' }), indexed), indexed, new SqlParameters()).indexOrdered).toBe(false);
+    expect(searchSql(searchFromBody(body({ filter: 'label sw "a"' }), indexed), indexed, new SqlParameters()).indexOrdered).toBe(false);
   });
 
   it.each([
@@ -114,6 +127,7 @@ describe('SCIM search request', () => {
       orderBy: 't.created_at, t.id',
       limit: '$4',
       offset: '$5',
+      indexOrdered: false,
     });
     expect(params.values).toEqual(['org', 'a%', 2, 5, 10]);
   });

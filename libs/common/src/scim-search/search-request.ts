@@ -146,21 +146,35 @@ export interface SearchSql {
   orderBy: string;
   limit: string;
   offset: string;
+  /**
+   * The ORDER BY is an index's order (a prefix-indexed sort attribute), so the LIMIT stops at the
+   * page's last row: the total is then counted on its own (Database.searchPage), not by a window
+   * over every matching row, which would read them all.
+   */
+  indexOrdered: boolean;
 }
 
 export function searchSql(search: ScimSearch, definition: ScimResourceDefinition, params: SqlParameters): SearchSql {
   const where = search.filter ? compileFilter(search.filter, definition, params) : 'TRUE';
   const direction = search.descending ? 'DESC' : 'ASC';
   let orderBy: string;
+  let indexOrdered = false;
   if (search.sort) {
     const { attribute } = search.sort;
-    const expression = attribute.type === 'string' && !attribute.caseExact ? `lower(${attribute.column})` : attribute.column;
-    // Resources without a value come last either way; the unique tie-breaker keeps pages stable.
-    orderBy = `${expression} ${direction} NULLS LAST, ${definition.uniqueOrder} ${direction}`;
+    indexOrdered = attribute.type === 'string' && !attribute.caseExact && !!attribute.prefixIndexed;
+    if (indexOrdered) {
+      // As its index sorts, so that a page stops at its last row; never NULL, so no NULLS LAST,
+      // which a descending (backward) scan of the index could not give.
+      orderBy = `lower(${attribute.column}) COLLATE "C" ${direction}, ${definition.uniqueOrder} ${direction}`;
+    } else {
+      const expression = attribute.type === 'string' && !attribute.caseExact ? `lower(${attribute.column})` : attribute.column;
+      // Resources without a value come last either way; the unique tie-breaker keeps pages stable.
+      orderBy = `${expression} ${direction} NULLS LAST, ${definition.uniqueOrder} ${direction}`;
+    }
   } else {
     orderBy = [definition.defaultOrder, definition.uniqueOrder].filter(Boolean).join(', ');
   }
-  return { where, orderBy, limit: params.add(search.page.count), offset: params.add(search.page.startIndex - 1) };
+  return { where, orderBy, limit: params.add(search.page.count), offset: params.add(search.page.startIndex - 1), indexOrdered };
 }
 
 /**
