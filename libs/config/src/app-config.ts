@@ -66,7 +66,7 @@ export class AppConfig {
   passwordHashQueue!: number;
   /**
    * The nice value (0-19) of the password hash threads used while the service's main thread is
-   * busy with other requests (PASSWORD_HASH_NICE, default 10; 0: hashes never yield).
+   * busy with other requests (PASSWORD_HASH_NICE, default 19; 0: hashes never yield).
    */
   passwordHashNice!: number;
   /**

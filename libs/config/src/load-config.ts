@@ -68,7 +68,7 @@ const schema = z.object({
   PASSWORD_HASH_CONCURRENCY: int(2, 1, 64),
   PASSWORD_HASH_QUEUE: int(16, 0, 10000),
   // The nice value of the hash threads used while the service is busy (0: never lowered).
-  PASSWORD_HASH_NICE: int(10, 0, 19),
+  PASSWORD_HASH_NICE: int(19, 0, 19),
   PASSWORD_FAILURE_BUDGET: int(1000, 1, 10000000),
   TRUSTED_PROXIES: list,
   CLIENT_CERTIFICATE_FROM_PROXY: z
