@@ -65,8 +65,9 @@ export class AppConfig {
   /** Password checks that may wait for one of those (PASSWORD_HASH_QUEUE, default 16); beyond: 503. */
   passwordHashQueue!: number;
   /**
-   * The nice value (0-19) of the password hash threads used while the service's main thread is
-   * busy with other requests (PASSWORD_HASH_NICE, default 19; 0: hashes never yield).
+   * What is added to the nice value (at most to 19) of the password hash threads used while the
+   * service's main thread is busy with other requests (PASSWORD_HASH_NICE, 0-19, default 19; 0:
+   * hashes never yield).
    */
   passwordHashNice!: number;
   /**

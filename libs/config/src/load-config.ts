@@ -67,7 +67,7 @@ const schema = z.object({
   // Password hashes running at once per process (each scrypt holds a hash thread and 32 MiB).
   PASSWORD_HASH_CONCURRENCY: int(2, 1, 64),
   PASSWORD_HASH_QUEUE: int(16, 0, 10000),
-  // The nice value of the hash threads used while the service is busy (0: never lowered).
+  // How much the hash threads used while the service is busy lower their priority (nice -n; 0: never).
   PASSWORD_HASH_NICE: int(19, 0, 19),
   PASSWORD_FAILURE_BUDGET: int(1000, 1, 10000000),
   TRUSTED_PROXIES: list,

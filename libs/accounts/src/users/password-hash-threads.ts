@@ -14,15 +14,16 @@ export interface ScryptJob {
 
 /**
  * The thread's code, given as source so that it runs the same from dist and under jest (no file to
- * resolve). A yielding thread lowers its own scheduling priority once: on Linux the nice value
- * belongs to a thread, and setpriority(PRIO_PROCESS, 0) from a thread changes only that thread.
+ * resolve). A yielding thread lowers its own scheduling priority once, by `nice` as nice(1) does
+ * (a new thread starts at its creator's): on Linux the nice value belongs to a thread, and
+ * setpriority(PRIO_PROCESS, 0) from a thread changes only that thread.
  */
 const THREAD_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { scryptSync } = require('node:crypto');
-const { setPriority } = require('node:os');
+const { getPriority, setPriority } = require('node:os');
 if (workerData.nice > 0) {
-  try { setPriority(0, workerData.nice); } catch {}
+  try { setPriority(0, Math.min(19, getPriority(0) + workerData.nice)); } catch {}
 }
 parentPort.on('message', (job) => {
   try {
@@ -79,7 +80,7 @@ class HashThread {
  * Threads that run scrypt for password checks (DECISIONS 3.5), outside libuv's small pool that the
  * rest of the service shares. Two kinds: threads at the process's own priority, used while the
  * service has little else to do (a sign-in takes the hash's own time), and threads at a lower
- * priority (nice `yieldingNice`, PASSWORD_HASH_NICE), used while the main thread is busy serving
+ * priority (nice raised by `yieldingNice`, PASSWORD_HASH_NICE), used while the main thread is busy serving
  * other requests, so that a crowd signing in takes the cores that token issuance leaves free
  * instead of halving it. The number running at once is bounded by the caller (PasswordHashSlots),
  * so there are at most that many threads of each kind; each is started when first needed.
