@@ -277,7 +277,9 @@ async function passwordHashMs() {
 }
 
 async function main() {
-  const service = await startService({ logLevel: process.env.LOG_LEVEL || 'warn' });
+  // The password hashing settings, when set, reach the service (to compare them in one place).
+  const extraEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('PASSWORD_HASH_')));
+  const service = await startService({ logLevel: process.env.LOG_LEVEL || 'warn', extraEnv });
   let db;
   try {
     await waitReady(service);

@@ -65,6 +65,12 @@ export class AppConfig {
   /** Password checks that may wait for one of those (PASSWORD_HASH_QUEUE, default 16); beyond: 503. */
   passwordHashQueue!: number;
   /**
+   * What is added to the nice value (at most to 19) of the password hash threads used while the
+   * service's main thread is busy with other requests (PASSWORD_HASH_NICE, 0-19, default 19; 0:
+   * hashes never yield).
+   */
+  passwordHashNice!: number;
+  /**
    * Failed password checks an organization may have per AUTH_FAILURE_WINDOW_S before its password
    * grant answers 429 until the window passes (PASSWORD_FAILURE_BUDGET, default 1000; DECISIONS 4).
    */

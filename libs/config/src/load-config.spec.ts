@@ -20,6 +20,7 @@ describe('loadConfig (DECISIONS 13)', () => {
       authFailureWindowS: 300,
       passwordHashConcurrency: 2,
       passwordHashQueue: 16,
+      passwordHashNice: 19,
       passwordFailureBudget: 1000,
       clientCertificateFromProxy: false,
       sessionIdleTimeoutS: 900,

@@ -64,10 +64,11 @@ const schema = z.object({
   BACKCHANNEL_REQUEST_LIFETIME_S: int(300, 10, 600),
   AUTH_FAILURE_LIMIT: int(10, 1, 100000),
   AUTH_FAILURE_WINDOW_S: int(300, 1, 86400),
-  // Password hashes running at once per process (each scrypt holds a libuv thread and 32 MiB); the
-  // default leaves half of libuv's four threads to everything else.
+  // Password hashes running at once per process (each scrypt holds a hash thread and 32 MiB).
   PASSWORD_HASH_CONCURRENCY: int(2, 1, 64),
   PASSWORD_HASH_QUEUE: int(16, 0, 10000),
+  // How much the hash threads used while the service is busy lower their priority (nice -n; 0: never).
+  PASSWORD_HASH_NICE: int(19, 0, 19),
   PASSWORD_FAILURE_BUDGET: int(1000, 1, 10000000),
   TRUSTED_PROXIES: list,
   CLIENT_CERTIFICATE_FROM_PROXY: z
@@ -204,6 +205,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   config.authFailureWindowS = e.AUTH_FAILURE_WINDOW_S;
   config.passwordHashConcurrency = e.PASSWORD_HASH_CONCURRENCY;
   config.passwordHashQueue = e.PASSWORD_HASH_QUEUE;
+  config.passwordHashNice = e.PASSWORD_HASH_NICE;
   config.passwordFailureBudget = e.PASSWORD_FAILURE_BUDGET;
   config.trustedProxies = e.TRUSTED_PROXIES;
   if (e.SESSION_IDLE_TIMEOUT_S > e.SESSION_ABSOLUTE_TIMEOUT_S) {

@@ -1,7 +1,8 @@
-import { Injectable } from '@nestjs/common';
-import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { Injectable, OnModuleDestroy } from '@nestjs/common';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { ConcurrencyLimit, DomainError, invalidValue } from '@app/common';
 import { AppConfig } from '@app/config';
+import { PasswordHashThreads } from './password-hash-threads';
 
 /** Password length rules of DECISIONS 3.5, counted in Unicode code points. */
 export const MIN_PASSWORD_LENGTH = 12;
@@ -36,12 +37,15 @@ const BUSY_RETRY_AFTER_S = 1;
 
 /**
  * The turns of password hashing in this process (PASSWORD_HASH_CONCURRENCY running, at most
- * PASSWORD_HASH_QUEUE checks waiting). scrypt runs on libuv's small thread pool, which the rest of
- * the service needs too: a flood of password checks waits here, and past the queue is answered 503
- * with Retry-After at once (DECISIONS 3.5), instead of starving every other request.
+ * PASSWORD_HASH_QUEUE checks waiting), and the threads that run them. A flood of password checks
+ * waits here, and past the queue is answered 503 with Retry-After at once (DECISIONS 3.5), instead
+ * of starving every other request; while the service is busy, the hashes run at a lower priority
+ * (PASSWORD_HASH_NICE) so that they take what CPU the other requests leave.
  */
 @Injectable()
-export class PasswordHashSlots extends ConcurrencyLimit {
+export class PasswordHashSlots extends ConcurrencyLimit implements OnModuleDestroy {
+  readonly threads: PasswordHashThreads;
+
   constructor(config: AppConfig) {
     super(
       config.passwordHashConcurrency,
@@ -51,6 +55,16 @@ export class PasswordHashSlots extends ConcurrencyLimit {
           'Retry-After': String(BUSY_RETRY_AFTER_S),
         }),
     );
+    this.threads = new PasswordHashThreads(config.passwordHashNice ?? 0);
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.threads.stop();
+  }
+
+  /** scrypt on one of the hash threads; the caller holds a turn. */
+  derive(password: string, params: ParsedHash): Promise<Buffer> {
+    return this.threads.derive({ password, salt: params.salt, keyLength: params.hash.length, N: params.N, r: params.r, p: params.p, maxmem: MAX_MEMORY });
   }
 }
 
@@ -75,7 +89,7 @@ export class PasswordHasher {
     this.assertAcceptable(password);
     const salt = randomBytes(SALT_BYTES);
     // Setting a password is an authenticated administrator's call, not a flood: it waits for its turn.
-    const hash = await this.slots.run(() => derive(normalize(password), { ...COST, salt, hash: Buffer.alloc(HASH_BYTES) }), Infinity);
+    const hash = await this.slots.run(() => this.slots.derive(normalize(password), { ...COST, salt, hash: Buffer.alloc(HASH_BYTES) }), Infinity);
     return [PREFIX, COST.N, COST.r, COST.p, salt.toString('base64'), hash.toString('base64')].join('$');
   }
 
@@ -106,7 +120,7 @@ export class PasswordHasher {
 
   /** Every check takes a turn of the slots, or is refused when the queue is full. */
   private derive(password: string, params: ParsedHash): Promise<Buffer> {
-    return this.slots.run(() => derive(password, params));
+    return this.slots.run(() => this.slots.derive(password, params));
   }
 }
 
@@ -117,14 +131,6 @@ function normalize(password: string): string {
 function isAcceptableLength(password: string): boolean {
   const length = [...normalize(password)].length;
   return length >= MIN_PASSWORD_LENGTH && length <= MAX_PASSWORD_LENGTH;
-}
-
-function derive(password: string, params: ParsedHash): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    scrypt(password, params.salt, params.hash.length, { N: params.N, r: params.r, p: params.p, maxmem: MAX_MEMORY }, (error, key) =>
-      error ? reject(error) : resolve(key),
-    );
-  });
 }
 
 const STORED = /^scrypt\$(\d{1,8})\$(\d{1,3})\$(\d{1,3})\$([A-Za-z0-9+/]+={0,2})\$([A-Za-z0-9+/]+={0,2})$/;
