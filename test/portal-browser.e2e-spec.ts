@@ -166,6 +166,25 @@ describe('The management portal in a browser', () => {
     await context.close();
   });
 
+  it("the system accounts list shows each account's nearest credential expiry (the earliest live secret or certificate)", async () => {
+    const account = await createSystemAccount(t.http, platform, ORG, { suffix: 'expiring', role: 'Issuance' });
+    const soon = await t.http
+      .post(`/admin/v1/organizations/${ORG}/system-accounts/${account.clientId}/secrets`)
+      .auth(platform, { type: 'bearer' })
+      .send({ expiresAt: new Date(t.clock.now().getTime() + 9 * 86_400_000).toISOString() });
+    expect(soon.status).toBe(201);
+    const { context, page, problems } = await signedIn(ada, `/portal/${ORG}/system-accounts`);
+    const table = page.getByRole('table', { name: 'System accounts' });
+    await table.getByRole('columnheader', { name: 'Nearest credential expiry' }).waitFor();
+    const row = table.getByRole('row', { name: new RegExp(account.clientId) });
+    expect(await row.locator('time').getAttribute('datetime')).toBe(soon.body.expiresAt);
+    expect((await row.locator('time').textContent())!.trim()).toBe(
+      new Date(soon.body.expiresAt as string).toLocaleDateString('en-US', { year: 'numeric', month: 'short', day: 'numeric' }),
+    );
+    await expectClean(page, problems);
+    await context.close();
+  });
+
   it("a certificate is refused with the server's reason at the field, and an accepted one is listed with thumbprint, subject and expiry", async () => {
     const account = await createSystemAccount(t.http, platform, ORG, { suffix: 'signer', role: 'Issuance' });
     const weak = await makeCertificate({ keyType: 'RSA-1024', subject: 'CN=weak' });

@@ -32,6 +32,13 @@ export interface SystemAccount {
   meta: Meta;
 }
 
+/** A system account as the list answers it: with the earliest expiry among its live credentials (described in the OpenAPI document). */
+export type ListedSystemAccount = SystemAccount &
+  Pick<
+    NonNullable<paths['/admin/v1/organizations/{org}/system-accounts']['get']['responses'][200]['content']['application/json']['Resources']>[number],
+    'nearestCredentialExpiry'
+  >;
+
 export interface CreatedSystemAccount extends SystemAccount {
   secret: { id: string; value: string; expiresAt: string };
 }

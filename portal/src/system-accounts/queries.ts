@@ -1,13 +1,13 @@
 import { queryOptions } from '@tanstack/react-query';
 import { api, answer } from '../api/client';
-import type { Certificate, ListResponse, Role, SecretMetadata, SystemAccount } from '../api/resources';
+import type { Certificate, ListedSystemAccount, ListResponse, Role, SecretMetadata, SystemAccount } from '../api/resources';
 
 export const systemAccountsQuery = (org: string) =>
   queryOptions({
     queryKey: ['system-accounts', org],
     // Organizations hold tens of accounts, not thousands: one page of the maximum size, searched here.
     queryFn: () =>
-      answer<ListResponse<SystemAccount>>(
+      answer<ListResponse<ListedSystemAccount>>(
         api.GET('/admin/v1/organizations/{org}/system-accounts', { params: { path: { org }, query: { startIndex: 1, count: 1000 } } }),
       ),
   });
