@@ -541,10 +541,13 @@ describe('admin API (DECISIONS 11)', () => {
       expectJson(all);
       expect(all.body).toEqual({ schemas: [LIST_RESPONSE], totalResults: 4, itemsPerPage: 4, startIndex: 1, Resources: expect.any(Array) });
       expect(all.body.Resources.map((r: { clientId: string }) => r.clientId).sort()).toEqual(created.map((c) => c.clientId).sort());
+      // Each as GET answers it, plus its nearest credential expiry (its one secret's, five years ahead).
       for (const resource of all.body.Resources) {
-        expect(resource).toEqual(
-          accountView(org, resource.clientId, { role: 'Issuance', organizationAdministrator: false, disabled: false, description: null }),
-        );
+        expect(resource).toEqual({
+          ...accountView(org, resource.clientId, { role: 'Issuance', organizationAdministrator: false, disabled: false, description: null }),
+          nearestCredentialExpiry: expect.stringMatching(ISO_MS_UTC),
+        });
+        expectFiveYearsAhead(resource.nearestCredentialExpiry);
       }
       const text = JSON.stringify(all.body);
       for (const c of created) expect(text).not.toContain(c.secret);
