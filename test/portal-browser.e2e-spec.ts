@@ -211,6 +211,71 @@ describe('The management portal in a browser', () => {
     await context.close();
   });
 
+  it("edits a system account's redirect URIs: the server's reason at the field, then saved; an account not set up is set up by saving", async () => {
+    const account = await createSystemAccount(t.http, platform, ORG, { suffix: 'webapp', role: 'Issuance' });
+    const settingsPath = `/admin/v1/organizations/${ORG}/system-accounts/${account.clientId}/oidc-client`;
+    const setUp = await t.http
+      .put(settingsPath)
+      .auth(platform, { type: 'bearer' })
+      .send({ redirectUris: ['https://app.example.com/callback'] });
+    expect(setUp.status).toBe(200);
+    // What the server says about a plain-http redirect URI, asked beside the browser.
+    const reason = (
+      await t.http
+        .put(settingsPath)
+        .auth(platform, { type: 'bearer' })
+        .send({ redirectUris: ['http://app.example.com/cb'] })
+    ).body.detail as string;
+    expect(reason).toMatch(/must use https/);
+
+    const { context, page, problems } = await signedIn(ada, `/portal/${ORG}/system-accounts/${account.clientId}`);
+    await page.getByRole('button', { name: 'Edit redirect URIs' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Sign-in settings' });
+    const field = dialog.getByLabel('Redirect URIs', { exact: true });
+    await field.waitFor();
+    expect(await field.inputValue()).toBe('https://app.example.com/callback');
+    await expectClean(page, problems);
+    await field.fill('http://app.example.com/cb');
+    await dialog.getByRole('button', { name: 'Save sign-in settings' }).click();
+    await dialog.getByText(reason).waitFor();
+    expect(await field.getAttribute('aria-invalid')).toBe('true');
+    expect(await field.getAttribute('aria-describedby')).toContain(await dialog.getByText(reason).getAttribute('id'));
+    await expectClean(page, problems, 400);
+    await field.fill('https://app.example.com/callback\nhttps://app.example.com/other');
+    await dialog.getByLabel('Post-logout redirect URIs').fill('https://app.example.com/');
+    await dialog.getByLabel('Refresh tokens').check();
+    await dialog.getByRole('button', { name: 'Save sign-in settings' }).click();
+    await dialog.getByRole('status').getByText('Saved.').waitFor();
+    const stored = await t.http.get(settingsPath).auth(platform, { type: 'bearer' });
+    expect(stored.body).toMatchObject({
+      redirectUris: ['https://app.example.com/callback', 'https://app.example.com/other'],
+      postLogoutRedirectUris: ['https://app.example.com/'],
+      publicClient: false,
+      firstParty: false,
+      refreshTokens: true,
+    });
+    await expectClean(page, problems, 400);
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    await context.close();
+
+    // An account not set up: the dialog (and only the dialog: the API answers its settings 404) says so, and saving sets it up.
+    const fresh = await createSystemAccount(t.http, platform, ORG, { suffix: 'newapp', role: 'Issuance' });
+    const second = await signedIn(ada, `/portal/${ORG}/system-accounts/${fresh.clientId}`);
+    await second.page.getByRole('heading', { name: 'Sign-in (OpenID Connect client)' }).waitFor();
+    expect(second.problems).toEqual([]);
+    await second.page.getByRole('button', { name: 'Edit redirect URIs' }).click();
+    const empty = second.page.getByRole('dialog', { name: 'Sign-in settings' });
+    await empty.getByText('This account is not set up for sign-in yet: saving sets it up.').waitFor();
+    await empty.getByLabel('Redirect URIs', { exact: true }).fill('https://new.example.com/callback');
+    await empty.getByRole('button', { name: 'Save sign-in settings' }).click();
+    await empty.getByRole('status').getByText('Saved.').waitFor();
+    const created = await t.http.get(`/admin/v1/organizations/${ORG}/system-accounts/${fresh.clientId}/oidc-client`).auth(platform, { type: 'bearer' });
+    expect(created.body.redirectUris).toEqual(['https://new.example.com/callback']);
+    await expectClean(second.page, second.problems, 404);
+    await second.context.close();
+  });
+
   it('adds a secret with an expiry (shown once, and it works) and revokes the first one (which stops working)', async () => {
     const account = await createSystemAccount(t.http, platform, ORG, { suffix: 'rotated', role: 'Issuance' });
     const { context, page, problems } = await signedIn(ada, `/portal/${ORG}/system-accounts/${account.clientId}`);

@@ -49,6 +49,17 @@ export interface IssuedSecret {
   expiresAt: string;
 }
 
+/** A system account's settings as an OpenID Connect client (GET/PUT .../oidc-client). */
+export interface OidcClient {
+  id: string;
+  redirectUris: string[];
+  postLogoutRedirectUris: string[];
+  publicClient: boolean;
+  firstParty: boolean;
+  refreshTokens: boolean;
+  meta: Meta;
+}
+
 export interface SecretMetadata {
   id: string;
   created: string;
