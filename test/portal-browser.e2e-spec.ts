@@ -400,6 +400,40 @@ describe('The management portal in a browser', () => {
     await context.close();
   });
 
+  it("the desk's device search answers as one types, and a device found offers its lifecycle moves", async () => {
+    const { context, page, problems } = await signedIn(ada, `/portal/${ORG}/devices`);
+    await page.getByRole('heading', { name: 'Devices', level: 1 }).waitFor();
+    expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Devices' }).isVisible()).toBe(true);
+    const found = page.getByRole('table', { name: 'Devices found' });
+    // Nothing matches: the server says so.
+    await page.getByLabel('Find a device').fill('nobody-has-this');
+    await page.getByRole('status').getByText('0 devices', { exact: true }).waitFor();
+    // ada's own card, by the beginning of its owner's user name.
+    await page.getByLabel('Find a device').fill('ad');
+    await page.getByRole('status').getByText('1 device', { exact: true }).waitFor();
+    const row = found.getByRole('row', { name: /ada/ });
+    expect(await row.getByRole('cell', { name: 'ada', exact: true }).isVisible()).toBe(true);
+    const id = (await row.getByRole('cell').first().textContent())!.trim();
+    // The same device by the beginning of its id.
+    await page.getByLabel('Find a device').fill(id.slice(0, 8));
+    await found.getByRole('cell', { name: id, exact: true }).waitFor();
+    await saveScreenshot(page, 'devices.png', { fullPage: true });
+    await expectClean(page, problems);
+    await row.getByRole('button', { name: 'Suspend' }).click();
+    const suspend = page.getByRole('dialog', { name: 'Suspend this device' });
+    await suspend.getByLabel('Reason').click();
+    await page.getByRole('option', { name: 'FORGOTTEN' }).click();
+    await expectClean(page, problems);
+    await suspend.getByRole('button', { name: 'Suspend device' }).click();
+    await row.getByRole('cell', { name: 'ON_HOLD', exact: true }).waitFor();
+    const stored = await t.db.query('SELECT status FROM devices WHERE id = $1', [id]);
+    expect(stored.rows[0].status).toBe('ON_HOLD');
+    await row.getByRole('button', { name: 'Resume' }).click();
+    await row.getByRole('cell', { name: 'ISSUED', exact: true }).waitFor();
+    await expectClean(page, problems);
+    await context.close();
+  });
+
   it("four eyes: the request's creator sees approve disabled with the reason (and the server refuses them); another operator approves", async () => {
     const olga = await createPersonWithCard(t, platform, ORG, 'olga');
     const otto = await createPersonWithCard(t, platform, ORG, 'otto');
@@ -496,7 +530,7 @@ describe('The management portal in a browser', () => {
     await page.getByRole('button', { name: 'Switch to the dark theme' }).click();
     expect(await page.locator('html').getAttribute('data-mantine-color-scheme')).toBe('dark');
     await saveScreenshot(page, 'system-accounts-dark.png');
-    for (const screen of ['system-accounts', 'users', 'desk', 'requests', 'stats', 'audit', 'roles', 'organization']) {
+    for (const screen of ['system-accounts', 'users', 'desk', 'devices', 'requests', 'stats', 'audit', 'roles', 'organization']) {
       await page.goto(`${base}/portal/${ORG}/${screen}`);
       await page.getByRole('heading', { level: 1 }).waitFor();
       await page.waitForLoadState('networkidle');
