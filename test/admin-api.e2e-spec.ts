@@ -13,6 +13,8 @@ import {
   HttpMethod,
   adminCall,
   createAdminAndPlainAccounts,
+  makeCertificate,
+  uploadCertificate,
 } from '@app/testing';
 
 /**
@@ -539,10 +541,13 @@ describe('admin API (DECISIONS 11)', () => {
       expectJson(all);
       expect(all.body).toEqual({ schemas: [LIST_RESPONSE], totalResults: 4, itemsPerPage: 4, startIndex: 1, Resources: expect.any(Array) });
       expect(all.body.Resources.map((r: { clientId: string }) => r.clientId).sort()).toEqual(created.map((c) => c.clientId).sort());
+      // Each as GET answers it, plus its nearest credential expiry (its one secret's, five years ahead).
       for (const resource of all.body.Resources) {
-        expect(resource).toEqual(
-          accountView(org, resource.clientId, { role: 'Issuance', organizationAdministrator: false, disabled: false, description: null }),
-        );
+        expect(resource).toEqual({
+          ...accountView(org, resource.clientId, { role: 'Issuance', organizationAdministrator: false, disabled: false, description: null }),
+          nearestCredentialExpiry: expect.stringMatching(ISO_MS_UTC),
+        });
+        expectFiveYearsAhead(resource.nearestCredentialExpiry);
       }
       const text = JSON.stringify(all.body);
       for (const c of created) expect(text).not.toContain(c.secret);
@@ -740,6 +745,45 @@ describe('admin API (DECISIONS 11)', () => {
   });
 
   describe('secrets', () => {
+    it("the list answers each account's nearest credential expiry: the earliest among its live secrets and certificates", async () => {
+      const org = await newOrg();
+      const account = await createSystemAccount(t.http, admin, org, { role: 'Issuance' });
+      const bare = await createSystemAccount(t.http, admin, org, { role: 'Issuance' });
+      const nearest = async (clientId: string) => {
+        const list = await call('get', `/organizations/${org}/system-accounts`, await platformAdminToken(t.http));
+        expect(list.status).toBe(200);
+        return (list.body.Resources as Array<{ clientId: string; nearestCredentialExpiry: string | null }>).find((a) => a.clientId === clientId)!
+          .nearestCredentialExpiry;
+      };
+      const [first] = (await call('get', `/organizations/${org}/system-accounts/${account.clientId}/secrets`, admin)).body.Resources as { expiresAt: string }[];
+      expect(await nearest(account.clientId)).toBe(first.expiresAt);
+      // A certificate whose own notAfter (20 days) comes before its registration's expiry (a year).
+      const now = t.clock.now().getTime();
+      const certificate = await makeCertificate({ notBefore: new Date(now - 3600_000), notAfter: new Date(now + 20 * DAY_MS) });
+      expect((await uploadCertificate(t.http, admin, org, account.clientId, certificate.pem)).status).toBe(201);
+      const certificateEnds = new Date(Math.floor((now + 20 * DAY_MS) / 1000) * 1000).toISOString();
+      expect(await nearest(account.clientId)).toBe(certificateEnds);
+      const soon = await call('post', `/organizations/${org}/system-accounts/${account.clientId}/secrets`, admin).send({
+        expiresAt: new Date(now + 10 * DAY_MS).toISOString(),
+      });
+      expect(soon.status).toBe(201);
+      expect(await nearest(account.clientId)).toBe(soon.body.expiresAt);
+      // Expired credentials are not live: the next one is the nearest.
+      t.clock.advance(11 * 86_400);
+      expect(await nearest(account.clientId)).toBe(certificateEnds);
+      t.clock.advance(10 * 86_400);
+      expect(await nearest(account.clientId)).toBe(first.expiresAt);
+      // Both secrets revoked: nothing live, null.
+      const secrets = (await call('get', `/organizations/${org}/system-accounts/${bare.clientId}/secrets`, await platformAdminToken(t.http))).body
+        .Resources as {
+        id: string;
+      }[];
+      expect(
+        (await call('delete', `/organizations/${org}/system-accounts/${bare.clientId}/secrets/${secrets[0].id}`, await platformAdminToken(t.http))).status,
+      ).toBe(204);
+      expect(await nearest(bare.clientId)).toBeNull();
+    });
+
     it('POST secrets: 201, no-store, a second secret works beside the first (rotation with overlap)', async () => {
       const org = await newOrg();
       const account = await createSystemAccount(t.http, admin, org, { role: 'Issuance' });

@@ -166,6 +166,25 @@ describe('The management portal in a browser', () => {
     await context.close();
   });
 
+  it("the system accounts list shows each account's nearest credential expiry (the earliest live secret or certificate)", async () => {
+    const account = await createSystemAccount(t.http, platform, ORG, { suffix: 'expiring', role: 'Issuance' });
+    const soon = await t.http
+      .post(`/admin/v1/organizations/${ORG}/system-accounts/${account.clientId}/secrets`)
+      .auth(platform, { type: 'bearer' })
+      .send({ expiresAt: new Date(t.clock.now().getTime() + 9 * 86_400_000).toISOString() });
+    expect(soon.status).toBe(201);
+    const { context, page, problems } = await signedIn(ada, `/portal/${ORG}/system-accounts`);
+    const table = page.getByRole('table', { name: 'System accounts' });
+    await table.getByRole('columnheader', { name: 'Nearest credential expiry' }).waitFor();
+    const row = table.getByRole('row', { name: new RegExp(account.clientId) });
+    expect(await row.locator('time').getAttribute('datetime')).toBe(soon.body.expiresAt);
+    expect((await row.locator('time').textContent())!.trim()).toBe(
+      new Date(soon.body.expiresAt as string).toLocaleDateString('en-US', { year: 'numeric', month: 'short', day: 'numeric' }),
+    );
+    await expectClean(page, problems);
+    await context.close();
+  });
+
   it("a certificate is refused with the server's reason at the field, and an accepted one is listed with thumbprint, subject and expiry", async () => {
     const account = await createSystemAccount(t.http, platform, ORG, { suffix: 'signer', role: 'Issuance' });
     const weak = await makeCertificate({ keyType: 'RSA-1024', subject: 'CN=weak' });
@@ -190,6 +209,71 @@ describe('The management portal in a browser', () => {
     await saveScreenshot(page, 'system-account.png', { fullPage: true });
     await expectClean(page, problems, 400);
     await context.close();
+  });
+
+  it("edits a system account's redirect URIs: the server's reason at the field, then saved; an account not set up is set up by saving", async () => {
+    const account = await createSystemAccount(t.http, platform, ORG, { suffix: 'webapp', role: 'Issuance' });
+    const settingsPath = `/admin/v1/organizations/${ORG}/system-accounts/${account.clientId}/oidc-client`;
+    const setUp = await t.http
+      .put(settingsPath)
+      .auth(platform, { type: 'bearer' })
+      .send({ redirectUris: ['https://app.example.com/callback'] });
+    expect(setUp.status).toBe(200);
+    // What the server says about a plain-http redirect URI, asked beside the browser.
+    const reason = (
+      await t.http
+        .put(settingsPath)
+        .auth(platform, { type: 'bearer' })
+        .send({ redirectUris: ['http://app.example.com/cb'] })
+    ).body.detail as string;
+    expect(reason).toMatch(/must use https/);
+
+    const { context, page, problems } = await signedIn(ada, `/portal/${ORG}/system-accounts/${account.clientId}`);
+    await page.getByRole('button', { name: 'Edit redirect URIs' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Sign-in settings' });
+    const field = dialog.getByLabel('Redirect URIs', { exact: true });
+    await field.waitFor();
+    expect(await field.inputValue()).toBe('https://app.example.com/callback');
+    await expectClean(page, problems);
+    await field.fill('http://app.example.com/cb');
+    await dialog.getByRole('button', { name: 'Save sign-in settings' }).click();
+    await dialog.getByText(reason).waitFor();
+    expect(await field.getAttribute('aria-invalid')).toBe('true');
+    expect(await field.getAttribute('aria-describedby')).toContain(await dialog.getByText(reason).getAttribute('id'));
+    await expectClean(page, problems, 400);
+    await field.fill('https://app.example.com/callback\nhttps://app.example.com/other');
+    await dialog.getByLabel('Post-logout redirect URIs').fill('https://app.example.com/');
+    await dialog.getByLabel('Refresh tokens').check();
+    await dialog.getByRole('button', { name: 'Save sign-in settings' }).click();
+    await dialog.getByRole('status').getByText('Saved.').waitFor();
+    const stored = await t.http.get(settingsPath).auth(platform, { type: 'bearer' });
+    expect(stored.body).toMatchObject({
+      redirectUris: ['https://app.example.com/callback', 'https://app.example.com/other'],
+      postLogoutRedirectUris: ['https://app.example.com/'],
+      publicClient: false,
+      firstParty: false,
+      refreshTokens: true,
+    });
+    await expectClean(page, problems, 400);
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    await context.close();
+
+    // An account not set up: the dialog (and only the dialog: the API answers its settings 404) says so, and saving sets it up.
+    const fresh = await createSystemAccount(t.http, platform, ORG, { suffix: 'newapp', role: 'Issuance' });
+    const second = await signedIn(ada, `/portal/${ORG}/system-accounts/${fresh.clientId}`);
+    await second.page.getByRole('heading', { name: 'Sign-in (OpenID Connect client)' }).waitFor();
+    expect(second.problems).toEqual([]);
+    await second.page.getByRole('button', { name: 'Edit redirect URIs' }).click();
+    const empty = second.page.getByRole('dialog', { name: 'Sign-in settings' });
+    await empty.getByText('This account is not set up for sign-in yet: saving sets it up.').waitFor();
+    await empty.getByLabel('Redirect URIs', { exact: true }).fill('https://new.example.com/callback');
+    await empty.getByRole('button', { name: 'Save sign-in settings' }).click();
+    await empty.getByRole('status').getByText('Saved.').waitFor();
+    const created = await t.http.get(`/admin/v1/organizations/${ORG}/system-accounts/${fresh.clientId}/oidc-client`).auth(platform, { type: 'bearer' });
+    expect(created.body.redirectUris).toEqual(['https://new.example.com/callback']);
+    await expectClean(second.page, second.problems, 404);
+    await second.context.close();
   });
 
   it('adds a secret with an expiry (shown once, and it works) and revokes the first one (which stops working)', async () => {
@@ -316,6 +400,40 @@ describe('The management portal in a browser', () => {
     await context.close();
   });
 
+  it("the desk's device search answers as one types, and a device found offers its lifecycle moves", async () => {
+    const { context, page, problems } = await signedIn(ada, `/portal/${ORG}/devices`);
+    await page.getByRole('heading', { name: 'Devices', level: 1 }).waitFor();
+    expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Devices' }).isVisible()).toBe(true);
+    const found = page.getByRole('table', { name: 'Devices found' });
+    // Nothing matches: the server says so.
+    await page.getByLabel('Find a device').fill('nobody-has-this');
+    await page.getByRole('status').getByText('0 devices', { exact: true }).waitFor();
+    // ada's own card, by the beginning of its owner's user name.
+    await page.getByLabel('Find a device').fill('ad');
+    await page.getByRole('status').getByText('1 device', { exact: true }).waitFor();
+    const row = found.getByRole('row', { name: /ada/ });
+    expect(await row.getByRole('cell', { name: 'ada', exact: true }).isVisible()).toBe(true);
+    const id = (await row.getByRole('cell').first().textContent())!.trim();
+    // The same device by the beginning of its id.
+    await page.getByLabel('Find a device').fill(id.slice(0, 8));
+    await found.getByRole('cell', { name: id, exact: true }).waitFor();
+    await saveScreenshot(page, 'devices.png', { fullPage: true });
+    await expectClean(page, problems);
+    await row.getByRole('button', { name: 'Suspend' }).click();
+    const suspend = page.getByRole('dialog', { name: 'Suspend this device' });
+    await suspend.getByLabel('Reason').click();
+    await page.getByRole('option', { name: 'FORGOTTEN' }).click();
+    await expectClean(page, problems);
+    await suspend.getByRole('button', { name: 'Suspend device' }).click();
+    await row.getByRole('cell', { name: 'ON_HOLD', exact: true }).waitFor();
+    const stored = await t.db.query('SELECT status FROM devices WHERE id = $1', [id]);
+    expect(stored.rows[0].status).toBe('ON_HOLD');
+    await row.getByRole('button', { name: 'Resume' }).click();
+    await row.getByRole('cell', { name: 'ISSUED', exact: true }).waitFor();
+    await expectClean(page, problems);
+    await context.close();
+  });
+
   it("four eyes: the request's creator sees approve disabled with the reason (and the server refuses them); another operator approves", async () => {
     const olga = await createPersonWithCard(t, platform, ORG, 'olga');
     const otto = await createPersonWithCard(t, platform, ORG, 'otto');
@@ -412,7 +530,7 @@ describe('The management portal in a browser', () => {
     await page.getByRole('button', { name: 'Switch to the dark theme' }).click();
     expect(await page.locator('html').getAttribute('data-mantine-color-scheme')).toBe('dark');
     await saveScreenshot(page, 'system-accounts-dark.png');
-    for (const screen of ['system-accounts', 'users', 'desk', 'requests', 'stats', 'audit', 'roles', 'organization']) {
+    for (const screen of ['system-accounts', 'users', 'desk', 'devices', 'requests', 'stats', 'audit', 'roles', 'organization']) {
       await page.goto(`${base}/portal/${ORG}/${screen}`);
       await page.getByRole('heading', { level: 1 }).waitFor();
       await page.waitForLoadState('networkidle');

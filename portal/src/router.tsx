@@ -14,6 +14,7 @@ import { RolesPage } from './roles/roles-page';
 import { AuditPage } from './audit/audit-page';
 import { UsersPage } from './users/users-page';
 import { DeskPage } from './desk/desk-page';
+import { DevicesPage } from './desk/devices-page';
 import { RequestsPage } from './desk/requests-page';
 import { OrganizationPage } from './organization/organization-page';
 import { StatsPage } from './stats/stats-page';
@@ -101,6 +102,7 @@ const systemAccount = createRoute({
 });
 const users = createRoute({ ...screenOptions, path: 'users', component: onlyFor('users', UsersPage) });
 const desk = createRoute({ ...screenOptions, path: 'desk', component: onlyFor('desk', DeskPage) });
+const devices = createRoute({ ...screenOptions, path: 'devices', component: onlyFor('devices', DevicesPage) });
 const requests = createRoute({ ...screenOptions, path: 'requests', component: onlyFor('requests', RequestsPage) });
 const stats = createRoute({ ...screenOptions, path: 'stats', component: onlyFor('stats', StatsPage) });
 const audit = createRoute({ ...screenOptions, path: 'audit', component: onlyFor('audit', AuditPage) });
@@ -113,7 +115,7 @@ const organizationSettings = createRoute({
 
 const routeTree = root.addChildren([
   start,
-  organization.addChildren([home, systemAccounts, systemAccount, users, desk, requests, stats, audit, roles, organizationSettings]),
+  organization.addChildren([home, systemAccounts, systemAccount, users, desk, devices, requests, stats, audit, roles, organizationSettings]),
 ]);
 
 export function createPortalRouter(queryClient: QueryClient) {

@@ -32,6 +32,13 @@ export interface SystemAccount {
   meta: Meta;
 }
 
+/** A system account as the list answers it: with the earliest expiry among its live credentials (described in the OpenAPI document). */
+export type ListedSystemAccount = SystemAccount &
+  Pick<
+    NonNullable<paths['/admin/v1/organizations/{org}/system-accounts']['get']['responses'][200]['content']['application/json']['Resources']>[number],
+    'nearestCredentialExpiry'
+  >;
+
 export interface CreatedSystemAccount extends SystemAccount {
   secret: { id: string; value: string; expiresAt: string };
 }
@@ -40,6 +47,17 @@ export interface IssuedSecret {
   id: string;
   value: string;
   expiresAt: string;
+}
+
+/** A system account's settings as an OpenID Connect client (GET/PUT .../oidc-client). */
+export interface OidcClient {
+  id: string;
+  redirectUris: string[];
+  postLogoutRedirectUris: string[];
+  publicClient: boolean;
+  firstParty: boolean;
+  refreshTokens: boolean;
+  meta: Meta;
 }
 
 export interface SecretMetadata {

@@ -2,20 +2,20 @@ import { Button, Group, Modal, Pagination, Select, Paper, SimpleGrid, Stack, Tab
 import { useDebouncedValue } from '@mantine/hooks';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useParams } from '@tanstack/react-router';
-import { useState } from 'react';
+import { useState, type ReactNode } from 'react';
 import { api, answer } from '../api/client';
 import type { paths } from '../api/schema';
 import { useWhoami } from '../session/whoami';
 
-const PAGE = 25;
-const SEARCH_REQUEST = 'urn:ietf:params:scim:api:messages:2.0:SearchRequest' as const;
+export const PAGE = 25;
+export const SEARCH_REQUEST = 'urn:ietf:params:scim:api:messages:2.0:SearchRequest' as const;
 
 type UserList = paths['/aims/rs/scim/v2/Users/.search']['post']['responses'][200]['content']['application/scim+json'];
 type WalletList = paths['/aims/rs/scim/v2/Wallet/.search']['post']['responses'][200]['content']['application/scim+json'];
 type User = UserList['Resources'][number];
 
 /** A SCIM string literal: the person's typing never becomes filter syntax. */
-const scimString = (text: string) => JSON.stringify(text);
+export const scimString = (text: string) => JSON.stringify(text);
 
 /**
  * SCIM calls use the canonical path (/aims/rs/scim/v2): the session names the organization.
@@ -178,7 +178,7 @@ function WalletPanel({ org, user }: { org: string; user: User }) {
   );
 }
 
-type Device = paths['/aims/rs/scim/v2/Device/{id}']['get']['responses'][200]['content']['application/scim+json'];
+export type Device = paths['/aims/rs/scim/v2/Device/{id}']['get']['responses'][200]['content']['application/scim+json'];
 
 /**
  * The lifecycle moves the desk offers, from which statuses, with the permission each needs and the
@@ -192,8 +192,12 @@ const MOVES = [
 type Move = (typeof MOVES)[number];
 type Reason = 'LOST' | 'FORGOTTEN' | 'DAMAGED' | 'STOLEN' | 'RENEW' | 'EXPIRED';
 
-/** A device of the wallet: its status, and the moves the person's role allows from it; a move with reasons asks for one first. */
-function DeviceRow({ org, id }: { org: string; id: string }) {
+/**
+ * A device (of a wallet, or found by the device search): its status, and the moves the person's
+ * role allows from it; a move with reasons asks for one first. `initial` is the device as a search
+ * answered it (no second read); `children` are cells shown between its status and its moves.
+ */
+export function DeviceRow({ org, id, initial, children }: { org: string; id: string; initial?: Device; children?: ReactNode }) {
   const whoami = useWhoami(org);
   const queryClient = useQueryClient();
   const [asking, setAsking] = useState<Move | null>(null);
@@ -201,6 +205,7 @@ function DeviceRow({ org, id }: { org: string; id: string }) {
   const device = useQuery({
     queryKey: ['device', id],
     queryFn: () => answer<Device>(api.GET('/aims/rs/scim/v2/Device/{id}', { params: { path: { id } } })),
+    initialData: initial,
   });
   const move = useMutation({
     mutationFn: ({ action, reason }: { action: Move['action']; reason?: Reason }) =>
@@ -219,6 +224,7 @@ function DeviceRow({ org, id }: { org: string; id: string }) {
         <code>{id}</code>
       </Table.Td>
       <Table.Td>{status}</Table.Td>
+      {children}
       <Table.Td>
         <Group gap="xs" wrap="nowrap">
           {allowed.map((m) => (

@@ -28,6 +28,8 @@ export function can(whoami: Whoami, screen: Screen): boolean {
       return administrator;
     case 'desk':
       return has('user.search') || has('contentRequest.search');
+    case 'devices':
+      return has('device.search');
     case 'requests':
       return has('contentRequest.search');
     case 'stats':
@@ -35,4 +37,4 @@ export function can(whoami: Whoami, screen: Screen): boolean {
   }
 }
 
-export type Screen = 'system-accounts' | 'users' | 'organization' | 'audit' | 'roles' | 'desk' | 'requests' | 'stats';
+export type Screen = 'system-accounts' | 'users' | 'organization' | 'audit' | 'roles' | 'desk' | 'devices' | 'requests' | 'stats';

@@ -26,6 +26,7 @@ const MENU = [
   { screen: 'system-accounts', label: 'System accounts', to: '/$org/system-accounts' },
   { screen: 'users', label: 'Users and operators', to: '/$org/users' },
   { screen: 'desk', label: "Operators' desk", to: '/$org/desk' },
+  { screen: 'devices', label: 'Devices', to: '/$org/devices' },
   { screen: 'requests', label: 'Content requests', to: '/$org/requests' },
   { screen: 'stats', label: 'Stats', to: '/$org/stats' },
   { screen: 'audit', label: 'Audit events', to: '/$org/audit' },

@@ -1,13 +1,13 @@
 import { queryOptions } from '@tanstack/react-query';
-import { api, answer } from '../api/client';
-import type { Certificate, ListResponse, Role, SecretMetadata, SystemAccount } from '../api/resources';
+import { api, answer, ApiError } from '../api/client';
+import type { Certificate, ListedSystemAccount, ListResponse, OidcClient, Role, SecretMetadata, SystemAccount } from '../api/resources';
 
 export const systemAccountsQuery = (org: string) =>
   queryOptions({
     queryKey: ['system-accounts', org],
     // Organizations hold tens of accounts, not thousands: one page of the maximum size, searched here.
     queryFn: () =>
-      answer<ListResponse<SystemAccount>>(
+      answer<ListResponse<ListedSystemAccount>>(
         api.GET('/admin/v1/organizations/{org}/system-accounts', { params: { path: { org }, query: { startIndex: 1, count: 1000 } } }),
       ),
   });
@@ -41,4 +41,20 @@ export const rolesQuery = () =>
     queryKey: ['roles'],
     queryFn: () => answer<ListResponse<Role>>(api.GET('/admin/v1/roles')),
     staleTime: Infinity,
+  });
+
+/** The account's OpenID Connect client settings, or null while it is not set up for the authorization code flow (the API's 404). */
+export const oidcClientQuery = (org: string, clientId: string) =>
+  queryOptions({
+    queryKey: ['system-accounts', org, clientId, 'oidc-client'],
+    queryFn: async () => {
+      try {
+        return await answer<OidcClient>(
+          api.GET('/admin/v1/organizations/{org}/system-accounts/{clientId}/oidc-client', { params: { path: { org, clientId } } }),
+        );
+      } catch (error) {
+        if (error instanceof ApiError && error.status === 404) return null;
+        throw error;
+      }
+    },
   });

@@ -3,14 +3,14 @@ import { useMutation, useQuery, useQueryClient, useSuspenseQuery } from '@tansta
 import { useNavigate, useParams } from '@tanstack/react-router';
 import { useState } from 'react';
 import { api, answer, done } from '../api/client';
-import type { Certificate, IssuedSecret, SystemAccount } from '../api/resources';
+import type { Certificate, IssuedSecret, OidcClient, SystemAccount } from '../api/resources';
 import { ConfirmByTyping } from '../components/confirm-by-typing';
 import { OneTimeSecret } from '../components/one-time-secret';
-import { certificatesQuery, rolesQuery, secretsQuery, systemAccountQuery } from './queries';
+import { certificatesQuery, oidcClientQuery, rolesQuery, secretsQuery, systemAccountQuery } from './queries';
 
 const when = (iso: string | null) => (iso ? new Date(iso).toLocaleString() : 'never');
 
-/** One system account: its properties, state, secrets and certificates. */
+/** One system account: its properties, state, secrets, certificates and sign-in (OpenID Connect client) settings. */
 export function SystemAccountPage() {
   const { org, clientId } = useParams({ from: '/$org/system-accounts/$clientId' });
   const { data: account } = useSuspenseQuery(systemAccountQuery(org, clientId));
@@ -28,6 +28,7 @@ export function SystemAccountPage() {
       <Properties org={org} account={account} />
       <Secrets org={org} clientId={clientId} />
       <Certificates org={org} clientId={clientId} />
+      <SignInSettings org={org} clientId={clientId} />
       <Lifecycle org={org} account={account} />
     </Stack>
   );
@@ -272,6 +273,122 @@ function Certificates({ org, clientId }: { org: string; clientId: string }) {
         </form>
       </Stack>
     </Paper>
+  );
+}
+
+/** URIs as typed, one a line; blank lines dropped. */
+const lines = (text: string) =>
+  text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
+
+/**
+ * The account as a client of the authorization code flow: redirect URIs and flags, edited in a
+ * dialog. The settings are read only when the dialog opens: an account not set up answers 404,
+ * which the browser logs, so no page load asks for them (DECISIONS 17).
+ */
+function SignInSettings({ org, clientId }: { org: string; clientId: string }) {
+  const [editing, setEditing] = useState(false);
+  return (
+    <Paper withBorder p="md" component="section" aria-labelledby="sign-in-title">
+      <Stack>
+        <Title order={2} size="h3" id="sign-in-title">
+          Sign-in (OpenID Connect client)
+        </Title>
+        <Text size="sm">Redirect URIs and settings for the authorization code flow, where people sign in to the application this account stands for.</Text>
+        <Button variant="default" w="fit-content" onClick={() => setEditing(true)}>
+          Edit redirect URIs
+        </Button>
+      </Stack>
+      <Modal opened={editing} onClose={() => setEditing(false)} title="Sign-in settings" size="lg">
+        {editing ? <SignInSettingsForm org={org} clientId={clientId} /> : null}
+      </Modal>
+    </Paper>
+  );
+}
+
+function SignInSettingsForm({ org, clientId }: { org: string; clientId: string }) {
+  const settings = useQuery(oidcClientQuery(org, clientId));
+  if (settings.isPending) return <Text role="status">Loading…</Text>;
+  if (settings.error) {
+    return (
+      <Text c="red.8" role="alert">
+        {settings.error.message}
+      </Text>
+    );
+  }
+  return <SignInSettingsFields org={org} clientId={clientId} current={settings.data} />;
+}
+
+function SignInSettingsFields({ org, clientId, current }: { org: string; clientId: string; current: OidcClient | null }) {
+  const queryClient = useQueryClient();
+  const [redirectUris, setRedirectUris] = useState((current?.redirectUris ?? []).join('\n'));
+  const [postLogout, setPostLogout] = useState((current?.postLogoutRedirectUris ?? []).join('\n'));
+  const [publicClient, setPublicClient] = useState(current?.publicClient ?? false);
+  const [firstParty, setFirstParty] = useState(current?.firstParty ?? false);
+  const [refreshTokens, setRefreshTokens] = useState(current?.refreshTokens ?? false);
+  const save = useMutation({
+    mutationFn: () =>
+      answer<OidcClient>(
+        api.PUT('/admin/v1/organizations/{org}/system-accounts/{clientId}/oidc-client', {
+          params: { path: { org, clientId } },
+          body: { redirectUris: lines(redirectUris), postLogoutRedirectUris: lines(postLogout), publicClient, firstParty, refreshTokens },
+        }),
+      ),
+    onSuccess: (saved) => queryClient.setQueryData(oidcClientQuery(org, clientId).queryKey, saved),
+  });
+  // The server's reason, shown at the field it names (its detail names the attribute).
+  const reason = save.error?.message;
+  const postLogoutError = reason?.includes('postLogoutRedirectUris') ? reason : undefined;
+  const redirectError = reason && !postLogoutError ? reason : undefined;
+  return (
+    <form
+      onSubmit={(event) => {
+        event.preventDefault();
+        save.mutate();
+      }}
+    >
+      <Stack>
+        {current ? null : <Text size="sm">This account is not set up for sign-in yet: saving sets it up.</Text>}
+        <Textarea
+          label="Redirect URIs"
+          description="One a line, matched exactly: https, or http on 127.0.0.1, [::1] or localhost"
+          value={redirectUris}
+          onChange={(event) => setRedirectUris(event.currentTarget.value)}
+          autosize
+          minRows={2}
+          error={redirectError}
+          data-autofocus
+        />
+        <Textarea
+          label="Post-logout redirect URIs"
+          description="One a line; optional"
+          value={postLogout}
+          onChange={(event) => setPostLogout(event.currentTarget.value)}
+          autosize
+          minRows={1}
+          error={postLogoutError}
+        />
+        <Checkbox
+          label="Public client"
+          description="PKCE only, no client authentication at the token endpoint"
+          checked={publicClient}
+          onChange={(event) => setPublicClient(event.currentTarget.checked)}
+        />
+        <Checkbox
+          label="First party"
+          description="People are not asked for consent"
+          checked={firstParty}
+          onChange={(event) => setFirstParty(event.currentTarget.checked)}
+        />
+        <Checkbox label="Refresh tokens" checked={refreshTokens} onChange={(event) => setRefreshTokens(event.currentTarget.checked)} />
+        {save.isSuccess ? <Text role="status">Saved.</Text> : null}
+        <Button type="submit" loading={save.isPending} w="fit-content">
+          Save sign-in settings
+        </Button>
+      </Stack>
+    </form>
   );
 }
 

@@ -6,7 +6,7 @@ import { api, answer } from '../api/client';
 import { CreateSystemAccount } from './create-system-account';
 import { systemAccountsQuery } from './queries';
 
-/** System accounts of the organization: search, role, administrator flag, disabled; create one. */
+/** System accounts of the organization: search, role, administrator flag, disabled, nearest credential expiry; create one. */
 export function SystemAccountsPage() {
   const { org } = useParams({ from: '/$org/system-accounts' });
   const { data } = useSuspenseQuery(systemAccountsQuery(org));
@@ -78,6 +78,7 @@ export function SystemAccountsPage() {
             <Table.Th>Role</Table.Th>
             <Table.Th>Administrator</Table.Th>
             <Table.Th>State</Table.Th>
+            <Table.Th>Nearest credential expiry</Table.Th>
             <Table.Th>Description</Table.Th>
           </Table.Tr>
         </Table.Thead>
@@ -105,6 +106,7 @@ export function SystemAccountsPage() {
                   {account.disabled ? 'Disabled' : 'Enabled'}
                 </Text>
               </Table.Td>
+              <Table.Td>{account.nearestCredentialExpiry ? formatExpiry(account.nearestCredentialExpiry) : 'No live credential'}</Table.Td>
               <Table.Td>{account.description}</Table.Td>
             </Table.Tr>
           ))}
@@ -113,5 +115,14 @@ export function SystemAccountsPage() {
       {shown.length === 0 ? <Text c="dimmed">{data.totalResults === 0 ? 'No system accounts yet.' : 'No system account matches the search.'}</Text> : null}
       <CreateSystemAccount org={org} opened={creating} onClose={() => setCreating(false)} />
     </Stack>
+  );
+}
+
+/** An expiry as the person reads dates (their locale), with the ISO instant as its title for the exact moment. */
+function formatExpiry(iso: string) {
+  return (
+    <time dateTime={iso} title={iso}>
+      {new Date(iso).toLocaleDateString(undefined, { year: 'numeric', month: 'short', day: 'numeric' })}
+    </time>
   );
 }

@@ -1,7 +1,7 @@
 import { isoTimestamp } from '@app/common';
 import { Organization } from '../organizations/organization.service';
 import { CertificateRow } from '../certificates/certificate-store';
-import { SecretMetadataRow, SystemAccountRow } from '../system-accounts/system-account.repository';
+import { ListedSystemAccountRow, SecretMetadataRow, SystemAccountRow } from '../system-accounts/system-account.repository';
 import { backchannelSettingsOf } from '../system-accounts/backchannel-settings';
 import { IssuedSecret } from '../system-accounts/system-account.service';
 import { UserRow } from '../users/user.repository';
@@ -46,6 +46,14 @@ export class AdminPresenter {
         location: `${this.baseUrl}/admin/v1/organizations/${row.org_id}/system-accounts/${row.client_id}`,
         version: String(row.version),
       },
+    };
+  }
+
+  /** A system account in the list: its attributes and the earliest expiry among its live credentials. */
+  listedSystemAccount(row: ListedSystemAccountRow) {
+    return {
+      ...this.systemAccount(row),
+      nearestCredentialExpiry: row.nearest_credential_expiry ? isoTimestamp(row.nearest_credential_expiry) : null,
     };
   }
 

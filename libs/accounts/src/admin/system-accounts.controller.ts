@@ -1,6 +1,6 @@
 import { Audited } from '@app/audit';
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import {
   AnswersWithSecrets,
@@ -58,11 +58,37 @@ export class SystemAccountsController {
   @Get()
   @ApiOperation({ summary: 'List the system accounts of an organization (no secret values)' })
   @ApiPaging()
+  @ApiOkResponse({
+    description: 'A page of system accounts, each as GET answers it plus nearestCredentialExpiry',
+    schema: {
+      type: 'object',
+      properties: {
+        totalResults: { type: 'integer' },
+        Resources: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['clientId', 'nearestCredentialExpiry'],
+            properties: {
+              clientId: { type: 'string' },
+              nearestCredentialExpiry: {
+                type: 'string',
+                format: 'date-time',
+                nullable: true,
+                description:
+                  "The earliest expiry among the account's live secrets and certificates (a certificate's registration expiry or its notAfter, whichever is first); null when it has none",
+              },
+            },
+          },
+        },
+      },
+    },
+  })
   async list(@Param('org') orgId: string, @Query() query: Record<string, unknown>) {
     const page = parsePage(query);
     const { rows, total } = await this.accounts.list(orgId, page.startIndex - 1, page.count);
     return listResponse(
-      rows.map((r) => this.presenter.systemAccount(r)),
+      rows.map((r) => this.presenter.listedSystemAccount(r)),
       total,
       page,
     );

@@ -25,6 +25,11 @@ export interface SystemAccountRow {
   version: number;
 }
 
+/** An account as listed: with the earliest expiry among its live secrets and certificates, null when none. */
+export interface ListedSystemAccountRow extends SystemAccountRow {
+  nearest_credential_expiry: Date | null;
+}
+
 /** A change of an account through the admin API; `backchannel` undefined keeps, null disables CIBA. */
 export interface SystemAccountChanges {
   role?: string;
@@ -112,10 +117,20 @@ export class SystemAccountRepository {
     return row;
   }
 
-  async listInOrg(orgId: string, offset: number, limit: number): Promise<{ rows: SystemAccountRow[]; total: number }> {
-    const rows = await this.db.query<SystemAccountRow & { total: string }>(
-      `SELECT *, count(*) OVER () AS total FROM system_accounts WHERE org_id = $1 ORDER BY client_id OFFSET $2 LIMIT $3`,
-      [orgId, offset, limit],
+  /**
+   * A page of the organization's accounts, each with the earliest expiry among its live credentials
+   * (secrets and certificates not yet expired at `now`; a certificate ends at its registration's
+   * expiry or its own notAfter, whichever is first), or null when it has none.
+   */
+  async listInOrg(orgId: string, offset: number, limit: number, now: Date): Promise<{ rows: ListedSystemAccountRow[]; total: number }> {
+    const rows = await this.db.query<ListedSystemAccountRow & { total: string }>(
+      `SELECT a.*, count(*) OVER () AS total,
+              LEAST(
+                (SELECT min(s.expires_at) FROM client_secrets s WHERE s.account_id = a.id AND s.expires_at > $4),
+                (SELECT min(LEAST(c.expires_at, c.not_after)) FROM client_certificates c WHERE c.account_id = a.id AND LEAST(c.expires_at, c.not_after) > $4)
+              ) AS nearest_credential_expiry
+         FROM system_accounts a WHERE a.org_id = $1 ORDER BY a.client_id OFFSET $2 LIMIT $3`,
+      [orgId, offset, limit, now],
     );
     // An empty page (count=0, or past the end) has no row to carry the window count.
     if (rows.length === 0) {

@@ -9,7 +9,7 @@ import { GrantChange, GrantPolicy } from '../grant.policy';
 import { parseCertificateUpload } from './certificate-parser';
 import { SecretHasher } from './secret-hasher';
 import { CertificateRow } from '../certificates/certificate-store';
-import { SecretMetadataRow, SystemAccountChanges, SystemAccountRepository, SystemAccountRow } from './system-account.repository';
+import { ListedSystemAccountRow, SecretMetadataRow, SystemAccountChanges, SystemAccountRepository, SystemAccountRow } from './system-account.repository';
 import { BackchannelSettings } from './backchannel-settings';
 
 export interface IssuedSecret {
@@ -116,8 +116,8 @@ export class SystemAccountService {
     return account;
   }
 
-  list(orgId: string, offset: number, limit: number): Promise<{ rows: SystemAccountRow[]; total: number }> {
-    return this.accounts.listInOrg(orgId, offset, limit);
+  list(orgId: string, offset: number, limit: number): Promise<{ rows: ListedSystemAccountRow[]; total: number }> {
+    return this.accounts.listInOrg(orgId, offset, limit, this.clock.now());
   }
 
   /**
