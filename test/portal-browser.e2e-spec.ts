@@ -413,7 +413,8 @@ describe('The management portal in a browser', () => {
     await page.getByRole('status').getByText('1 device', { exact: true }).waitFor();
     const row = found.getByRole('row', { name: /ada/ });
     expect(await row.getByRole('cell', { name: 'ada', exact: true }).isVisible()).toBe(true);
-    const id = (await row.getByRole('cell').first().textContent())!.trim();
+    // The first cell is the row's selection checkbox (ada may revoke), the second the device's id.
+    const id = (await row.getByRole('cell').nth(1).textContent())!.trim();
     // The same device by the beginning of its id.
     await page.getByLabel('Find a device').fill(id.slice(0, 8));
     await found.getByRole('cell', { name: id, exact: true }).waitFor();
@@ -431,6 +432,48 @@ describe('The management portal in a browser', () => {
     await row.getByRole('button', { name: 'Resume' }).click();
     await row.getByRole('cell', { name: 'ISSUED', exact: true }).waitFor();
     await expectClean(page, problems);
+    await context.close();
+  });
+
+  it('the devices screen revokes several selected devices with one reason, each row showing its result', async () => {
+    await createPersonWithCard(t, platform, ORG, 'bulk.rex');
+    await createPersonWithCard(t, platform, ORG, 'bulk.rita');
+    const { context, page, problems } = await signedIn(ada, `/portal/${ORG}/devices`);
+    await page.getByRole('heading', { name: 'Devices', level: 1 }).waitFor();
+    await page.getByLabel('Find a device').fill('bulk.');
+    await page.getByRole('status').getByText('2 devices', { exact: true }).waitFor();
+    const found = page.getByRole('table', { name: 'Devices found' });
+    const ids: string[] = [];
+    for (const owner of ['bulk.rex', 'bulk.rita']) {
+      const row = found.getByRole('row', { name: new RegExp(owner.replace('.', '\\.')) });
+      const id = (await row.getByRole('cell').nth(1).textContent())!.trim();
+      ids.push(id);
+      await page.getByRole('checkbox', { name: `Select ${id}` }).check();
+    }
+    await page.getByRole('button', { name: 'Revoke selected (2)' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Revoke the selected devices' });
+    await confirm.getByLabel('Reason').click();
+    await page.getByRole('option', { name: 'STOLEN' }).click();
+    await expectClean(page, problems);
+    await confirm.getByRole('button', { name: 'Revoke 2 devices' }).click();
+    await confirm.waitFor({ state: 'hidden' });
+    const results = page.getByRole('status', { name: 'Results' });
+    for (const id of ids) {
+      await results.getByText(`${id}: revoked`, { exact: true }).waitFor();
+      await found
+        .getByRole('row', { name: new RegExp(id) })
+        .getByRole('cell', { name: 'REVOKED', exact: true })
+        .waitFor();
+    }
+    await expectClean(page, problems);
+    const cookie = await cookieOf(context);
+    for (const id of ids) {
+      const device = await t.bare
+        .get(`/aims/rs/scim/v2/Device/${id}`)
+        .set({ Cookie: cookie, 'Application-ID': TEST_APPLICATION_ID, 'Application-Version': '1.0', 'Sec-Fetch-Site': 'same-origin' });
+      expect(device.status).toBe(200);
+      expect(device.body.status.status).toBe('REVOKED');
+    }
     await context.close();
   });
 

@@ -184,20 +184,23 @@ export type Device = paths['/aims/rs/scim/v2/Device/{id}']['get']['responses'][2
  * The lifecycle moves the desk offers, from which statuses, with the permission each needs and the
  * reasons it takes (the device lifecycle's; the server decides all of it again).
  */
+/** Why a device may be revoked (the device lifecycle's reasons); the devices screen's bulk revoke offers the same. */
+export const REVOKE_REASONS = ['LOST', 'STOLEN', 'DAMAGED', 'RENEW', 'EXPIRED'] as const;
 const MOVES = [
   { action: 'suspend', label: 'Suspend', from: ['ISSUED'], permission: 'device.suspend', reasons: ['LOST', 'FORGOTTEN', 'DAMAGED', 'STOLEN'] },
   { action: 'resume', label: 'Resume', from: ['ON_HOLD'], permission: 'device.resume', reasons: [] },
-  { action: 'revoke', label: 'Revoke', from: ['ISSUED', 'ON_HOLD'], permission: 'device.revoke', reasons: ['LOST', 'STOLEN', 'DAMAGED', 'RENEW', 'EXPIRED'] },
+  { action: 'revoke', label: 'Revoke', from: ['ISSUED', 'ON_HOLD'], permission: 'device.revoke', reasons: REVOKE_REASONS },
 ] as const;
 type Move = (typeof MOVES)[number];
-type Reason = 'LOST' | 'FORGOTTEN' | 'DAMAGED' | 'STOLEN' | 'RENEW' | 'EXPIRED';
+export type Reason = 'LOST' | 'FORGOTTEN' | 'DAMAGED' | 'STOLEN' | 'RENEW' | 'EXPIRED';
 
 /**
  * A device (of a wallet, or found by the device search): its status, and the moves the person's
  * role allows from it; a move with reasons asks for one first. `initial` is the device as a search
- * answered it (no second read); `children` are cells shown between its status and its moves.
+ * answered it (no second read); `children` are cells shown between its status and its moves;
+ * `select` is a cell shown first (a list's selection checkbox, for its actions in bulk).
  */
-export function DeviceRow({ org, id, initial, children }: { org: string; id: string; initial?: Device; children?: ReactNode }) {
+export function DeviceRow({ org, id, initial, children, select }: { org: string; id: string; initial?: Device; children?: ReactNode; select?: ReactNode }) {
   const whoami = useWhoami(org);
   const queryClient = useQueryClient();
   const [asking, setAsking] = useState<Move | null>(null);
@@ -220,6 +223,7 @@ export function DeviceRow({ org, id, initial, children }: { org: string; id: str
   const allowed = MOVES.filter((m) => (m.from as readonly string[]).includes(status) && whoami.permissions.includes(m.permission));
   return (
     <Table.Tr>
+      {select}
       <Table.Td>
         <code>{id}</code>
       </Table.Td>

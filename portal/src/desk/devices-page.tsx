@@ -1,24 +1,35 @@
-import { Group, Pagination, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { Button, Checkbox, Group, Modal, Pagination, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useParams } from '@tanstack/react-router';
 import { useState } from 'react';
-import { api, answer } from '../api/client';
+import { ApiError, api, answer } from '../api/client';
 import type { paths } from '../api/schema';
-import { DeviceRow, PAGE, SEARCH_REQUEST, scimString } from './desk-page';
+import { useWhoami } from '../session/whoami';
+import { DeviceRow, PAGE, REVOKE_REASONS, SEARCH_REQUEST, scimString, type Device, type Reason } from './desk-page';
 
 type DeviceList = paths['/aims/rs/scim/v2/Device/.search']['post']['responses'][200]['content']['application/scim+json'];
 
 /**
  * The desk's device search: answers as one types (debounced; the server filters, sorts and pages)
  * by the beginning of the device's id, its owner's user name or its card's CUID; each device found
- * offers the lifecycle moves the person's role allows, as in a wallet.
+ * offers the lifecycle moves the person's role allows, as in a wallet. With device.revoke, several
+ * devices are selected and revoked at once with one reason (their credentials with them), each
+ * row's result shown, as the other lists do their actions in bulk.
  */
 export function DevicesPage() {
   const { org } = useParams({ from: '/$org/devices' });
   const [typed, setTyped] = useState('');
   const [search] = useDebouncedValue(typed.trim(), 200);
   const [page, setPage] = useState(1);
+  const whoami = useWhoami(org);
+  const queryClient = useQueryClient();
+  const mayRevoke = whoami.permissions.includes('device.revoke');
+  const [selected, setSelected] = useState<string[]>([]);
+  const [results, setResults] = useState<Array<{ id: string; outcome: string }>>([]);
+  const [working, setWorking] = useState(false);
+  const [asking, setAsking] = useState(false);
+  const [reason, setReason] = useState<string | null>(null);
   const devices = useQuery({
     queryKey: ['desk-devices', org, search, page],
     queryFn: () =>
@@ -35,6 +46,26 @@ export function DevicesPage() {
     placeholderData: keepPreviousData,
   });
   const total = devices.data?.totalResults ?? 0;
+  /** Revokes each selected device with the one reason, one call each, and says what happened to each. */
+  const revoke = async (why: Reason) => {
+    setWorking(true);
+    const outcomes: Array<{ id: string; outcome: string }> = [];
+    for (const id of selected) {
+      try {
+        const updated = await answer<Device>(api.POST('/aims/rs/scim/v2/Device/{id}/revoke', { params: { path: { id } }, body: { reason: why } }));
+        queryClient.setQueryData(['device', id], updated);
+        outcomes.push({ id, outcome: 'revoked' });
+      } catch (error) {
+        outcomes.push({ id, outcome: `refused: ${error instanceof ApiError ? error.message : String(error)}` });
+      }
+    }
+    setResults(outcomes);
+    setSelected([]);
+    setAsking(false);
+    setReason(null);
+    setWorking(false);
+    await queryClient.invalidateQueries({ queryKey: ['desk-devices', org] });
+  };
   return (
     <Stack>
       <Title order={1}>Devices</Title>
@@ -50,6 +81,22 @@ export function DevicesPage() {
         maw={480}
         data-autofocus
       />
+      {mayRevoke ? (
+        <Group>
+          <Button variant="default" color="red" disabled={selected.length === 0} loading={working} onClick={() => setAsking(true)}>
+            Revoke selected ({selected.length})
+          </Button>
+        </Group>
+      ) : null}
+      {results.length > 0 ? (
+        <Stack gap={2} role="status" aria-label="Results">
+          {results.map((result) => (
+            <Text key={result.id} size="sm">
+              {result.id}: {result.outcome}
+            </Text>
+          ))}
+        </Stack>
+      ) : null}
       {devices.error ? (
         <Text c="red.8" role="alert">
           {devices.error.message}
@@ -58,6 +105,11 @@ export function DevicesPage() {
       <Table highlightOnHover aria-label="Devices found" aria-busy={devices.isFetching}>
         <Table.Thead>
           <Table.Tr>
+            {mayRevoke ? (
+              <Table.Th>
+                <span className="visually-hidden">Select</span>
+              </Table.Th>
+            ) : null}
             <Table.Th>Device</Table.Th>
             <Table.Th>Status</Table.Th>
             <Table.Th>Owner</Table.Th>
@@ -69,7 +121,24 @@ export function DevicesPage() {
         </Table.Thead>
         <Table.Tbody>
           {devices.data?.Resources.map((device) => (
-            <DeviceRow key={device.id} org={org} id={device.id!} initial={device}>
+            <DeviceRow
+              key={device.id}
+              org={org}
+              id={device.id!}
+              initial={device}
+              select={
+                mayRevoke ? (
+                  <Table.Td>
+                    <Checkbox
+                      aria-label={`Select ${device.id}`}
+                      checked={selected.includes(device.id!)}
+                      disabled={!['ISSUED', 'ON_HOLD'].includes(device.status?.status ?? '')}
+                      onChange={(event) => setSelected(event.currentTarget.checked ? [...selected, device.id!] : selected.filter((id) => id !== device.id))}
+                    />
+                  </Table.Td>
+                ) : undefined
+              }
+            >
               <Table.Td>{device.owner?.display ?? ''}</Table.Td>
               <Table.Td>
                 <code>{device.externalIds?.map((e) => e.CUID).join(', ')}</code>
@@ -89,6 +158,30 @@ export function DevicesPage() {
           getControlProps={(control) => ({ 'aria-label': `${control} page` })}
         />
       </Group>
+      <Modal opened={asking} onClose={() => setAsking(false)} title="Revoke the selected devices">
+        <form
+          onSubmit={(event) => {
+            event.preventDefault();
+            if (reason) void revoke(reason as Reason);
+          }}
+        >
+          <Stack>
+            <Text size="sm">
+              {selected.length} {selected.length === 1 ? 'device' : 'devices'}: their credentials are revoked and their certificates go on the CRL. This cannot
+              be undone.
+            </Text>
+            <Select label="Reason" data={[...REVOKE_REASONS]} value={reason} onChange={setReason} required data-autofocus />
+            <Group justify="flex-end">
+              <Button variant="default" onClick={() => setAsking(false)}>
+                Cancel
+              </Button>
+              <Button type="submit" color="red" disabled={!reason} loading={working}>
+                Revoke {selected.length} {selected.length === 1 ? 'device' : 'devices'}
+              </Button>
+            </Group>
+          </Stack>
+        </form>
+      </Modal>
     </Stack>
   );
 }
