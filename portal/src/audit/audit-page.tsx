@@ -1,9 +1,10 @@
-import { Button, Code, Group, Modal, Pagination, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { Button, Code, Group, Modal, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useParams } from '@tanstack/react-router';
 import { useState } from 'react';
 import { api, answer } from '../api/client';
 import type { AuditEvent, ListResponse } from '../api/resources';
+import { ListFooter } from '../components/list-footer';
 
 const PAGE = 50;
 
@@ -156,15 +157,7 @@ export function AuditPage() {
           ))}
         </Table.Tbody>
       </Table>
-      <Group justify="space-between">
-        <Text size="sm">{total} events</Text>
-        <Pagination
-          total={Math.max(1, Math.ceil(total / PAGE))}
-          value={page}
-          onChange={setPage}
-          getControlProps={(control) => ({ 'aria-label': `${control} page` })}
-        />
-      </Group>
+      <ListFooter loaded={Boolean(events.data)} total={total} noun="event" pageSize={PAGE} page={page} onPage={setPage} />
       <Modal opened={shown !== null} onClose={() => setShown(null)} title="Audit event" size="lg">
         {shown ? <Code block>{JSON.stringify(shown, null, 2)}</Code> : null}
       </Modal>

@@ -1,4 +1,4 @@
-import { Button, Group, Modal, Pagination, Select, Paper, SimpleGrid, Stack, Table, Text, TextInput, Title, UnstyledButton } from '@mantine/core';
+import { Button, Group, Modal, Select, Paper, SimpleGrid, Stack, Table, Text, TextInput, Title, UnstyledButton } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useParams } from '@tanstack/react-router';
@@ -6,6 +6,7 @@ import { useState, type ReactNode } from 'react';
 import { api, answer } from '../api/client';
 import type { paths } from '../api/schema';
 import { useWhoami } from '../session/whoami';
+import { ListFooter } from '../components/list-footer';
 
 export const PAGE = 25;
 export const SEARCH_REQUEST = 'urn:ietf:params:scim:api:messages:2.0:SearchRequest' as const;
@@ -90,17 +91,7 @@ export function DeskPage() {
               ))}
             </Table.Tbody>
           </Table>
-          <Group justify="space-between">
-            <Text size="sm" role="status">
-              {users.data ? `${total} ${total === 1 ? 'user' : 'users'}` : ''}
-            </Text>
-            <Pagination
-              total={Math.max(1, Math.ceil(total / PAGE))}
-              value={page}
-              onChange={setPage}
-              getControlProps={(control) => ({ 'aria-label': `${control} page` })}
-            />
-          </Group>
+          <ListFooter loaded={Boolean(users.data)} total={total} noun="user" pageSize={PAGE} page={page} onPage={setPage} />
         </Stack>
         {chosen ? <WalletPanel org={org} user={chosen} /> : <Text c="dimmed">Choose a user to see their wallet.</Text>}
       </SimpleGrid>

@@ -1,4 +1,4 @@
-import { Button, Checkbox, Group, Modal, Pagination, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { Button, Checkbox, Group, Modal, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useParams } from '@tanstack/react-router';
@@ -7,6 +7,7 @@ import { ApiError, api, answer } from '../api/client';
 import type { paths } from '../api/schema';
 import { useWhoami } from '../session/whoami';
 import { DeviceRow, PAGE, REVOKE_REASONS, SEARCH_REQUEST, scimString, type Device, type Reason } from './desk-page';
+import { ListFooter } from '../components/list-footer';
 
 type DeviceList = paths['/aims/rs/scim/v2/Device/.search']['post']['responses'][200]['content']['application/scim+json'];
 
@@ -147,17 +148,7 @@ export function DevicesPage() {
           ))}
         </Table.Tbody>
       </Table>
-      <Group justify="space-between">
-        <Text size="sm" role="status">
-          {devices.data ? `${total} ${total === 1 ? 'device' : 'devices'}` : ''}
-        </Text>
-        <Pagination
-          total={Math.max(1, Math.ceil(total / PAGE))}
-          value={page}
-          onChange={setPage}
-          getControlProps={(control) => ({ 'aria-label': `${control} page` })}
-        />
-      </Group>
+      <ListFooter loaded={Boolean(devices.data)} total={total} noun="device" pageSize={PAGE} page={page} onPage={setPage} />
       <Modal opened={asking} onClose={() => setAsking(false)} title="Revoke the selected devices">
         <form
           onSubmit={(event) => {

@@ -1,4 +1,4 @@
-import { Button, Checkbox, Group, Modal, Pagination, PasswordInput, Select, Stack, Table, Text, TextInput, Textarea, Title } from '@mantine/core';
+import { Button, Checkbox, Group, Modal, PasswordInput, Select, Stack, Table, Text, TextInput, Textarea, Title } from '@mantine/core';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useParams } from '@tanstack/react-router';
 import { useState } from 'react';
@@ -6,6 +6,7 @@ import { api, answer, done } from '../api/client';
 import type { AdminUser, ListResponse } from '../api/resources';
 import { ConfirmByTyping } from '../components/confirm-by-typing';
 import { rolesQuery } from '../system-accounts/queries';
+import { ListFooter } from '../components/list-footer';
 
 const PAGE = 50;
 
@@ -128,15 +129,7 @@ export function UsersPage() {
           ))}
         </Table.Tbody>
       </Table>
-      <Group justify="space-between">
-        <Text size="sm">{total} users</Text>
-        <Pagination
-          total={Math.max(1, Math.ceil(total / PAGE))}
-          value={page}
-          onChange={setPage}
-          getControlProps={(control) => ({ 'aria-label': `${control} page` })}
-        />
-      </Group>
+      <ListFooter loaded={Boolean(users.data)} total={total} noun="user" pageSize={PAGE} page={page} onPage={setPage} />
       <CreateUser org={org} opened={creating} onClose={() => setCreating(false)} onCreated={() => void refresh()} />
       {editing ? <EditUser org={org} user={editing} onClose={() => setEditing(null)} onChanged={() => void refresh()} /> : null}
       {deleting ? (
