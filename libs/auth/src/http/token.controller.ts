@@ -1,4 +1,4 @@
-import { Audited, NotAudited } from '@app/audit';
+import { AuditAction, Audited, NotAudited } from '@app/audit';
 import { Body, Controller, Headers, HttpCode, Param, Post, Res } from '@nestjs/common';
 import { ApiExcludeEndpoint, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
@@ -14,6 +14,20 @@ import { readForm } from './oauth-form';
 
 export const CLIENT_CREDENTIALS = 'client_credentials';
 export const SUPPORTED_GRANTS = [CLIENT_CREDENTIALS, JWT_BEARER_GRANT, PASSWORD_GRANT, AUTHORIZATION_CODE_GRANT, REFRESH_TOKEN_GRANT, CIBA_GRANT];
+
+/** What the token endpoint records, under either of its paths (DECISIONS 3.2): every grant's events. */
+const TOKEN_ENDPOINT_EVENTS: [AuditAction, ...AuditAction[]] = [
+  'token.issue',
+  'authentication.fail',
+  'authentication.lockout',
+  'certificate.expired_use',
+  'authorization_code.redeem',
+  'authorization_code.replay',
+  'authorization_code.reject',
+  'refresh_token.rotate',
+  'refresh_token.reuse',
+  'refresh_token.reject',
+];
 
 /**
  * The token service (DECISIONS 3): the token endpoint, its positioning variant, RFC 7662
@@ -34,18 +48,7 @@ export class TokenController {
   ) {}
 
   @Post('authentication/customer/:org/token')
-  @Audited(
-    'token.issue',
-    'authentication.fail',
-    'authentication.lockout',
-    'certificate.expired_use',
-    'authorization_code.redeem',
-    'authorization_code.replay',
-    'authorization_code.reject',
-    'refresh_token.rotate',
-    'refresh_token.reuse',
-    'refresh_token.reject',
-  )
+  @Audited(...TOKEN_ENDPOINT_EVENTS)
   @HttpCode(200)
   @AnswersWithSecrets()
   token(
@@ -64,18 +67,7 @@ export class TokenController {
    * /oip by the HTTP adapter). X-Request-ID must equal the path's organization id.
    */
   @Post('oip/authentication/customer/:org/token')
-  @Audited(
-    'token.issue',
-    'authentication.fail',
-    'authentication.lockout',
-    'certificate.expired_use',
-    'authorization_code.redeem',
-    'authorization_code.replay',
-    'authorization_code.reject',
-    'refresh_token.rotate',
-    'refresh_token.reuse',
-    'refresh_token.reject',
-  )
+  @Audited(...TOKEN_ENDPOINT_EVENTS)
   @HttpCode(200)
   @AnswersWithSecrets()
   @ApiExcludeEndpoint()
