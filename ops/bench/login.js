@@ -167,7 +167,7 @@ function hiddenField(html, name) {
 /**
  * One sign-in as a browser does it: GET the form, POST the password, POST the one-time code (the
  * person's first unused time step, now or the next one: one step of drift). Answers the session
- * cookie, the milliseconds it took, and how often the page said it was busy (503) and was asked again.
+ * cookie, the milliseconds it took, and how often the page said it was busy (Retry-After) and was asked again.
  */
 async function signIn(ctx, person, returnTo) {
   const started = performance.now();
@@ -188,7 +188,8 @@ async function signIn(ctx, person, returnTo) {
       });
     const password = await post({ step: 'password', userName: person.userName, password: PASSWORD });
     const passwordPage = await password.text();
-    if (password.status === 503) {
+    // A busy service answers the form again with Retry-After (DECISIONS 14: a page, not an error status).
+    if (password.headers.has('retry-after')) {
       busy += 1;
       await sleep(50);
       continue;
