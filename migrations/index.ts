@@ -25,6 +25,7 @@ import { DropPushOutboxGatewayReference1764630000200 } from './1764630000200-Dro
 import { AddPushOutboxLease1764630000300 } from './1764630000300-AddPushOutboxLease';
 import { CreateBackchannelAuthentication1764640000000 } from './1764640000000-CreateBackchannelAuthentication';
 import { AddUserNamePrefixIndex1764650000000 } from './1764650000000-AddUserNamePrefixIndex';
+import { LeaveRoomForCodeConsumption1764660000000 } from './1764660000000-LeaveRoomForCodeConsumption';
 
 /** Every migration, in order. The data source takes classes, not a glob, so source and dist/ behave alike. */
 export const MIGRATIONS = [
@@ -55,4 +56,5 @@ export const MIGRATIONS = [
   AddPushOutboxLease1764630000300,
   CreateBackchannelAuthentication1764640000000,
   AddUserNamePrefixIndex1764650000000,
+  LeaveRoomForCodeConsumption1764660000000,
 ];

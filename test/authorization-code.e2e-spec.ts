@@ -13,6 +13,8 @@ import {
   tokenRequest,
 } from '@app/testing';
 import { PurgeJob } from '@app/auth';
+import { Pkcs11Hsm } from '@app/hsm';
+import { simulateModuleFailure } from '@app/hsm/testing';
 
 /**
  * The authorization code flow for people end to end over HTTP (DECISIONS 15): a person signed in at
@@ -137,13 +139,15 @@ describe('Authorization code flow (people)', () => {
       code,
     ]);
     expect(stored.rows).toEqual([{ n: 0 }]);
-    const events = await t.db.query<{ code: number }>(
-      "SELECT code FROM audit_events WHERE org_id = $1 AND action IN ('authorization_code.issue', 'authorization_code.redeem') ORDER BY id",
+    // The code's issue, then its redemption: the token.issue event of the tokens it gave, naming the grant.
+    const events = await t.db.query<{ code: number; actor: string; method: string | null; grant: string }>(
+      "SELECT code, actor, details->>'method' AS method, details->>'grantId' AS grant FROM audit_events WHERE org_id = $1 AND code IN (83010, 83011, 80001) AND actor = 'jane' ORDER BY id",
       [ORG],
     );
-    expect(events.rows.map((r) => r.code)).toEqual([83010, 83011]);
-    const issued = await t.db.query("SELECT details->>'method' AS method FROM audit_events WHERE action = 'token.issue' AND actor = 'jane'");
-    expect(issued.rows).toEqual([{ method: 'authorization_code' }]);
+    expect(events.rows).toEqual([
+      { code: 83010, actor: 'jane', method: null, grant: expect.stringMatching(/^[0-9a-f-]{36}$/) },
+      { code: 80001, actor: 'jane', method: 'authorization_code', grant: events.rows[0].grant },
+    ]);
   });
 
   it('a code used twice: invalid_grant, and the tokens issued from it are revoked (RFC 6749 4.1.2)', async () => {
@@ -171,10 +175,10 @@ describe('Authorization code flow (people)', () => {
     const { code, verifier } = await codeFor(spa.clientId);
     const [grant] = (await grantIds()).filter((id) => !before.has(id));
     const answers = await Promise.all(Array.from({ length: 6 }, () => asSpa(code, verifier)));
-    // The database lets one request consume the code (one redeem event), the other five are replays.
+    // The database lets one request consume the code (the one token.issue of the grant), the other five are replays.
     const events = await t.db.query<{ action: string }>("SELECT action FROM audit_events WHERE details->>'grantId' = $1 ORDER BY id", [grant]);
     const actions = events.rows.map((r) => r.action);
-    expect(actions.filter((a) => a === 'authorization_code.redeem')).toHaveLength(1);
+    expect(actions.filter((a) => a === 'token.issue')).toHaveLength(1);
     expect(actions.filter((a) => a === 'authorization_code.replay')).toHaveLength(5);
     // The winner's answer is 200 when it finished before the first replay revoked the grant, else
     // invalid_grant too; either way nothing it was given still works.
@@ -301,6 +305,78 @@ describe('Authorization code flow (people)', () => {
     expect((await revokeAt(more.body.access_token, web)).status).toBe(200);
     expect((await whoami(more.body.access_token)).status).toBe(401);
     expect((await refresh(more.body.refresh_token, { client_id: web.clientId, client_secret: web.secret })).status).toBe(200);
+  });
+
+  /** A code for the client, and the id of the grant it started (the row the authorization request added). */
+  async function codeWithGrant(clientId: string): Promise<{ code: string; verifier: string; grantId: string }> {
+    const ids = async () => (await t.db.query<{ id: string }>('SELECT id FROM authorization_grants WHERE org_id = $1', [ORG])).rows.map((r) => r.id);
+    const before = new Set(await ids());
+    const made = await codeFor(clientId);
+    const added = (await ids()).filter((id) => !before.has(id));
+    expect(added).toHaveLength(1);
+    return { ...made, grantId: added[0] };
+  }
+
+  /** A grant as the database keeps it. */
+  const grantRow = async (id: string) =>
+    (
+      await t.db.query<{ kept_days: number; expires_at: Date; used: boolean; revoked_reason: string | null }>(
+        `SELECT extract(epoch FROM expires_at - code_expires_at)::int / 86400 AS kept_days, expires_at, code_used_at IS NOT NULL AS used, revoked_reason
+           FROM authorization_grants WHERE id = $1`,
+        [id],
+      )
+    ).rows[0];
+
+  it("a grant's keeping time is fixed when its code is issued, and the consumption leaves it (no indexed column changes): 90 days with refresh tokens, 1 without", async () => {
+    const plain = await createSystemAccount(t.http, admin, ORG, { suffix: 'plain', role: 'Cardholder' });
+    await registerOidcClient(t.http, admin, ORG, plain.clientId, { redirectUris: [REDIRECT], firstParty: true });
+    for (const [client, days, exchangeIt] of [
+      [
+        plain.clientId,
+        1,
+        (code: string, verifier: string) => exchange({ code, code_verifier: verifier, client_id: plain.clientId, client_secret: plain.secret }),
+      ],
+      [spa.clientId, 90, asSpa],
+    ] as const) {
+      const { code, verifier, grantId } = await codeWithGrant(client);
+      const issued = await grantRow(grantId);
+      expect(issued).toMatchObject({ kept_days: days, used: false });
+      const answer = await exchangeIt(code, verifier);
+      expect(answer.status).toBe(200);
+      expect(answer.body.refresh_token === undefined).toBe(days === 1);
+      expect(await grantRow(grantId)).toMatchObject({ used: true, expires_at: issued.expires_at });
+    }
+    // Room on each page for the consumption's new row version, so that it can stay a heap-only update.
+    const options = await t.db.query("SELECT reloptions FROM pg_class WHERE relname = 'authorization_grants'");
+    expect(options.rows).toEqual([{ reloptions: ['fillfactor=60'] }]);
+  });
+
+  it('the HSM failing during an exchange: 503 with Retry-After; the code is spent and its grant revoked with the token recorded for it (83013 not_issued)', async () => {
+    const { code, verifier, grantId } = await codeWithGrant(web.clientId);
+    simulateModuleFailure(t.app.get(Pkcs11Hsm), 'sessions-closed');
+    const refused = await asWeb(code, verifier);
+    expect(refused.status).toBe(503);
+    expect(refused.body).toEqual({ error: 'temporarily_unavailable', error_description: expect.stringMatching(/temporarily unavailable/) });
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect(await grantRow(grantId)).toMatchObject({ used: true, revoked_reason: 'not_issued' });
+    const tokens = await t.db.query('SELECT count(*)::int AS recorded, count(revoked_at)::int AS revoked FROM access_tokens WHERE grant_id = $1', [grantId]);
+    expect(tokens.rows).toEqual([{ recorded: 1, revoked: 1 }]);
+    const events = await t.db.query("SELECT action, details->>'reason' AS reason FROM audit_events WHERE details->>'grantId' = $1 ORDER BY id", [grantId]);
+    expect(events.rows).toEqual([
+      { action: 'authorization_code.issue', reason: null },
+      { action: 'token.issue', reason: null },
+      { action: 'authorization_code.reject', reason: 'not_issued' },
+    ]);
+    // The signer comes back by itself; the spent code stays spent.
+    let ready = false;
+    for (let i = 0; i < 100 && !ready; i++) {
+      ready = (await t.http.get('/health/ready')).status === 200;
+      if (!ready) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(ready).toBe(true);
+    const again = await asWeb(code, verifier);
+    expect(again.status).toBe(400);
+    expect(again.body.error).toBe('invalid_grant');
   });
 
   it('prompt=none with a session gives a code; prompt=login and an exceeded max_age send the person to sign in again', async () => {

@@ -67,9 +67,9 @@ const REVIEWED: Record<string, { tables: string[]; reason: string }> = {
       "every request with a session cookie reads the session and its user's name and enabled flag in one indexed statement, so a disabled user's session answers nothing at once",
   },
   'libs/auth/src/oidc/authorization-grant.repository.ts': {
-    tables: ['users', 'organizations'],
+    tables: ['users'],
     reason:
-      "the code exchange consumes the code and reads the person's name, role and enabled flag and the organization's settings in one statement (one round trip on the exchange's path, DECISIONS 15.3)",
+      "the code exchange consumes the code, checks that the person is enabled and reads their name and role in the statement that records its tokens (one round trip on the exchange's path, DECISIONS 15.3)",
   },
   'libs/auth/src/clients/lockout.service.ts': {
     tables: ['organizations'],

@@ -146,7 +146,7 @@ export const AUDIT_CATALOGUE = {
   'authorization_code.redeem': {
     code: 83011,
     description:
-      'Authorization code consumed at the token endpoint by its client (the tokens are token.issue; a check failing after it, authorization_code.reject)',
+      'No longer written (kept to read older rows): a redeemed code is the token.issue event with method authorization_code and its grantId, a refused one authorization_code.reject',
   },
   'authorization_code.replay': { code: 83012, description: 'An authorization code used again: refused, and every token issued from it revoked' },
   'authorization_code.reject': { code: 83013, description: 'An authorization code refused (expired, another client, wrong redirect_uri or code_verifier)' },

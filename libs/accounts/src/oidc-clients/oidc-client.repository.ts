@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Database, Transaction } from '@app/persistence';
+import { OrganizationSettings, withDefaults } from '../organizations/organization-settings';
 
 export interface OidcClientRow {
   account_id: string;
@@ -28,6 +29,8 @@ export interface OidcClient {
   clientId: string;
   disabled: boolean;
   settings: OidcClientRow;
+  /** The organization's settings, read with it: what the client's tokens need (their lifetime) without another read. */
+  orgSettings: OrganizationSettings;
 }
 
 /** The settings of system accounts that use the authorization code flow (DECISIONS 15.1). */
@@ -42,15 +45,17 @@ export class OidcClientRepository {
 
   /** The client by its Client ID within an organization, with its account's state; undefined when the account has no settings. */
   async findByClientId(orgId: string, clientId: string): Promise<OidcClient | undefined> {
-    const [row] = await this.db.query<OidcClientRow & { org_id: string; client_id: string; disabled: boolean }>(
-      `SELECT c.*, a.org_id, a.client_id, a.disabled
-         FROM oidc_clients c JOIN system_accounts a ON a.id = c.account_id
+    const [row] = await this.db.query<
+      OidcClientRow & { org_id: string; client_id: string; disabled: boolean; org_settings: Partial<OrganizationSettings> | null }
+    >(
+      `SELECT c.*, a.org_id, a.client_id, a.disabled, o.settings AS org_settings
+         FROM oidc_clients c JOIN system_accounts a ON a.id = c.account_id JOIN organizations o ON o.id = a.org_id
         WHERE a.org_id = $1 AND a.client_id = $2`,
       [orgId, clientId],
     );
     if (!row) return undefined;
-    const { org_id, client_id, disabled, ...settings } = row;
-    return { accountId: settings.account_id, org: org_id, clientId: client_id, disabled, settings };
+    const { org_id, client_id, disabled, org_settings, ...settings } = row;
+    return { accountId: settings.account_id, org: org_id, clientId: client_id, disabled, settings, orgSettings: withDefaults(org_settings) };
   }
 
   /** Creates or replaces the settings (PUT); the version grows by one on each replace. */

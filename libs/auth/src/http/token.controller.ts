@@ -21,7 +21,6 @@ const TOKEN_ENDPOINT_EVENTS: [AuditAction, ...AuditAction[]] = [
   'authentication.fail',
   'authentication.lockout',
   'certificate.expired_use',
-  'authorization_code.redeem',
   'authorization_code.replay',
   'authorization_code.reject',
   'refresh_token.rotate',

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AUDIT_INSERT, auditCodeOf } from '@app/audit';
 import { ChangeFeed, Database, GroupCommit, Transaction, prepared } from '@app/persistence';
-import { OrganizationSettings, TokenSubjectWithSettings, withDefaults } from '@app/accounts';
+import { UserRow } from '@app/accounts';
 
 /** How a grant hands out refresh tokens (DECISIONS 15.5). */
 export type RefreshTokenMode = 'none' | 'session' | 'offline';
@@ -27,9 +27,17 @@ export interface GrantRow {
   expires_at: Date;
 }
 
-/** A consumed code's grant with what its tokens need of the person (DECISIONS 15.4). */
-export interface ConsumedGrant extends GrantRow {
-  person: TokenSubjectWithSettings;
+/**
+ * A consumed code's grant, what its tokens need of the person (DECISIONS 15.4), and the checks made
+ * in the consuming statement: when all pass, the access token (and refresh token) the redemption
+ * brought are recorded; when one fails, nothing was recorded and the code is spent.
+ */
+export interface ConsumedGrant extends Pick<GrantRow, 'id' | 'org_id' | 'account_id' | 'user_id' | 'nonce' | 'auth_time' | 'amr' | 'refresh_tokens'> {
+  person: Pick<UserRow, 'id' | 'org_id' | 'user_name' | 'role' | 'disabled'>;
+  redirectUriMatches: boolean;
+  verifierMatches: boolean;
+  /** The tokens of the redemption are recorded: every check passed. */
+  issued: boolean;
 }
 
 export interface NewGrant {
@@ -70,49 +78,84 @@ export interface RefreshTokenState {
 const sessionLive = (now: string) =>
   `EXISTS (SELECT 1 FROM sign_in_sessions s WHERE s.id::text = g.session_id AND s.ended_at IS NULL AND s.absolute_expires_at > ${now})`;
 
-/** A code presented at the token endpoint by an authenticated client. */
+/**
+ * A code presented at the token endpoint by an authenticated client, with what its redemption
+ * records when the checks pass: the access token's id and times (signed after the statement, with
+ * these values) and the refresh token's hash (kept when the grant has refresh tokens).
+ */
 export interface CodeRedemption {
   codeHash: Buffer;
-  /** The client's system account, its Client ID (the audit event's actor) and where the request came from. */
+  /** The client's system account. */
   accountId: string;
-  clientId: string;
   now: Date;
-  /** How long the grant row is kept: as long as what it may issue can live, with and without refresh tokens. */
-  keepWithRefresh: Date;
-  keepWithout: Date;
+  redirectUri: string;
+  /** BASE64URL(SHA256(code_verifier)) (RFC 7636 4.6), compared with the code's challenge. */
+  verifierChallenge: string;
+  accessToken: { jti: string; issuedAt: Date; expiresAt: Date };
+  refreshToken: { hash: Buffer; expiresAt: Date };
   sourceAddress: string;
   correlationId?: string;
 }
 
+const DAY_MS = 86_400_000;
+/** A grant's refresh tokens end 90 days after its code expired, however often rotated (DECISIONS 15.5). */
+const REFRESH_FAMILY_LIFETIME_MS = 90 * DAY_MS;
+/** A grant without refresh tokens is kept as long as its access tokens can live (the longest lifetime, DECISIONS 12.1). */
+const GRANT_WITHOUT_REFRESH_MS = DAY_MS;
+
 /**
- * Consumes a batch of codes (arrays, one element per code) and records `authorization_code.redeem`
- * for each consumed one: one statement, one commit. A code can be consumed once: of two presentations
- * of one code, in one batch or in concurrent ones, exactly one row is updated and returned.
+ * How long a grant's row is kept, fixed when its code is issued: as long as what the grant may issue
+ * can live. Fixed then, so that consuming the code changes no indexed column (a heap-only update:
+ * no index entry is written on the exchange's path; the table leaves room on its pages for it).
  */
-const CONSUME_CODES = prepared(
-  'authorization-code-consume',
+function keptUntil(refreshTokens: RefreshTokenMode, codeExpiresAt: Date): Date {
+  return new Date(codeExpiresAt.getTime() + (refreshTokens === 'none' ? GRANT_WITHOUT_REFRESH_MS : REFRESH_FAMILY_LIFETIME_MS));
+}
+
+/**
+ * Redeems a batch of codes (arrays, one element per code): one statement, one commit, the whole of
+ * the exchange's writes. A code can be consumed once: of two presentations of one code, in one batch
+ * or in concurrent ones, exactly one row is updated and returned. The consumed code's checks (the
+ * redirect URI, the PKCE challenge, the person enabled) are made in the same statement; when they
+ * pass, the access token's row and its token.issue event (which names the grant: the event is also
+ * the redemption, DECISIONS 15.3) and the first refresh token are recorded with the consumption.
+ * No code's row can be revoked between its consumption and these inserts: the UPDATE holds it.
+ */
+const REDEEM_CODES = prepared(
+  'authorization-code-redeem',
   `WITH x AS (
-     SELECT * FROM unnest($1::bytea[], $2::uuid[], $3::timestamptz[], $4::timestamptz[], $5::timestamptz[], $6::text[], $7::text[], $8::text[])
-       AS x(hash, account, at, keep_refresh, keep_none, client, address, correlation)
+     SELECT * FROM unnest($1::bytea[], $2::uuid[], $3::timestamptz[], $4::text[], $5::text[], $6::uuid[], $7::timestamptz[], $8::bytea[],
+                          $9::timestamptz[], $10::text[], $11::text[], $12::timestamptz[])
+       AS x(hash, account, at, presented_redirect_uri, presented_challenge, jti, token_expires_at, refresh_hash, refresh_expires_at, address, correlation,
+            token_issued_at)
    ), consumed AS (
      UPDATE authorization_grants g
-        SET code_used_at = x.at, expires_at = CASE WHEN g.refresh_tokens = 'none' THEN x.keep_none ELSE x.keep_refresh END
+        SET code_used_at = x.at
        FROM x
       -- ANY($1) lets the generic plan find the rows by the unique index, whatever the batch's size.
       WHERE g.code_hash = ANY($1::bytea[]) AND g.code_hash = x.hash AND g.account_id = x.account
         AND g.code_used_at IS NULL AND g.code_expires_at > x.at AND g.revoked_at IS NULL
-     RETURNING g.*, x.client, x.address, x.correlation
+     RETURNING g.id, g.org_id, g.account_id, g.user_id, g.code_hash, g.nonce, g.auth_time, g.amr, g.refresh_tokens, g.expires_at,
+               g.redirect_uri = x.presented_redirect_uri AS redirect_uri_matches, g.code_challenge = x.presented_challenge AS verifier_matches,
+               x.at, x.jti, x.token_issued_at, x.token_expires_at, x.refresh_hash, x.refresh_expires_at, x.address, x.correlation
+   ), checked AS (
+     SELECT c.*, u.user_name, u.role, u.disabled, (c.redirect_uri_matches AND c.verifier_matches AND NOT u.disabled) AS issued
+       FROM consumed c JOIN users u ON u.id = c.user_id
+   ), access_token AS (
+     INSERT INTO access_tokens (jti, org_id, account_id, user_id, issued_at, expires_at, grant_id)
+     SELECT jti, org_id, NULL, user_id, token_issued_at, token_expires_at, id FROM checked WHERE issued
+   ), refresh_token AS (
+     INSERT INTO refresh_tokens (hash, grant_id, issued_at, expires_at)
+     SELECT refresh_hash, id, at, LEAST(refresh_expires_at, expires_at) FROM checked WHERE issued AND refresh_tokens <> 'none'
    ), audit AS (
      ${AUDIT_INSERT}
-     SELECT code_used_at, org_id, client, 'authorization_code.redeem', ${auditCodeOf('authorization_code.redeem')}, client, 'success', address,
-            jsonb_build_object('grantId', id::text, 'userId', user_id::text), correlation
-       FROM consumed
+     SELECT token_issued_at, org_id, user_name, 'token.issue', ${auditCodeOf('token.issue')}, user_name, 'success', address,
+            jsonb_build_object('jti', jti::text, 'method', 'authorization_code', 'grantId', id::text), correlation
+       FROM checked WHERE issued
    )
-   -- The person's token columns and the organization's settings with it: one round trip on the exchange's path.
-   SELECT c.id, c.org_id, c.account_id, c.user_id, c.session_id, c.code_hash, c.redirect_uri, c.code_challenge, c.nonce, c.scope, c.auth_time,
-          c.amr, c.refresh_tokens, c.created_at, c.code_expires_at, c.code_used_at, c.revoked_at, c.expires_at,
-          u.user_name, u.role, u.disabled, o.settings AS org_settings
-     FROM consumed c JOIN users u ON u.id = c.user_id JOIN organizations o ON o.id = c.org_id`,
+   SELECT id, org_id, account_id, user_id, code_hash, nonce, auth_time, amr, refresh_tokens, redirect_uri_matches, verifier_matches,
+          user_name, role, disabled, issued
+     FROM checked`,
 );
 
 /**
@@ -122,8 +165,8 @@ const CONSUME_CODES = prepared(
  */
 @Injectable()
 export class AuthorizationGrantRepository {
-  /** Concurrent code exchanges share one statement and one commit for their consumption (group commit). */
-  private readonly redemptions = new GroupCommit<CodeRedemption, ConsumedGrant | undefined>((batch) => this.consumeCodes(batch));
+  /** Concurrent code exchanges share one statement and one commit for their redemption (group commit). */
+  private readonly redemptions = new GroupCommit<CodeRedemption, ConsumedGrant | undefined>((batch) => this.redeemCodes(batch));
 
   constructor(
     private readonly db: Database,
@@ -134,7 +177,7 @@ export class AuthorizationGrantRepository {
     await this.db.query(
       `INSERT INTO authorization_grants (id, org_id, account_id, user_id, session_id, code_hash, redirect_uri, code_challenge, nonce, scope,
                                          auth_time, amr, refresh_tokens, created_at, code_expires_at, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15)`,
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
       [
         grant.id,
         grant.orgId,
@@ -151,38 +194,53 @@ export class AuthorizationGrantRepository {
         grant.refreshTokens,
         grant.now,
         grant.codeExpiresAt,
+        keptUntil(grant.refreshTokens, grant.codeExpiresAt),
       ],
       tx,
     );
   }
 
   /**
-   * Consumes a code for the client: answers its grant when this call used it, undefined when it was
-   * unknown, used, expired, revoked or another client's (`findByCode` tells which).
+   * Redeems a code for the client: answers its grant when this call consumed it (`issued` when its
+   * tokens are recorded), undefined when it was unknown, used, expired, revoked or another client's
+   * (`findByCode` tells which).
    */
-  consumeCode(redemption: CodeRedemption): Promise<ConsumedGrant | undefined> {
+  redeemCode(redemption: CodeRedemption): Promise<ConsumedGrant | undefined> {
     return this.redemptions.write(redemption);
   }
 
-  private async consumeCodes(batch: CodeRedemption[]): Promise<(ConsumedGrant | undefined)[]> {
-    type Row = GrantRow & { code_hash: Buffer; user_name: string; role: string; disabled: boolean; org_settings: Partial<OrganizationSettings> | null };
-    const rows = await this.db.query<Row>(CONSUME_CODES, [
+  private async redeemCodes(batch: CodeRedemption[]): Promise<(ConsumedGrant | undefined)[]> {
+    type Row = Omit<ConsumedGrant, 'person' | 'redirectUriMatches' | 'verifierMatches'> & {
+      code_hash: Buffer;
+      redirect_uri_matches: boolean;
+      verifier_matches: boolean;
+      user_name: string;
+      role: string;
+      disabled: boolean;
+    };
+    const rows = await this.db.query<Row>(REDEEM_CODES, [
       batch.map((r) => r.codeHash),
       batch.map((r) => r.accountId),
       batch.map((r) => r.now),
-      batch.map((r) => r.keepWithRefresh),
-      batch.map((r) => r.keepWithout),
-      batch.map((r) => r.clientId),
+      batch.map((r) => r.redirectUri),
+      batch.map((r) => r.verifierChallenge),
+      batch.map((r) => r.accessToken.jti),
+      batch.map((r) => r.accessToken.expiresAt),
+      batch.map((r) => r.refreshToken.hash),
+      batch.map((r) => r.refreshToken.expiresAt),
       batch.map((r) => r.sourceAddress),
       batch.map((r) => r.correlationId ?? null),
+      batch.map((r) => r.accessToken.issuedAt),
     ]);
     // One code twice in a batch was consumed once: the first of them gets it, the other is a replay.
     const consumed = new Map(
-      rows.map(({ code_hash, user_name, role, disabled, org_settings, ...grant }): [string, ConsumedGrant] => [
+      rows.map(({ code_hash, redirect_uri_matches, verifier_matches, user_name, role, disabled, ...grant }): [string, ConsumedGrant] => [
         `${code_hash.toString('hex')}/${grant.account_id}`,
         {
           ...grant,
-          person: { user: { id: grant.user_id, org_id: grant.org_id, user_name, role, disabled }, orgSettings: withDefaults(org_settings) },
+          person: { id: grant.user_id, org_id: grant.org_id, user_name, role, disabled },
+          redirectUriMatches: redirect_uri_matches,
+          verifierMatches: verifier_matches,
         },
       ]),
     );

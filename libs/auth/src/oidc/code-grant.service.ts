@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { AuditLog } from '@app/audit';
 import { OidcClient, SecretHasher, TokenSubjectWithSettings, UserRepository } from '@app/accounts';
 import { Clock, OAuthError, RequestOrigin } from '@app/common';
 import { ClientAuthenticator, ClientAuthRequest } from '../clients/client-authenticator.service';
-import { TokenResponse, TokenService } from '../tokens/token.service';
+import { PersonTokenContext, TokenResponse, TokenService } from '../tokens/token.service';
 import { OidcClientCache } from './oidc-client.cache';
 import { AuthorizationGrantRepository, GrantRow } from './authorization-grant.repository';
 import { CODE_VERIFIER } from './authorization-request';
@@ -13,13 +13,8 @@ import { acrFor } from './authorization.service';
 export const AUTHORIZATION_CODE_GRANT = 'authorization_code';
 export const REFRESH_TOKEN_GRANT = 'refresh_token';
 
-const DAY_MS = 86_400_000;
 /** A refresh token is good for 30 days after its issue; each rotation gives a new one (DECISIONS 15.5). */
-export const REFRESH_TOKEN_LIFETIME_MS = 30 * DAY_MS;
-/** A grant's refresh tokens end 90 days after the sign-in's code was redeemed, however often rotated. */
-export const REFRESH_FAMILY_LIFETIME_MS = 90 * DAY_MS;
-/** A grant without refresh tokens is kept as long as its access tokens can live (the longest lifetime, DECISIONS 12.1). */
-const GRANT_WITHOUT_REFRESH_MS = DAY_MS;
+export const REFRESH_TOKEN_LIFETIME_MS = 30 * 86_400_000;
 
 const GENERIC_CODE_FAILURE = 'The authorization code is not valid.';
 const GENERIC_REFRESH_FAILURE = 'The refresh token is not valid.';
@@ -52,28 +47,38 @@ export class CodeGrantService {
       throw OAuthError.invalidRequest('code_verifier must be 43-128 characters of A-Z, a-z, 0-9, "-", ".", "_" and "~".');
     const codeHash = this.hasher.hash(params.code);
     const now = this.clock.now();
-    // Consumed and recorded as redeemed (83011) in one statement; what follows decides whether tokens come of it.
-    const grant = await this.grants.consumeCode({
+    const accessToken = this.tokens.plan(client.orgSettings);
+    const refreshToken = randomBytes(32).toString('base64url');
+    // One statement consumes the code, checks it and records what it gives (DECISIONS 15.3); the tokens are signed after.
+    const grant = await this.grants.redeemCode({
       codeHash,
       accountId: client.accountId,
-      clientId: client.clientId,
       now,
-      keepWithRefresh: new Date(now.getTime() + REFRESH_FAMILY_LIFETIME_MS),
-      keepWithout: new Date(now.getTime() + GRANT_WITHOUT_REFRESH_MS),
+      redirectUri: params.redirect_uri,
+      verifierChallenge: s256(params.code_verifier),
+      accessToken,
+      refreshToken: { hash: this.hasher.hash(refreshToken), expiresAt: new Date(now.getTime() + REFRESH_TOKEN_LIFETIME_MS) },
       sourceAddress: request.sourceAddress,
       correlationId: request.correlationId,
     });
     if (!grant) throw await this.codeRefused(codeHash, client, request);
     const reject = async (reason: string, description: string) => {
-      // The code is spent: nothing was issued from it, and nothing will be.
-      await this.grants.revoke(grant.id, reason, now);
-      await this.record('authorization_code.reject', grant.org_id, client.clientId, request, { grantId: grant.id, reason });
+      await this.spend(grant, reason, client, request);
       return OAuthError.invalidGrant(description);
     };
-    if (grant.redirect_uri !== params.redirect_uri) throw await reject('redirect_uri', 'redirect_uri differs from the one sent to the authorization endpoint.');
-    if (!pkceMatches(params.code_verifier, grant.code_challenge)) throw await reject('code_verifier', 'The code_verifier does not match the code_challenge.');
-    if (grant.person.user.disabled) throw await reject('user', 'The person is disabled or no longer exists.');
-    return this.issue(grant, grant.person, client, 'authorization_code', request);
+    if (!grant.redirectUriMatches) throw await reject('redirect_uri', 'redirect_uri differs from the one sent to the authorization endpoint.');
+    if (!grant.verifierMatches) throw await reject('code_verifier', 'The code_verifier does not match the code_challenge.');
+    if (!grant.issued) throw await reject('user', 'The person is disabled or no longer exists.');
+    let response: TokenResponse;
+    try {
+      response = await this.tokens.signRecordedForPerson(grant.person, accessToken, this.personContext(grant, client, 'authorization_code'));
+    } catch (error) {
+      // Recorded but never handed out (the HSM failed, say): the grant ends with the token recorded for it.
+      await this.spend(grant, 'not_issued', client, request).catch(() => undefined);
+      throw error;
+    }
+    if (grant.refresh_tokens !== 'none') response.refresh_token = refreshToken;
+    return response;
   }
 
   async refresh(request: ClientAuthRequest): Promise<TokenResponse> {
@@ -90,7 +95,7 @@ export class CodeGrantService {
       await this.record('refresh_token.reject', grant.org_id, client.clientId, request, { grantId: grant.id, reason: 'user' });
       throw OAuthError.invalidGrant('The person is disabled or no longer exists.');
     }
-    const response = await this.issue(grant, person, client, 'refresh_token', request);
+    const response = await this.issueRefreshed(grant, person, client, request);
     await this.record('refresh_token.rotate', grant.org_id, client.clientId, request, { grantId: grant.id, userName: person.user.user_name });
     return response;
   }
@@ -142,40 +147,45 @@ export class CodeGrantService {
     return person && !person.user.disabled ? person : undefined;
   }
 
-  /**
-   * Signs and records the tokens, then adds the new refresh token on condition that the grant is still
-   * live. A replay or reuse seen by another request meanwhile revokes the grant, and with it every
-   * access token recorded under it, before or after (the bearer check reads the grant's revocation).
-   */
-  private async issue(
-    grant: GrantRow,
-    person: TokenSubjectWithSettings,
+  /** A consumed code that gives nothing: its grant is revoked, with whatever was recorded under it (audit 83013). */
+  private async spend(grant: Pick<GrantRow, 'id' | 'org_id'>, reason: string, client: OidcClient, origin: RequestOrigin): Promise<void> {
+    await this.grants.revoke(grant.id, reason, this.clock.now());
+    await this.record('authorization_code.reject', grant.org_id, client.clientId, origin, { grantId: grant.id, reason });
+  }
+
+  /** What a grant's tokens say of the sign-in (DECISIONS 15.4). */
+  private personContext(
+    grant: Pick<GrantRow, 'id' | 'auth_time' | 'amr' | 'nonce'>,
     client: OidcClient,
     method: 'authorization_code' | 'refresh_token',
-    origin: RequestOrigin,
-  ) {
-    const response = await this.tokens.issueForPerson(
-      person,
-      {
-        clientId: client.clientId,
-        grantId: grant.id,
-        method,
-        idTokenClaims: {
-          auth_time: Math.floor(grant.auth_time.getTime() / 1000),
-          amr: grant.amr,
-          acr: acrFor(grant.amr),
-          // OIDC Core 12.2: an id_token from a refresh carries no nonce.
-          ...(method === 'authorization_code' && grant.nonce !== null ? { nonce: grant.nonce } : {}),
-        },
+  ): PersonTokenContext {
+    return {
+      clientId: client.clientId,
+      grantId: grant.id,
+      method,
+      idTokenClaims: {
+        auth_time: Math.floor(grant.auth_time.getTime() / 1000),
+        amr: grant.amr,
+        acr: acrFor(grant.amr),
+        // OIDC Core 12.2: an id_token from a refresh carries no nonce.
+        ...(method === 'authorization_code' && grant.nonce !== null ? { nonce: grant.nonce } : {}),
       },
-      origin,
-    );
+    };
+  }
+
+  /**
+   * A refresh's tokens: signs and records them, then adds the new refresh token on condition that the
+   * grant is still live. A reuse seen by another request meanwhile revokes the grant, and with it
+   * every access token recorded under it, before or after (the bearer check reads the grant's revocation).
+   */
+  private async issueRefreshed(grant: GrantRow, person: TokenSubjectWithSettings, client: OidcClient, origin: RequestOrigin): Promise<TokenResponse> {
+    const response = await this.tokens.issueForPerson(person, this.personContext(grant, client, 'refresh_token'), origin);
     if (grant.refresh_tokens === 'none') return response;
     const now = this.clock.now();
     const refreshToken = randomBytes(32).toString('base64url');
     if (!(await this.grants.addRefreshToken(grant.id, this.hasher.hash(refreshToken), now, new Date(now.getTime() + REFRESH_TOKEN_LIFETIME_MS)))) {
       // Revoked meanwhile: the access token just recorded is refused by the bearer check already.
-      throw OAuthError.invalidGrant(method === 'authorization_code' ? GENERIC_CODE_FAILURE : GENERIC_REFRESH_FAILURE);
+      throw OAuthError.invalidGrant(GENERIC_REFRESH_FAILURE);
     }
     response.refresh_token = refreshToken;
     return response;
@@ -224,13 +234,7 @@ export class CodeGrantService {
   }
 
   private record(
-    action:
-      | 'authorization_code.redeem'
-      | 'authorization_code.replay'
-      | 'authorization_code.reject'
-      | 'refresh_token.rotate'
-      | 'refresh_token.reuse'
-      | 'refresh_token.reject',
+    action: 'authorization_code.replay' | 'authorization_code.reject' | 'refresh_token.rotate' | 'refresh_token.reuse' | 'refresh_token.reject',
     org: string,
     clientId: string,
     origin: RequestOrigin,
@@ -250,9 +254,10 @@ export class CodeGrantService {
   }
 }
 
-/** RFC 7636 4.6: BASE64URL(SHA256(ASCII(code_verifier))) == code_challenge, compared in constant time. */
-export function pkceMatches(verifier: string, challenge: string): boolean {
-  const computed = Buffer.from(createHash('sha256').update(verifier, 'ascii').digest('base64url'));
-  const expected = Buffer.from(challenge);
-  return computed.length === expected.length && timingSafeEqual(computed, expected);
+/**
+ * RFC 7636 4.6: BASE64URL(SHA256(ASCII(code_verifier))), which the code's redemption compares with its
+ * code_challenge (the challenge is no secret: it crossed the browser in the authorization request).
+ */
+export function s256(verifier: string): string {
+  return createHash('sha256').update(verifier, 'ascii').digest('base64url');
 }

@@ -67,8 +67,13 @@ const RECORD_ISSUED = prepared(
       WHERE s.id = u.id AND (s.last_used_at IS NULL OR s.last_used_at < u.at - interval '60 seconds')
    )
    ${AUDIT_INSERT}
-   SELECT at, org, actor, 'token.issue', ${auditCodeOf('token.issue')}, actor, 'success', address, jsonb_build_object('jti', jti::text, 'method', method), correlation
-     FROM unnest($5::timestamptz[], $2::text[], $8::text[], $9::text[], $1::uuid[], $10::text[], $11::text[]) AS a(at, org, actor, address, jti, method, correlation)`,
+   SELECT at, org, actor, 'token.issue', ${auditCodeOf('token.issue')}, actor, 'success', address,
+          -- A token of the authorization code flow names its grant: the event is also the code's redemption (DECISIONS 15.3).
+          CASE WHEN grant_id IS NULL THEN jsonb_build_object('jti', jti::text, 'method', method)
+               ELSE jsonb_build_object('jti', jti::text, 'method', method, 'grantId', grant_id::text) END,
+          correlation
+     FROM unnest($5::timestamptz[], $2::text[], $8::text[], $9::text[], $1::uuid[], $10::text[], $11::text[], $12::uuid[])
+       AS a(at, org, actor, address, jti, method, correlation, grant_id)`,
 );
 const FIND_STATE = prepared(
   'token-find-state',

@@ -31,6 +31,13 @@ export interface PersonTokenContext {
   method: 'authorization_code' | 'refresh_token';
 }
 
+/** An access token's id and times, fixed before it is recorded and signed. */
+export interface PlannedAccessToken {
+  jti: string;
+  issuedAt: Date;
+  expiresAt: Date;
+}
+
 /** Issues the token pair of DECISIONS 3.4: an RFC 9068 access token and an OpenID id_token. */
 @Injectable()
 export class TokenService {
@@ -102,6 +109,32 @@ export class TokenService {
   }
 
   /**
+   * The id and times of a person's access token that its caller records before it is signed: the
+   * code exchange records it in the statement that consumes the code (DECISIONS 15.3), then signs it
+   * with `signRecordedForPerson`.
+   */
+  plan(orgSettings: OrganizationSettings): PlannedAccessToken {
+    const lifetime = orgSettings.accessTokenLifetime ?? this.config.accessTokenLifetimeS;
+    const iat = Math.floor(this.clock.now().getTime() / 1000);
+    return { jti: randomUUID(), issuedAt: new Date(iat * 1000), expiresAt: new Date((iat + lifetime) * 1000) };
+  }
+
+  /** Signs a person's tokens whose access token `plan` made and the caller recorded (DECISIONS 15.3, 15.4). */
+  async signRecordedForPerson(
+    person: Pick<UserRow, 'org_id' | 'user_name' | 'role'>,
+    token: PlannedAccessToken,
+    context: PersonTokenContext,
+  ): Promise<TokenResponse> {
+    const response = await this.sign({ org: person.org_id, subject: person.user_name, role: person.role, clientId: context.clientId }, token, {
+      aud: context.clientId,
+      azp: context.clientId,
+      ...context.idTokenClaims,
+    });
+    this.metrics.tokensIssued.inc({ method: context.method });
+    return response;
+  }
+
+  /**
    * Signs both tokens in the HSM and records the access token. `scope` lists the scopes the role had
    * at issue, for the client's information; authorization reads the live role on every request.
    */
@@ -111,10 +144,31 @@ export class TokenService {
     context: { sourceAddress: string; correlationId?: string; method: string; secretId?: string },
     idTokenClaims: Record<string, unknown> = {},
   ): Promise<TokenResponse> {
-    const lifetime = orgSettings.accessTokenLifetime ?? this.config.accessTokenLifetimeS;
-    const iat = Math.floor(this.clock.now().getTime() / 1000);
-    const exp = iat + lifetime;
-    const jti = randomUUID();
+    const token = this.plan(orgSettings);
+    const response = await this.sign(subject, token, idTokenClaims);
+    await this.writes.write({
+      jti: token.jti,
+      orgId: subject.org,
+      accountId: subject.accountId,
+      userId: subject.userId,
+      grantId: subject.grantId,
+      subjectName: subject.subject,
+      issuedAt: token.issuedAt,
+      expiresAt: token.expiresAt,
+      ...context,
+    });
+    this.metrics.tokensIssued.inc({ method: context.method });
+    return response;
+  }
+
+  /** The access token and the id_token of `token`, signed in the HSM at once. */
+  private async sign(
+    subject: { org: string; subject: string; role: string; clientId?: string },
+    token: PlannedAccessToken,
+    idTokenClaims: Record<string, unknown>,
+  ): Promise<TokenResponse> {
+    const iat = token.issuedAt.getTime() / 1000;
+    const exp = token.expiresAt.getTime() / 1000;
     const iss = this.issuer(subject.org);
     const scope = (this.roles.find(subject.role)?.scopes ?? []).join(' ');
     const [accessToken, idToken] = await Promise.all([
@@ -126,24 +180,12 @@ export class TokenService {
         org: subject.org,
         role: subject.role,
         scope,
-        jti,
+        jti: token.jti,
         iat,
         exp,
       }),
       this.jws.sign('JWT', { iss, sub: subject.subject, aud: subject.subject, iat, exp, org: subject.org, ...idTokenClaims }),
     ]);
-    await this.writes.write({
-      jti,
-      orgId: subject.org,
-      accountId: subject.accountId,
-      userId: subject.userId,
-      grantId: subject.grantId,
-      subjectName: subject.subject,
-      issuedAt: new Date(iat * 1000),
-      expiresAt: new Date(exp * 1000),
-      ...context,
-    });
-    this.metrics.tokensIssued.inc({ method: context.method });
-    return { access_token: accessToken, id_token: idToken, token_type: 'Bearer', expires_in: lifetime };
+    return { access_token: accessToken, id_token: idToken, token_type: 'Bearer', expires_in: exp - iat };
   }
 }
