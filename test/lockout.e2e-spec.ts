@@ -122,6 +122,65 @@ describe('token endpoint lockout', () => {
     }
   });
 
+  /** A fresh organization with the user bea and her password. */
+  async function freshUser(): Promise<string> {
+    const { org } = await freshAccount();
+    const created = await t.http
+      .post(`/admin/v1/organizations/${org}/users`)
+      .auth(admin, { type: 'bearer' })
+      .send({ userName: 'bea', role: 'Cardholder', password: 'correct horse battery staple' });
+    expect(created.status).toBe(201);
+    return org;
+  }
+  const passwordAttempt = (app: TestApp, org: string, password: string, from: string) =>
+    tokenRequest(app.http, org, { grant_type: 'password', username: 'bea', password }).set('X-Forwarded-For', from);
+  const counters = async (org: string) =>
+    (
+      await t.db.query<{ key: string; failures: number }>(
+        "SELECT key, failures FROM auth_failures WHERE key IN ($1, 'addr:' || $2, 'pwd:' || $3) ORDER BY key",
+        [`pair:user:${org}/bea|203.0.113.40`, '203.0.113.40', org],
+      )
+    ).rows;
+
+  it('wrong passwords sent at once, to two instances, get no more checks than the limit: each is counted before its hash', async () => {
+    const org = await freshUser();
+    const answers = await Promise.all(Array.from({ length: 24 }, (_, i) => passwordAttempt(i % 2 ? second : t, org, 'wrong password', '203.0.113.40')));
+    const statuses = answers.map((a) => a.status).sort();
+    expect(statuses).toEqual([...Array(3).fill(400), ...Array(21).fill(429)]);
+    for (const refused of answers.filter((a) => a.status === 429)) expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    const checked = await t.db.query(
+      "SELECT count(*)::int AS n FROM audit_events WHERE org_id = $1 AND action = 'authentication.fail' AND details->>'reason' = 'wrong_password'",
+      [org],
+    );
+    expect(checked.rows).toEqual([{ n: 3 }]);
+    const lockouts = await t.db.query("SELECT details->>'scope' AS scope FROM audit_events WHERE org_id = $1 AND action = 'authentication.lockout'", [org]);
+    expect(lockouts.rows).toEqual([{ scope: 'identity and address' }]);
+    expect(await counters(org)).toEqual([
+      { key: 'addr:203.0.113.40', failures: 3 },
+      { key: `pair:user:${org}/bea|203.0.113.40`, failures: 3 },
+      { key: `pwd:${org}`, failures: 3 },
+    ]);
+    // The right password from there waits too; from another address it works.
+    expect((await passwordAttempt(t, org, 'correct horse battery staple', '203.0.113.40')).status).toBe(429);
+    expect((await passwordAttempt(t, org, 'correct horse battery staple', '203.0.113.41')).status).toBe(200);
+    t.clock.advance(61);
+  });
+
+  it('a password that matches gives its turn back: signing in leaves no counters, and wrong ones stay counted', async () => {
+    const org = await freshUser();
+    for (let i = 0; i < 3; i++) expect((await passwordAttempt(t, org, 'correct horse battery staple', '203.0.113.40')).status).toBe(200);
+    expect(await counters(org)).toEqual([]);
+    expect((await passwordAttempt(t, org, 'wrong password', '203.0.113.40')).status).toBe(400);
+    expect((await passwordAttempt(second, org, 'correct horse battery staple', '203.0.113.40')).status).toBe(200);
+    expect((await passwordAttempt(t, org, 'wrong password', '203.0.113.40')).status).toBe(400);
+    expect(await counters(org)).toEqual([
+      { key: 'addr:203.0.113.40', failures: 2 },
+      { key: `pair:user:${org}/bea|203.0.113.40`, failures: 2 },
+      { key: `pwd:${org}`, failures: 2 },
+    ]);
+    t.clock.advance(61);
+  });
+
   it('the purge job removes counters whose window has passed', async () => {
     const { org, account } = await freshAccount();
     await attempt(t, org, account.clientId, 'wrong', '203.0.113.40');

@@ -70,6 +70,31 @@ describe('one-time code guessing on the login page', () => {
     expect(answers.filter((a) => errorText(a.text).startsWith('Too many failed sign-ins')).length).toBeGreaterThanOrEqual(40 - LIMIT);
   });
 
+  it('checks at most the limit of passwords when many wrong ones are sent at once: each is counted before its hash (DECISIONS 4)', async () => {
+    await createPersonWithCard(t, admin, ORG, 'pwburst');
+    const address = '198.51.100.9';
+    const form = await t.bare.get(LOGIN).set('X-Forwarded-For', address);
+    const cookie = cookiePair(form.headers['set-cookie'], '__Host-Http-login-form')!;
+    const formToken = hiddenField(form.text, 'form_token')!;
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, () =>
+        t.bare
+          .post(LOGIN)
+          .set({ Cookie: cookie, Origin: ORIGIN, 'X-Forwarded-For': address })
+          .type('form')
+          .send({ form_token: formToken, step: 'password', userName: 'pwburst', password: 'wrong password' }),
+      ),
+    );
+    expect(answers.every((a) => a.status === 200 && hiddenField(a.text, 'step_token') === undefined)).toBe(true);
+    const locked = answers.filter((a) => errorText(a.text).startsWith('Too many failed sign-ins'));
+    expect(locked).toHaveLength(30 - LIMIT);
+    for (const answer of locked) expect(answer.headers['retry-after']).toMatch(/^\d+$/);
+    const checked = await t.db.query(
+      "SELECT count(*)::int AS n FROM audit_events WHERE action = 'sign_in.fail' AND actor = 'pwburst' AND details->>'reason' = 'wrong_password'",
+    );
+    expect(checked.rows).toEqual([{ n: LIMIT }]);
+  });
+
   it('checks at most the limit of codes of one person from many addresses; the right code then waits for the window too', async () => {
     const person = await createPersonWithCard(t, admin, ORG, 'spread');
     const right = nextTotpCode(t, person.totpSecret!);

@@ -52,12 +52,15 @@ export interface FailureAudit {
  */
 const RECORD_FAILURE = prepared(
   'lockout-record-failure',
-  `WITH counted AS (
+  `WITH newly_counted AS (
      INSERT INTO auth_failures (key, window_started_at, failures) SELECT unnest($1::text[]), $2, 1
      ON CONFLICT (key) DO UPDATE SET
        failures = CASE WHEN auth_failures.window_started_at <= $3 THEN 1 ELSE auth_failures.failures + 1 END,
        window_started_at = CASE WHEN auth_failures.window_started_at <= $3 THEN $2 ELSE auth_failures.window_started_at END
      RETURNING key, failures
+   ), counted AS (
+     -- A failed password check was counted when its turn was taken ($15, $16: the keys and the counts it made).
+     SELECT key, failures FROM newly_counted UNION ALL SELECT * FROM unnest($15::text[], $16::int[])
    ), org AS (
      SELECT id FROM organizations WHERE id = $4
    )
@@ -72,6 +75,40 @@ const RECORD_FAILURE = prepared(
                              'failures', c.failures, 'windowSeconds', $8::int), $11
      FROM counted c
     WHERE c.failures = CASE WHEN starts_with(c.key, 'pair:') THEN $9::int WHEN starts_with(c.key, 'pwd:') THEN $12::int ELSE $10::int END`,
+);
+
+/**
+ * Takes the turn of a password check before the password is hashed (DECISIONS 4): counts it on every
+ * key ($1) in one statement, unless one of them is at its limit ($4, in the same order) already; then
+ * nothing is counted and the keys at their limit are answered (`blocked`). The existing rows are
+ * locked first, so concurrent turns count one after another and none passes a limit another reached.
+ */
+const TAKE_PASSWORD_TURN = prepared(
+  'lockout-take-password-turn',
+  `WITH current AS (
+     SELECT key, failures, window_started_at FROM auth_failures WHERE key = ANY($1::text[]) AND window_started_at > $3 FOR UPDATE
+   ), blocked AS (
+     SELECT c.key, c.window_started_at FROM current c JOIN unnest($1::text[], $4::int[]) AS l(key, lim) ON l.key = c.key WHERE c.failures >= l.lim
+   ), counted AS (
+     INSERT INTO auth_failures (key, window_started_at, failures)
+     SELECT unnest($1::text[]), $2, 1 WHERE NOT EXISTS (SELECT 1 FROM blocked)
+     ON CONFLICT (key) DO UPDATE SET
+       failures = CASE WHEN auth_failures.window_started_at <= $3 THEN 1 ELSE auth_failures.failures + 1 END,
+       window_started_at = CASE WHEN auth_failures.window_started_at <= $3 THEN $2 ELSE auth_failures.window_started_at END
+     RETURNING key, failures, window_started_at
+   )
+   SELECT true AS blocked, key, 0 AS failures, window_started_at FROM blocked
+   UNION ALL
+   SELECT false, key, failures, window_started_at FROM counted`,
+);
+
+/** Takes a password turn's counts back ($1: its keys; $2: counters that started before have expired). */
+const GIVE_BACK_PASSWORD_TURN = prepared(
+  'lockout-give-back-password-turn',
+  `WITH emptied AS (
+     DELETE FROM auth_failures WHERE key = ANY($1::text[]) AND window_started_at > $2 AND failures <= 1
+   )
+   UPDATE auth_failures SET failures = failures - 1 WHERE key = ANY($1::text[]) AND window_started_at > $2 AND failures > 1`,
 );
 
 /**
@@ -96,6 +133,12 @@ const COUNT_CODE_ATTEMPT = prepared(
    )
    SELECT failures, window_started_at FROM counted`,
 );
+
+/** A password check's turn (`takePasswordTurn`): the counters it counted, and their counts then. */
+export interface PasswordTurn {
+  keys: string[];
+  failures: number[];
+}
 
 /**
  * Brute-force protection of the token service (DECISIONS 4). Failures are counted in PostgreSQL per
@@ -169,15 +212,15 @@ export class LockoutService {
   /**
    * Counts one failure and audits it (see RECORD_FAILURE); `subject` is the claimed id, whether it
    * exists or not (undefined when the request named none), `reason` is the metrics label of the
-   * failure. `failedPasswordCheck`: a password was checked and did not match (or the user is
-   * unknown), which also counts toward the organization's password budget.
+   * failure. `turn`: a password was checked and did not match (or the user is unknown); its turn
+   * counted it already, on the pair, the address and the organization's password budget.
    */
   async recordFailure(
     subject: string | undefined,
     origin: RequestOrigin,
     reason: string,
     audit: FailureAudit,
-    { failedPasswordCheck = false }: { failedPasswordCheck?: boolean } = {},
+    { turn }: { turn?: PasswordTurn } = {},
   ): Promise<void> {
     const address = origin.sourceAddress;
     const now = this.clock.now();
@@ -197,7 +240,8 @@ export class LockoutService {
         details: { thumbprint, notAfter: notAfter.toISOString(), expiresAt: expiresAt.toISOString() },
       });
     }
-    const counterKeys = keys(subject, address, failedPasswordCheck ? audit.org : undefined);
+    // A failed password check's turn counted it already: only the audit remains (and the lockout event when its count reached a limit).
+    const counterKeys = turn ? [] : keys(subject, address);
     await this.db.transaction(async (tx) => {
       await this.db.query(
         RECORD_FAILURE,
@@ -216,12 +260,45 @@ export class LockoutService {
           this.config.passwordFailureBudget,
           lockout,
           auditCodeOf(lockout),
+          turn?.keys ?? [],
+          turn?.failures ?? [],
         ],
         tx,
       );
       // Client authentication remembers which keys have no failures; tell every instance these do now.
-      this.changes.publishOnCommit(tx, 'lockout', counterKeys);
+      this.changes.publishOnCommit(tx, 'lockout', turn?.keys ?? counterKeys);
     });
+  }
+
+  /**
+   * Takes the turn of a password check for the pair, before the hash (DECISIONS 4): counts it as a
+   * failure of the pair, the address and the organization's password budget in one statement, or
+   * throws the lockout's 429 when one of them is at its limit already (nothing counted). Guesses sent
+   * at once, on any instance, so get no more hash runs than the limits. The turn then ends one way:
+   * a wrong password is audited with `recordFailure(..., { turn })` (counted already), a password
+   * that matched, or a check that did not happen, gives it back (`giveBack`).
+   */
+  async takePasswordTurn(subject: string, address: string, org: string): Promise<PasswordTurn> {
+    const turnKeys = keys(subject, address, org);
+    const now = this.clock.now();
+    const rows = await this.db.query<FailureCounter & { blocked: boolean }>(TAKE_PASSWORD_TURN, [
+      turnKeys,
+      now,
+      this.windowStart(),
+      turnKeys.map((key) => this.limitOf(key)),
+    ]);
+    const blocked = rows.filter((row) => row.blocked);
+    if (blocked.length > 0) this.assertWithinLimits(blocked.map((row) => ({ ...row, failures: this.limitOf(row.key) })));
+    const counts = new Map(rows.map((row) => [row.key, row.failures]));
+    return { keys: turnKeys, failures: turnKeys.map((key) => counts.get(key) ?? 1) };
+  }
+
+  /**
+   * A turn whose password matched, or was not checked (the hashing was busy): its counts are taken
+   * back, and a counter it alone made is removed, so that signing in leaves no counters behind.
+   */
+  async giveBack(turn: PasswordTurn): Promise<void> {
+    await this.db.query(GIVE_BACK_PASSWORD_TURN, [turn.keys, this.windowStart()]);
   }
 
   /**

@@ -4,7 +4,7 @@ import { OrganizationService, PasswordHasher, UserRepository, UserWithSettings }
 import { Metrics } from '@app/observability';
 import { AssertionVerifier } from '../clients/assertion-verifier';
 import { expiredCertificate } from '../clients/client-authenticator.service';
-import { FailureAudit, LockoutService } from '../clients/lockout.service';
+import { FailureAudit, LockoutService, PasswordTurn } from '../clients/lockout.service';
 import { TokenRepository } from '../tokens/token.repository';
 import { SignInFactorPolicy } from './sign-in-factor.policy';
 
@@ -89,16 +89,24 @@ export class UserAuthenticator {
     const { sourceAddress } = origin;
     if (!userName || password === undefined) throw OAuthError.invalidRequest('The password grant needs the username and password parameters.');
     const subject = lockoutSubject(org, userName);
-    // The organization's budget of failed password checks too: past it, every userName waits alike.
-    await this.lockout.assertNotLocked(subject, sourceAddress, org);
     // Asked of the organization, not the user, so that known and unknown userNames get this answer
     // alike and at once, before any lookup or hash (DECISIONS 3.5).
     if ((await this.organizations.findSettings(org))?.passwordGrant === false) {
       throw new OAuthError('unauthorized_client', 'The password grant is switched off for this organization; sign in with a certificate (jwt-bearer).', 400);
     }
+    // Counted before the hash, on the pair, the address and the organization's budget (past it, every
+    // userName waits alike): guesses sent at once get no more checks than the limits (DECISIONS 4).
+    const turn = await this.lockout.takePasswordTurn(subject, sourceAddress, org);
     const found = await this.users.findWithPasswordHash(org, userName);
     // Unknown users and users without a password cost the same scrypt run as a wrong password.
-    const matches = found?.passwordHash ? await this.passwords.verify(password, found.passwordHash) : await this.passwords.verifyDummy(password);
+    let matches: boolean;
+    try {
+      matches = found?.passwordHash ? await this.passwords.verify(password, found.passwordHash) : await this.passwords.verifyDummy(password);
+    } catch (error) {
+      // Nothing was checked (every hashing turn was taken, DECISIONS 3.5), so nothing is counted.
+      await this.lockout.giveBack(turn);
+      throw error;
+    }
     if (!found || !matches) {
       throw await this.failed(
         'wrong_password',
@@ -106,9 +114,10 @@ export class UserAuthenticator {
         origin,
         OAuthError.invalidGrant(GENERIC_PASSWORD_FAILURE),
         { org, claimed: userName, method: 'password' },
-        { failedPasswordCheck: true },
+        { turn },
       );
     }
+    await this.lockout.giveBack(turn);
     if (found.user.disabled) {
       throw await this.failed('disabled', subject, origin, OAuthError.invalidGrant('The user is disabled.'), {
         org,
@@ -130,7 +139,7 @@ export class UserAuthenticator {
     origin: RequestOrigin,
     error: OAuthError,
     audit: FailureAudit,
-    counts?: { failedPasswordCheck: boolean },
+    counts?: { turn: PasswordTurn },
   ): Promise<OAuthError> {
     this.metrics.authFailures.inc({ reason: `user_${reason}` });
     await this.lockout.recordFailure(subject, origin, reason, audit, counts);

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { OrganizationService, PasswordHasher, UserRepository, type UserRow } from '@app/accounts';
 import { Clock, DomainError, OAuthError, RequestOrigin } from '@app/common';
 import { Metrics } from '@app/observability';
-import { LockoutService } from '../clients/lockout.service';
+import { LockoutService, PasswordTurn } from '../clients/lockout.service';
 import { SignInFactorPolicy } from '../grants/sign-in-factor.policy';
 import { SignInSessionService } from '../sessions/sign-in-session.service';
 import { AuthenticationMethod, SignInSession } from '../sessions/sign-in-sessions';
@@ -57,10 +57,15 @@ export class LoginService {
   async withPassword(org: string, userName: string | undefined, password: string | undefined, origin: Origin): Promise<LoginOutcome> {
     if (!userName || !password) return { kind: 'failed', message: MISSING_FIELDS };
     const subject = lockoutSubject(org, userName);
-    const locked = await this.locked(subject, origin.sourceAddress, org);
-    if (locked) return locked;
     if (userName.length > MAX_USER_NAME || password.length > MAX_PASSWORD) {
-      return this.failed('malformed', subject, userName, org, origin, 'password');
+      return (await this.locked(subject, origin.sourceAddress, org)) ?? this.failed('malformed', subject, userName, org, origin, 'password');
+    }
+    // Counted before the hash, as the password grant counts it (DECISIONS 4): guesses sent at once get no more checks than the limits.
+    let turn: PasswordTurn;
+    try {
+      turn = await this.lockout.takePasswordTurn(subject, origin.sourceAddress, org);
+    } catch (error) {
+      return lockedOutcome(error);
     }
     const found = await this.users.findWithPasswordHash(org, userName);
     // Unknown users and users without a password cost the same scrypt run as a wrong password.
@@ -69,11 +74,13 @@ export class LoginService {
       matches = found?.passwordHash ? await this.passwords.verify(password, found.passwordHash) : await this.passwords.verifyDummy(password);
     } catch (error) {
       // Every hashing turn is taken (DECISIONS 3.5): nothing was checked, so nothing is counted; the page says so.
+      await this.lockout.giveBack(turn);
       if (!(error instanceof DomainError) || error.code !== 'SERVICE_UNAVAILABLE') throw error;
       const retryAfter = error.headers['Retry-After'] ?? '1';
       return { kind: 'locked', message: `The service is busy. ${retryText(retryAfter)}`, retryAfter };
     }
-    if (!found || !matches) return this.failed('wrong_password', subject, userName, org, origin, 'password', true);
+    if (!found || !matches) return this.failed('wrong_password', subject, userName, org, origin, 'password', turn);
+    await this.lockout.giveBack(turn);
     if (found.user.disabled) return this.failed('disabled', subject, userName, org, origin, 'password');
     const second = this.factors.secondStep(found.user, {
       holdsOneTimeCode: await this.codes.holds(org, found.user.id),
@@ -142,12 +149,7 @@ export class LoginService {
       await check();
       return undefined;
     } catch (error) {
-      if (!(error instanceof OAuthError) || error.status !== 429) throw error;
-      return {
-        kind: 'locked',
-        message: `Too many failed sign-ins. ${retryText(error.headers['Retry-After'])}`,
-        retryAfter: error.headers['Retry-After'] ?? '1',
-      };
+      return lockedOutcome(error);
     }
   }
 
@@ -158,9 +160,9 @@ export class LoginService {
     org: string,
     origin: Origin,
     step: 'password' | 'code' | 'certificate',
-    failedPasswordCheck = false,
+    turn?: PasswordTurn,
   ): Promise<FinalOutcome> {
-    await this.record(reason, subject, claimed, org, origin, step, failedPasswordCheck);
+    await this.record(reason, subject, claimed, org, origin, step, turn);
     return { kind: 'failed', message: GENERIC_FAILURE };
   }
 
@@ -172,7 +174,7 @@ export class LoginService {
     org: string,
     origin: Origin,
     step: 'password' | 'code' | 'certificate',
-    failedPasswordCheck = false,
+    turn?: PasswordTurn,
   ): Promise<void> {
     this.metrics.authFailures.inc({ reason: `login_${reason}` });
     await this.lockout.recordFailure(
@@ -186,9 +188,19 @@ export class LoginService {
         actions: { fail: 'sign_in.fail', lockout: 'sign_in.lockout' },
         details: { step },
       },
-      { failedPasswordCheck },
+      { turn },
     );
   }
+}
+
+/** The lockout's 429 as the page shows it; any other error goes on. */
+function lockedOutcome(error: unknown): FinalOutcome {
+  if (!(error instanceof OAuthError) || error.status !== 429) throw error;
+  return {
+    kind: 'locked',
+    message: `Too many failed sign-ins. ${retryText(error.headers['Retry-After'])}`,
+    retryAfter: error.headers['Retry-After'] ?? '1',
+  };
 }
 
 /** userNames are unique per organization: counted as the password grant counts them, so both ways in share the limit. */
