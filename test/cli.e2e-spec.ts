@@ -531,7 +531,7 @@ describe('command line (apps/cli)', () => {
     ]);
     // A user of another organization is not found in `platform`.
     expectRefused(await cli(['user', 'platform-administrator', created.json().id]), 'does not exist in organization "platform"');
-  });
+  }, 90_000); // fourteen CLI processes, like the test above: past 30 s on a slower 2-core host beside other suites
 
   it('signing-key: generate, a refused early activation, activation (with no delay) that the service signs with, withdraw; audited as cli', async () => {
     // A kid is base64url and may begin with '-': it goes after --, which ends the options (as a thumbprint does).
