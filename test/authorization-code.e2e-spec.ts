@@ -12,7 +12,10 @@ import {
   signIn,
   tokenRequest,
 } from '@app/testing';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { SecretHasher } from '@app/accounts';
 import { PurgeJob } from '@app/auth';
+import { AuthorizationGrantRepository } from '../libs/auth/src/oidc/authorization-grant.repository';
 import { Pkcs11Hsm } from '@app/hsm';
 import { simulateModuleFailure } from '@app/hsm/testing';
 
@@ -349,6 +352,39 @@ describe('Authorization code flow (people)', () => {
     // Room on each page for the consumption's new row version, so that it can stay a heap-only update.
     const options = await t.db.query("SELECT reloptions FROM pg_class WHERE relname = 'authorization_grants'");
     expect(options.rows).toEqual([{ reloptions: ['fillfactor=60'] }]);
+  });
+
+  it('one code presented twice in one batch: the presentation whose values the consuming statement took is answered, and its token is the one recorded', async () => {
+    const { code, verifier, grantId } = await codeWithGrant(web.clientId);
+    const repository = t.app.get(AuthorizationGrantRepository);
+    const [{ id: accountId }] = (await t.db.query<{ id: string }>('SELECT id FROM system_accounts WHERE client_id = $1', [web.clientId])).rows;
+    const now = t.clock.now();
+    const presentation = (codeHash: Buffer, jti: string) =>
+      repository.redeemCode({
+        codeHash,
+        accountId,
+        now,
+        redirectUri: REDIRECT,
+        verifierChallenge: createHash('sha256').update(verifier).digest('base64url'),
+        accessToken: { jti, issuedAt: now, expiresAt: new Date(now.getTime() + 3_600_000) },
+        refreshToken: { hash: randomBytes(32), expiresAt: new Date(now.getTime() + 86_400_000) },
+        sourceAddress: '192.0.2.1',
+      });
+    // Four unknown codes take the four statements the group commit keeps in flight; the two
+    // presentations of the one code wait, and go together in the next statement.
+    const fillers = Array.from({ length: 4 }, () => presentation(randomBytes(32), randomUUID()));
+    const [first, second] = [randomUUID(), randomUUID()];
+    const codeHash = t.app.get(SecretHasher).hash(code);
+    const results = await Promise.all([...fillers, presentation(codeHash, first), presentation(codeHash, second)]);
+    expect(results.slice(0, 4)).toEqual([undefined, undefined, undefined, undefined]);
+    const answered = results
+      .slice(4)
+      .map((result, i) => (result ? [first, second][i] : undefined))
+      .filter((jti) => jti !== undefined);
+    expect(answered).toHaveLength(1);
+    expect(results.slice(4).find(Boolean)).toMatchObject({ id: grantId, issued: true, redirectUriMatches: true, verifierMatches: true });
+    const recorded = await t.db.query('SELECT jti FROM access_tokens WHERE grant_id = $1', [grantId]);
+    expect(recorded.rows).toEqual([{ jti: answered[0] }]);
   });
 
   it('the HSM failing during an exchange: 503 with Retry-After; the code is spent and its grant revoked with the token recorded for it (83013 not_issued)', async () => {

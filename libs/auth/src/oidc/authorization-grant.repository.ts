@@ -153,7 +153,7 @@ const REDEEM_CODES = prepared(
             jsonb_build_object('jti', jti::text, 'method', 'authorization_code', 'grantId', id::text), correlation
        FROM checked WHERE issued
    )
-   SELECT id, org_id, account_id, user_id, code_hash, nonce, auth_time, amr, refresh_tokens, redirect_uri_matches, verifier_matches,
+   SELECT jti, id, org_id, account_id, user_id, nonce, auth_time, amr, refresh_tokens, redirect_uri_matches, verifier_matches,
           user_name, role, disabled, issued
      FROM checked`,
 );
@@ -211,7 +211,7 @@ export class AuthorizationGrantRepository {
 
   private async redeemCodes(batch: CodeRedemption[]): Promise<(ConsumedGrant | undefined)[]> {
     type Row = Omit<ConsumedGrant, 'person' | 'redirectUriMatches' | 'verifierMatches'> & {
-      code_hash: Buffer;
+      jti: string;
       redirect_uri_matches: boolean;
       verifier_matches: boolean;
       user_name: string;
@@ -232,10 +232,11 @@ export class AuthorizationGrantRepository {
       batch.map((r) => r.correlationId ?? null),
       batch.map((r) => r.accessToken.issuedAt),
     ]);
-    // One code twice in a batch was consumed once: the first of them gets it, the other is a replay.
+    // One code twice in a batch is consumed once, by one of its presentations: the one whose values (its
+    // redirect URI, verifier and token id) the UPDATE took, told by its token id; the other is a replay.
     const consumed = new Map(
-      rows.map(({ code_hash, redirect_uri_matches, verifier_matches, user_name, role, disabled, ...grant }): [string, ConsumedGrant] => [
-        `${code_hash.toString('hex')}/${grant.account_id}`,
+      rows.map(({ jti, redirect_uri_matches, verifier_matches, user_name, role, disabled, ...grant }): [string, ConsumedGrant] => [
+        jti,
         {
           ...grant,
           person: { id: grant.user_id, org_id: grant.org_id, user_name, role, disabled },
@@ -244,12 +245,7 @@ export class AuthorizationGrantRepository {
         },
       ]),
     );
-    return batch.map((r) => {
-      const key = `${r.codeHash.toString('hex')}/${r.accountId}`;
-      const row = consumed.get(key);
-      consumed.delete(key);
-      return row;
-    });
+    return batch.map((r) => consumed.get(r.accessToken.jti));
   }
 
   async findByCode(codeHash: Buffer): Promise<GrantRow | undefined> {
