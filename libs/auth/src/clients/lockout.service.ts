@@ -186,16 +186,18 @@ export class LockoutService {
 
   /** The same check on counters already read (the token endpoint reads them with the account). */
   assertWithinLimits(rows: FailureCounter[]): void {
-    const now = this.clock.now();
     for (const row of rows) {
-      if (row.failures >= this.limitOf(row.key)) {
-        const retryAfter = this.secondsLeft(row.window_started_at, now);
-        const what = row.key.startsWith(PASSWORD_BUDGET_PREFIX)
-          ? 'Too many failed password sign-ins in this organization; the password grant pauses'
-          : `Too many failed authentication attempts from this address${row.key.startsWith('pair:') ? ' for this client' : ''}`;
-        throw new OAuthError('temporarily_unavailable', `${what}; retry after ${retryAfter} seconds.`, 429, { 'Retry-After': String(retryAfter) });
-      }
+      if (row.failures >= this.limitOf(row.key)) throw this.lockedOut(row.key, row.window_started_at);
     }
+  }
+
+  /** The 429 of a counter at its limit, with Retry-After until its window passes. */
+  private lockedOut(key: string, windowStartedAt: Date): OAuthError {
+    const retryAfter = this.secondsLeft(windowStartedAt, this.clock.now());
+    const what = key.startsWith(PASSWORD_BUDGET_PREFIX)
+      ? 'Too many failed password sign-ins in this organization; the password grant pauses'
+      : `Too many failed authentication attempts from this address${key.startsWith('pair:') ? ' for this client' : ''}`;
+    return new OAuthError('temporarily_unavailable', `${what}; retry after ${retryAfter} seconds.`, 429, { 'Retry-After': String(retryAfter) });
   }
 
   /** Seconds until the window that started at `windowStartedAt` passes (Retry-After), at least 1. */
@@ -287,8 +289,8 @@ export class LockoutService {
       this.windowStart(),
       turnKeys.map((key) => this.limitOf(key)),
     ]);
-    const blocked = rows.filter((row) => row.blocked);
-    if (blocked.length > 0) this.assertWithinLimits(blocked.map((row) => ({ ...row, failures: this.limitOf(row.key) })));
+    const blocked = rows.find((row) => row.blocked);
+    if (blocked) throw this.lockedOut(blocked.key, blocked.window_started_at);
     const counts = new Map(rows.map((row) => [row.key, row.failures]));
     return { keys: turnKeys, failures: turnKeys.map((key) => counts.get(key) ?? 1) };
   }
