@@ -116,6 +116,9 @@ async function flow(ctx, db, client, who) {
     );
     approvedAt = performance.now();
   })();
+  // Awaited once the poll succeeds; a failed approval meanwhile must not end the bench as an unhandled
+  // rejection that skips stopping the service (the poll then ends with expired_token and throws).
+  approval.catch(() => undefined);
   for (;;) {
     await sleep(started.interval * 1000);
     const polled = await request(baseUrl, 'POST', `/authentication/customer/${org}/token`, {
