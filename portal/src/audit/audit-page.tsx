@@ -1,10 +1,12 @@
-import { Button, Code, Group, Modal, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { Button, Code, Group, Modal, Select, Stack, Table, TextInput, Title } from '@mantine/core';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useParams } from '@tanstack/react-router';
 import { useState } from 'react';
 import { api, answer } from '../api/client';
 import type { AuditEvent, ListResponse } from '../api/resources';
 import { ListFooter } from '../components/list-footer';
+import { HiddenHeader } from '../components/hidden-header';
+import { ErrorText } from '../components/error-text';
 
 const PAGE = 50;
 
@@ -120,11 +122,7 @@ export function AuditPage() {
           </Button>
         </Group>
       </form>
-      {events.error ? (
-        <Text c="red.8" role="alert">
-          {events.error.message}
-        </Text>
-      ) : null}
+      <ErrorText error={events.error} />
       <Table striped aria-label="Audit events">
         <Table.Thead>
           <Table.Tr>
@@ -134,9 +132,7 @@ export function AuditPage() {
             <Table.Th>Actor</Table.Th>
             <Table.Th>Target</Table.Th>
             <Table.Th>Outcome</Table.Th>
-            <Table.Th>
-              <span className="visually-hidden">Detail</span>
-            </Table.Th>
+            <HiddenHeader>Detail</HiddenHeader>
           </Table.Tr>
         </Table.Thead>
         <Table.Tbody>

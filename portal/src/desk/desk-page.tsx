@@ -7,6 +7,7 @@ import { api, answer } from '../api/client';
 import type { paths } from '../api/schema';
 import { useWhoami } from '../session/whoami';
 import { ListFooter } from '../components/list-footer';
+import { ErrorText } from '../components/error-text';
 
 export const PAGE = 25;
 export const SEARCH_REQUEST = 'urn:ietf:params:scim:api:messages:2.0:SearchRequest' as const;
@@ -64,11 +65,7 @@ export function DeskPage() {
             }}
             data-autofocus
           />
-          {users.error ? (
-            <Text c="red.8" role="alert">
-              {users.error.message}
-            </Text>
-          ) : null}
+          <ErrorText error={users.error} />
           <Table highlightOnHover aria-label="Users found" aria-busy={users.isFetching}>
             <Table.Thead>
               <Table.Tr>
@@ -116,11 +113,7 @@ function WalletPanel({ org, user }: { org: string; user: User }) {
         <Title order={2} size="h3" id="wallet-title">
           Wallet of {user.userName}
         </Title>
-        {wallets.error ? (
-          <Text c="red.8" role="alert">
-            {wallets.error.message}
-          </Text>
-        ) : null}
+        <ErrorText error={wallets.error} />
         {wallet ? (
           <>
             <Group>

@@ -8,6 +8,8 @@ import type { paths } from '../api/schema';
 import { useWhoami } from '../session/whoami';
 import { DeviceRow, PAGE, REVOKE_REASONS, SEARCH_REQUEST, scimString, type Device, type Reason } from './desk-page';
 import { ListFooter } from '../components/list-footer';
+import { HiddenHeader } from '../components/hidden-header';
+import { ErrorText } from '../components/error-text';
 
 type DeviceList = paths['/aims/rs/scim/v2/Device/.search']['post']['responses'][200]['content']['application/scim+json'];
 
@@ -98,26 +100,16 @@ export function DevicesPage() {
           ))}
         </Stack>
       ) : null}
-      {devices.error ? (
-        <Text c="red.8" role="alert">
-          {devices.error.message}
-        </Text>
-      ) : null}
+      <ErrorText error={devices.error} />
       <Table highlightOnHover aria-label="Devices found" aria-busy={devices.isFetching}>
         <Table.Thead>
           <Table.Tr>
-            {mayRevoke ? (
-              <Table.Th>
-                <span className="visually-hidden">Select</span>
-              </Table.Th>
-            ) : null}
+            {mayRevoke ? <HiddenHeader>Select</HiddenHeader> : null}
             <Table.Th>Device</Table.Th>
             <Table.Th>Status</Table.Th>
             <Table.Th>Owner</Table.Th>
             <Table.Th>CUID</Table.Th>
-            <Table.Th>
-              <span className="visually-hidden">Actions</span>
-            </Table.Th>
+            <HiddenHeader>Actions</HiddenHeader>
           </Table.Tr>
         </Table.Thead>
         <Table.Tbody>

@@ -5,6 +5,8 @@ import { useState } from 'react';
 import { ApiError, api, answer } from '../api/client';
 import type { paths } from '../api/schema';
 import { useWhoami } from '../session/whoami';
+import { HiddenHeader } from '../components/hidden-header';
+import { ErrorText } from '../components/error-text';
 
 type RequestList = paths['/aims/rs/scim/v2/ContentRequest/.search']['post']['responses'][200]['content']['application/scim+json'];
 type ContentRequest = RequestList['Resources'][number];
@@ -88,25 +90,17 @@ export function RequestsPage() {
           ))}
         </Stack>
       ) : null}
-      {requests.error ? (
-        <Text c="red.8" role="alert">
-          {requests.error.message}
-        </Text>
-      ) : null}
+      <ErrorText error={requests.error} />
       <Table aria-label="Content requests">
         <Table.Thead>
           <Table.Tr>
-            <Table.Th>
-              <span className="visually-hidden">Select</span>
-            </Table.Th>
+            <HiddenHeader>Select</HiddenHeader>
             <Table.Th>Type</Table.Th>
             <Table.Th>Wallet</Table.Th>
             <Table.Th>Requested by</Table.Th>
             <Table.Th>Created</Table.Th>
             <Table.Th>Status</Table.Th>
-            <Table.Th>
-              <span className="visually-hidden">Actions</span>
-            </Table.Th>
+            <HiddenHeader>Actions</HiddenHeader>
           </Table.Tr>
         </Table.Thead>
         <Table.Tbody>

@@ -4,6 +4,7 @@ import { useParams } from '@tanstack/react-router';
 import { useState } from 'react';
 import { ApiError, api, answer, done } from '../api/client';
 import type { CertificateAuthority, CertifiedApplication, ListResponse, Organization, PushGateway } from '../api/resources';
+import { ErrorText } from '../components/error-text';
 
 /** The organization: its name and settings, certified applications, issuing CA (certificate and downloads), push gateways. */
 export function OrganizationPage() {
@@ -15,11 +16,7 @@ export function OrganizationPage() {
   return (
     <Stack>
       <Title order={1}>Organization {organization.data?.name ?? org}</Title>
-      {organization.error ? (
-        <Text c="red.8" role="alert">
-          {organization.error.message}
-        </Text>
-      ) : null}
+      <ErrorText error={organization.error} />
       {organization.data ? (
         <Paper withBorder p="md" component="section" aria-labelledby="settings-title">
           <Stack>
@@ -165,11 +162,7 @@ function PushGateways({ org }: { org: string }) {
         <Title order={2} size="h3" id="push-title">
           Push gateways
         </Title>
-        {gateways.error ? (
-          <Text c="red.8" role="alert">
-            {gateways.error.message}
-          </Text>
-        ) : null}
+        <ErrorText error={gateways.error} />
         {gateways.data && gateways.data.resources.length === 0 ? <Text>No push gateway is configured.</Text> : null}
         {gateways.data && gateways.data.resources.length > 0 ? (
           <Table aria-labelledby="push-title">

@@ -7,6 +7,8 @@ import type { Certificate, IssuedSecret, OidcClient, SystemAccount } from '../ap
 import { ConfirmByTyping } from '../components/confirm-by-typing';
 import { OneTimeSecret } from '../components/one-time-secret';
 import { certificatesQuery, oidcClientQuery, rolesQuery, secretsQuery, systemAccountQuery } from './queries';
+import { HiddenHeader } from '../components/hidden-header';
+import { ErrorText } from '../components/error-text';
 
 const when = (iso: string | null) => (iso ? new Date(iso).toLocaleString() : 'never');
 
@@ -67,11 +69,7 @@ function Properties({ org, account }: { org: string; account: SystemAccount }) {
           <Select label="Role" data={roles.data?.Resources.map((r) => r.name) ?? [account.role]} value={role} onChange={setRole} searchable />
           <Textarea label="Description" value={description} onChange={(event) => setDescription(event.currentTarget.value)} maxLength={500} autosize />
           <Checkbox label="Organization administrator" checked={administrator} onChange={(event) => setAdministrator(event.currentTarget.checked)} />
-          {save.error ? (
-            <Text c="red.8" role="alert">
-              {save.error.message}
-            </Text>
-          ) : null}
+          <ErrorText error={save.error} />
           {save.isSuccess ? <Text role="status">Saved. The account's live tokens follow the change at once.</Text> : null}
           <Button type="submit" loading={save.isPending} w="fit-content">
             Save
@@ -122,9 +120,7 @@ function Secrets({ org, clientId }: { org: string; clientId: string }) {
               <Table.Th>Created</Table.Th>
               <Table.Th>Expires</Table.Th>
               <Table.Th>Last used</Table.Th>
-              <Table.Th>
-                <span className="visually-hidden">Actions</span>
-              </Table.Th>
+              <HiddenHeader>Actions</HiddenHeader>
             </Table.Tr>
           </Table.Thead>
           <Table.Tbody>
@@ -146,11 +142,7 @@ function Secrets({ org, clientId }: { org: string; clientId: string }) {
           </Table.Tbody>
         </Table>
         {data.Resources.length === 0 ? <Text c="dimmed">No secret: the account authenticates only with a certificate, if it has one.</Text> : null}
-        {revoke.error ? (
-          <Text c="red.8" role="alert">
-            {revoke.error.message}
-          </Text>
-        ) : null}
+        <ErrorText error={revoke.error} />
       </Stack>
       <Modal opened={adding} onClose={close} title="Add a secret">
         {issued ? (
@@ -215,9 +207,7 @@ function Certificates({ org, clientId }: { org: string; clientId: string }) {
               <Table.Th>Thumbprint</Table.Th>
               <Table.Th>Subject</Table.Th>
               <Table.Th>Expires</Table.Th>
-              <Table.Th>
-                <span className="visually-hidden">Actions</span>
-              </Table.Th>
+              <HiddenHeader>Actions</HiddenHeader>
             </Table.Tr>
           </Table.Thead>
           <Table.Tbody>
@@ -423,11 +413,7 @@ function Lifecycle({ org, account }: { org: string; account: SystemAccount }) {
             ? 'The account is disabled: the token endpoint refuses it. Enabling it lets it obtain new tokens; the tokens it held stay revoked.'
             : 'Disabling stops the account at once: its tokens stop working and the token endpoint refuses it.'}
         </Text>
-        {toggle.error ? (
-          <Text c="red.8" role="alert">
-            {toggle.error.message}
-          </Text>
-        ) : null}
+        <ErrorText error={toggle.error} />
         <Group>
           <Button variant="default" loading={toggle.isPending} onClick={() => toggle.mutate()}>
             {account.disabled ? 'Enable account' : 'Disable account'}

@@ -5,6 +5,7 @@ import { useState } from 'react';
 import { api, answer } from '../api/client';
 import { CreateSystemAccount } from './create-system-account';
 import { systemAccountsQuery } from './queries';
+import { HiddenHeader } from '../components/hidden-header';
 
 /** System accounts of the organization: search, role, administrator flag, disabled, nearest credential expiry; create one. */
 export function SystemAccountsPage() {
@@ -71,9 +72,7 @@ export function SystemAccountsPage() {
       <Table striped highlightOnHover aria-label="System accounts">
         <Table.Thead>
           <Table.Tr>
-            <Table.Th>
-              <span className="visually-hidden">Select</span>
-            </Table.Th>
+            <HiddenHeader>Select</HiddenHeader>
             <Table.Th>Client ID</Table.Th>
             <Table.Th>Role</Table.Th>
             <Table.Th>Administrator</Table.Th>

@@ -7,6 +7,8 @@ import type { AdminUser, ListResponse } from '../api/resources';
 import { ConfirmByTyping } from '../components/confirm-by-typing';
 import { rolesQuery } from '../system-accounts/queries';
 import { ListFooter } from '../components/list-footer';
+import { HiddenHeader } from '../components/hidden-header';
+import { ErrorText } from '../components/error-text';
 
 const PAGE = 50;
 
@@ -51,11 +53,7 @@ export function UsersPage() {
         <Title order={1}>Users and operators</Title>
         <Button onClick={() => setCreating(true)}>Create user</Button>
       </Group>
-      {users.error ? (
-        <Text c="red.8" role="alert">
-          {users.error.message}
-        </Text>
-      ) : null}
+      <ErrorText error={users.error} />
       <Table striped aria-label="Users">
         <Table.Thead>
           <Table.Tr>
@@ -64,9 +62,7 @@ export function UsersPage() {
             <Table.Th>Role</Table.Th>
             <Table.Th>Administrator</Table.Th>
             <Table.Th>State</Table.Th>
-            <Table.Th>
-              <span className="visually-hidden">Actions</span>
-            </Table.Th>
+            <HiddenHeader>Actions</HiddenHeader>
           </Table.Tr>
         </Table.Thead>
         <Table.Tbody>
@@ -214,11 +210,7 @@ function CreateUser({ org, opened, onClose, onCreated }: { org: string; opened: 
             autoComplete="new-password"
           />
           <Checkbox label="Organization administrator" checked={administrator} onChange={(event) => setAdministrator(event.currentTarget.checked)} />
-          {create.error ? (
-            <Text c="red.8" role="alert">
-              {create.error.message}
-            </Text>
-          ) : null}
+          <ErrorText error={create.error} />
           <Group justify="flex-end">
             <Button variant="default" onClick={close}>
               Cancel
@@ -268,11 +260,7 @@ function EditUser({ org, user, onClose, onChanged }: { org: string; user: AdminU
           <Stack>
             <Select label="Role" data={roles.data?.Resources.map((r) => r.name) ?? [user.role]} value={role} onChange={setRole} searchable data-autofocus />
             <Checkbox label="Organization administrator" checked={administrator} onChange={(event) => setAdministrator(event.currentTarget.checked)} />
-            {save.error ? (
-              <Text c="red.8" role="alert">
-                {save.error.message}
-              </Text>
-            ) : null}
+            <ErrorText error={save.error} />
             {save.isSuccess ? <Text role="status">Saved; their live tokens and sessions follow the change at once.</Text> : null}
             <Button type="submit" loading={save.isPending} w="fit-content">
               Save
