@@ -2,7 +2,7 @@ import { X509Certificate } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { SmartCardHolder, SmartCardLogonSource } from '@app/auth';
 import { Database } from '@app/persistence';
-import { CertificateAuthority } from '@app/pki';
+import { CertificateAuthority, OID } from '@app/pki';
 
 /**
  * The hosted login page's smart-card check (libs/auth SmartCardLogons; DECISIONS 14.1): the
@@ -25,6 +25,11 @@ export class SmartCardLogonCredentials implements SmartCardLogonSource {
       return { refusal: 'unparsable certificate' };
     }
     if (new Date(certificate.validFrom) > at || new Date(certificate.validTo) <= at) return { refusal: 'outside its validity' };
+    // Every leaf of today's profile carries it (libs/pki profile.ts); checked all the same, so that a certificate the
+    // CA signed for another use never signs a person in. Node's `keyUsage` lists the extended key usages, and is
+    // undefined (though typed string[]) when the certificate has none.
+    const extendedKeyUsages: readonly string[] | undefined = certificate.keyUsage;
+    if (!extendedKeyUsages?.includes(OID.smartcardLogon)) return { refusal: 'not a smart-card logon certificate (extended key usage)' };
     if (!(await this.issuedByOrganizationCa(orgId, certificate))) return { refusal: "not issued by the organization's CA" };
     const serial = certificate.serialNumber.toLowerCase().replace(/^(00)+/, '');
     const record = await this.ca.status(orgId, serial);
