@@ -6,9 +6,10 @@ import { CertificateAuthority, OID } from '@app/pki';
 
 /**
  * The hosted login page's smart-card check (libs/auth SmartCardLogons; DECISIONS 14.1): the
- * certificate must be signed by one of the organization's CA generations, be inside its validity,
- * be `good` in the CA's record (not revoked, not on hold: what its CRL and OCSP answers say), and be
- * the ISSUED certificate credential of exactly one wallet, whose owner is the person.
+ * certificate must be signed by one of the organization's CA generations, name smart-card logon
+ * among its extended key usages, be inside its validity, be `good` in the CA's record (not revoked,
+ * not on hold: what its CRL and OCSP answers say), and be the ISSUED certificate credential of
+ * exactly one wallet, whose owner is the person.
  */
 @Injectable()
 export class SmartCardLogonCredentials implements SmartCardLogonSource {
@@ -25,12 +26,12 @@ export class SmartCardLogonCredentials implements SmartCardLogonSource {
       return { refusal: 'unparsable certificate' };
     }
     if (new Date(certificate.validFrom) > at || new Date(certificate.validTo) <= at) return { refusal: 'outside its validity' };
-    // Every leaf of today's profile carries it (libs/pki profile.ts); checked all the same, so that a certificate the
-    // CA signed for another use never signs a person in. Node's `keyUsage` lists the extended key usages, and is
+    if (!(await this.issuedByOrganizationCa(orgId, certificate))) return { refusal: "not issued by the organization's CA" };
+    // Every leaf of today's profile carries smart-card logon (libs/pki profile.ts); checked all the same, so that a
+    // certificate the CA signed for another use never signs a person in. Node's `keyUsage` lists the extended key usages, and is
     // undefined (though typed string[]) when the certificate has none.
     const extendedKeyUsages: readonly string[] | undefined = certificate.keyUsage;
     if (!extendedKeyUsages?.includes(OID.smartcardLogon)) return { refusal: 'not a smart-card logon certificate (extended key usage)' };
-    if (!(await this.issuedByOrganizationCa(orgId, certificate))) return { refusal: "not issued by the organization's CA" };
     const serial = certificate.serialNumber.toLowerCase().replace(/^(00)+/, '');
     const record = await this.ca.status(orgId, serial);
     if (!record || record.status !== 'good' || !record.der.equals(certificate.raw)) return { refusal: `certificate ${record?.status ?? 'unknown to the CA'}` };
