@@ -26,6 +26,7 @@ import { AddPushOutboxLease1764630000300 } from './1764630000300-AddPushOutboxLe
 import { CreateBackchannelAuthentication1764640000000 } from './1764640000000-CreateBackchannelAuthentication';
 import { AddUserNamePrefixIndex1764650000000 } from './1764650000000-AddUserNamePrefixIndex';
 import { LeaveRoomForCodeConsumption1764660000000 } from './1764660000000-LeaveRoomForCodeConsumption';
+import { EndPasswordOnlySessionsByPolicy1764670000000 } from './1764670000000-EndPasswordOnlySessionsByPolicy';
 
 /** Every migration, in order. The data source takes classes, not a glob, so source and dist/ behave alike. */
 export const MIGRATIONS = [
@@ -57,4 +58,5 @@ export const MIGRATIONS = [
   CreateBackchannelAuthentication1764640000000,
   AddUserNamePrefixIndex1764650000000,
   LeaveRoomForCodeConsumption1764660000000,
+  EndPasswordOnlySessionsByPolicy1764670000000,
 ];

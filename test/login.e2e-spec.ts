@@ -309,6 +309,45 @@ describe('Hosted login page and sessions', () => {
     expect(row.amr).toEqual(['pwd']);
   });
 
+  it('turning passwordOnlySignIn off ends the sessions opened with a password alone, at once, and no others', async () => {
+    admin = await platformAdminToken(t.http);
+    const settings = (await t.http.get(`/admin/v1/organizations/${ORG}`).auth(admin, { type: 'bearer' })).body.settings;
+    const put = (passwordOnlySignIn: boolean) =>
+      t.http
+        .put(`/admin/v1/organizations/${ORG}/settings`)
+        .auth(admin, { type: 'bearer' })
+        .send({ ...settings, passwordOnlySignIn });
+    expect((await put(true)).status).toBe(200);
+    const plain = (await createCardholder(t, admin, ORG, 'pwdonly', { password: PASSWORD })).id;
+    const passwordOnly = await signIn(t, { org: ORG, userName: 'pwdonly', password: PASSWORD });
+    const withCode = await signIn(t, { org: ORG, userName: 'jane', password: PASSWORD, totpSecret: jane.totpSecret });
+    expect((await session(passwordOnly.cookie)).text).toContain('<strong>pwdonly</strong>');
+    // A settings change that keeps password-only sign-in allowed ends nothing.
+    expect((await put(true)).status).toBe(200);
+    expect((await session(passwordOnly.cookie)).text).toContain('<strong>pwdonly</strong>');
+
+    const turnedOff = await put(false);
+    expect(turnedOff.status).toBe(200);
+    expect(turnedOff.body.passwordOnlySignIn).toBe(false);
+    expect((await session(passwordOnly.cookie)).text).toContain('name="password"');
+    expect((await session(withCode.cookie)).text).toContain('<strong>jane</strong>');
+    const rows = await storedSessions(plain);
+    expect(rows.map((r) => [r.amr, r.end_reason])).toEqual([[['pwd'], 'sign_in_policy']]);
+    const [event] = (
+      await t.db.query("SELECT code, actor, details FROM audit_events WHERE action = 'session.end' AND target = $1 ORDER BY occurred_at DESC", [plain])
+    ).rows;
+    expect(event).toEqual({
+      code: 82004,
+      actor: expect.any(String),
+      details: { reason: 'sign_in_policy', setting: 'passwordOnlySignIn', sessions: [rows[0].id] },
+    });
+    // And the password alone no longer signs the person in.
+    const form = await openForm();
+    const refused = await post(form, { step: 'password', userName: 'pwdonly', password: PASSWORD });
+    expect(cookiePair(refused.headers['set-cookie'], '__Host-Http-session')).toBeUndefined();
+    expect(errorText(refused.text)).toContain('one-time code or a smart card');
+  });
+
   describe('sessions: the person, the administrator, a password change', () => {
     let person: IssuedPerson;
     beforeAll(async () => {

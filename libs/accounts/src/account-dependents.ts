@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Actor } from '@app/common';
 import { Transaction } from '@app/persistence';
+import type { OrganizationSettings } from './organizations/organization-settings';
 import type { UserRow } from './users/user.repository';
 
 /** What an organization holds in another library's tables, named in the 409 of a delete without force. */
@@ -26,6 +27,9 @@ export type UserWriteListener = (user: UserRow, change: 'created' | 'updated', a
 /** Told when a user's password is set or replaced, in the transaction of the change. */
 export type PasswordChangeListener = (user: UserRow, actor: Actor, tx: Transaction) => Promise<void>;
 
+/** Told of an organization's settings (defaults filled in) after each change of them, in the transaction of the change. */
+export type SettingsChangeListener = (orgId: string, settings: OrganizationSettings, actor: Actor, tx: Transaction) => Promise<void>;
+
 /**
  * The ports through which accounts asks other libraries about data they own (each library owns its
  * tables; docs/decisions.md "Table ownership"). A library registers its side when its module starts
@@ -40,6 +44,7 @@ export class AccountDependents {
   private readonly userHoldings: UserHolding[] = [];
   private readonly userWriteListeners: UserWriteListener[] = [];
   private readonly passwordChangeListeners: PasswordChangeListener[] = [];
+  private readonly settingsChangeListeners: SettingsChangeListener[] = [];
 
   /** Counted before a delete without force; its rows go with the organization (ON DELETE CASCADE). */
   registerHolding(holding: Holding): void {
@@ -72,6 +77,15 @@ export class AccountDependents {
   /** libs/auth ends the person's browser sessions when their password is set, changed or replaced (DECISIONS 14.2). */
   registerPasswordChangeListener(listener: PasswordChangeListener): void {
     this.passwordChangeListeners.push(listener);
+  }
+
+  /** libs/auth ends the sessions of people who signed in with a password alone when the organization no longer allows it (DECISIONS 14.2). */
+  registerSettingsChangeListener(listener: SettingsChangeListener): void {
+    this.settingsChangeListeners.push(listener);
+  }
+
+  async settingsChanged(orgId: string, settings: OrganizationSettings, actor: Actor, tx: Transaction): Promise<void> {
+    for (const listener of this.settingsChangeListeners) await listener(orgId, settings, actor, tx);
   }
 
   async passwordChanged(user: UserRow, actor: Actor, tx: Transaction): Promise<void> {

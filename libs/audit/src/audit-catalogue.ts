@@ -135,7 +135,8 @@ export const AUDIT_CATALOGUE = {
   },
   'session.end': {
     code: 82004,
-    description: 'Browser sessions ended other than by signing out (reason: administrator, user_disabled, password_changed, certificate_revoked)',
+    description:
+      'Browser sessions ended other than by signing out (reason: administrator, user_disabled, password_changed, certificate_revoked, sign_in_policy)',
   },
   'oidc_client.configure': {
     code: 83001,

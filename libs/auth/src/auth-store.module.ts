@@ -34,6 +34,10 @@ export class AuthStoreModule {
     dependents.registerPasswordChangeListener((user, actor, tx) =>
       sessions.endAllOfUser(user.org_id, user.id, 'password_changed', actor, tx).then(() => undefined),
     );
+    // A password alone is a way in only while the organization allows it: turning it off ends those sessions too.
+    dependents.registerSettingsChangeListener(async (orgId, settings, actor, tx) => {
+      if (!settings.passwordOnlySignIn) await sessions.endAllPasswordOnly(orgId, actor, tx);
+    });
     dependents.registerRemover((orgId, tx) => tokens.forgetOrganization(orgId, tx));
     dependents.registerRemover((orgId, tx) => lockout.forgetOrganization(orgId, tx));
   }

@@ -48,7 +48,7 @@ export function registerOrganizationCommands(program: Command, cli: CliRuntime):
     .option('--password-grant <bool>', 'true or false: may cardholders use the password grant', booleanArgument)
     .option(
       '--password-only-sign-in <bool>',
-      'true or false: may a cardholder without an OATH TOTP credential sign in at the hosted login page with the password alone',
+      'true or false: may a cardholder without an OATH TOTP credential sign in at the hosted login page with the password alone (false ends such sessions)',
       booleanArgument,
     )
     .option('--access-token-lifetime <seconds>', 'access token lifetime, 300-86400 seconds, or "default" for the service default')

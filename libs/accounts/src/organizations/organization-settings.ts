@@ -18,7 +18,8 @@ export interface OrganizationSettings {
   /**
    * The hosted login page lets a cardholder who holds no OATH TOTP credential sign in with the
    * password alone (amr `pwd`); off by default. Operators and administrators always need the
-   * one-time code or a smart card (DECISIONS 14.1).
+   * one-time code or a smart card (DECISIONS 14.1). Turning it off ends the sessions opened with the
+   * password alone (DECISIONS 14.2).
    */
   passwordOnlySignIn: boolean;
   /** Seconds; null means the service default ACCESS_TOKEN_LIFETIME_S. */

@@ -117,6 +117,7 @@ export class OrganizationService {
         },
         tx,
       );
+      if (changes.settings) await this.dependents.settingsChanged(id, withDefaults(updated.settings), actor, tx);
       // The Application-ID policy is read with each token's state.
       this.changes.publishOnCommit(tx, 'organization', [id]);
       return updated;

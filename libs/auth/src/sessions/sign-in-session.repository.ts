@@ -3,7 +3,7 @@ import { Database, Transaction, prepared } from '@app/persistence';
 import type { AuthenticationMethod } from './sign-in-sessions';
 
 /** Why a session ended before its expiry (the row's end_reason). */
-export type SessionEndReason = 'logout' | 'administrator' | 'user_disabled' | 'password_changed' | 'certificate_revoked';
+export type SessionEndReason = 'logout' | 'administrator' | 'user_disabled' | 'password_changed' | 'certificate_revoked' | 'sign_in_policy';
 
 export interface NewSessionRow {
   id: string;
@@ -140,6 +140,20 @@ export class SignInSessionRepository {
         WHERE org_id = $1 AND certificate_serial = $2 AND ended_at IS NULL AND absolute_expires_at > $3
         RETURNING id, user_id`,
       [orgId, serial, now],
+      tx,
+    );
+  }
+
+  /**
+   * Ends every live session of the organization opened with a password alone (amr exactly `pwd`),
+   * through the partial index that holds only those; answers them with their users.
+   */
+  async endAllPasswordOnly(orgId: string, now: Date, tx?: Transaction): Promise<{ id: string; user_id: string }[]> {
+    return this.db.query<{ id: string; user_id: string }>(
+      `UPDATE sign_in_sessions SET ended_at = $2, end_reason = 'sign_in_policy'
+        WHERE org_id = $1 AND ended_at IS NULL AND amr = '{pwd}' AND absolute_expires_at > $2
+        RETURNING id, user_id`,
+      [orgId, now],
       tx,
     );
   }

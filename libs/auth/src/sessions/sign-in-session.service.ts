@@ -209,6 +209,29 @@ export class SignInSessionService extends SignInSessions {
     return tx ? work(tx) : this.db.transaction(work);
   }
 
+  /**
+   * Ends the sessions opened with a password alone in an organization that no longer allows it
+   * (`passwordOnlySignIn` turned off), in the transaction of the settings change; one `session.end`
+   * per person, written together. Answers how many sessions ended.
+   */
+  async endAllPasswordOnly(orgId: string, actor: Actor, tx: Transaction): Promise<number> {
+    const ended = await this.sessions.endAllPasswordOnly(orgId, this.clock.now(), tx);
+    const byUser = new Map<string, string[]>();
+    for (const { id, user_id } of ended) byUser.set(user_id, [...(byUser.get(user_id) ?? []), id]);
+    await this.audit.recordMany(
+      [...byUser].map(([userId, sessions]) => ({
+        org: orgId,
+        ...byActor(actor),
+        action: 'session.end',
+        target: userId,
+        outcome: 'success',
+        details: { reason: 'sign_in_policy', setting: 'passwordOnlySignIn', sessions },
+      })),
+      tx,
+    );
+    return ended.length;
+  }
+
   purgeExpired(): Promise<number> {
     return this.sessions.purge(this.clock.now(), KEEP_ENDED_MS);
   }
