@@ -1,4 +1,4 @@
-import { DomainError, ScimResourceDefinition, parseBody, z, metaAttribute } from '@app/common';
+import { DomainError, ScimResourceDefinition, parseBody, z, metaAttribute, isUuid } from '@app/common';
 import { DEVICE_REASONS, DeviceReason } from './lifecycle/device-lifecycle';
 
 /** The Device resource (interface "Device resource"; DECISIONS 8). */
@@ -93,10 +93,8 @@ export function parseActionBody(body: unknown): DeviceReason | undefined {
   return parseBody(deviceActionSchema, canonicalKeys(body, ['schemas', 'reason']), 'action request').reason;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 export function isDeviceId(value: string): boolean {
-  return UUID.test(value);
+  return isUuid(value);
 }
 
 /** The Device's multi-valued attributes (RFC 7643 2.4), for its /Schemas entry and its OpenAPI answers. */

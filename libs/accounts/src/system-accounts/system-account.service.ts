@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { randomInt, randomUUID } from 'node:crypto';
-import { Clock, DomainError, invalidValue, notFound } from '@app/common';
+import { Clock, DomainError, invalidValue, notFound, isUuid } from '@app/common';
 import { AppConfig } from '@app/config';
 import { ChangeFeed, Database, Transaction } from '@app/persistence';
 import { Actor, AuditLog } from '@app/audit';
@@ -21,7 +21,6 @@ export interface IssuedSecret {
 
 const DAY_MS = 86_400_000;
 const SUFFIX_PATTERN = /^[A-Za-z0-9]{1,64}$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 @Injectable()
 export class SystemAccountService {
@@ -234,7 +233,7 @@ export class SystemAccountService {
   async revokeSecret(orgId: string, clientId: string, secretId: string, actor: Actor): Promise<void> {
     const account = await this.get(orgId, clientId);
     await this.writeGranted(orgId, clientId, actor, {}, async (tx) => {
-      if (!UUID.test(secretId) || !(await this.accounts.deleteSecret(account.id, secretId, tx))) {
+      if (!isUuid(secretId) || !(await this.accounts.deleteSecret(account.id, secretId, tx))) {
         throw notFound(`System account "${clientId}" has no secret "${secretId.slice(0, 64)}".`);
       }
       await this.audit.record(

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { Clock, DomainError, IfMatch, ScimSearch, invalidValue, notFound, preconditionFailed, uniqueness } from '@app/common';
+import { Clock, DomainError, IfMatch, ScimSearch, invalidValue, notFound, preconditionFailed, uniqueness, isUuid } from '@app/common';
 import { AppConfig } from '@app/config';
 import { ChangeFeed, Database, Transaction } from '@app/persistence';
 import { Actor, AuditLog } from '@app/audit';
@@ -54,7 +54,6 @@ export interface CreateUserInput {
 export type UpdateUserInput = Omit<UserChanges, 'passwordHash'> & { userName?: string; userType?: UserType; password?: string };
 
 const DAY_MS = 86_400_000;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Users of the credential-management API, operators and cardholders (DECISIONS 3.5, 11): creation,
@@ -152,7 +151,7 @@ export class UserService {
 
   /** The user, or undefined when the organization has none with this id. */
   async find(orgId: string, id: string): Promise<UserRow | undefined> {
-    return UUID.test(id) ? this.users.findInOrg(orgId, id) : undefined;
+    return isUuid(id) ? this.users.findInOrg(orgId, id) : undefined;
   }
 
   list(orgId: string, offset: number, limit: number): Promise<{ rows: UserRow[]; total: number }> {
@@ -256,7 +255,7 @@ export class UserService {
    * all in one transaction under the user's row lock (CREDENTIAL-MANAGEMENT.md "Users").
    */
   async delete(orgId: string, id: string, actor: Actor, options: { force?: boolean } = {}): Promise<void> {
-    if (!UUID.test(id)) throw userNotFound(orgId, id);
+    if (!isUuid(id)) throw userNotFound(orgId, id);
     await this.grants.audited(orgId, actor, id, () =>
       this.db.transaction(async (tx) => {
         const locked = await this.users.lockInOrg(orgId, id, tx);
@@ -382,7 +381,7 @@ export class UserService {
    * first (and `work` sees `disabled`, or the user is gone: 404).
    */
   async withCredentialLock<T>(orgId: string, id: string, actor: Actor, work: (user: LockedUser, tx: Transaction) => Promise<T>): Promise<T> {
-    if (!UUID.test(id)) throw userNotFound(orgId, id);
+    if (!isUuid(id)) throw userNotFound(orgId, id);
     return this.grants.audited(orgId, actor, id, () =>
       this.db.transaction(async (tx) => {
         const locked = await this.users.lockInOrg(orgId, id, tx);
@@ -411,7 +410,7 @@ export class UserService {
    * applies to their live tokens at once.
    */
   async designatePlatformAdministrator(id: string, actor: Actor): Promise<UserRow> {
-    if (!UUID.test(id)) throw userNotFound(PLATFORM_ORG, id);
+    if (!isUuid(id)) throw userNotFound(PLATFORM_ORG, id);
     return this.db.transaction(async (tx) => {
       const now = this.clock.now();
       const { user, previous } = await this.users.designatePlatformAdministrator(PLATFORM_ORG, id, now, tx).catch(platformAdministratorConflict);

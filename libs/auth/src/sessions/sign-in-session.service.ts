@@ -2,7 +2,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { AuditLog, byActor } from '@app/audit';
-import { Actor, Clock, RequestOrigin } from '@app/common';
+import { Actor, Clock, RequestOrigin, isUuid } from '@app/common';
 import { AppConfig } from '@app/config';
 import { Database, Transaction } from '@app/persistence';
 import { LiveSessionRow, SessionEndReason, SignInSessionRepository } from './sign-in-session.repository';
@@ -137,7 +137,7 @@ export class SignInSessionService extends SignInSessions {
     inTransaction?: Transaction,
     ownerId?: string,
   ): Promise<boolean> {
-    if (!UUID.test(sessionId)) return false;
+    if (!isUuid(sessionId)) return false;
     const now = this.clock.now();
     const work = async (tx: Transaction) => {
       const org = orgId ?? (await this.orgOf(sessionId, tx));
@@ -241,8 +241,6 @@ export class SignInSessionService extends SignInSessions {
     return row?.org_id;
   }
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function hashOf(value: string): Buffer {
   return createHash('sha256').update(value, 'utf8').digest();

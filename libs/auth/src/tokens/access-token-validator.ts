@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Clock } from '@app/common';
+import { Clock, isUuid } from '@app/common';
 import { AppConfig } from '@app/config';
 import { JwsService } from './jws.service';
 import { TokenStateCache } from './token-state.cache';
@@ -105,10 +105,8 @@ export class AccessTokenValidator {
  * even under our signature, is a malformed token, refused before it reaches a query.
  */
 export function isAccessTokenJti(jti: unknown): jti is string {
-  return typeof jti === 'string' && UUID.test(jti);
+  return typeof jti === 'string' && isUuid(jti);
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** At most this many verified tokens are remembered (about 1 KiB each). */
 const MAX_VERIFIED_TOKENS = 20_000;

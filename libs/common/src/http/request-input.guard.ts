@@ -1,12 +1,12 @@
 import { CanActivate, ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { DomainError } from '../domain-error';
-import { ORG_ID_PATTERN } from '../ids';
+import { ORG_ID_PATTERN, UUID_PATTERN } from '../ids';
 
 /** The formats a path parameter may be declared with (docs/decisions.md, "Bad input"). */
 export const PARAMETER_FORMATS = {
   organizationId: { pattern: ORG_ID_PATTERN, description: 'an organization id, 1-64 characters of A-Z, a-z, 0-9 and _' },
-  uuid: { pattern: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, description: 'a UUID such as 7d444840-9dc0-11d1-b245-5ffdce74fad2' },
+  uuid: { pattern: UUID_PATTERN, description: 'a UUID such as 7d444840-9dc0-11d1-b245-5ffdce74fad2' },
   numericId: { pattern: /^[1-9][0-9]{0,17}$/, description: 'a number the service assigned, such as 12' },
   clientId: { pattern: /^[A-Za-z0-9_]{1,64}-[A-Za-z0-9]{1,64}$/, description: 'a Client ID, "{organization}-{suffix}"' },
   applicationId: { pattern: /^[A-Za-z0-9._-]{1,128}$/, description: 'an Application-ID, 1-128 characters of A-Z, a-z, 0-9, ".", "_" and "-"' },

@@ -1,11 +1,10 @@
-import { ScimResourceDefinition, metaAttribute, z } from '@app/common';
+import { ScimResourceDefinition, metaAttribute, z, UUID_PATTERN } from '@app/common';
 import { CONTENT_REQUEST_TYPES } from './content-request-lifecycle';
 
 export const CONTENT_REQUEST_SCHEMA = 'urn:vendor:scim:api:cms:1.0:ContentRequest';
 export const CONTENT_REQUEST_REASONS = ['NONE', 'LOST', 'STOLEN', 'DAMAGED', 'FORGOTTEN', 'RENEW', 'EXPIRED'] as const;
 export type ContentRequestReason = (typeof CONTENT_REQUEST_REASONS)[number];
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MAX_PARAMETERS = 50;
 
 /**
@@ -16,7 +15,7 @@ const reference = (what: string) =>
   z.object({
     value: z
       .string({ error: (issue) => (issue.input === undefined ? `is required: the id of the ${what}` : 'must be a string') })
-      .regex(UUID, `must be the id of a ${what} (a UUID)`),
+      .regex(UUID_PATTERN, `must be the id of a ${what} (a UUID)`),
   });
 
 /** Words that name a secret when a parameter's name ends in them (DECISIONS 9). */

@@ -12,8 +12,8 @@ import {
   notFound,
   projectResource,
   projectionFromQuery,
+  isUuid,
 } from '@app/common';
-import { isUuid } from '../common/ids';
 import { CredentialPresenter } from './credential.presenter';
 import { CredentialRepository } from './credential.repository';
 import { CREDENTIAL_DEFINITION } from './credential.schema';

@@ -1,4 +1,4 @@
-import { ScimResourceDefinition, metaAttribute, z } from '@app/common';
+import { ScimResourceDefinition, metaAttribute, z, UUID_PATTERN } from '@app/common';
 import { CONTENT_REQUEST_REASONS } from '../content-requests/content-request.schema';
 import { syncSessionSchema } from '../sync-sessions/sync-session.schema';
 
@@ -9,10 +9,9 @@ export const DEVICE_FLOW_STEPS = ['COLLECT_DATA', 'PRINT', 'ENCODE'] as const;
 export type DeviceFlowStep = (typeof DEVICE_FLOW_STEPS)[number];
 export type DeviceFlowStatus = 'IN_PROGRESS' | 'COMPLETED' | 'FAILED' | 'CANCELLED';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const reference = (what: string) =>
   z.object(
-    { value: z.string({ message: `is required: the id of the ${what}` }).regex(UUID, `must be the id of a ${what} (a UUID)`) },
+    { value: z.string({ message: `is required: the id of the ${what}` }).regex(UUID_PATTERN, `must be the id of a ${what} (a UUID)`) },
     { error: `must be {value: <${what} id>}` },
   );
 

@@ -1,10 +1,9 @@
-import { ScimResourceDefinition, z, metaAttribute } from '@app/common';
+import { ScimResourceDefinition, z, metaAttribute, UUID_PATTERN } from '@app/common';
 
 export const DEVICE_POLICY_SCHEMA = 'urn:vendor:scim:api:cms:1.0:DevicePolicy';
 export const CREDENTIAL_TYPES = ['PKI_CERTIFICATE', 'OATH_TOTP', 'OATH_HOTP', 'STATIC_PASSWORD'] as const;
 export type CredentialType = (typeof CREDENTIAL_TYPES)[number];
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const unique = (list: string[]) => new Set(list).size === list.length;
 const name = z.string({ message: 'must be a string' }).trim().min(1, 'must not be empty').max(128, 'must be at most 128 characters');
 const deviceTypes = z
@@ -20,7 +19,7 @@ const credentialTypes = z
   .min(1, 'must name at least one credential type')
   .refine(unique, 'must not list a credential type twice');
 const groups = z
-  .array(z.string({ message: 'must be a group id' }).regex(UUID, 'must be the id of a group (a UUID)'), { message: 'must be an array of group ids' })
+  .array(z.string({ message: 'must be a group id' }).regex(UUID_PATTERN, 'must be the id of a group (a UUID)'), { message: 'must be an array of group ids' })
   .max(100, 'must list at most 100 groups')
   .refine((list) => unique(list.map((id) => id.toLowerCase())), 'must not list a group twice');
 const flag = z.boolean({ message: 'must be true or false' });

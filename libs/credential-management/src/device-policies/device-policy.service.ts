@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Actor, AuditLog, byActor } from '@app/audit';
-import { Clock, DomainError, ScimSearch, notFound, parseBody } from '@app/common';
+import { Clock, DomainError, ScimSearch, notFound, parseBody, isUuid } from '@app/common';
 import { Database } from '@app/persistence';
-import { isUuid } from '../common/ids';
 import { ContentRequestRepository } from '../content-requests/content-request.repository';
 import { CredentialRepository } from '../credentials/credential.repository';
 import { DevicePolicyRepository, DevicePolicyRow } from './device-policy.repository';

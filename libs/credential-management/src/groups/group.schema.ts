@@ -1,12 +1,11 @@
-import { ScimResourceDefinition, z, metaAttribute } from '@app/common';
+import { ScimResourceDefinition, z, metaAttribute, UUID_PATTERN } from '@app/common';
 
 export const SCIM_CORE_GROUP_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:Group';
 export const CMS_GROUP_SCHEMA = 'urn:vendor:scim:api:cms:1.0:Group';
 
 const displayName = z.string({ message: 'must be a string' }).trim().min(1, 'must not be empty').max(128, 'must be at most 128 characters');
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const members = z
-  .array(z.string({ message: 'must be a user id' }).regex(UUID, 'must be the id of a user (a UUID)'), { message: 'must be an array of user ids' })
+  .array(z.string({ message: 'must be a user id' }).regex(UUID_PATTERN, 'must be the id of a user (a UUID)'), { message: 'must be an array of user ids' })
   .max(10_000, 'must list at most 10000 users; add more with further PATCHes')
   .refine((list) => new Set(list.map((id) => id.toLowerCase())).size === list.length, 'must not list a user twice');
 

@@ -1,9 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { Actor, AuditLog, byActor } from '@app/audit';
 import { UserService } from '@app/accounts';
-import { Clock, ScimSearch, notFound, parseBody } from '@app/common';
+import { Clock, ScimSearch, notFound, parseBody, isUuid } from '@app/common';
 import { ChangeFeed, Database } from '@app/persistence';
-import { isUuid } from '../common/ids';
 import { DevicePolicyRepository } from '../device-policies/device-policy.repository';
 import { GroupRepository, GroupRow } from './group.repository';
 import { createGroupSchema, patchGroupSchema } from './group.schema';

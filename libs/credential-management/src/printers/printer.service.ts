@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Actor, AuditLog, byActor } from '@app/audit';
-import { Clock, ScimSearch, notFound, parseBody } from '@app/common';
+import { Clock, ScimSearch, notFound, parseBody, isUuid } from '@app/common';
 import { Database } from '@app/persistence';
-import { isUuid } from '../common/ids';
 import { PrinterRepository, PrinterRow } from './printer.repository';
 import { createPrinterSchema, patchPrinterSchema } from './printer.schema';
 

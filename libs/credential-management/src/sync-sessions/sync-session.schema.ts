@@ -1,8 +1,7 @@
-import { z } from '@app/common';
+import { z, UUID_PATTERN } from '@app/common';
 import { CREDENTIAL_TYPES } from '../device-policies/device-policy.schema';
 
 export const SYNC_SESSION_SCHEMA = 'urn:vendor:scim:api:cms:1.0:SyncSession';
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** A CSR is at most 16 KiB (CREDENTIAL-MANAGEMENT.md "PKI"); PEM of that is a little larger. */
 const MAX_CSR_CHARACTERS = 24 * 1024;
 const MAX_RESULTS = 20;
@@ -30,7 +29,7 @@ export const syncSessionSchema = z
       })
       .refine((schemas) => schemas.includes(SYNC_SESSION_SCHEMA), { message: `must contain "${SYNC_SESSION_SCHEMA}"` }),
     contentRequest: z.object(
-      { value: z.string({ message: 'is required: the id of the content request' }).regex(UUID, 'must be the id of a content request (a UUID)') },
+      { value: z.string({ message: 'is required: the id of the content request' }).regex(UUID_PATTERN, 'must be the id of a content request (a UUID)') },
       { error: 'is required: {value: <content request id>}' },
     ),
     device: z

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { SCIM_CORE_USER_SCHEMA, UpdateUserInput, UserRow, UserService } from '@app/accounts';
 import { OperatorDependentPolicy } from '@app/auth';
-import { Actor, IfMatch, Principal, ScimSearch, applyPatch, invalidValue, notFound } from '@app/common';
+import { Actor, IfMatch, Principal, ScimSearch, applyPatch, invalidValue, notFound, isUuid } from '@app/common';
 import { ChangeFeed, FeedCache } from '@app/persistence';
 import { USER_LINK_COLUMNS, UserLinkColumns, UserLinksRepository, linkedRow } from './user-links.repository';
 import { UserLinks } from './user.presenter';
@@ -9,7 +9,6 @@ import { ENTERPRISE_USER_SCHEMA, USER_PERMISSION_SCHEMA, UserFields, parseUserBo
 
 /** Bounds the per-instance cache of presented users. */
 const MAX_CACHED_USERS = 50_000;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A user with what its presentation needs from this library. */
 export interface LinkedUser {
@@ -101,7 +100,7 @@ export class ScimUserService {
   /** A user with its wallet and group ids, from the cache when it has it. */
   async read(principal: Principal, id: string): Promise<LinkedUser> {
     const missing = () => notFound(`User "${id.slice(0, 64)}" does not exist in organization "${principal.org}".`);
-    if (!UUID.test(id)) throw missing();
+    if (!isUuid(id)) throw missing();
     const linked = await this.cache.read(id.toLowerCase(), async () => {
       const user = await this.users.find(principal.org, id);
       return user && { user, links: (await this.links(principal.org, [user]))(user) };

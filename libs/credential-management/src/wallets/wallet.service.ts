@@ -1,10 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { Actor, AuditLog, byActor } from '@app/audit';
 import { OperatorDependentPolicy } from '@app/auth';
-import { Clock, DomainError, IfMatch, Principal, ScimSearch, applyPatch, invalidValue, notFound, parseBody, preconditionFailed, z } from '@app/common';
+import { Clock, DomainError, IfMatch, Principal, ScimSearch, applyPatch, invalidValue, notFound, parseBody, preconditionFailed, z, isUuid } from '@app/common';
 import { DEVICE_REASONS, OwnedDevice, OwnedDevices } from '@app/device';
 import { Database, Transaction } from '@app/persistence';
-import { isUuid } from '../common/ids';
 import { CredentialRepository } from '../credentials/credential.repository';
 import { WalletRepository, WalletRow } from './wallet.repository';
 import { MAX_WALLET_NOTES, WALLET_SCHEMA } from './wallet.schema';

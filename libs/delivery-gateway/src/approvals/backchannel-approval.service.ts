@@ -1,13 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { createPublicKey } from 'node:crypto';
 import { ApprovalAsk, ApprovalDevices, BackchannelAuthentication, PendingApproval } from '@app/auth';
-import { DomainError, RequestOrigin, invalidValue, isoTimestamp, notFound } from '@app/common';
+import { DomainError, RequestOrigin, invalidValue, isoTimestamp, notFound, isUuid } from '@app/common';
 import { Transaction } from '@app/persistence';
 import { approvalReadSigningInput, approvalSigningInput, verifiesEs256 } from '../authenticators/authenticator-key';
 import { AuthenticatorRepository, AuthenticatorRow } from '../authenticators/authenticator.repository';
 import { PushNotifications } from '../notifications/push-notifications';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const APPROVAL_SCHEMA = 'urn:vendor:scim:api:cms:1.0:BackchannelRequest';
 
 export type Decision = 'approve' | 'deny';
@@ -106,7 +105,7 @@ export class BackchannelApprovalService {
     if (!authenticatorId) throw invalidValue('The authenticator is required: the id of the registered authenticator app whose key signs.');
     if (!signature) throw invalidValue(`The signature is required: ES256 over "${signingInput(requestId)}", r||s in base64url.`);
     const unknown = notFound(`No backchannel authentication request "${requestId.slice(0, 64)}" for the person of this authenticator.`);
-    if (!UUID.test(requestId) || !UUID.test(authenticatorId)) throw unknown;
+    if (!isUuid(requestId) || !isUuid(authenticatorId)) throw unknown;
     const authenticator = await this.authenticators.findInOrg(org, authenticatorId);
     if (!authenticator) throw unknown;
     const request = await this.backchannel.forApproval(org, requestId, authenticator.user_id);

@@ -16,6 +16,7 @@ import {
   preconditionFailed,
   uniqueness,
   z,
+  isUuid,
 } from '@app/common';
 import { PG_UNIQUE_VIOLATION, Transaction, isPgError } from '@app/persistence';
 import { parsePublicKey, registrationSigningInput, verifiesEs256 } from './authenticator-key';
@@ -24,7 +25,6 @@ import { AUTHENTICATOR_SCHEMA, displayName, registerAuthenticatorSchema } from '
 
 /** How long a registration challenge can be used (CREDENTIAL-MANAGEMENT.md "Authenticators"). */
 export const CHALLENGE_LIFETIME_S = 300;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The person whose authenticators a route works on: the caller itself (Self) or a user an operator reaches. */
 export interface Holder {
@@ -146,7 +146,7 @@ export class AuthenticatorService {
   }
 
   async get(holder: Holder, id: string): Promise<AuthenticatorRow> {
-    const row = UUID.test(id) ? await this.authenticators.find(holder.orgId, holder.userId, id) : undefined;
+    const row = isUuid(id) ? await this.authenticators.find(holder.orgId, holder.userId, id) : undefined;
     if (!row) throw authenticatorNotFound(id);
     return row;
   }
@@ -181,7 +181,7 @@ export class AuthenticatorService {
   }
 
   async remove(holder: Holder, id: string, actor: Actor, ifMatch?: IfMatch): Promise<void> {
-    if (!UUID.test(id)) throw authenticatorNotFound(id);
+    if (!isUuid(id)) throw authenticatorNotFound(id);
     await this.users.withCredentialLock(holder.orgId, holder.userId, actor, async (_user, tx) => {
       const row = await this.authenticators.remove(holder.orgId, holder.userId, id, tx);
       if (!row) throw authenticatorNotFound(id);

@@ -1,9 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { Page, invalidValue, notFound, parsePage } from '@app/common';
+import { Page, invalidValue, notFound, parsePage, isUuid } from '@app/common';
 import { DeliveryState, OutboxRow, PushOutboxRepository } from '../notifications/push-outbox.repository';
 
 export const DELIVERY_STATES: readonly DeliveryState[] = ['pending', 'sent', 'failed', 'deadLettered', 'discarded'];
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const QUERY_PARAMETERS = ['startIndex', 'count', 'userId', 'state'];
 
 /** The query of the delivery-state list, checked. */
@@ -34,7 +33,7 @@ export class PushDeliveryService {
       return value;
     };
     const userId = single('userId');
-    if (userId !== undefined && !UUID.test(userId)) throw invalidValue(`Query parameter userId must be a user's id (a UUID), got "${userId.slice(0, 40)}".`);
+    if (userId !== undefined && !isUuid(userId)) throw invalidValue(`Query parameter userId must be a user's id (a UUID), got "${userId.slice(0, 40)}".`);
     const state = single('state');
     if (state !== undefined && !DELIVERY_STATES.includes(state as DeliveryState)) {
       throw invalidValue(`Query parameter state must be one of ${DELIVERY_STATES.join(', ')}; got "${state.slice(0, 40)}".`);
