@@ -2,10 +2,12 @@ import {
   IssuedPerson,
   TestApp,
   authorizeQuery,
+  cookiePair,
   createIssuingOrganization,
   createPersonWithCard,
   createSystemAccount,
   createTestApp,
+  hiddenField,
   pkcePair,
   platformAdminToken,
   registerOidcClient,
@@ -502,7 +504,7 @@ describe('Authorization code flow (people)', () => {
     expect(events.rows).toEqual([{ code: 83030, grants: '1' }]);
   });
 
-  it('a session ended otherwise (here by an administrator) ends the refresh tokens bound to it; offline ones go on', async () => {
+  it('a session ended otherwise (here by an administrator) ends the refresh and access tokens bound to it; offline ones go on', async () => {
     const session = (await signIn(t, { org: ORG, userName: 'jane', password: PASSWORD, totpSecret: jane.totpSecret })).cookie;
     const bound = await codeFor(spa.clientId, [], session);
     const boundTokens = await asSpa(bound.code, bound.verifier);
@@ -510,12 +512,57 @@ describe('Authorization code flow (people)', () => {
     const offlineTokens = await asSpa(offline.code, offline.verifier);
     const rotated = await refresh(boundTokens.body.refresh_token);
     expect(rotated.status).toBe(200);
+    expect((await whoami(rotated.body.access_token)).status).toBe(200);
+    // Jane's earlier sessions of this suite end too, each with its grants that are not offline.
+    const [held] = (
+      await t.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM authorization_grants g JOIN sign_in_sessions s ON s.id::text = g.session_id
+          WHERE g.user_id = $1 AND g.revoked_at IS NULL AND g.refresh_tokens <> 'offline' AND s.ended_at IS NULL`,
+        [jane.id],
+      )
+    ).rows;
+    expect(held.n).toBeGreaterThanOrEqual(1);
     const ended = await t.http.delete(`/admin/v1/organizations/${ORG}/users/${jane.id}/sessions`).auth(admin, { type: 'bearer' });
     expect(ended.status).toBe(204);
     const refused = await refresh(rotated.body.refresh_token);
     expect(refused.status).toBe(400);
     expect(refused.body.error_description).toMatch(/sign-in session this refresh token belongs to has ended/);
+    // The access tokens issued through the session, before and after the rotation, end with it; the offline grant's do not.
+    expect((await whoami(boundTokens.body.access_token)).status).toBe(401);
+    expect((await whoami(rotated.body.access_token)).status).toBe(401);
+    expect((await whoami(offlineTokens.body.access_token)).status).toBe(200);
     expect((await refresh(offlineTokens.body.refresh_token)).status).toBe(200);
+    const [event] = (
+      await t.db.query("SELECT details FROM audit_events WHERE action = 'session.end' AND target = $1 ORDER BY occurred_at DESC LIMIT 1", [jane.id])
+    ).rows;
+    expect(event.details).toMatchObject({ reason: 'administrator', revokedGrants: held.n });
+  });
+
+  it('signing out at the login page ends the tokens applications got through the session, as RP-initiated logout does', async () => {
+    const session = (await signIn(t, { org: ORG, userName: 'jane', password: PASSWORD, totpSecret: jane.totpSecret })).cookie;
+    const bound = await codeFor(web.clientId, [], session);
+    const boundTokens = await asWeb(bound.code, bound.verifier);
+    expect((await whoami(boundTokens.body.access_token)).status).toBe(200);
+    const page = await t.bare.get(`/authentication/customer/${ORG}/login`).set('Cookie', session);
+    const formCookie = cookiePair(page.headers['set-cookie'], '__Host-Http-login-form')!;
+    const out = await t.bare
+      .post(`/authentication/customer/${ORG}/logout`)
+      .set({ Cookie: `${session}; ${formCookie}`, Origin: 'https://auth.example.test' })
+      .type('form')
+      .send({ form_token: hiddenField(page.text, 'form_token')! });
+    expect(out.status).toBe(200);
+    expect((await whoami(boundTokens.body.access_token)).status).toBe(401);
+    const refused = await refresh(boundTokens.body.refresh_token, { client_id: web.clientId, client_secret: web.secret });
+    expect(refused.body).toEqual({
+      error: 'invalid_grant',
+      error_description: expect.stringMatching(/sign-in session this refresh token belongs to has ended/),
+    });
+    const [grant] = (
+      await t.db.query(
+        "SELECT revoked_reason FROM authorization_grants WHERE session_id = (SELECT id::text FROM sign_in_sessions WHERE end_reason = 'logout' ORDER BY ended_at DESC LIMIT 1)",
+      )
+    ).rows;
+    expect(grant).toEqual({ revoked_reason: 'session_logout' });
   });
 
   it('logout without id_token_hint asks the person to confirm; the confirmation form ends the session', async () => {

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { AccountDependents, AccountsModule } from '@app/accounts';
 import { LockoutService } from './clients/lockout.service';
+import { AuthorizationGrantRepository } from './oidc/authorization-grant.repository';
 import { SubjectTokens } from './tokens/subject-tokens';
 import { SignInSessionRepository } from './sessions/sign-in-session.repository';
 import { SignInSessionService } from './sessions/sign-in-session.service';
@@ -15,13 +16,15 @@ import { SignInSessions } from './sessions/sign-in-sessions';
   imports: [AccountsModule],
   providers: [
     LockoutService,
+    // Here, not in AuthModule: every way a session ends revokes the grants held through it.
+    AuthorizationGrantRepository,
     SubjectTokens,
     SignInSessionRepository,
     SignInSessionService,
     // The port others inject (authorization, logout, the admin API): the same instance.
     { provide: SignInSessions, useExisting: SignInSessionService },
   ],
-  exports: [LockoutService, SubjectTokens, SignInSessionService, SignInSessions],
+  exports: [LockoutService, SubjectTokens, SignInSessionService, SignInSessions, AuthorizationGrantRepository],
 })
 export class AuthStoreModule {
   constructor(dependents: AccountDependents, lockout: LockoutService, tokens: SubjectTokens, sessions: SignInSessionService) {

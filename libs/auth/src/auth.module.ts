@@ -26,7 +26,6 @@ import { DiscoveryController } from './http/discovery.controller';
 import { SigningKeysController } from './http/signing-keys.controller';
 import { TokenController } from './http/token.controller';
 import { AuthorizeController } from './http/authorize.controller';
-import { AuthorizationGrantRepository } from './oidc/authorization-grant.repository';
 import { AuthorizationService } from './oidc/authorization.service';
 import { CodeGrantService } from './oidc/code-grant.service';
 import { LogoutService } from './oidc/logout.service';
@@ -80,7 +79,6 @@ import { SmartCardLogons } from './sign-in/smart-card-logons';
     OneTimeCodes,
     SessionAuthentication,
     SmartCardLogons,
-    AuthorizationGrantRepository,
     AuthorizationService,
     CodeGrantService,
     LogoutService,

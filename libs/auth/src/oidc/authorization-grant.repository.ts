@@ -311,24 +311,24 @@ export class AuthorizationGrantRepository {
   }
 
   /**
-   * Revokes the grants of a browser session whose refresh tokens are bound to it (not `offline`),
-   * with their access tokens: RP-initiated logout (DECISIONS 15.6). Answers the number of grants.
+   * Revokes the grants of ended browser sessions whose refresh tokens were bound to them (not
+   * `offline`), with their access tokens, in the transaction that ended the sessions (libs/auth
+   * SignInSessionService; DECISIONS 14.2, 15.6). Answers the number of grants.
    */
-  async revokeForSession(sessionId: string, now: Date): Promise<number> {
-    return this.db.transaction(async (tx) => {
-      const grants = await this.db.query<{ id: string }>(
-        `UPDATE authorization_grants SET revoked_at = $2, revoked_reason = 'logout'
-          WHERE session_id = $1 AND revoked_at IS NULL AND refresh_tokens <> 'offline' RETURNING id`,
-        [sessionId, now],
-        tx,
-      );
-      await this.revokeAccessTokens(
-        grants.map((g) => g.id),
-        now,
-        tx,
-      );
-      return grants.length;
-    });
+  async revokeForSessions(sessionIds: readonly string[], reason: string, now: Date, tx: Transaction): Promise<number> {
+    if (sessionIds.length === 0) return 0;
+    const grants = await this.db.query<{ id: string }>(
+      `UPDATE authorization_grants SET revoked_at = $2, revoked_reason = $3
+        WHERE session_id = ANY($1::text[]) AND revoked_at IS NULL AND refresh_tokens <> 'offline' RETURNING id`,
+      [sessionIds, now, reason],
+      tx,
+    );
+    await this.revokeAccessTokens(
+      grants.map((g) => g.id),
+      now,
+      tx,
+    );
+    return grants.length;
   }
 
   /** Deletes grants past their keeping time (their codes, refresh tokens and access tokens have all expired). */

@@ -222,14 +222,15 @@ export class CodeGrantService {
     };
     if (!row) return reject('unknown', GENERIC_REFRESH_FAILURE);
     if (row.account_id !== client.accountId) return reject('another_client', 'The refresh token was issued to another client.', row.grant_id);
+    // Before the revocation: a grant bound to a session is revoked when the session ends, and the ended session is what to tell.
+    if (!row.session_live)
+      return reject('session_ended', 'The sign-in session this refresh token belongs to has ended; the person must sign in again.', row.grant_id);
     if (row.grant_revoked_at !== null) return reject('revoked', 'The refresh token was revoked; the person must sign in again.', row.grant_id);
     if (row.rotated_at !== null) {
       const revokedTokens = await this.grants.revoke(row.grant_id, 'refresh_reuse', this.clock.now());
       await this.record('refresh_token.reuse', request.org, client.clientId, request, { grantId: row.grant_id, revokedTokens });
       return OAuthError.invalidGrant('The refresh token was used before; its whole family is revoked and the person must sign in again.');
     }
-    if (!row.session_live)
-      return reject('session_ended', 'The sign-in session this refresh token belongs to has ended; the person must sign in again.', row.grant_id);
     return reject('expired', 'The refresh token expired; the person must sign in again.', row.grant_id);
   }
 

@@ -2,12 +2,11 @@ import { Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { AuditLog } from '@app/audit';
 import { OidcClient } from '@app/accounts';
-import { Clock, isOrgId, RequestOrigin } from '@app/common';
+import { isOrgId, RequestOrigin } from '@app/common';
 import { SignInSessions } from '../sessions/sign-in-sessions';
 import { JwsService } from '../tokens/jws.service';
 import { TokenService } from '../tokens/token.service';
 import { OidcClientCache } from './oidc-client.cache';
-import { AuthorizationGrantRepository } from './authorization-grant.repository';
 import { withParameters } from './authorization.service';
 
 const LIMITS: Record<string, number> = {
@@ -39,11 +38,9 @@ export type LogoutOutcome =
 export class LogoutService {
   constructor(
     private readonly clients: OidcClientCache,
-    private readonly grants: AuthorizationGrantRepository,
     private readonly jws: JwsService,
     private readonly tokens: TokenService,
     private readonly audit: AuditLog,
-    private readonly clock: Clock,
     private readonly sessions: SignInSessions,
   ) {}
 
@@ -93,9 +90,12 @@ export class LogoutService {
         const { confirm: _confirm, ...fields } = params;
         return { kind: 'confirm', fields };
       }
-      await this.sessions.end(session.id, { name: session.userName, sourceAddress: origin.sourceAddress, correlationId: origin.correlationId });
+      const revokedGrants = await this.sessions.end(session.id, {
+        name: session.userName,
+        sourceAddress: origin.sourceAddress,
+        correlationId: origin.correlationId,
+      });
       endedSession = true;
-      const revokedGrants = await this.grants.revokeForSession(session.id, this.clock.now());
       await this.audit.record({
         org,
         actor: session.userName,

@@ -37,7 +37,7 @@ const state: SubjectState = {
 /** The guard's rules with stand-ins for the session store, the user's state and the audit log. */
 function setUp(live: { session?: SignInSession | null; state?: SubjectState } = {}) {
   const recorded: unknown[] = [];
-  const sessions = { fromRequest: async () => (live.session === undefined ? session : live.session), end: async () => undefined } as SignInSessions;
+  const sessions = { fromRequest: async () => (live.session === undefined ? session : live.session), end: async () => 0 } as SignInSessions;
   const tokens = { findUserState: async () => live.state ?? state } as unknown as TokenRepository;
   const roles = parseScopeAssignment(['roleWithScope.name.1=Cardholder', 'roleWithScope.scopes.1=Scope.device'].join('\n'), 'test.properties');
   const audit = { record: async (event: unknown) => void recorded.push(event) } as unknown as AuditLog;

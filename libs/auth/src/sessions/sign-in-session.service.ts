@@ -5,6 +5,7 @@ import { AuditLog, byActor } from '@app/audit';
 import { Actor, Clock, RequestOrigin, isUuid } from '@app/common';
 import { AppConfig } from '@app/config';
 import { Database, Transaction } from '@app/persistence';
+import { AuthorizationGrantRepository } from '../oidc/authorization-grant.repository';
 import { LiveSessionRow, SessionEndReason, SignInSessionRepository } from './sign-in-session.repository';
 import { AuthenticationMethod, SESSION_COOKIE, SignInSession, SignInSessions } from './sign-in-sessions';
 
@@ -44,12 +45,15 @@ export interface SessionSummary {
  * People's browser sessions (DECISIONS 14.2), the SignInSessions port others read. The database row
  * is the truth: every request with the cookie reads it (one indexed statement, joined with the user
  * so that a disabled user's session answers nothing at once), so an ended session is ended on every
- * instance with its commit, without any cache to invalidate.
+ * instance with its commit, without any cache to invalidate. However a session ends, the grants that
+ * applications hold through it (not offline ones) are revoked in the same transaction, with their
+ * access tokens (`endedWithGrants`).
  */
 @Injectable()
 export class SignInSessionService extends SignInSessions {
   constructor(
     private readonly sessions: SignInSessionRepository,
+    private readonly grants: AuthorizationGrantRepository,
     private readonly db: Database,
     private readonly audit: AuditLog,
     private readonly clock: Clock,
@@ -123,9 +127,10 @@ export class SignInSessionService extends SignInSessions {
    * Ends one session at once (the row is the truth on every instance). `reason` logout when the
    * person signs out (or a relying party logs them out), administrator when an administrator ends
    * it; the person ending another of their own sessions from its list is a logout of that session.
+   * Answers how many grants were revoked with it (0 also when it was no longer live).
    */
-  async end(sessionId: string, actor: Actor, reason: Extract<SessionEndReason, 'logout' | 'administrator'> = 'logout', orgId?: string): Promise<void> {
-    await this.endOne(sessionId, actor, reason, orgId);
+  async end(sessionId: string, actor: Actor, reason: Extract<SessionEndReason, 'logout' | 'administrator'> = 'logout', orgId?: string): Promise<number> {
+    return (await this.endSession(sessionId, actor, reason, orgId)) ?? 0;
   }
 
   /** As `end`; answers whether a live session (of `ownerId`, when given) was ended (false: unknown, another's, already ended or expired). */
@@ -137,13 +142,26 @@ export class SignInSessionService extends SignInSessions {
     inTransaction?: Transaction,
     ownerId?: string,
   ): Promise<boolean> {
-    if (!isUuid(sessionId)) return false;
+    return (await this.endSession(sessionId, actor, reason, orgId, inTransaction, ownerId)) !== undefined;
+  }
+
+  /** Ends one live session and revokes its grants; answers how many grants, or undefined when no live session (of `ownerId`) was ended. */
+  private async endSession(
+    sessionId: string,
+    actor: Actor,
+    reason: Extract<SessionEndReason, 'logout' | 'administrator'>,
+    orgId?: string,
+    inTransaction?: Transaction,
+    ownerId?: string,
+  ): Promise<number | undefined> {
+    if (!isUuid(sessionId)) return undefined;
     const now = this.clock.now();
     const work = async (tx: Transaction) => {
       const org = orgId ?? (await this.orgOf(sessionId, tx));
-      if (!org) return false;
+      if (!org) return undefined;
       const ended = await this.sessions.end(org, sessionId, reason, now, tx, ownerId);
-      if (!ended) return false;
+      if (!ended) return undefined;
+      const revokedGrants = await this.endedWithGrants([sessionId], reason, now, tx);
       await this.audit.record(
         {
           org,
@@ -151,11 +169,11 @@ export class SignInSessionService extends SignInSessions {
           action: reason === 'logout' ? 'sign_in.logout' : 'session.end',
           target: ended.user_id,
           outcome: 'success',
-          details: { session: sessionId, reason },
+          details: { session: sessionId, reason, ...grantsNote(revokedGrants) },
         },
         tx,
       );
-      return true;
+      return revokedGrants;
     };
     return inTransaction ? work(inTransaction) : this.db.transaction(work);
   }
@@ -172,10 +190,19 @@ export class SignInSessionService extends SignInSessions {
    */
   async endAllOfUser(orgId: string, userId: string, reason: SessionEndReason, actor: Actor, tx?: Transaction): Promise<string[]> {
     const work = async (t: Transaction) => {
-      const ended = await this.sessions.endAllOfUser(userId, reason, this.clock.now(), t);
+      const now = this.clock.now();
+      const ended = await this.sessions.endAllOfUser(userId, reason, now, t);
       if (ended.length > 0) {
+        const revokedGrants = await this.endedWithGrants(ended, reason, now, t);
         await this.audit.record(
-          { org: orgId, ...byActor(actor), action: 'session.end', target: userId, outcome: 'success', details: { reason, sessions: ended } },
+          {
+            org: orgId,
+            ...byActor(actor),
+            action: 'session.end',
+            target: userId,
+            outcome: 'success',
+            details: { reason, sessions: ended, ...grantsNote(revokedGrants) },
+          },
           t,
         );
       }
@@ -190,7 +217,14 @@ export class SignInSessionService extends SignInSessions {
    */
   async endAllOfCertificate(orgId: string, serial: string, actor: Actor, tx?: Transaction): Promise<number> {
     const work = async (t: Transaction) => {
-      const ended = await this.sessions.endAllOfCertificate(orgId, serial, this.clock.now(), t);
+      const now = this.clock.now();
+      const ended = await this.sessions.endAllOfCertificate(orgId, serial, now, t);
+      await this.endedWithGrants(
+        ended.map((e) => e.id),
+        'certificate_revoked',
+        now,
+        t,
+      );
       for (const userId of new Set(ended.map((e) => e.user_id))) {
         await this.audit.record(
           {
@@ -215,7 +249,14 @@ export class SignInSessionService extends SignInSessions {
    * per person, written together. Answers how many sessions ended.
    */
   async endAllPasswordOnly(orgId: string, actor: Actor, tx: Transaction): Promise<number> {
-    const ended = await this.sessions.endAllPasswordOnly(orgId, this.clock.now(), tx);
+    const now = this.clock.now();
+    const ended = await this.sessions.endAllPasswordOnly(orgId, now, tx);
+    await this.endedWithGrants(
+      ended.map((e) => e.id),
+      'sign_in_policy',
+      now,
+      tx,
+    );
     const byUser = new Map<string, string[]>();
     for (const { id, user_id } of ended) byUser.set(user_id, [...(byUser.get(user_id) ?? []), id]);
     await this.audit.recordMany(
@@ -232,6 +273,15 @@ export class SignInSessionService extends SignInSessions {
     return ended.length;
   }
 
+  /**
+   * Revokes what applications hold through sessions just ended, in the transaction that ended them:
+   * the grants whose refresh tokens were bound to them (offline ones live on: DECISIONS 15.5) and
+   * the access tokens issued from those grants, on every instance (DECISIONS 14.2). Answers how many grants.
+   */
+  private endedWithGrants(sessionIds: string[], reason: SessionEndReason, now: Date, tx: Transaction): Promise<number> {
+    return this.grants.revokeForSessions(sessionIds, `session_${reason}`, now, tx);
+  }
+
   purgeExpired(): Promise<number> {
     return this.sessions.purge(this.clock.now(), KEEP_ENDED_MS);
   }
@@ -240,6 +290,11 @@ export class SignInSessionService extends SignInSessions {
     const [row] = await this.db.query<{ org_id: string }>('SELECT org_id FROM sign_in_sessions WHERE id = $1', [sessionId], tx);
     return row?.org_id;
   }
+}
+
+/** The audit detail of grants revoked with a session, only when there were any. */
+function grantsNote(revokedGrants: number): { revokedGrants?: number } {
+  return revokedGrants > 0 ? { revokedGrants } : {};
 }
 
 function hashOf(value: string): Buffer {

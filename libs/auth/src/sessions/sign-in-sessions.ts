@@ -28,8 +28,11 @@ export const SESSION_COOKIE = '__Host-Http-session';
 export abstract class SignInSessions {
   /** The live session the request's cookie names, or null (unknown, ended, idle or past its absolute timeout). */
   abstract fromRequest(request: FastifyRequest): Promise<SignInSession | null>;
-  /** Ends one session at once, on every instance (sign-out, RP-initiated logout, an administrator). */
-  abstract end(sessionId: string, actor: Actor): Promise<void>;
+  /**
+   * Ends one session at once, on every instance (sign-out, RP-initiated logout, an administrator),
+   * with the grants applications hold through it; answers how many grants (0 when it was not live).
+   */
+  abstract end(sessionId: string, actor: Actor): Promise<number>;
 }
 
 /**
