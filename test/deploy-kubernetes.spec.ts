@@ -322,7 +322,7 @@ describe('the Deployment', () => {
     type Peer = {
       namespaceSelector?: { matchLabels: Record<string, string> };
       podSelector?: { matchLabels: Record<string, string> };
-      ipBlock?: { cidr: string };
+      ipBlock?: { cidr: string; except?: string[] };
     };
     type Rule = { from?: Peer[]; to?: Peer[]; ports: { port: string | number; protocol: string }[] };
     type Policy = {
@@ -345,10 +345,10 @@ describe('the Deployment', () => {
       ]);
     });
 
-    it('NetworkPolicies: out, DNS, the PostgreSQL cluster and the HSM only', () => {
+    it('NetworkPolicies: out, DNS, the PostgreSQL cluster, the HSM, and https to public addresses only', () => {
       const egress = policies.flatMap((p) => p.spec.egress ?? []);
-      expect(egress).toHaveLength(3);
-      const [dns, database, hsm] = egress;
+      expect(egress).toHaveLength(4);
+      const [dns, database, hsm, https] = egress;
       expect(dns.ports).toEqual([
         { port: 53, protocol: 'UDP' },
         { port: 53, protocol: 'TCP' },
@@ -356,6 +356,18 @@ describe('the Deployment', () => {
       expect(database.to).toEqual([{ podSelector: { matchLabels: { 'cnpg.io/cluster': cluster.metadata.name } } }]);
       expect(database.ports).toEqual([{ port: 5432, protocol: 'TCP' }]);
       expect(hsm.to![0].ipBlock!.cidr).toMatch(/^[\d.]+\/\d+$/);
+      // Push hubs and CIBA notification endpoints: port 443 of any public address, none of the private,
+      // loopback, link-local (the cloud metadata address) or carrier-grade NAT ranges, in IPv4 or IPv6.
+      expect(https.ports).toEqual([{ port: 443, protocol: 'TCP' }]);
+      expect(https.to).toEqual([
+        {
+          ipBlock: {
+            cidr: '0.0.0.0/0',
+            except: ['0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.168.0.0/16'],
+          },
+        },
+        { ipBlock: { cidr: '::/0', except: ['::1/128', '::ffff:0:0/96', 'fc00::/7', 'fe80::/10'] } },
+      ]);
     });
 
     it('PostgreSQL: a CloudNativePG cluster of 3 with synchronous replication and backups', () => {
