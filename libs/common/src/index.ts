@@ -16,6 +16,7 @@ export * from './http/openapi';
 export * from './http/request-input.guard';
 export * from './http/openapi-errors';
 export * from './http/read-pem';
+export * from './http/loopback';
 export * from './http/secret-answer';
 export * from './generated-section';
 export * from './crypto/data-cipher';

@@ -1,5 +1,4 @@
-import { isIP } from 'node:net';
-import { z } from '@app/common';
+import { isLoopbackHost, z } from '@app/common';
 
 /** How a CIBA client learns that a request was decided (OpenID CIBA Core 1.0 section 5; DECISIONS 16). */
 export type TokenDeliveryMode = 'poll' | 'ping';
@@ -26,15 +25,8 @@ export function notificationEndpointProblem(url: string): string | undefined {
   if (parsed.username || parsed.password) return 'must not carry a user name or password';
   if (parsed.hash) return 'must not have a fragment (#...)';
   if (parsed.protocol === 'https:') return undefined;
-  if (parsed.protocol === 'http:' && isLoopback(parsed.hostname)) return undefined;
+  if (parsed.protocol === 'http:' && isLoopbackHost(parsed.hostname)) return undefined;
   return 'must use https (plain http is accepted only for a loopback address: 127.0.0.1, [::1] or localhost)';
-}
-
-function isLoopback(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '');
-  if (host === 'localhost') return true;
-  if (isIP(host) === 4) return host.startsWith('127.');
-  return host === '::1';
 }
 
 /** `backchannelAuthentication` of the admin API's system accounts: enables CIBA, or (null) disables it. */

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { isIP } from 'node:net';
+import { isLoopbackHost } from '@app/common';
 import { ConnectionStringParts } from '../gateways/connection-string';
 import { GatewayType, MessageTemplate, MessageTemplates } from '../gateways/push-gateway.schema';
 import type { NotificationTemplate } from '../notifications/push-notifications';
@@ -25,15 +25,6 @@ export const DEFAULT_TEMPLATES: Record<NotificationTemplate, MessageTemplate> = 
   credential: { title: 'Credential update', msg: '{{message}}' },
   challenge: { title: 'Sign-in request', msg: 'Approve the sign-in: {{bindingMessage}}' },
 };
-
-/** True for a host name the machine itself answers: localhost, 127.0.0.0/8, ::1. */
-export function isLoopbackHost(hostname: string): boolean {
-  const bare = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  if (bare === 'localhost' || bare.endsWith('.localhost')) return true;
-  if (isIP(bare) === 4) return bare.startsWith('127.');
-  if (isIP(bare) === 6) return bare === '::1' || bare === '0:0:0:0:0:0:0:1';
-  return false;
-}
 
 /** The hub's resource URI (what the signature covers) and the URL of its direct send. */
 export function hubUrls(endpoint: Pick<ConnectionStringParts, 'host' | 'hostname'>, hub: string): { resource: string; send: string } {

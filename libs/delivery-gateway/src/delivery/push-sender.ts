@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
 import { AuditLog } from '@app/audit';
-import { Clock, DataCipher } from '@app/common';
+import { Clock, DataCipher, isLoopbackHost } from '@app/common';
 import { DatabaseUnavailableError, GroupCommit } from '@app/persistence';
 import { AppConfig, PushDeliveryConfig } from '@app/config';
 import { LOGGER, Logger, Metrics } from '@app/observability';
@@ -11,7 +11,7 @@ import { sealContext } from '../gateways/push-gateway.service';
 import { OutboxSignal } from '../notifications/outbox-signal';
 import { AttemptOutcome, ClaimedNotification, PushOutboxRepository } from '../notifications/push-outbox.repository';
 import { CircuitBreaker } from './circuit-breaker';
-import { SIGNATURE_LIFETIME_S, hubMessage, hubUrls, isLoopbackHost, sharedAccessSignature } from './hub-request';
+import { SIGNATURE_LIFETIME_S, hubMessage, hubUrls, sharedAccessSignature } from './hub-request';
 import { retryAfterMs, retryDelayMs, verdictOf } from './retry-policy';
 
 /** A gateway ready to send through, for one claim: its connection string opened only to sign. */
