@@ -283,6 +283,33 @@ describe('CIBA: out-of-band approval', () => {
     expect(missing.body.error_description).toMatch(/client_notification_token/);
   });
 
+  it("RFC 7009: the client revokes the person's access token it got by CIBA; another client's revocation changes nothing", async () => {
+    const started = await initiate(poller, { login_hint: 'carla' });
+    expect(started.status).toBe(200);
+    const requestId = await pushedRequestId(carla.id);
+    expect((await decide(requestId, carla.app.decision(ORG, requestId, 'approve'))).status).toBe(200);
+    const tokens = await poll(poller, started.body.auth_req_id);
+    expect(tokens.status).toBe(200);
+    const whoami = () => t.http.get(`/authentication/customer/${ORG}/whoami`).auth(tokens.body.access_token, { type: 'bearer' });
+    const revokeAs = (account: Account) =>
+      t.http
+        .post(`/authentication/customer/${ORG}/revoke`)
+        .type('form')
+        .send({ token: tokens.body.access_token, client_id: account.clientId, client_secret: account.secret });
+    expect((await whoami()).status).toBe(200);
+    // Another client of the organization: 200, no effect (RFC 7009 2.2).
+    expect((await revokeAs(pinger)).status).toBe(200);
+    expect((await whoami()).status).toBe(200);
+    // The client it was issued to: revoked at once, and audited with the client as actor.
+    expect((await revokeAs(poller)).status).toBe(200);
+    const refused = await whoami();
+    expect(refused.status).toBe(401);
+    expect(refused.headers['www-authenticate']).toMatch(/revoked/);
+    const jti = JSON.parse(Buffer.from(tokens.body.access_token.split('.')[1], 'base64url').toString('utf8')).jti;
+    const events = await t.db.query("SELECT actor FROM audit_events WHERE action = 'token.revoke' AND target = $1", [jti]);
+    expect(events.rows).toEqual([{ actor: poller.clientId }]);
+  });
+
   describe('bad input: a clear error, never a 500', () => {
     it('an unknown login_hint is unknown_user_id', async () => {
       for (const hint of ['nobody', 'not a user name!']) {

@@ -46,8 +46,11 @@ export class TokenIntrospection {
     };
   }
 
-  /** Revokes only tokens issued to the calling client; anything else is a silent no-op (RFC 7009 2.2). */
-  /** Revokes the caller's own token; the revocation and its audit event commit together. */
+  /**
+   * Revokes only tokens issued to the calling client (their signed `client_id` names it, and their row
+   * agrees: TokenRepository.revoke); anything else is a silent no-op (RFC 7009 2.2). The revocation
+   * and its audit event commit together.
+   */
   async revoke(token: string, caller: SystemAccountRow, origin: RequestOrigin): Promise<void> {
     // A refresh token of the authorization code flow is opaque: never a JWS (DECISIONS 15.5).
     if (REFRESH_TOKEN_SHAPE.test(token)) return this.codeGrants.revokeRefreshToken(token, caller, origin);
@@ -55,7 +58,7 @@ export class TokenIntrospection {
     if (!verified.ok || verified.claims.client_id !== caller.client_id || !isAccessTokenJti(verified.claims.jti)) return;
     const jti = verified.claims.jti;
     await this.db.transaction(async (tx) => {
-      if (!(await this.tokens.revoke(jti, caller.id, this.clock.now(), tx))) return;
+      if (!(await this.tokens.revoke(jti, { accountId: caller.id, orgId: caller.org_id }, this.clock.now(), tx))) return;
       await this.audit.record({ org: caller.org_id, actor: caller.client_id, action: 'token.revoke', target: jti, outcome: 'success', ...origin }, tx);
       this.changes.publishOnCommit(tx, 'token', [jti]);
     });

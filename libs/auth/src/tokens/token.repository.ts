@@ -173,16 +173,22 @@ export class TokenRepository {
   }
 
   /**
-   * Revokes a token only if it was issued to `accountId` (RFC 7009 2.1): its own, or a person's from
-   * one of its authorization code grants (DECISIONS 15.4); returns whether it did.
+   * Revokes a token only if it was issued to the calling account (RFC 7009 2.1): its own, a person's
+   * from one of its authorization code grants (DECISIONS 15.4), or a person's it got by CIBA
+   * (DECISIONS 16). The row of a CIBA token names the person, not the client: the token's signed
+   * `client_id`, which the caller has verified names it (TokenIntrospection.revoke), is that record,
+   * so such a row (a person's, outside any grant, of the caller's organization) is the caller's.
+   * Returns whether it revoked.
    */
-  async revoke(jti: string, accountId: string, at: Date, tx: Transaction): Promise<boolean> {
+  async revoke(jti: string, caller: { accountId: string; orgId: string }, at: Date, tx: Transaction): Promise<boolean> {
     const rows = await this.db.query(
       `UPDATE access_tokens SET revoked_at = $3
         WHERE jti = $1 AND revoked_at IS NULL
-          AND (account_id = $2 OR grant_id IN (SELECT id FROM authorization_grants WHERE account_id = $2))
+          AND (account_id = $2
+               OR grant_id IN (SELECT id FROM authorization_grants WHERE account_id = $2)
+               OR (grant_id IS NULL AND user_id IS NOT NULL AND org_id = $4))
        RETURNING 1`,
-      [jti, accountId, at],
+      [jti, caller.accountId, at, caller.orgId],
       tx,
     );
     return rows.length > 0;
