@@ -15,6 +15,7 @@ import {
   tokenRequest,
 } from '@app/testing';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { Client } from 'pg';
 import { SecretHasher } from '@app/accounts';
 import { PurgeJob } from '@app/auth';
 import { AuthorizationGrantRepository } from '../libs/auth/src/oidc/authorization-grant.repository';
@@ -536,6 +537,39 @@ describe('Authorization code flow (people)', () => {
       await t.db.query("SELECT details FROM audit_events WHERE action = 'session.end' AND target = $1 ORDER BY occurred_at DESC LIMIT 1", [jane.id])
     ).rows;
     expect(event.details).toMatchObject({ reason: 'administrator', revokedGrants: held.n });
+  });
+
+  it("ending a session does not wait for a code exchange in flight on one of its grants (which waits for the user's row: no deadlock)", async () => {
+    const session = (await signIn(t, { org: ORG, userName: 'jane', password: PASSWORD, totpSecret: jane.totpSecret })).cookie;
+    const exchanged = await codeFor(spa.clientId, [], session);
+    const tokens = await asSpa(exchanged.code, exchanged.verifier);
+    expect(tokens.status).toBe(200);
+    await codeFor(spa.clientId, [], session);
+    // Another connection consumes the second code as the exchange's statement does, and holds its row until it commits.
+    const exchange = new Client({ connectionString: t.databaseUrl });
+    await exchange.connect();
+    try {
+      await exchange.query('BEGIN');
+      const consumed = await exchange.query<{ id: string }>(
+        `UPDATE authorization_grants SET code_used_at = now()
+          WHERE user_id = $1 AND code_used_at IS NULL AND revoked_at IS NULL AND session_id IN (SELECT id::text FROM sign_in_sessions WHERE ended_at IS NULL)
+          RETURNING id`,
+        [jane.id],
+      );
+      expect(consumed.rows).toHaveLength(1);
+      // The administrator's ending takes the user's row first, then the session's grants: answered at once, not after that commit.
+      const ended = await t.http.delete(`/admin/v1/organizations/${ORG}/users/${jane.id}/sessions`).auth(admin, { type: 'bearer' }).timeout(5_000);
+      expect(ended.status).toBe(204);
+      expect((await whoami(tokens.body.access_token)).status).toBe(401);
+      // The exchange goes on (its access token's foreign key needs the user's row, free again) and commits.
+      await exchange.query('SELECT 1 FROM users WHERE id = $1 FOR KEY SHARE', [jane.id]);
+      await exchange.query('COMMIT');
+      // Its grant was skipped, as if its exchange had committed just before the ending.
+      const [grant] = (await t.db.query('SELECT revoked_at FROM authorization_grants WHERE id = $1', [consumed.rows[0].id])).rows;
+      expect(grant.revoked_at).toBeNull();
+    } finally {
+      await exchange.end();
+    }
   });
 
   it('signing out at the login page ends the tokens applications got through the session, as RP-initiated logout does', async () => {

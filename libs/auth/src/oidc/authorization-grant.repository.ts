@@ -314,12 +314,24 @@ export class AuthorizationGrantRepository {
    * Revokes the grants of ended browser sessions whose refresh tokens were bound to them (not
    * `offline`), with their access tokens, in the transaction that ended the sessions (libs/auth
    * SignInSessionService; DECISIONS 14.2, 15.6). Answers the number of grants.
+   *
+   * A grant whose code is being exchanged at this moment is skipped (SKIP LOCKED), not waited for:
+   * that transaction holds the grant's row and waits for the user's row (its access token's foreign
+   * key), which the transaction ending the sessions may hold (a disabling, a password change, an
+   * administrator), so waiting would deadlock. The exchange checked the session as live before the
+   * ending committed, as it would have a moment earlier; its refresh token still stops with the session.
+   * NO KEY UPDATE, the lock the UPDATE takes anyway, so that a refresh in flight (which holds only a
+   * KEY SHARE lock, for its new refresh token's foreign key) is not skipped.
    */
   async revokeForSessions(sessionIds: readonly string[], reason: string, now: Date, tx: Transaction): Promise<number> {
     if (sessionIds.length === 0) return 0;
     const grants = await this.db.query<{ id: string }>(
-      `UPDATE authorization_grants SET revoked_at = $2, revoked_reason = $3
-        WHERE session_id = ANY($1::text[]) AND revoked_at IS NULL AND refresh_tokens <> 'offline' RETURNING id`,
+      `UPDATE authorization_grants g SET revoked_at = $2, revoked_reason = $3
+         FROM (SELECT id FROM authorization_grants
+                WHERE session_id = ANY($1::text[]) AND revoked_at IS NULL AND refresh_tokens <> 'offline'
+                FOR NO KEY UPDATE SKIP LOCKED) AS live
+        WHERE g.id = live.id
+        RETURNING g.id`,
       [sessionIds, now, reason],
       tx,
     );
