@@ -130,10 +130,13 @@ export class SignInSessionService extends SignInSessions {
    * Answers how many grants were revoked with it (0 also when it was no longer live).
    */
   async end(sessionId: string, actor: Actor, reason: Extract<SessionEndReason, 'logout' | 'administrator'> = 'logout', orgId?: string): Promise<number> {
-    return (await this.endSession(sessionId, actor, reason, orgId)) ?? 0;
+    return (await this.endOne(sessionId, actor, reason, orgId))?.revokedGrants ?? 0;
   }
 
-  /** As `end`; answers whether a live session (of `ownerId`, when given) was ended (false: unknown, another's, already ended or expired). */
+  /**
+   * As `end`; answers the grants revoked with the session, or undefined when no live session (of
+   * `ownerId`, when given) was ended: unknown, another's, already ended or expired.
+   */
   async endOne(
     sessionId: string,
     actor: Actor,
@@ -141,19 +144,7 @@ export class SignInSessionService extends SignInSessions {
     orgId?: string,
     inTransaction?: Transaction,
     ownerId?: string,
-  ): Promise<boolean> {
-    return (await this.endSession(sessionId, actor, reason, orgId, inTransaction, ownerId)) !== undefined;
-  }
-
-  /** Ends one live session and revokes its grants; answers how many grants, or undefined when no live session (of `ownerId`) was ended. */
-  private async endSession(
-    sessionId: string,
-    actor: Actor,
-    reason: Extract<SessionEndReason, 'logout' | 'administrator'>,
-    orgId?: string,
-    inTransaction?: Transaction,
-    ownerId?: string,
-  ): Promise<number | undefined> {
+  ): Promise<{ revokedGrants: number } | undefined> {
     if (!isUuid(sessionId)) return undefined;
     const now = this.clock.now();
     const work = async (tx: Transaction) => {
@@ -173,7 +164,7 @@ export class SignInSessionService extends SignInSessions {
         },
         tx,
       );
-      return revokedGrants;
+      return { revokedGrants };
     };
     return inTransaction ? work(inTransaction) : this.db.transaction(work);
   }
