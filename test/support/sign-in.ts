@@ -50,6 +50,21 @@ export async function signIn(
   return { cookie, location: answer.status === 303 ? String(answer.headers.location) : '' };
 }
 
+/**
+ * Signs the person of `sessionCookie` out as a browser does: the signed-in page (its form cookie and
+ * token), then its sign-out form, from the service's own origin. Answers the sign-out's response.
+ */
+export async function signOut(t: TestApp, org: string, sessionCookie: string) {
+  const page = await t.bare.get(`/authentication/customer/${org}/login`).set('Cookie', sessionCookie);
+  const formCookie = cookiePair(page.headers['set-cookie'], '__Host-Http-login-form');
+  if (!formCookie) throw new Error(`The signed-in page set no __Host-Http-login-form cookie: ${page.status}`);
+  return t.bare
+    .post(`/authentication/customer/${org}/logout`)
+    .set({ Cookie: `${sessionCookie}; ${formCookie}`, Origin: new URL(t.config.authBaseUrl).origin })
+    .type('form')
+    .send({ form_token: hiddenField(page.text, 'form_token')! });
+}
+
 /** The `name=value` of a Set-Cookie among `setCookie`, or undefined. */
 export function cookiePair(setCookie: string | string[] | undefined, name: string): string | undefined {
   const all = setCookie === undefined ? [] : Array.isArray(setCookie) ? setCookie : [setCookie];
