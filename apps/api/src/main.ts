@@ -57,6 +57,11 @@ async function bootstrap(): Promise<void> {
   }
 
   const metrics = new Metrics();
+  // In a cluster the primary serves the summed metrics of its workers. A worker answers it from here
+  // on, not once it listens: the primary asks every connected worker and answers a scrape only when
+  // all have answered, so a worker still starting (or restarting after a crash) would turn every
+  // scrape meanwhile into a 503 after the aggregator's 5 s timeout.
+  if (cluster.isWorker) metrics.answerClusterPrimary();
   const created = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, logger, metrics), createAdapter(config), {
     logger: new PinoNestLogger(logger),
     // Let start-up refusals reach the catch below, which states them plainly.
@@ -73,8 +78,6 @@ async function bootstrap(): Promise<void> {
     });
   }
   await created.listen(config.port, config.host);
-  // In a cluster the primary serves the summed metrics of its workers.
-  if (cluster.isWorker) metrics.answerClusterPrimary();
   const metricsServer = cluster.isWorker ? undefined : await metrics.listen(config.metricsPort, config.metricsHost);
   created.getHttpServer().once('close', () => metricsServer?.close());
   logger.info({ url: config.publicBaseUrl, port: config.port, metricsPort: config.metricsPort }, 'credential platform listening');
