@@ -1,5 +1,7 @@
+import { Client } from 'pg';
 import { PurgeJob } from '@app/auth';
 import { CreatedAccount, TestApp, createOrganization, createSystemAccount, createTestApp, platformAdminToken, tokenRequest } from '@app/testing';
+import { LockoutService } from '../libs/auth/src/clients/lockout.service';
 
 /**
  * Brute-force protection of the token endpoint (DECISIONS 4): counted per (Client ID, source address)
@@ -163,6 +165,45 @@ describe('token endpoint lockout', () => {
     // The right password from there waits too; from another address it works.
     expect((await passwordAttempt(t, org, 'correct horse battery staple', '203.0.113.40')).status).toBe(429);
     expect((await passwordAttempt(t, org, 'correct horse battery staple', '203.0.113.41')).status).toBe(200);
+    t.clock.advance(61);
+  });
+
+  it('turns that start together, before any of them made the pair counter, still get no more checks than the limit', async () => {
+    const org = await freshUser();
+    const lockout = t.app.get(LockoutService);
+    // The organization's password budget counter exists (one earlier turn from elsewhere); the pair's and the address's do not yet.
+    await lockout.takePasswordTurn(`user:${org}/other`, '203.0.113.50', org);
+    // Another connection holds the budget counter, so that every turn below starts its statement (and
+    // reads the counters) before any of them has made the pair's: they then run one after another.
+    const holder = new Client({ connectionString: t.databaseUrl });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM auth_failures WHERE key = $1 FOR UPDATE', [`pwd:${org}`]);
+      const turns = Array.from({ length: 8 }, () => lockout.takePasswordTurn(`user:${org}/bea`, '203.0.113.51', org));
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await holder.query('COMMIT');
+      const settled = await Promise.allSettled(turns);
+      expect(settled.filter((s) => s.status === 'fulfilled')).toHaveLength(3);
+      for (const refused of settled.filter((s): s is PromiseRejectedResult => s.status === 'rejected')) {
+        expect(refused.reason).toMatchObject({ status: 429 });
+      }
+    } finally {
+      await holder.end();
+    }
+    // The refused turns gave their counts back: three checks counted on the pair, the address and the budget (with the earlier one).
+    expect(
+      (
+        await t.db.query("SELECT key, failures FROM auth_failures WHERE key IN ($1, 'addr:203.0.113.51', $2) ORDER BY key", [
+          `pair:user:${org}/bea|203.0.113.51`,
+          `pwd:${org}`,
+        ])
+      ).rows,
+    ).toEqual([
+      { key: 'addr:203.0.113.51', failures: 3 },
+      { key: `pair:user:${org}/bea|203.0.113.51`, failures: 3 },
+      { key: `pwd:${org}`, failures: 4 },
+    ]);
     t.clock.advance(61);
   });
 

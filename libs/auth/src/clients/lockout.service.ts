@@ -292,7 +292,17 @@ export class LockoutService {
     const blocked = rows.find((row) => row.blocked);
     if (blocked) throw this.lockedOut(blocked.key, blocked.window_started_at);
     const counts = new Map(rows.map((row) => [row.key, row.failures]));
-    return { keys: turnKeys, failures: turnKeys.map((key) => counts.get(key) ?? 1) };
+    const turn = { keys: turnKeys, failures: turnKeys.map((key) => counts.get(key) ?? 1) };
+    // The statement locks the counters that exist when it starts; one that another turn creates
+    // meanwhile (turns sent at once on a fresh pair) it counts without that check, after the row's
+    // own lock (ON CONFLICT), so its count is the true one. A turn that took one past its limit so
+    // gives its counts back and is refused as the lock-out it ran into.
+    const over = rows.find((row) => row.failures > this.limitOf(row.key));
+    if (over) {
+      await this.giveBack(turn);
+      throw this.lockedOut(over.key, over.window_started_at);
+    }
+    return turn;
   }
 
   /**
