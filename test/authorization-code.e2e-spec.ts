@@ -2,6 +2,7 @@ import {
   IssuedPerson,
   TestApp,
   authorizeQuery,
+  createCardholder,
   createIssuingOrganization,
   createPersonWithCard,
   createSystemAccount,
@@ -569,6 +570,25 @@ describe('Authorization code flow (people)', () => {
     } finally {
       await exchange.end();
     }
+  });
+
+  it("turning passwordOnlySignIn off ends a password-only session's grants with it: the application's access token stops", async () => {
+    const settings = (await t.http.get(`/admin/v1/organizations/${ORG}`).auth(admin, { type: 'bearer' })).body.settings;
+    const put = (passwordOnlySignIn: boolean) =>
+      t.http
+        .put(`/admin/v1/organizations/${ORG}/settings`)
+        .auth(admin, { type: 'bearer' })
+        .send({ ...settings, passwordOnlySignIn });
+    expect((await put(true)).status).toBe(200);
+    await createCardholder(t, admin, ORG, 'pat', { password: PASSWORD });
+    const session = (await signIn(t, { org: ORG, userName: 'pat', password: PASSWORD })).cookie;
+    const bound = await codeFor(spa.clientId, [], session);
+    const tokens = await asSpa(bound.code, bound.verifier);
+    expect((await whoami(tokens.body.access_token)).status).toBe(200);
+    expect((await put(false)).status).toBe(200);
+    expect((await whoami(tokens.body.access_token)).status).toBe(401);
+    const [grant] = (await t.db.query("SELECT g.revoked_reason FROM authorization_grants g JOIN users u ON u.id = g.user_id WHERE u.user_name = 'pat'")).rows;
+    expect(grant).toEqual({ revoked_reason: 'session_sign_in_policy' });
   });
 
   it('signing out at the login page ends the tokens applications got through the session, as RP-initiated logout does', async () => {

@@ -2,13 +2,18 @@ import {
   IssuedPerson,
   makeCertificate,
   TestApp,
+  authorizeQuery,
   cookiePair,
   createIssuingOrganization,
   createPersonWithCard,
   createTestApp,
   errorText,
   hiddenField,
+  pkcePair,
   platformAdminToken,
+  registerOidcClient,
+  createSystemAccount,
+  tokenRequest,
 } from '@app/testing';
 
 /**
@@ -71,6 +76,46 @@ describe('Smart-card sign-in', () => {
     expect(failure).toMatchObject({ code: 82001, details: { step: 'certificate', reason: expect.stringMatching(/on-hold|in no wallet/) } });
     const [ended] = (await t.db.query('SELECT end_reason FROM sign_in_sessions WHERE user_id = $1', [ada.id])).rows;
     expect(ended.end_reason).toBe('certificate_revoked');
+  });
+
+  it("a hold on the card's certificate also ends the tokens an application got through its session", async () => {
+    const app = await createSystemAccount(t.http, admin, ORG, { suffix: 'cardapp', role: 'Cardholder' });
+    await registerOidcClient(t.http, admin, ORG, app.clientId, { redirectUris: ['https://app.example.test/cb'], publicClient: true, firstParty: true });
+    const holder = await createPersonWithCard(t, admin, ORG, 'hal', { smartCard: true, totp: false });
+    const cookie = cookiePair((await withCertificate(holder.certificatePem)).headers['set-cookie'], '__Host-Http-session')!;
+    const { verifier, challenge } = pkcePair();
+    const authorized = await t.bare
+      .get(
+        `/authentication/customer/${ORG}/authorize?${authorizeQuery([
+          ['response_type', 'code'],
+          ['client_id', app.clientId],
+          ['redirect_uri', 'https://app.example.test/cb'],
+          ['scope', 'openid'],
+          ['code_challenge', challenge],
+          ['code_challenge_method', 'S256'],
+        ])}`,
+      )
+      .set('Cookie', cookie);
+    const code = new URL(authorized.headers.location).searchParams.get('code')!;
+    const tokens = await tokenRequest(t.bare, ORG, {
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      client_id: app.clientId,
+      redirect_uri: 'https://app.example.test/cb',
+    });
+    expect(tokens.status).toBe(200);
+    const whoami = () => t.bare.get(`/authentication/customer/${ORG}/whoami`).auth(tokens.body.access_token, { type: 'bearer' });
+    expect((await whoami()).status).toBe(200);
+    const suspended = await t.http
+      .post(`/aims/rs/scim/v2/Wallet/${holder.wallet}/suspend`)
+      .auth(helpdesk, { type: 'bearer' })
+      .set('Content-Type', 'application/scim+json')
+      .send(JSON.stringify({ reason: 'LOST' }));
+    expect(suspended.status).toBe(200);
+    expect((await whoami()).status).toBe(401);
+    const [grant] = (await t.db.query('SELECT revoked_reason FROM authorization_grants WHERE user_id = $1', [holder.id])).rows;
+    expect(grant).toEqual({ revoked_reason: 'session_certificate_revoked' });
   });
 
   it("refuses a certificate the organization's CA did not issue, and no certificate at all", async () => {
