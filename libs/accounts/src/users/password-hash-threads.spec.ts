@@ -1,6 +1,7 @@
 import { randomBytes, scryptSync } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { getPriority } from 'node:os';
+import { performance } from 'node:perf_hooks';
 import { PasswordHashThreads } from './password-hash-threads';
 
 /** The nice value of every thread of this process (Linux: field 19 of /proc/self/task/TID/stat). */
@@ -25,8 +26,18 @@ describe('PasswordHashThreads', () => {
   afterEach(() => threads.stop());
 
   it('derives the scrypt key at normal priority while the main thread is idle', async () => {
-    threads = new PasswordHashThreads(10);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Idle is a precondition this process must meet first: a jest worker reused from other suites can
+    // be busy for a while (their timers), which the threads would rightly see. So the window is
+    // measured here too, and tried again (up to ten times) until it was idle; never idle fails.
+    let idleWindow = false;
+    for (let attempt = 0; attempt < 10 && !idleWindow; attempt++) {
+      if (attempt > 0) await threads.stop();
+      const before = performance.eventLoopUtilization();
+      threads = new PasswordHashThreads(10);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      idleWindow = performance.eventLoopUtilization(before).utilization < 0.25;
+    }
+    expect(idleWindow).toBe(true);
     await expect(threads.derive(job)).resolves.toEqual(expected);
     expect(lowered()).toHaveLength(0);
   });
