@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { Command, CommanderError } from 'commander';
 import { NestFactory } from '@nestjs/core';
 import { DynamicModule, INestApplicationContext, Module, Type } from '@nestjs/common';
+import pino from 'pino';
 import { DataSource } from 'typeorm';
 import { AccountsModule } from '@app/accounts';
 import { AuditModule } from '@app/audit';
@@ -47,7 +48,8 @@ const DASH_ARGUMENT_HINT =
 /** Runs `work` with the services on the configured database; `imports` adds feature modules a command needs. */
 async function withServices<T>(work: (app: INestApplicationContext) => Promise<T>, imports: (Type | DynamicModule)[] = []): Promise<T> {
   const config = loadConfig();
-  const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
+  // Messages go to stderr, written before the process exits: stdout carries only the command's JSON.
+  const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, pino.destination({ fd: 2, sync: true }));
   @Module({
     imports: [
       ConfigModule.forRoot(config),

@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { KeyObject, createPublicKey, randomBytes } from 'node:crypto';
 import { PLATFORM_ORG } from '@app/accounts';
 import { Actor, AuditLog, byActor } from '@app/audit';
@@ -51,7 +51,7 @@ const SCHEDULER: Actor = { name: 'system' };
  * once the time has passed); the guarded UPDATEs let only one succeed.
  */
 @Injectable()
-export class SigningKeys implements OnModuleInit, OnApplicationShutdown {
+export class SigningKeys implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
   private ring!: KeyRing;
   private loading?: Promise<void>;
   private wanted = 0;
@@ -59,6 +59,8 @@ export class SigningKeys implements OnModuleInit, OnApplicationShutdown {
   private activating?: Promise<void>;
   /** When the last background read without the feed began: at most one a second, even while they fail. */
   private reloadStartedAt = 0;
+  /** Set when the application starts shutting down: the feed's last notices read nothing more. */
+  private stopping = false;
 
   constructor(
     private readonly keys: SigningKeyRepository,
@@ -93,13 +95,20 @@ export class SigningKeys implements OnModuleInit, OnApplicationShutdown {
       }
     });
     this.changes.subscribe((change) => {
-      if (change.topic !== 'reset' && change.topic !== 'signing-key') return;
+      if (this.stopping || (change.topic !== 'reset' && change.topic !== 'signing-key')) return;
       this.refresh().catch((error: unknown) => {
         // An outage is logged once by the database layer; the feed's reset on its return reads the keys again.
-        if (!(error instanceof DatabaseUnavailableError)) this.logger.error({ err: error }, 'reading the token-signing keys failed; keeping the keys held');
+        // A read the shutdown cut short (its pool closed under it) is no failure either.
+        if (!(error instanceof DatabaseUnavailableError) && !this.stopping)
+          this.logger.error({ err: error }, 'reading the token-signing keys failed; keeping the keys held');
       });
     });
     await this.refresh();
+  }
+
+  /** Before any module's shutdown closes the database (Nest runs every beforeApplicationShutdown first). */
+  beforeApplicationShutdown(): void {
+    this.stopping = true;
   }
 
   onApplicationShutdown(): void {
