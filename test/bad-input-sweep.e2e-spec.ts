@@ -368,6 +368,35 @@ describe('bad-input sweep over the OpenAPI document', () => {
       expect(yearZero.status).toBe(400);
       expect(yearZero.body.scimType).toBe('invalidFilter');
       expect(yearZero.body.detail).toContain('"0000-01-01T00:00:00Z" is not a real one (there is no year 0000)');
+      // Endpoints aimed inside the service's network (issue 32; DECISIONS 10.2, 16), in the spellings
+      // of the assessment: a 400 naming the attribute, whatever the loopback switches say (on here).
+      for (const host of ['0.0.0.0', '0x0a000001', '169.254.169.254', '[::ffff:a9fe:a9fe]', '[fd00::1]', '100.64.0.1', '3232235777']) {
+        const gateway = await t.http
+          .post(`/configuration/${org}/v2/DeliveryGateway/Push`)
+          .auth(orgToken, { type: 'bearer' })
+          .set('Content-Type', 'application/scim+json')
+          .send(
+            JSON.stringify({
+              schemas: ['urn:vendor:scim:api:idp:2.0:DeliveryGateway:Push'],
+              type: 'CLOUD_GCM_PUSH',
+              name: `inside ${host}`,
+              connectionString: `Endpoint=sb://${host}:443/;SharedAccessKeyName=n;SharedAccessKey=k`,
+            }),
+          );
+        expect([host, gateway.status, gateway.body.detail]).toEqual([
+          host,
+          400,
+          expect.stringContaining('connectionString: Endpoint names a private, link-local'),
+        ]);
+        const ping = await createAccount(
+          JSON.stringify({ role: 'Issuance', backchannelAuthentication: { tokenDeliveryMode: 'ping', clientNotificationEndpoint: `https://${host}/notify` } }),
+        );
+        expect([host, ping.status, ping.body.detail]).toEqual([
+          host,
+          400,
+          expect.stringContaining('backchannelAuthentication.clientNotificationEndpoint: names a private, link-local'),
+        ]);
+      }
     },
     SWEEP_BUDGET_MS,
   );

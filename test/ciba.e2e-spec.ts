@@ -266,6 +266,11 @@ describe('CIBA: out-of-band approval', () => {
     expect((await decide(requestId, carla.app.decision(ORG, requestId, 'approve'))).status).toBe(200);
     for (let waited = 0; pings.length === 0 && waited < 5_000; waited += 50) await sleep(50);
     expect(pings).toEqual([{ authorization: `Bearer ${notificationToken}`, contentType: 'application/json', body: { auth_req_id: started.auth_req_id } }]);
+    // The audit records the outcome's class only (DECISIONS 16), the origin, never the token.
+    const audited = await t.http.get(`/admin/v1/organizations/${ORG}/audit-events?code=94005`).auth(admin, { type: 'bearer' });
+    const pinged = audited.body.Resources.find((event: { details: { requestId: string } }) => event.details.requestId === requestId);
+    expect(pinged).toMatchObject({ outcome: 'success', details: { requestId, endpoint: new URL(receiverUrl).origin, result: 'http_204' } });
+    expect(JSON.stringify(audited.body)).not.toContain(notificationToken);
     const tokens = await client.pollBackchannelAuthenticationGrant(config, started);
     expect(tokens.claims()).toMatchObject({ sub: 'carla', aud: pinger.clientId, amr: ['hwk'] });
     // A denial is pinged too; the token request then hears access_denied.
@@ -548,6 +553,11 @@ describe('CIBA: out-of-band approval', () => {
         [{ tokenDeliveryMode: 'ping', clientNotificationEndpoint: 'https://client.example.com/notify#x' }, /fragment/],
         [{ tokenDeliveryMode: 'poll', clientNotificationEndpoint: 'https://client.example.com/notify' }, /only for the ping mode/],
         [{ tokenDeliveryMode: 'push' }, /must be "poll" or "ping"/],
+        // DECISIONS 16: whatever BACKCHANNEL_LOOPBACK_PINGS says (true here), never a private, link-local or shared address.
+        ...['10.1.2.3', '169.254.169.254', '0.0.0.0', '[fd12::1]', '[::ffff:a9fe:a9fe]', '100.64.0.1'].map((host): [Record<string, unknown>, RegExp] => [
+          { tokenDeliveryMode: 'ping', clientNotificationEndpoint: `https://${host}/notify` },
+          /clientNotificationEndpoint: names a private, link-local, shared or reserved address/,
+        ]),
       ];
       for (const [settings, detail] of cases) {
         const response = await t.http.patch(path).auth(admin, { type: 'bearer' }).send({ backchannelAuthentication: settings });

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import { AddressInfo } from 'node:net';
 import { PersonNotification, PushNotifications, PushSender } from '@app/delivery-gateway';
 import { Metrics } from '@app/observability';
 import { Database } from '@app/persistence';
@@ -251,6 +253,67 @@ describe('Push delivery', () => {
     expect((await rowsOf(userId)).filter((row) => row.authenticator_id === fresh)).toHaveLength(1);
   });
 
+  it('follows no redirect: a hub answering 307 towards another loopback port is a failure not retried, and that port receives nothing', async () => {
+    const token = await organization('pd_redirect');
+    const fake = await hub();
+    const target = createServer((request, response) => {
+      targetRequests.push({ method: request.method, headers: request.headers });
+      response.writeHead(201).end();
+    });
+    const targetRequests: { method?: string; headers: Record<string, unknown> }[] = [];
+    await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (target.address() as AddressInfo).port;
+      fake.answerAlways({ status: 307, location: `http://127.0.0.1:${port}/collect` });
+      const gateway = await configureHubGateway(t, token, 'pd_redirect', fake);
+      const { id: userId } = await createCardholder(t, admin, 'pd_redirect', 'rita');
+      await insertAuthenticator(t, 'pd_redirect', userId, { pushHandle: 'handle-of-rita' });
+      await notify(credential('pd_redirect', userId));
+      await fake.waitForSends(1);
+      await eventually(async () => (await rowsOf(userId))[0].state !== 'pending', 'settled');
+      await settle(200);
+      expect(targetRequests).toEqual([]);
+      expect(fake.sends).toHaveLength(1);
+      const view = await t.http.get(`/configuration/pd_redirect/v2/DeliveryGateway/Notifications?userId=${userId}`).auth(token, { type: 'bearer' });
+      expect(view.status).toBe(200);
+      expect(view.body.Resources).toEqual([
+        expect.objectContaining({
+          gateway: { value: gateway },
+          state: 'failed',
+          attempts: 1,
+          lastStatus: 307,
+          lastError: 'redirect_refused: the hub answered 307, a redirect, which is not followed; not retried',
+        }),
+      ]);
+    } finally {
+      target.closeAllConnections();
+      await new Promise((resolve) => target.close(resolve));
+    }
+  });
+
+  it("the administrators' view shows a hub that cannot be reached as a coarse class, never the network's error", async () => {
+    const token = await organization('pd_unreachable');
+    const closed = await hub();
+    const gateway = await configureHubGateway(t, token, 'pd_unreachable', closed);
+    await closed.close();
+    const { id: userId } = await createCardholder(t, admin, 'pd_unreachable', 'uwe');
+    await insertAuthenticator(t, 'pd_unreachable', userId);
+    await notify(credential('pd_unreachable', userId));
+    await eventually(async () => (await rowsOf(userId))[0].last_error !== null, 'one attempt written');
+    const view = await t.http.get(`/configuration/pd_unreachable/v2/DeliveryGateway/Notifications?userId=${userId}`).auth(token, { type: 'bearer' });
+    expect(view.status).toBe(200);
+    expect(view.body.Resources).toEqual([
+      expect.objectContaining({
+        gateway: { value: gateway },
+        state: 'pending',
+        attempts: 1,
+        lastStatus: null,
+        lastError: 'connection_failed: the hub could not be reached',
+      }),
+    ]);
+    expect(JSON.stringify(view.body)).not.toMatch(/ECONN|127\.0\.0\.1|fetch failed/);
+  });
+
   it('discards a notification no gateway can carry, saying why', async () => {
     await organization('pd_none');
     const { id: userId } = await createCardholder(t, admin, 'pd_none', 'nina');
@@ -286,7 +349,7 @@ describe('Push delivery', () => {
     expect(performance.now() - started).toBeLessThan(900);
     expect((await rowsOf(stuck)).every((row) => row.state === 'pending' && row.last_status === null)).toBe(true);
 
-    await eventually(async () => (await rowsOf(stuck)).every((row) => row.last_error === 'no answer within 1000 ms'), 'three timeouts');
+    await eventually(async () => (await rowsOf(stuck)).every((row) => row.last_error === 'timeout: no answer within 1000 ms'), 'three timeouts');
     expect((await metric('push_gateway_circuit_open')).find((v) => v.labels.gateway === brokenGateway)?.value).toBe(1);
     // Open: new notifications for that gateway are held back without spending an attempt.
     await notify(credential('pd_broken', stuck, 'suspended'));

@@ -1,3 +1,5 @@
+import { DataCipher } from '@app/common';
+import { AppConfig } from '@app/config';
 import { Database } from '@app/persistence';
 import { PushNotifications } from '@app/delivery-gateway';
 import {
@@ -90,11 +92,25 @@ describe('Push delivery to a loopback endpoint, not allowed', () => {
     await hub.close();
   });
 
-  it('sends nothing there; the notification waits for another attempt, saying why', async () => {
+  it('refuses the gateway at create, naming the setting; one stored earlier sends nothing there and waits for another attempt, saying why', async () => {
     const admin = await platformAdminToken(t.http);
     await createOrganization(t.http, admin, 'noloop');
     const account = await createSystemAccount(t.http, admin, 'noloop', { role: 'Administration' });
-    const gateway = await configureHubGateway(t, await tokenBySecret(t.http, 'noloop', account.clientId, account.secret), 'noloop', hub);
+    const token = await tokenBySecret(t.http, 'noloop', account.clientId, account.secret);
+    await expect(configureHubGateway(t, token, 'noloop', hub)).rejects.toThrow(
+      /create gateway failed: 400 .*connectionString: Endpoint names a loopback address, which only PUSH_LOOPBACK_HUBS=true allows/,
+    );
+    // Stored before the rule (here: created towards a public name, then pointed at the fake hub as the service seals it).
+    const gateway = await configureHubGateway(t, token, 'noloop', hub, { connectionString: hub.connectionString().replace('127.0.0.1', 'ns.example.net') });
+    const sealed = new DataCipher(t.app.get(AppConfig).dataEncryptionKeys).seal(
+      hub.connectionString(),
+      `push-delivery-gateway:noloop:${gateway}:connectionString`,
+    );
+    await t.db.query('UPDATE push_delivery_gateways SET connection_string_key_id = $1, connection_string_sealed = $2 WHERE id = $3', [
+      sealed.keyId,
+      sealed.sealed,
+      gateway,
+    ]);
     const { id: userId } = await createCardholder(t, admin, 'noloop', 'lou');
     await insertAuthenticator(t, 'noloop', userId);
     const db = t.app.get(Database);
@@ -106,7 +122,7 @@ describe('Push delivery to a loopback endpoint, not allowed', () => {
     expect((await t.db.query('SELECT state, gateway_id, last_error FROM push_outbox WHERE user_id = $1', [userId])).rows[0]).toEqual({
       state: 'pending',
       gateway_id: gateway,
-      last_error: `gateway ${gateway} names a loopback endpoint, which PUSH_LOOPBACK_HUBS=false does not allow`,
+      last_error: 'address_not_allowed: the endpoint is not a public address (loopback only with PUSH_LOOPBACK_HUBS=true); nothing was sent',
     });
     expect(hub.sends).toEqual([]);
   });

@@ -39,6 +39,8 @@ export async function insertAuthenticator(
 export interface HubAnswer {
   status: number;
   retryAfter?: string;
+  /** A Location header (a redirecting hub). */
+  location?: string;
   hangMs?: number;
 }
 
@@ -156,7 +158,10 @@ export class FakeNotificationHub {
       for (const listener of listeners) listener();
       const reply = () => {
         if (res.destroyed) return;
-        res.writeHead(answer.status, answer.retryAfter ? { 'Retry-After': answer.retryAfter } : {});
+        res.writeHead(answer.status, {
+          ...(answer.retryAfter ? { 'Retry-After': answer.retryAfter } : {}),
+          ...(answer.location ? { Location: answer.location } : {}),
+        });
         res.end();
       };
       if (answer.hangMs) setTimeout(reply, answer.hangMs).unref();

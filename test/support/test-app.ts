@@ -78,6 +78,8 @@ export function testConfig(databaseUrl: string, env: Record<string, string> = {}
     // The fake notification hub listens on loopback (test/support/push.ts); a short poll keeps suites quick.
     PUSH_LOOPBACK_HUBS: 'true',
     PUSH_POLL_INTERVAL_MS: '100',
+    // CIBA ping receivers listen on loopback too (test/ciba.e2e-spec.ts).
+    BACKCHANNEL_LOOPBACK_PINGS: 'true',
     ...env,
   });
 }

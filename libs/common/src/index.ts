@@ -17,6 +17,7 @@ export * from './http/request-input.guard';
 export * from './http/openapi-errors';
 export * from './http/read-pem';
 export * from './http/loopback';
+export * from './http/outbound';
 export * from './http/secret-answer';
 export * from './generated-section';
 export * from './crypto/data-cipher';

@@ -58,6 +58,11 @@ export class AppConfig {
   backchannelPollIntervalS!: number;
   /** CIBA `expires_in` when the client asks for none, and the most it may ask for (BACKCHANNEL_REQUEST_LIFETIME_S, default 300; DECISIONS 16). */
   backchannelRequestLifetimeS!: number;
+  /**
+   * Whether a CIBA client's notification endpoint may be a loopback address (BACKCHANNEL_LOOPBACK_PINGS,
+   * default false: tests, a client on the same machine); private and link-local ones never (DECISIONS 16).
+   */
+  backchannelLoopbackPings!: boolean;
   authFailureLimit!: number;
   authFailureWindowS!: number;
   /** Password hashes (scrypt) one process runs at once (PASSWORD_HASH_CONCURRENCY, default 2). */
@@ -156,6 +161,6 @@ export interface PushDeliveryConfig {
   breakerCooldownMs: number;
   /** How long settled notifications stay for the administrators' view before they are deleted. */
   retentionDays: number;
-  /** Whether a gateway endpoint on a loopback host is reached over plain http (tests, a local relay). */
+  /** Whether a gateway endpoint may be a loopback address, reached over plain http (tests, a local relay; DECISIONS 10.2). */
   loopbackHubs: boolean;
 }

@@ -62,6 +62,10 @@ const schema = z.object({
   ASSERTION_CLOCK_SKEW_S: int(30, 0, 600),
   BACKCHANNEL_POLL_INTERVAL_S: int(5, 1, 60),
   BACKCHANNEL_REQUEST_LIFETIME_S: int(300, 10, 600),
+  BACKCHANNEL_LOOPBACK_PINGS: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
   AUTH_FAILURE_LIMIT: int(10, 1, 100000),
   AUTH_FAILURE_WINDOW_S: int(300, 1, 86400),
   // Password hashes running at once per process (each scrypt holds a hash thread and 32 MiB).
@@ -201,6 +205,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   config.assertionClockSkewS = e.ASSERTION_CLOCK_SKEW_S;
   config.backchannelPollIntervalS = e.BACKCHANNEL_POLL_INTERVAL_S;
   config.backchannelRequestLifetimeS = e.BACKCHANNEL_REQUEST_LIFETIME_S;
+  config.backchannelLoopbackPings = e.BACKCHANNEL_LOOPBACK_PINGS;
   config.authFailureLimit = e.AUTH_FAILURE_LIMIT;
   config.authFailureWindowS = e.AUTH_FAILURE_WINDOW_S;
   config.passwordHashConcurrency = e.PASSWORD_HASH_CONCURRENCY;

@@ -1,4 +1,5 @@
-import { isLoopbackHost, z } from '@app/common';
+import { OutboundPolicy, isLoopbackHost, outboundHostProblem, z } from '@app/common';
+import { AppConfig } from '@app/config';
 
 /** How a CIBA client learns that a request was decided (OpenID CIBA Core 1.0 section 5; DECISIONS 16). */
 export type TokenDeliveryMode = 'poll' | 'ping';
@@ -27,6 +28,25 @@ export function notificationEndpointProblem(url: string): string | undefined {
   if (parsed.protocol === 'https:') return undefined;
   if (parsed.protocol === 'http:' && isLoopbackHost(parsed.hostname)) return undefined;
   return 'must use https (plain http is accepted only for a loopback address: 127.0.0.1, [::1] or localhost)';
+}
+
+/**
+ * The outbound rule of CIBA pings (DECISIONS 16, the rule of DECISIONS 10.2): public addresses only,
+ * loopback with BACKCHANNEL_LOOPBACK_PINGS=true. The registration and the ping apply the same one.
+ */
+export function notificationEndpointPolicy(config: AppConfig): OutboundPolicy {
+  return { allowLoopback: config.backchannelLoopbackPings, loopbackSetting: 'BACKCHANNEL_LOOPBACK_PINGS' };
+}
+
+/**
+ * Why a notification endpoint that the schema accepted may not be registered under `policy`: its host
+ * is an IP literal (any spelling) or localhost that the ping would refuse. A name is not resolved
+ * here; the ping decides on the address it connects to.
+ */
+export function notificationEndpointAddressProblem(settings: BackchannelSettings | null | undefined, policy: OutboundPolicy): string | undefined {
+  if (!settings?.clientNotificationEndpoint) return undefined;
+  const problem = outboundHostProblem(new URL(settings.clientNotificationEndpoint).hostname, policy);
+  return problem && `backchannelAuthentication.clientNotificationEndpoint: ${problem}`;
 }
 
 /** `backchannelAuthentication` of the admin API's system accounts: enables CIBA, or (null) disables it. */

@@ -10,7 +10,7 @@ import { parseCertificateUpload } from './certificate-parser';
 import { SecretHasher } from './secret-hasher';
 import { CertificateRow } from '../certificates/certificate-store';
 import { ListedSystemAccountRow, SecretMetadataRow, SystemAccountChanges, SystemAccountRepository, SystemAccountRow } from './system-account.repository';
-import { BackchannelSettings } from './backchannel-settings';
+import { BackchannelSettings, notificationEndpointAddressProblem, notificationEndpointPolicy } from './backchannel-settings';
 
 export interface IssuedSecret {
   id: string;
@@ -36,6 +36,12 @@ export class SystemAccountService {
     private readonly grants: GrantPolicy,
   ) {}
 
+  /** A ping endpoint the ping would refuse (DECISIONS 16) is a 400 at registration. */
+  private refuseInsideEndpoint(settings: BackchannelSettings | null | undefined): void {
+    const problem = notificationEndpointAddressProblem(settings, notificationEndpointPolicy(this.config));
+    if (problem) throw invalidValue(`Invalid request body: ${problem}.`);
+  }
+
   tokenUrl(orgId: string): string {
     return `${this.config.authBaseUrl}/authentication/customer/${orgId}/token`;
   }
@@ -60,6 +66,7 @@ export class SystemAccountService {
     if (input.suffix !== undefined && !SUFFIX_PATTERN.test(input.suffix)) {
       throw invalidValue('suffix must be 1-64 letters or digits (A-Z, a-z, 0-9); the Client ID is {organization}-{suffix}.');
     }
+    this.refuseInsideEndpoint(input.backchannelAuthentication);
     await this.grants.audited(orgId, actor, input.suffix ? `${orgId}-${input.suffix}` : orgId, async () =>
       this.grants.check(actor, 'system_account', undefined, { role: input.role }),
     );
@@ -132,6 +139,7 @@ export class SystemAccountService {
     actor: Actor,
   ): Promise<SystemAccountRow> {
     const { backchannelAuthentication, ...rest } = input;
+    this.refuseInsideEndpoint(backchannelAuthentication);
     const changes: SystemAccountChanges = { ...rest, ...(backchannelAuthentication !== undefined ? { backchannel: backchannelAuthentication } : {}) };
     const row = await this.writeGranted(
       orgId,

@@ -1,6 +1,8 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
+import { notificationEndpointPolicy } from '@app/accounts';
 import { AuditLog } from '@app/audit';
-import { DataCipher } from '@app/common';
+import { DataCipher, OutboundFailure, OutboundHttp, outboundResult } from '@app/common';
+import { AppConfig } from '@app/config';
 import { LOGGER, Logger } from '@app/observability';
 import { BackchannelRequestRepository, BackchannelRequestRow } from './backchannel-request.repository';
 
@@ -29,18 +31,29 @@ export function sealPing(cipher: DataCipher, requestId: string, ping: SealedPing
  * The ping of CIBA Core 1.0 section 10.2 (DECISIONS 16): once the person approved or denied, a POST of
  * `{"auth_req_id"}` to the client's notification endpoint with `Authorization: Bearer
  * <client_notification_token>`. Sent after the decision commits, off the app's answer, with up to
- * three attempts on a network error or a 5xx; redirects are not followed. A ping that never arrives
- * costs the client nothing it cannot recover: it may still poll the token endpoint at `interval`.
- * Neither the token nor the auth_req_id is ever logged or audited.
+ * three attempts on a network error or a 5xx; redirects are not followed, and only a public address
+ * is called (loopback with BACKCHANNEL_LOOPBACK_PINGS=true), decided on the address connected. A
+ * ping that never arrives costs the client nothing it cannot recover: it may still poll the token
+ * endpoint at `interval`. Neither the token nor the auth_req_id is ever logged or audited; the audit
+ * records the outcome's coarse class only (`http_204`, `connection_failed`, ...).
  */
 @Injectable()
-export class BackchannelPing {
+export class BackchannelPing implements OnApplicationShutdown {
+  private readonly http: OutboundHttp;
+
   constructor(
     private readonly requests: BackchannelRequestRepository,
     private readonly cipher: DataCipher,
     private readonly audit: AuditLog,
+    config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
-  ) {}
+  ) {
+    this.http = new OutboundHttp(notificationEndpointPolicy(config));
+  }
+
+  onApplicationShutdown(): void {
+    this.http.close();
+  }
 
   async send(request: BackchannelRequestRow): Promise<void> {
     let endpoint = '';
@@ -50,37 +63,43 @@ export class BackchannelPing {
       const { keyId, sealed } = JSON.parse(stored) as { keyId: string; sealed: string };
       const ping = JSON.parse(this.cipher.open({ keyId, sealed: Buffer.from(sealed, 'base64') }, pingContext(request.id))) as SealedPing;
       endpoint = ping.endpoint;
-      const status = await this.post(ping);
-      await this.record(request, endpoint, status >= 200 && status < 300 ? 'success' : 'failure', { status });
+      const result = await this.post(request, ping);
+      await this.record(request, endpoint, /^http_2\d\d$/.test(result) ? 'success' : 'failure', { result });
     } catch (error) {
       this.logger.warn({ requestId: request.id, err: { message: (error as Error).message } }, 'CIBA ping not delivered; the client may still poll');
       await this.record(request, endpoint, 'failure', { error: (error as Error).name }).catch(() => undefined);
     }
   }
 
-  /** Answers the last HTTP status; throws when no attempt got an answer. */
-  private async post(ping: SealedPing): Promise<number> {
-    let lastError: unknown;
-    let lastStatus: number | undefined;
+  /**
+   * Answers the last attempt's coarse class (`http_<status>`, `redirect_refused`, or a failure's kind).
+   * An address the rule refuses is not tried again: it would be refused again.
+   */
+  private async post(request: BackchannelRequestRow, ping: SealedPing): Promise<string> {
+    let result = 'connection_failed';
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, BACKOFF_MS[attempt - 1]));
       try {
-        const response = await fetch(ping.endpoint, {
-          method: 'POST',
+        const answer = await this.http.post(ping.endpoint, {
           headers: { Authorization: `Bearer ${ping.clientNotificationToken}`, 'Content-Type': 'application/json' },
           body: JSON.stringify({ auth_req_id: ping.authReqId }),
-          redirect: 'manual',
-          signal: AbortSignal.timeout(TIMEOUT_MS),
+          timeoutMs: TIMEOUT_MS,
         });
-        await response.body?.cancel();
-        lastStatus = response.status;
-        if (response.status < 500) return response.status;
+        result = outboundResult(answer);
+        if (answer.status < 500) return result;
       } catch (error) {
-        lastError = error;
+        const failure = error instanceof OutboundFailure ? error : new OutboundFailure('connection_failed', error);
+        result = failure.kind;
+        // The network's own error (it may name internal addresses) goes to this log only, never to the audit.
+        const cause = failure.cause as { code?: unknown; message?: unknown } | undefined;
+        this.logger.warn(
+          { requestId: request.id, attempt: attempt + 1, kind: failure.kind, err: { code: cause?.code, message: cause?.message } },
+          'CIBA ping got no answer',
+        );
+        if (failure.kind === 'address_not_allowed') return result;
       }
     }
-    if (lastStatus !== undefined) return lastStatus;
-    throw lastError instanceof Error ? lastError : new Error('the notification endpoint did not answer');
+    return result;
   }
 
   private record(request: BackchannelRequestRow, endpoint: string, outcome: 'success' | 'failure', details: Record<string, unknown>): Promise<void> {

@@ -1,13 +1,13 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
 import { AuditLog } from '@app/audit';
-import { Clock, DataCipher, isLoopbackHost } from '@app/common';
+import { Clock, DataCipher, OutboundFailure, OutboundFailureKind, OutboundHttp } from '@app/common';
 import { DatabaseUnavailableError, GroupCommit } from '@app/persistence';
 import { AppConfig, PushDeliveryConfig } from '@app/config';
 import { LOGGER, Logger, Metrics } from '@app/observability';
 import { connectionStringParts } from '../gateways/connection-string';
 import { PushGatewayRepository, PushGatewaySecretRow } from '../gateways/push-gateway.repository';
-import { sealContext } from '../gateways/push-gateway.service';
+import { hubPolicy, sealContext } from '../gateways/push-gateway.service';
 import { OutboxSignal } from '../notifications/outbox-signal';
 import { AttemptOutcome, ClaimedNotification, PushOutboxRepository } from '../notifications/push-outbox.repository';
 import { CircuitBreaker } from './circuit-breaker';
@@ -70,6 +70,8 @@ export class PushSender implements OnApplicationBootstrap, OnApplicationShutdown
   private readonly sends = new Set<Promise<void>>();
   private readonly breakers = new Map<string, CircuitBreaker>();
   private readonly shutdown = new AbortController();
+  /** Every send goes through the outbound rule of DECISIONS 10.2: public addresses only (loopback with PUSH_LOOPBACK_HUBS), no redirect. */
+  private readonly http: OutboundHttp;
   /** Outcomes written together: one statement for the sends that finished meanwhile. */
   private readonly outcomes = new GroupCommit<{ id: string; attempt: number; outcome: AttemptOutcome }, boolean>((items) => this.outbox.settleMany(items));
 
@@ -85,6 +87,7 @@ export class PushSender implements OnApplicationBootstrap, OnApplicationShutdown
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
     this.settings = config.push;
+    this.http = new OutboundHttp(hubPolicy(config));
     this.purgeIntervalS = config.purgeIntervalS;
   }
 
@@ -141,6 +144,7 @@ export class PushSender implements OnApplicationBootstrap, OnApplicationShutdown
     const grace = setTimeout(() => this.shutdown.abort(), SHUTDOWN_GRACE_MS);
     while (this.sends.size > 0) await Promise.allSettled([...this.sends]);
     clearTimeout(grace);
+    this.http.close();
   }
 
   /** Looks for due rows now (a poll, a commit on this instance, a send that finished). */
@@ -207,9 +211,6 @@ export class PushSender implements OnApplicationBootstrap, OnApplicationShutdown
       return { row, problem: `the connection string of gateway ${row.id} cannot be opened with DATA_ENCRYPTION_KEYS` };
     }
     const parts = connectionStringParts(plain);
-    if (isLoopbackHost(parts.hostname) && !this.settings.loopbackHubs) {
-      return { row, problem: `gateway ${row.id} names a loopback endpoint, which PUSH_LOOPBACK_HUBS=false does not allow` };
-    }
     const urls = hubUrls(parts, row.hub!);
     return {
       row,
@@ -308,22 +309,20 @@ export class PushSender implements OnApplicationBootstrap, OnApplicationShutdown
     let retryAfter: string | null = null;
     let failure: { reason: string; error: string } | undefined;
     try {
-      const response = await fetch(gateway.sendUrl, {
-        method: 'POST',
+      // The hub's body is not kept (it is not needed, and nothing it echoes may reach a log).
+      const answer = await this.http.post(gateway.sendUrl, {
         headers: { ...message.headers, Authorization: gateway.authorization() },
         body: message.body,
-        signal: AbortSignal.any([AbortSignal.timeout(this.settings.sendTimeoutMs), this.shutdown.signal]),
+        timeoutMs: this.settings.sendTimeoutMs,
+        signal: this.shutdown.signal,
       });
-      status = response.status;
-      retryAfter = response.headers.get('retry-after');
-      // The hub's body is not kept (it is not needed, and nothing it echoes may reach a log).
-      await response.arrayBuffer().catch(() => undefined);
+      status = answer.status;
+      retryAfter = typeof answer.headers['retry-after'] === 'string' ? answer.headers['retry-after'] : null;
     } catch (error) {
-      // Read by name: fetch's DOMException may come from another realm (instanceof does not hold).
-      const timedOut = (error as { name?: unknown } | undefined)?.name === 'TimeoutError';
-      failure = timedOut
-        ? { reason: 'timeout', error: `no answer within ${this.settings.sendTimeoutMs} ms` }
-        : { reason: 'network', error: `network error: ${networkCause(error)}` };
+      const kind = error instanceof OutboundFailure ? error.kind : 'connection_failed';
+      // The network's own error (it may name internal addresses or certificates) only in this log.
+      this.logger.debug({ notification: row.id, gateway: gateway.row.id, kind, err: networkCause(error) }, 'push send got no answer');
+      failure = { reason: kind === 'timeout' ? 'timeout' : 'network', error: failureText(kind, this.settings.sendTimeoutMs) };
     }
     this.metrics.pushSendDuration.observe(labels, (performance.now() - started) / 1000);
     const now = this.clock.now();
@@ -343,7 +342,12 @@ export class PushSender implements OnApplicationBootstrap, OnApplicationShutdown
     }
     this.metrics.pushFailed.inc({ ...labels, reason: verdict });
     if (verdict === 'gone') return this.gone(row, gateway.row, status!, now);
-    return this.finish(row, { state: 'failed', gatewayId: gateway.row.id, status, error: `the hub refused it with ${status}; not retried`, now });
+    // A redirect is never followed (DECISIONS 10.2): it could lead anywhere, the machine itself included.
+    const refusal =
+      status! >= 300 && status! < 400
+        ? `redirect_refused: the hub answered ${status}, a redirect, which is not followed; not retried`
+        : `the hub refused it with ${status}; not retried`;
+    return this.finish(row, { state: 'failed', gatewayId: gateway.row.id, status, error: refusal, now });
   }
 
   /** Another attempt after backoff (or the hub's Retry-After), or the dead letter after the last one. */
@@ -431,10 +435,28 @@ export class PushSender implements OnApplicationBootstrap, OnApplicationShutdown
   }
 }
 
-/** A network failure's cause in a few words (fetch wraps it: `fetch failed`, cause ECONNREFUSED ...), never a URL's credentials. */
+/** A network failure's cause in a few words for the service's log (ECONNREFUSED, a certificate error's code), never a URL's credentials. */
 function networkCause(error: unknown): string {
   const outer = error as { name?: unknown; cause?: { code?: unknown; name?: unknown } } | undefined;
   if (typeof outer?.cause?.code === 'string') return outer.cause.code;
   if (typeof outer?.cause?.name === 'string') return outer.cause.name;
   return typeof outer?.name === 'string' ? outer.name : 'unknown';
+}
+
+/**
+ * What the administrators' view says of a send that got no answer (DECISIONS 10.5): its class and a
+ * fixed sentence, never the network's error, which would make the view a scanner of the service's
+ * network (which ports answer, which names resolve, whose certificate is there).
+ */
+function failureText(kind: OutboundFailureKind, timeoutMs: number): string {
+  switch (kind) {
+    case 'timeout':
+      return `timeout: no answer within ${timeoutMs} ms`;
+    case 'address_not_allowed':
+      return 'address_not_allowed: the endpoint is not a public address (loopback only with PUSH_LOOPBACK_HUBS=true); nothing was sent';
+    case 'tls_error':
+      return 'tls_error: no trusted TLS connection to the hub';
+    case 'connection_failed':
+      return 'connection_failed: the hub could not be reached';
+  }
 }

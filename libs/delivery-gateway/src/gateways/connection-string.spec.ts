@@ -1,4 +1,4 @@
-import { connectionStringProblem } from './connection-string';
+import { connectionStringParts, connectionStringProblem } from './connection-string';
 
 describe('connection string format (DECISIONS 10)', () => {
   const key = 'tT0pSecretKeyValue+with/base64==';
@@ -27,5 +27,25 @@ describe('connection string format (DECISIONS 10)', () => {
     const found = connectionStringProblem(value);
     expect(found).toMatch(problem);
     expect(found).not.toContain(key);
+  });
+});
+
+describe('connectionStringParts: the endpoint host as the request reads it (DECISIONS 10.2)', () => {
+  const parts = (endpoint: string) => connectionStringParts(`Endpoint=${endpoint};SharedAccessKeyName=n;SharedAccessKey=k`);
+
+  it.each([
+    ['sb://2130706433:4711/', '127.0.0.1', '127.0.0.1:4711'],
+    ['sb://127.1:4711/', '127.0.0.1', '127.0.0.1:4711'],
+    ['sb://0x7f000001:4711/', '127.0.0.1', '127.0.0.1:4711'],
+    ['sb://[::ffff:127.0.0.1]:4711/', '[::ffff:7f00:1]', '[::ffff:7f00:1]:4711'],
+    ['sb://NS.ServiceBus.Windows.net/', 'ns.servicebus.windows.net', 'ns.servicebus.windows.net'],
+    // A port the https parser would drop as its default stays: a loopback hub is reached over plain http.
+    ['sb://127.0.0.1:443/', '127.0.0.1', '127.0.0.1:443'],
+  ])('%s is %s', (endpoint, hostname, host) => {
+    expect(parts(endpoint)).toMatchObject({ hostname, host });
+  });
+
+  it('refuses an endpoint whose host an https URL cannot hold', () => {
+    expect(connectionStringProblem('Endpoint=sb://a%zz/;SharedAccessKeyName=n;SharedAccessKey=k')).toMatch(/Endpoint must be an sb:\/\/ URL with a host name/);
   });
 });

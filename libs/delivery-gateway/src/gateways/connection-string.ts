@@ -38,7 +38,11 @@ export function connectionStringProblem(value: string): string | undefined {
 export interface ConnectionStringParts {
   /** The endpoint's host, with its port when one is given (`ns.servicebus.windows.net`, `127.0.0.1:4711`). */
   host: string;
-  /** The host name alone, for the loopback rule. */
+  /**
+   * The host name alone, for the outbound rule (DECISIONS 10.2), as the https URL parser reads it:
+   * `sb:` is not a special scheme, so its parser leaves `127.1` or `2130706433` as written, while the
+   * request goes to 127.0.0.1.
+   */
   hostname: string;
   keyName: string;
   key: string;
@@ -55,14 +59,18 @@ export function connectionStringParts(value: string): ConnectionStringParts {
     }),
   );
   const endpoint = new URL(pairs.get('Endpoint')!);
-  return { host: endpoint.host, hostname: endpoint.hostname, keyName: pairs.get('SharedAccessKeyName')!, key: pairs.get('SharedAccessKey')! };
+  const hostname = new URL(`https://${endpoint.host}/`).hostname;
+  // The port as written (the https parser would drop a 443, which is not the default of plain http).
+  const host = endpoint.port ? `${hostname}:${endpoint.port}` : hostname;
+  return { host, hostname, keyName: pairs.get('SharedAccessKeyName')!, key: pairs.get('SharedAccessKey')! };
 }
 
 function isServiceBusUrl(text: string): boolean {
   if (!/^sb:\/\//i.test(text)) return false;
   try {
     const url = new URL(text);
-    return url.protocol === 'sb:' && url.hostname.length > 0 && url.username === '' && url.password === '';
+    // The host must also be one an https URL can hold: the send goes to https://{host}.
+    return url.protocol === 'sb:' && url.hostname.length > 0 && url.username === '' && url.password === '' && URL.canParse(`https://${url.host}/`);
   } catch {
     return false;
   }

@@ -1,5 +1,6 @@
 import { AuditLog } from '@app/audit';
 import { Clock, DataCipher, DomainError, IfMatch } from '@app/common';
+import { AppConfig } from '@app/config';
 import { ChangeFeed, Database } from '@app/persistence';
 import { AuthenticatorPolicyRepository } from '../policies/authenticator-policy.repository';
 import { PushGatewayRepository, PushGatewaySecretRow } from './push-gateway.repository';
@@ -47,6 +48,7 @@ describe('PushGatewayService.replace when another writer wins the race', () => {
       audit as unknown as AuditLog,
       clock,
       changes as unknown as ChangeFeed,
+      { push: { loopbackHubs: false } } as AppConfig,
     );
     return { subject, gateways, audit, changes };
   }

@@ -1,9 +1,26 @@
 import { Injectable } from '@nestjs/common';
 import { AuditLog } from '@app/audit';
-import { Actor, Clock, DataCipher, DomainError, IfMatch, SealedValue, UnknownKeyError, notFound, parseBody, preconditionFailed, uniqueness } from '@app/common';
+import {
+  Actor,
+  Clock,
+  DataCipher,
+  DomainError,
+  IfMatch,
+  OutboundPolicy,
+  SealedValue,
+  UnknownKeyError,
+  invalidValue,
+  notFound,
+  outboundHostProblem,
+  parseBody,
+  preconditionFailed,
+  uniqueness,
+} from '@app/common';
+import { AppConfig } from '@app/config';
 import { ChangeFeed, Database, FeedCache, PG_FOREIGN_KEY_VIOLATION, PG_UNIQUE_VIOLATION, Transaction, isPgError } from '@app/persistence';
 import { ApiVersion, parseResourceId } from '../common/request-rules';
 import { AuthenticatorPolicyRepository } from '../policies/authenticator-policy.repository';
+import { connectionStringParts } from './connection-string';
 import { PushGatewayFields, PushGatewayRepository, PushGatewayRow, PushGatewaySecretRow } from './push-gateway.repository';
 import {
   CreateGatewayInput,
@@ -43,6 +60,7 @@ export class PushGatewayService {
    * deletion publishes `organization`.
    */
   private readonly cache: FeedCache<PushGatewayRow[]>;
+  private readonly outbound: OutboundPolicy;
 
   constructor(
     private readonly db: Database,
@@ -52,7 +70,9 @@ export class PushGatewayService {
     private readonly audit: AuditLog,
     private readonly clock: Clock,
     private readonly changes: ChangeFeed,
+    config: AppConfig,
   ) {
+    this.outbound = hubPolicy(config);
     this.cache = new FeedCache(changes, {
       evicts: (change) => (change.topic === 'gateway' || change.topic === 'organization' ? { key: change.id } : undefined),
       maxEntries: MAX_CACHED_ORGANIZATIONS,
@@ -70,6 +90,18 @@ export class PushGatewayService {
     return row;
   }
 
+  /**
+   * A connection string whose Endpoint is an address the sender would refuse (DECISIONS 10.2: an IP
+   * literal in any spelling, or localhost, that is loopback while PUSH_LOOPBACK_HUBS=false, or
+   * private, link-local, shared or reserved) is a 400 at once rather than a failed send later. A name
+   * is not resolved here: the sender decides on the address it connects to.
+   */
+  private refuseInsideEndpoint(connectionString: string | null | undefined): void {
+    if (!connectionString) return;
+    const problem = outboundHostProblem(connectionStringParts(connectionString).hostname, this.outbound);
+    if (problem) throw invalidValue(`Invalid push delivery gateway: connectionString: Endpoint ${problem}.`);
+  }
+
   /** With the commit of `tx`: every instance reads this organization's gateways from the database again. */
   private changed(orgId: string, tx: Transaction): void {
     this.changes.publishOnCommit(tx, 'gateway', [orgId]);
@@ -78,6 +110,7 @@ export class PushGatewayService {
   async create(orgId: string, body: unknown, version: ApiVersion, actor: Actor): Promise<WrittenGateway> {
     refuseLaterAttributes(body, version);
     const input: CreateGatewayInput = parseBody(createGatewaySchema, body, 'push delivery gateway');
+    this.refuseInsideEndpoint(input.connectionString);
     try {
       const row = await this.db.transaction(async (tx) => {
         const id = await this.gateways.nextId(tx);
@@ -127,6 +160,7 @@ export class PushGatewayService {
     if (ifMatch && !ifMatch.matches(current.version)) throw preconditionFailed(`Push delivery gateway ${id}`, current.version);
     refuseLaterAttributes(body, version);
     const input = parseBody(replaceGatewaySchema, body, 'push delivery gateway');
+    this.refuseInsideEndpoint(input.connectionString);
     for (let attempt = 1; ; attempt++) {
       const { fields, connectionString } = this.merge(orgId, current, input);
       const from: PushGatewaySecretRow = current;
@@ -309,4 +343,9 @@ function template(value: { msg: string; title?: string | null }): MessageTemplat
 function auditDetails(row: PushGatewayRow, body: unknown, version: ApiVersion): Record<string, unknown> {
   const attributes = Object.keys(body as object).filter((key) => key !== 'schemas' && key !== 'id' && key !== 'meta');
   return { name: row.name, type: row.type, version: row.version, apiVersion: version, attributes };
+}
+
+/** The outbound rule of notification hubs (DECISIONS 10.2): loopback only with PUSH_LOOPBACK_HUBS=true. */
+export function hubPolicy(config: AppConfig): OutboundPolicy {
+  return { allowLoopback: config.push.loopbackHubs, loopbackSetting: 'PUSH_LOOPBACK_HUBS' };
 }
