@@ -103,7 +103,10 @@ export class UserAuthenticator {
     // Unknown users and users without a password cost the same scrypt run as a wrong password.
     let matches: boolean;
     try {
-      matches = found?.passwordHash ? await this.passwords.verify(password, found.passwordHash) : await this.passwords.verifyDummy(password);
+      // The hashing turns are shared per address (DECISIONS 4), so a flood from a few addresses does not take them from the others.
+      matches = found?.passwordHash
+        ? await this.passwords.verify(password, found.passwordHash, sourceAddress)
+        : await this.passwords.verifyDummy(password, sourceAddress);
     } catch (error) {
       // Nothing was checked (every hashing turn was taken, DECISIONS 3.5), so nothing is counted.
       await this.lockout.giveBack(turn);

@@ -72,7 +72,10 @@ export class LoginService {
     // Unknown users and users without a password cost the same scrypt run as a wrong password.
     let matches: boolean;
     try {
-      matches = found?.passwordHash ? await this.passwords.verify(password, found.passwordHash) : await this.passwords.verifyDummy(password);
+      // The hashing turns are shared per address (DECISIONS 4), so a flood from a few addresses does not take them from the others.
+      matches = found?.passwordHash
+        ? await this.passwords.verify(password, found.passwordHash, origin.sourceAddress)
+        : await this.passwords.verifyDummy(password, origin.sourceAddress);
     } catch (error) {
       // Every hashing turn is taken (DECISIONS 3.5): nothing was checked, so nothing is counted; the page says so.
       await this.lockout.giveBack(turn);
