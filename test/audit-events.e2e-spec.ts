@@ -598,6 +598,10 @@ describe('audit log (DECISIONS 11)', () => {
         [robot.clientId, robot.clientId, 'wrong_secret'],
         ['dora.audit', 'dora.audit', 'wrong_password'],
       ]);
+      // An investigator finds the repeated tries of one text by its recorded form.
+      const repeated = await events(org, `?action=authentication.fail&actor=${encodeURIComponent(unverified('unknown', typed[0]))}`);
+      expect(repeated.status).toBe(200);
+      expect(repeated.body.totalResults).toBe(2);
       expect(await names('backchannel.request_refused')).toEqual([[ciba.clientId, unverified('unknown', typed[5]), 'unknownUser']]);
       expect(await names('sign_in.fail')).toEqual([[unverified('unknown', typed[6]), unverified('unknown', typed[6]), 'wrong_password']]);
       // The whole of every row, as JSON: none holds any of the secrets sent.
