@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import {
   PLATFORM_ADMIN_SECRET,
   TestApp,
@@ -12,6 +12,9 @@ import {
   tokenRequest,
   uploadCertificate,
   expectScimError,
+  cookiePair,
+  errorText,
+  hiddenField,
 } from '@app/testing';
 
 /**
@@ -81,6 +84,16 @@ describe('audit log (DECISIONS 11)', () => {
     secretsUsed.add(secret);
     return tokenRequest(t.http, org, { grant_type: 'client_credentials', client_id: clientId, client_secret: secret }).set('X-Forwarded-For', address);
   };
+
+  /**
+   * What the log keeps of an identity that names no account (DECISIONS 11), computed here as an
+   * investigator holding SECRET_PEPPER would: its shape, its length and an HMAC-SHA-256 under the key
+   * HKDF derives from the pepper with the label `audit-claimed-identity/v1`, 16 hex digits.
+   */
+  function unverified(shape: 'unknown' | 'malformed', text: string): string {
+    const key = Buffer.from(hkdfSync('sha256', t.config.secretPepper, Buffer.alloc(0), 'audit-claimed-identity/v1', 32));
+    return `<${shape}: ${[...text].length} chars, #${createHmac('sha256', key).update(text, 'utf8').digest('hex').slice(0, 16)}>`;
+  }
 
   async function stored(org: string | null, action: string) {
     const { rows } = await t.db.query<{
@@ -411,8 +424,8 @@ describe('audit log (DECISIONS 11)', () => {
           details: { reason: 'wrong_secret', method: 'client_secret_basic' },
         },
         {
-          actor: `${org}-ghost`,
-          target: `${org}-ghost`,
+          actor: unverified('unknown', `${org}-ghost`),
+          target: unverified('unknown', `${org}-ghost`),
           outcome: 'failure',
           source_address: address,
           details: { reason: 'unknown_client', method: 'client_secret_post' },
@@ -427,8 +440,8 @@ describe('audit log (DECISIONS 11)', () => {
       const nowhere = newOrgId('nowhere');
       expect((await secretGrant(nowhere, `${nowhere}-x`, 'nowhere-secret', address)).status).toBe(401);
       expect(await stored(null, 'authentication.fail')).toContainEqual({
-        actor: `${nowhere}-x`,
-        target: `${nowhere}-x`,
+        actor: unverified('unknown', `${nowhere}-x`),
+        target: unverified('unknown', `${nowhere}-x`),
         outcome: 'failure',
         source_address: address,
         details: { reason: 'unknown_client', method: 'client_secret_post' },
@@ -481,7 +494,7 @@ describe('audit log (DECISIONS 11)', () => {
       });
     });
 
-    it('a claimed id of neither the Client ID nor the userName form (a secret typed into the identity field) is recorded by its length only', async () => {
+    it('a claimed id of neither the Client ID nor the userName form (a secret typed into the identity field) is recorded by its shape, length and keyed hash', async () => {
       const { org } = await orgWithAdmin();
       const address = newAddress();
       const typedSecret = 'correct horse battery staple! 2026';
@@ -494,7 +507,7 @@ describe('audit log (DECISIONS 11)', () => {
       expect(password.status).toBe(400);
       const tooLong = 'a'.repeat(130);
       expect((await secretGrant(org, tooLong, 'some-secret-value', address)).status).toBe(401);
-      // An unknown id of a valid form is kept as claimed: it tells which names are being tried.
+      // An unknown id of a valid form is no account either: its shape, length and keyed hash, which tell repeated tries apart.
       expect((await secretGrant(org, `${org}-ghost`, 'some-secret-value', address)).status).toBe(401);
       const failure = (claimed: string, reason: string, method: string) => ({
         actor: claimed,
@@ -504,11 +517,98 @@ describe('audit log (DECISIONS 11)', () => {
         details: { reason, method },
       });
       expect(await stored(org, 'authentication.fail')).toEqual([
-        failure('<malformed: 34 chars>', 'unknown_client', 'client_secret_post'),
-        failure('<malformed: 18 chars>', 'wrong_password', 'password'),
-        failure('<malformed: 130 chars>', 'unknown_client', 'client_secret_post'),
-        failure(`${org}-ghost`, 'unknown_client', 'client_secret_post'),
+        failure(unverified('malformed', typedSecret), 'unknown_client', 'client_secret_post'),
+        failure(unverified('malformed', 'Ünïcode passphrase'), 'wrong_password', 'password'),
+        failure(unverified('malformed', tooLong), 'unknown_client', 'client_secret_post'),
+        failure(unverified('unknown', `${org}-ghost`), 'unknown_client', 'client_secret_post'),
       ]);
+    });
+
+    it('secrets typed as client_id (form, Basic, assertion), username (password grant, login page, jwt-bearer) or login_hint (CIBA) reach no audit row; an existing account is still named', async () => {
+      const { org } = await orgWithAdmin();
+      const robot = await account(org, { suffix: 'robot', role: 'Issuance' });
+      const ciba = await account(org, { suffix: 'ciba', role: 'Issuance' });
+      const enabled = await t.http
+        .patch(`/admin/v1/organizations/${org}/system-accounts/${ciba.clientId}`)
+        .auth(admin, { type: 'bearer' })
+        .send({ backchannelAuthentication: { tokenDeliveryMode: 'poll' } });
+      expect(enabled.status).toBe(200);
+      const person = await t.http
+        .post(`/admin/v1/organizations/${org}/users`)
+        .auth(admin, { type: 'bearer' })
+        .send({ userName: 'dora.audit', role: 'Cardholder', password: 'dora-password-for-audit' });
+      expect(person.status).toBe(201);
+      secretsUsed.add('dora-password-for-audit');
+      // Secrets as the service makes them (base64url, 256 bits): they pass the Client ID or userName form.
+      const typed = Array.from({ length: 7 }, () => randomBytes(32).toString('base64url'));
+      const asClientId = `${org}-${randomBytes(24).toString('hex')}`;
+      for (const secret of [...typed, asClientId]) secretsUsed.add(secret);
+      const address = newAddress();
+      const wrong = 'not-the-secret-at-all';
+      secretsUsed.add(wrong);
+
+      expect((await secretGrant(org, typed[0], wrong, address)).status).toBe(401);
+      expect((await secretGrant(org, asClientId, wrong, address)).status).toBe(401);
+      const basic = await tokenRequest(t.http, org, { grant_type: 'client_credentials' })
+        .set('X-Forwarded-For', address)
+        .set('Authorization', `Basic ${Buffer.from(`${typed[1]}:${wrong}`).toString('base64')}`);
+      expect(basic.status).toBe(401);
+      // The same secret again: the same hash, so repeated attempts are told apart without the text.
+      expect((await secretGrant(org, typed[0], wrong, address)).status).toBe(401);
+      const tokenUrl = `${AUTH_BASE_URL}/authentication/customer/${org}/token`;
+      const clientAssertion = await signAssertion(await makeCertificate(), typed[2], tokenUrl, { now: t.clock.now() });
+      const asserted = await tokenRequest(t.http, org, { grant_type: 'client_credentials', client_assertion: clientAssertion }).set('X-Forwarded-For', address);
+      expect(asserted.status).toBe(401);
+      const password = await tokenRequest(t.http, org, { grant_type: 'password', username: typed[3], password: wrong }).set('X-Forwarded-For', address);
+      expect(password.status).toBe(400);
+      const userAssertion = await signAssertion(await makeCertificate(), typed[4], tokenUrl, { now: t.clock.now() });
+      expect((await tokenRequest(t.http, org, { grant_type: JWT_BEARER, assertion: userAssertion }).set('X-Forwarded-For', address)).status).toBe(400);
+      const hint = await t.http
+        .post(`/authentication/customer/${org}/backchannel-authentication`)
+        .set('X-Forwarded-For', address)
+        .type('form')
+        .send({ client_id: ciba.clientId, client_secret: ciba.secret, scope: 'openid', login_hint: typed[5] });
+      expect(hint.status).toBe(400);
+      expect(hint.body.error).toBe('unknown_user_id');
+      const login = `/authentication/customer/${org}/login`;
+      const form = await t.bare.get(login);
+      expect(form.status).toBe(200);
+      const page = await t.bare
+        .post(login)
+        .set({ Cookie: cookiePair(form.headers['set-cookie'], '__Host-Http-login-form')!, Origin: AUTH_BASE_URL, 'X-Forwarded-For': address })
+        .type('form')
+        .send({ form_token: hiddenField(form.text, 'form_token')!, step: 'password', userName: typed[6], password: wrong });
+      expect(page.status).toBe(200);
+      expect(errorText(page.text)).toContain('The sign-in did not succeed');
+      // Existing accounts with a wrong secret or password are named, as before.
+      expect((await secretGrant(org, robot.clientId, wrong, address)).status).toBe(401);
+      expect(
+        (await tokenRequest(t.http, org, { grant_type: 'password', username: 'dora.audit', password: wrong }).set('X-Forwarded-For', address)).status,
+      ).toBe(400);
+
+      const names = async (action: string) => (await stored(org, action)).map((row) => [row.actor, row.target, row.details.reason]);
+      expect(await names('authentication.fail')).toEqual([
+        [unverified('unknown', typed[0]), unverified('unknown', typed[0]), 'unknown_client'],
+        [unverified('unknown', asClientId), unverified('unknown', asClientId), 'unknown_client'],
+        [unverified('unknown', typed[1]), unverified('unknown', typed[1]), 'unknown_client'],
+        [unverified('unknown', typed[0]), unverified('unknown', typed[0]), 'unknown_client'],
+        [unverified('unknown', typed[2]), unverified('unknown', typed[2]), 'unknown_client'],
+        [unverified('unknown', typed[3]), unverified('unknown', typed[3]), 'wrong_password'],
+        [unverified('unknown', typed[4]), unverified('unknown', typed[4]), 'unknown_user'],
+        [robot.clientId, robot.clientId, 'wrong_secret'],
+        ['dora.audit', 'dora.audit', 'wrong_password'],
+      ]);
+      // An investigator finds the repeated tries of one text by its recorded form.
+      const repeated = await events(org, `?action=authentication.fail&actor=${encodeURIComponent(unverified('unknown', typed[0]))}`);
+      expect(repeated.status).toBe(200);
+      expect(repeated.body.totalResults).toBe(2);
+      expect(await names('backchannel.request_refused')).toEqual([[ciba.clientId, unverified('unknown', typed[5]), 'unknownUser']]);
+      expect(await names('sign_in.fail')).toEqual([[unverified('unknown', typed[6]), unverified('unknown', typed[6]), 'wrong_password']]);
+      // The whole of every row, as JSON: none holds any of the secrets sent.
+      for (const secret of [...typed, asClientId]) {
+        const found = await t.db.query('SELECT action FROM audit_events a WHERE position($1 in row_to_json(a)::text) > 0', [secret]);
+        expect({ secret, rows: found.rows }).toEqual({ secret, rows: [] });
+      }
     });
 
     it('lockout: one event when the failures reach the limit, then 429s (not audited one by one); other addresses are not locked', async () => {

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AccountDependents, AccountsModule } from '@app/accounts';
+import { ClaimedIdentities } from './clients/claimed-identity';
 import { LockoutService } from './clients/lockout.service';
 import { AuthorizationGrantRepository } from './oidc/authorization-grant.repository';
 import { SubjectTokens } from './tokens/subject-tokens';
@@ -16,6 +17,7 @@ import { SignInSessions } from './sessions/sign-in-sessions';
   imports: [AccountsModule],
   providers: [
     LockoutService,
+    ClaimedIdentities,
     // Here, not in AuthModule: every way a session ends revokes the grants held through it.
     AuthorizationGrantRepository,
     SubjectTokens,
@@ -24,7 +26,7 @@ import { SignInSessions } from './sessions/sign-in-sessions';
     // The port others inject (authorization, logout, the admin API): the same instance.
     { provide: SignInSessions, useExisting: SignInSessionService },
   ],
-  exports: [LockoutService, SubjectTokens, SignInSessionService, SignInSessions, AuthorizationGrantRepository],
+  exports: [LockoutService, ClaimedIdentities, SubjectTokens, SignInSessionService, SignInSessions, AuthorizationGrantRepository],
 })
 export class AuthStoreModule {
   constructor(dependents: AccountDependents, lockout: LockoutService, tokens: SubjectTokens, sessions: SignInSessionService) {

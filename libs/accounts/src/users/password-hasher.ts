@@ -40,7 +40,9 @@ const BUSY_RETRY_AFTER_S = 1;
  * PASSWORD_HASH_QUEUE checks waiting), and the threads that run them. A flood of password checks
  * waits here, and past the queue is answered 503 with Retry-After at once (DECISIONS 3.5), instead
  * of starving every other request; while the service is busy, the hashes run at a lower priority
- * (PASSWORD_HASH_NICE) so that they take what CPU the other requests leave.
+ * (PASSWORD_HASH_NICE) so that they take what CPU the other requests leave. The turns are shared per
+ * source address (ConcurrencyLimit's parties, DECISIONS 4): a flood from a few addresses cannot keep
+ * a person at another address waiting behind all of its guesses, or out of the queue.
  */
 @Injectable()
 export class PasswordHashSlots extends ConcurrencyLimit implements OnModuleDestroy {
@@ -89,7 +91,9 @@ export class PasswordHasher {
     this.assertAcceptable(password);
     const salt = randomBytes(SALT_BYTES);
     // Setting a password is an authenticated administrator's call, not a flood: it waits for its turn.
-    const hash = await this.slots.run(() => this.slots.derive(normalize(password), { ...COST, salt, hash: Buffer.alloc(HASH_BYTES) }), Infinity);
+    const hash = await this.slots.run(() => this.slots.derive(normalize(password), { ...COST, salt, hash: Buffer.alloc(HASH_BYTES) }), {
+      maxWaiting: Infinity,
+    });
     return [PREFIX, COST.N, COST.r, COST.p, salt.toString('base64'), hash.toString('base64')].join('$');
   }
 
@@ -97,30 +101,32 @@ export class PasswordHasher {
    * True when `password` matches the stored hash; the comparison is constant-time. A password
    * outside the length rules is still run through scrypt (on a fixed value) so that its answer
    * takes as long as any other, and is false. A stored value that is not an scrypt string is false.
+   * `party`: the source address the check is made for, which shares the hashing turns fairly with
+   * other addresses (DECISIONS 4).
    */
-  async verify(password: string, stored: string): Promise<boolean> {
+  async verify(password: string, stored: string, party?: string): Promise<boolean> {
     const parsed = parseStored(stored);
     if (!parsed) {
-      await this.verifyDummy(password);
+      await this.verifyDummy(password, party);
       return false;
     }
     const acceptable = typeof password === 'string' && isAcceptableLength(password);
-    const derived = await this.derive(acceptable ? normalize(password) : '', parsed);
+    const derived = await this.derive(acceptable ? normalize(password) : '', parsed, party);
     return timingSafeEqual(derived, parsed.hash) && acceptable;
   }
 
   /** Spends the same time as verify against a fixed hash, for unknown users; always false. */
-  async verifyDummy(password: string): Promise<false> {
+  async verifyDummy(password: string, party?: string): Promise<false> {
     const parsed = parseStored(DUMMY_HASH)!;
     const acceptable = typeof password === 'string' && isAcceptableLength(password);
-    const derived = await this.derive(acceptable ? normalize(password) : '', parsed);
+    const derived = await this.derive(acceptable ? normalize(password) : '', parsed, party);
     timingSafeEqual(derived, parsed.hash);
     return false;
   }
 
-  /** Every check takes a turn of the slots, or is refused when the queue is full. */
-  private derive(password: string, params: ParsedHash): Promise<Buffer> {
-    return this.slots.run(() => this.slots.derive(password, params));
+  /** Every check takes a turn of the slots, shared fairly by party, or is refused when the queue is full (for it). */
+  private derive(password: string, params: ParsedHash, party?: string): Promise<Buffer> {
+    return this.slots.run(() => this.slots.derive(password, params), { party });
   }
 }
 

@@ -3,8 +3,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { AuditLog } from '@app/audit';
 import { DataCipher, DomainError, OAuthError, RequestOrigin, notFound } from '@app/common';
 import { AppConfig } from '@app/config';
-import { SecretHasher, UserRepository, UserRow, backchannelSettingsOf } from '@app/accounts';
+import { SecretHasher, USER_NAME_PATTERN, UserRepository, UserRow, backchannelSettingsOf } from '@app/accounts';
 import { Database } from '@app/persistence';
+import { ClaimedIdentities, claimed } from '../clients/claimed-identity';
 import { AuthenticatedClient } from '../clients/client-authenticator.service';
 import { SignInFactorPolicy } from '../grants/sign-in-factor.policy';
 import { TokenResponse, TokenService } from '../tokens/token.service';
@@ -25,7 +26,6 @@ export interface BackchannelAuthenticationResponse {
 export const BINDING_MESSAGE_MAX = 64;
 /** Letters and marks of any script, digits, the space and common punctuation: no control, format or line-breaking characters. */
 const BINDING_MESSAGE = /^[\p{L}\p{M}\p{N} .,:;!?'"()#/+\-_@&%*=]+$/u;
-const USER_NAME = /^[A-Za-z0-9._@-]{1,128}$/;
 /** A bearer token as RFC 6750 2.1 spells it (b64token), bounded. */
 const NOTIFICATION_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 const NOTIFICATION_TOKEN_MAX = 1024;
@@ -77,6 +77,7 @@ export class BackchannelAuthentication {
     private readonly tokens: TokenService,
     private readonly ping: BackchannelPing,
     private readonly audit: AuditLog,
+    private readonly identities: ClaimedIdentities,
     private readonly db: Database,
     private readonly config: AppConfig,
   ) {}
@@ -87,19 +88,20 @@ export class BackchannelAuthentication {
     const settings = enabledSettings(client);
     const request = readRequest(params, settings.tokenDeliveryMode, this.config.backchannelRequestLifetimeS);
     const org = account.org_id;
+    const person = USER_NAME_PATTERN.test(request.loginHint) ? await this.users.findByUserName(org, request.loginHint) : undefined;
     const refuse = async (reason: string, error: OAuthError, userId?: string): Promise<never> => {
       await this.audit.record({
         org,
         actor: account.client_id,
         action: 'backchannel.request_refused',
-        target: USER_NAME.test(request.loginHint) ? request.loginHint : `<malformed: ${request.loginHint.length} chars>`,
+        // The login_hint is named only when it is a user of the organization (ClaimedIdentities, DECISIONS 11).
+        target: this.identities.recorded(claimed(request.loginHint, person !== undefined)),
         outcome: 'failure',
         ...origin,
         details: { reason, ...(userId ? { userId } : {}) },
       });
       throw error;
     };
-    const person = USER_NAME.test(request.loginHint) ? await this.users.findByUserName(org, request.loginHint) : undefined;
     if (!person || person.disabled) {
       return refuse('unknownUser', new OAuthError('unknown_user_id', 'No enabled user of this organization has the userName given in login_hint.', 400));
     }

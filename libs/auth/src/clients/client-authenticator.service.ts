@@ -5,6 +5,7 @@ import { Metrics } from '@app/observability';
 import { TokenRepository } from '../tokens/token.repository';
 import { AssertionVerifier } from './assertion-verifier';
 import { ClientCredentialCache } from './client-credential.cache';
+import { claimed } from './claimed-identity';
 import { FailureAudit, LockoutService } from './lockout.service';
 
 export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
@@ -66,12 +67,6 @@ export class ClientAuthenticator {
 
   private async withSecret(request: ClientAuthRequest, clientId: string, secret: string, method: ClientAuthMethod): Promise<AuthenticatedClient> {
     const basic = method === 'client_secret_basic';
-    const fail = (reason: string, description = GENERIC_CLIENT_FAILURE) =>
-      this.failed(reason, clientId, request, OAuthError.invalidClient(description, basic), {
-        org: request.org,
-        claimed: clientId,
-        method,
-      });
     // Hash first, whether or not the account exists, so timing does not tell which case it was.
     const presented = this.hasher.hash(secret);
     const { failures, account: found } = await this.credentials.findWithSecretHashes(
@@ -80,6 +75,12 @@ export class ClientAuthenticator {
       this.lockout.windowStart(),
     );
     this.lockout.assertWithinLimits(failures);
+    const fail = (reason: string, description = GENERIC_CLIENT_FAILURE) =>
+      this.failed(reason, clientId, request, OAuthError.invalidClient(description, basic), {
+        org: request.org,
+        claimed: claimed(clientId, found !== undefined),
+        method,
+      });
     if (!found) throw await fail('unknown_client');
     const match = found.credentials.find((s) => this.hasher.matches(presented, s.hash));
     if (!match) throw await fail('wrong_secret');
@@ -97,7 +98,12 @@ export class ClientAuthenticator {
       throw OAuthError.invalidRequest(`client_assertion_type must be ${CLIENT_ASSERTION_TYPE}.`);
     }
     const refuse = (description: string) => OAuthError.invalidClient(description);
-    const audit = (claimed: string | undefined): FailureAudit => ({ org: request.org, claimed, method: 'private_key_jwt' });
+    // The Client ID is named in the log once the account is found (ClaimedIdentities).
+    const audit = (clientId: string | undefined, exists = false): FailureAudit => ({
+      org: request.org,
+      claimed: claimed(clientId, exists),
+      method: 'private_key_jwt',
+    });
     let assertion;
     try {
       assertion = this.assertions.parse(params.client_assertion, refuse);
@@ -116,7 +122,7 @@ export class ClientAuthenticator {
     this.lockout.assertWithinLimits(failures);
     if (!found) throw await this.failed('unknown_client', clientId, request, refuse(GENERIC_CLIENT_FAILURE), audit(clientId));
     const certificate = this.assertions.findSigner(assertion, found.credentials);
-    if (!certificate) throw await this.failed('bad_signature', clientId, request, refuse(GENERIC_CLIENT_FAILURE), audit(clientId));
+    if (!certificate) throw await this.failed('bad_signature', clientId, request, refuse(GENERIC_CLIENT_FAILURE), audit(clientId, true));
     try {
       const { expiresAt } = this.assertions.checkAfterPossession(assertion, certificate, request.audiences, refuse);
       if (found.account.disabled) throw refuse('The system account is disabled.');
@@ -127,7 +133,7 @@ export class ClientAuthenticator {
       // An expired certificate still in use is a security event of its own (DECISIONS 11).
       const expired = expiredCertificate(certificate, this.clock.now());
       throw await this.failed(expired ? 'certificate_expired' : 'assertion_rejected', clientId, request, error as OAuthError, {
-        ...audit(clientId),
+        ...audit(clientId, true),
         expiredCertificate: expired,
       });
     }

@@ -1,22 +1,20 @@
 import { Injectable } from '@nestjs/common';
-import { USER_NAME_PATTERN } from '@app/accounts';
 import { AUDIT_INSERT, AuditAction, auditCodeOf } from '@app/audit';
 import { Clock, OAuthError, RequestOrigin } from '@app/common';
 import { AppConfig } from '@app/config';
 import { ChangeFeed, Database, Transaction, prepared } from '@app/persistence';
+import { ClaimedIdentities, ClaimedIdentity } from './claimed-identity';
 import type { FailureCounter } from './client-credential.repository';
 
 /** Every address together may fail this many times the per-pair limit (DECISIONS 4). */
 const ADDRESS_LIMIT_FACTOR = 10;
-/** A Client ID: `{organization_id}-{suffix}` (DECISIONS 2, 4). */
-const CLIENT_ID_PATTERN = /^[A-Za-z0-9_]{1,64}-[A-Za-z0-9]{1,64}$/;
 /** The counter of an organization's failed password checks: `pwd:{org}` (DECISIONS 4). */
 const PASSWORD_BUDGET_PREFIX = 'pwd:';
 /** The counter of the one-time codes checked for a person, from any address: `otp:{org}/{userId}` (DECISIONS 14.1). */
 const CODE_ATTEMPTS_PREFIX = 'otp:';
 /**
- * Claimed ids are caller-chosen text: the audit log and the counter keys keep at most this much of
- * them (every existing Client ID and `user:{org}/{userName}` is shorter).
+ * Claimed ids are caller-chosen text: the counter keys keep at most this much of them (every existing
+ * Client ID and `user:{org}/{userName}` is shorter).
  */
 const MAX_CLAIMED_ID = 256;
 
@@ -27,8 +25,11 @@ const MAX_CLAIMED_ID = 256;
 export interface FailureAudit {
   /** The organization of the token endpoint's path; recorded only when it exists. */
   org: string;
-  /** The Client ID or userName the caller claimed, if it got that far. */
-  claimed: string | undefined;
+  /**
+   * The Client ID or userName the caller claimed, if it got that far, and whether it names an existing
+   * account: the log names only those (ClaimedIdentities, DECISIONS 11).
+   */
+  claimed: ClaimedIdentity | undefined;
   /** client_secret_post, client_secret_basic, private_key_jwt, jwt_bearer or password. */
   method: string;
   /** Set when the assertion was signed by a certificate past its validity or credential expiry. */
@@ -160,6 +161,7 @@ export class LockoutService {
     private readonly changes: ChangeFeed,
     private readonly config: AppConfig,
     private readonly clock: Clock,
+    private readonly identities: ClaimedIdentities,
   ) {}
 
   /** The counter keys of a (subject, address) pair, for reads that fetch them with other data. */
@@ -227,7 +229,7 @@ export class LockoutService {
     const address = origin.sourceAddress;
     const now = this.clock.now();
     const windowStart = new Date(now.getTime() - this.config.authFailureWindowS * 1000);
-    const claimed = recordedIdentity(audit.claimed);
+    const claimed = this.identities.recorded(audit.claimed);
     const { fail, lockout } = audit.actions ?? { fail: 'authentication.fail', lockout: 'authentication.lockout' };
     const events: { actor: string; action: AuditAction; code: number; target: string; details: Record<string, unknown> }[] = [
       { actor: claimed, action: fail, code: auditCodeOf(fail), target: claimed, details: { reason, method: audit.method, ...audit.details } },
@@ -383,15 +385,4 @@ function keys(subject: string | undefined, address: string, passwordOrg?: string
 
 function codeAttemptsKey(org: string, userId: string): string {
   return `${CODE_ATTEMPTS_PREFIX}${org}/${userId}`;
-}
-
-/**
- * What the audit log keeps of a claimed id (DECISIONS 11): the id itself when it has the form of a
- * Client ID or userName (every existing client and user has one); otherwise only its length, because
- * text of another form is more likely a secret typed into the identity field than an identity.
- */
-function recordedIdentity(claimed: string | undefined): string {
-  if (!claimed) return 'unknown';
-  if (CLIENT_ID_PATTERN.test(claimed) || USER_NAME_PATTERN.test(claimed)) return claimed;
-  return `<malformed: ${[...claimed].length} chars>`;
 }

@@ -3,6 +3,7 @@ import { Clock, OAuthError, RequestOrigin } from '@app/common';
 import { OrganizationService, PasswordHasher, UserRepository, UserWithSettings } from '@app/accounts';
 import { Metrics } from '@app/observability';
 import { AssertionVerifier } from '../clients/assertion-verifier';
+import { claimed } from '../clients/claimed-identity';
 import { expiredCertificate } from '../clients/client-authenticator.service';
 import { FailureAudit, LockoutService, PasswordTurn } from '../clients/lockout.service';
 import { TokenRepository } from '../tokens/token.repository';
@@ -43,7 +44,8 @@ export class UserAuthenticator {
     const { sourceAddress } = origin;
     if (!jwt) throw OAuthError.invalidRequest(`The ${JWT_BEARER_GRANT} grant needs the assertion parameter.`);
     const refuse = (description: string) => OAuthError.invalidGrant(description);
-    const audit = (claimed: string | undefined): FailureAudit => ({ org, claimed, method: 'jwt_bearer' });
+    // The userName is named in the log once the user is found (ClaimedIdentities).
+    const audit = (userName: string | undefined, exists = false): FailureAudit => ({ org, claimed: claimed(userName, exists), method: 'jwt_bearer' });
     let assertion;
     try {
       assertion = this.assertions.parse(jwt, refuse);
@@ -61,11 +63,11 @@ export class UserAuthenticator {
         subject,
         origin,
         refuse(`User ${assertion.subject} has no enrolled certificate; an administrator must enroll one before the user can sign in.`),
-        audit(assertion.subject),
+        audit(assertion.subject, true),
       );
     }
     const certificate = this.assertions.findSigner(assertion, found.certificates);
-    if (!certificate) throw await this.failed('bad_signature', subject, origin, refuse(GENERIC_ASSERTION_FAILURE), audit(assertion.subject));
+    if (!certificate) throw await this.failed('bad_signature', subject, origin, refuse(GENERIC_ASSERTION_FAILURE), audit(assertion.subject, true));
     try {
       const { expiresAt } = this.assertions.checkAfterPossession(assertion, certificate, audiences, refuse);
       if (found.user.disabled) throw refuse('The user is disabled.');
@@ -78,7 +80,7 @@ export class UserAuthenticator {
       // An expired certificate still in use is a security event of its own (DECISIONS 11).
       const expired = expiredCertificate(certificate, this.clock.now());
       throw await this.failed(expired ? 'certificate_expired' : 'assertion_rejected', subject, origin, error as OAuthError, {
-        ...audit(assertion.subject),
+        ...audit(assertion.subject, true),
         expiredCertificate: expired,
       });
     }
@@ -101,7 +103,10 @@ export class UserAuthenticator {
     // Unknown users and users without a password cost the same scrypt run as a wrong password.
     let matches: boolean;
     try {
-      matches = found?.passwordHash ? await this.passwords.verify(password, found.passwordHash) : await this.passwords.verifyDummy(password);
+      // The hashing turns are shared per address (DECISIONS 4), so a flood from a few addresses does not take them from the others.
+      matches = found?.passwordHash
+        ? await this.passwords.verify(password, found.passwordHash, sourceAddress)
+        : await this.passwords.verifyDummy(password, sourceAddress);
     } catch (error) {
       // Nothing was checked (every hashing turn was taken, DECISIONS 3.5), so nothing is counted.
       await this.lockout.giveBack(turn);
@@ -113,7 +118,7 @@ export class UserAuthenticator {
         subject,
         origin,
         OAuthError.invalidGrant(GENERIC_PASSWORD_FAILURE),
-        { org, claimed: userName, method: 'password' },
+        { org, claimed: claimed(userName, found !== undefined), method: 'password' },
         { turn },
       );
     }
@@ -121,13 +126,17 @@ export class UserAuthenticator {
     if (found.user.disabled) {
       throw await this.failed('disabled', subject, origin, OAuthError.invalidGrant('The user is disabled.'), {
         org,
-        claimed: userName,
+        claimed: claimed(userName, true),
         method: 'password',
       });
     }
     const factorRefusal = this.factors.refusal(found.user, 'password');
     if (factorRefusal) {
-      throw await this.failed('factor_refused', subject, origin, OAuthError.invalidGrant(factorRefusal), { org, claimed: userName, method: 'password' });
+      throw await this.failed('factor_refused', subject, origin, OAuthError.invalidGrant(factorRefusal), {
+        org,
+        claimed: claimed(userName, true),
+        method: 'password',
+      });
     }
     return { user: found.user, orgSettings: found.orgSettings, method: 'password' };
   }

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { OrganizationService, PasswordHasher, UserRepository, type UserRow } from '@app/accounts';
 import { Clock, DomainError, OAuthError, RequestOrigin } from '@app/common';
 import { Metrics } from '@app/observability';
+import { ClaimedIdentity, claimed } from '../clients/claimed-identity';
 import { LockoutService, PasswordTurn } from '../clients/lockout.service';
 import { SignInFactorPolicy } from '../grants/sign-in-factor.policy';
 import { SignInSessionService } from '../sessions/sign-in-session.service';
@@ -58,7 +59,7 @@ export class LoginService {
     if (!userName || !password) return { kind: 'failed', message: MISSING_FIELDS };
     const subject = lockoutSubject(org, userName);
     if (userName.length > MAX_USER_NAME || password.length > MAX_PASSWORD) {
-      return (await this.locked(subject, origin.sourceAddress, org)) ?? this.failed('malformed', subject, userName, org, origin, 'password');
+      return (await this.locked(subject, origin.sourceAddress, org)) ?? this.failed('malformed', subject, claimed(userName, false), org, origin, 'password');
     }
     // Counted before the hash, as the password grant counts it (DECISIONS 4): guesses sent at once get no more checks than the limits.
     let turn: PasswordTurn;
@@ -71,7 +72,10 @@ export class LoginService {
     // Unknown users and users without a password cost the same scrypt run as a wrong password.
     let matches: boolean;
     try {
-      matches = found?.passwordHash ? await this.passwords.verify(password, found.passwordHash) : await this.passwords.verifyDummy(password);
+      // The hashing turns are shared per address (DECISIONS 4), so a flood from a few addresses does not take them from the others.
+      matches = found?.passwordHash
+        ? await this.passwords.verify(password, found.passwordHash, origin.sourceAddress)
+        : await this.passwords.verifyDummy(password, origin.sourceAddress);
     } catch (error) {
       // Every hashing turn is taken (DECISIONS 3.5): nothing was checked, so nothing is counted; the page says so.
       await this.lockout.giveBack(turn);
@@ -79,16 +83,16 @@ export class LoginService {
       const retryAfter = error.headers['Retry-After'] ?? '1';
       return { kind: 'locked', message: `The service is busy. ${retryText(retryAfter)}`, retryAfter };
     }
-    if (!found || !matches) return this.failed('wrong_password', subject, userName, org, origin, 'password', turn);
+    if (!found || !matches) return this.failed('wrong_password', subject, claimed(userName, found !== undefined), org, origin, 'password', turn);
     await this.lockout.giveBack(turn);
-    if (found.user.disabled) return this.failed('disabled', subject, userName, org, origin, 'password');
+    if (found.user.disabled) return this.failed('disabled', subject, claimed(userName, true), org, origin, 'password');
     const second = this.factors.secondStep(found.user, {
       holdsOneTimeCode: await this.codes.holds(org, found.user.id),
       passwordOnlyAllowed: found.orgSettings.passwordOnlySignIn,
     });
     if (second.kind === 'otp') return { kind: 'code', step: { userId: found.user.id, userName: found.user.user_name } };
     if (second.kind === 'refused') {
-      await this.record('factor_refused', subject, userName, org, origin, 'password');
+      await this.record('factor_refused', subject, claimed(userName, true), org, origin, 'password');
       return { kind: 'refused', message: second.description };
     }
     return this.open(found.user, ['pwd'], origin);
@@ -96,15 +100,17 @@ export class LoginService {
 
   async withCode(org: string, step: PasswordStep, code: string | undefined, origin: Origin): Promise<FinalOutcome> {
     const subject = lockoutSubject(org, step.userName);
+    // The step token (MAC'ed) names a user who passed the password step: an existing account.
+    const who = claimed(step.userName, true);
     const locked = await this.locked(subject, origin.sourceAddress);
     if (locked) return locked;
-    if (!code || !CODE.test(code)) return this.failed('malformed_code', subject, step.userName, org, origin, 'code');
+    if (!code || !CODE.test(code)) return this.failed('malformed_code', subject, who, org, origin, 'code');
     const user = await this.users.findInOrg(org, step.userId);
-    if (!user || user.disabled) return this.failed('disabled', subject, step.userName, org, origin, 'code');
+    if (!user || user.disabled) return this.failed('disabled', subject, who, org, origin, 'code');
     // Counted before the check, in one statement: codes sent at once, or from many addresses, get no more checks than the limit.
     const tooMany = await this.lockedBy(() => this.lockout.countCodeAttempt(org, user.id, user.user_name, origin, 'sign_in.lockout'));
     if (tooMany) return tooMany;
-    if (!(await this.codes.accept(org, user.id, code, this.clock.now()))) return this.failed('wrong_code', subject, step.userName, org, origin, 'code');
+    if (!(await this.codes.accept(org, user.id, code, this.clock.now()))) return this.failed('wrong_code', subject, who, org, origin, 'code');
     await this.lockout.forgetCodeAttempts(org, user.id);
     return this.open(user, ['pwd', 'otp'], origin);
   }
@@ -123,10 +129,10 @@ export class LoginService {
     const holder = await this.smartCards.holderOf(org, certificate, this.clock.now());
     if ('refusal' in holder) return this.failed(`certificate_refused: ${holder.refusal}`, undefined, undefined, org, origin, 'certificate');
     const user = await this.users.findInOrg(org, holder.userId);
-    if (!user || user.disabled) return this.failed('disabled', undefined, user?.user_name, org, origin, 'certificate');
+    if (!user || user.disabled) return this.failed('disabled', undefined, claimed(user?.user_name, true), org, origin, 'certificate');
     // A certificate is enough for anyone (SignInFactorPolicy); asked all the same, so the rule stays in one place.
     const refusal = this.factors.refusal(user, 'certificate');
-    if (refusal) return this.failed('factor_refused', undefined, user.user_name, org, origin, 'certificate');
+    if (refusal) return this.failed('factor_refused', undefined, claimed(user.user_name, true), org, origin, 'certificate');
     return this.open(user, ['sc', 'hwk'], origin, holder.serial);
   }
 
@@ -156,13 +162,13 @@ export class LoginService {
   private async failed(
     reason: string,
     subject: string | undefined,
-    claimed: string | undefined,
+    who: ClaimedIdentity | undefined,
     org: string,
     origin: Origin,
     step: 'password' | 'code' | 'certificate',
     turn?: PasswordTurn,
   ): Promise<FinalOutcome> {
-    await this.record(reason, subject, claimed, org, origin, step, turn);
+    await this.record(reason, subject, who, org, origin, step, turn);
     return { kind: 'failed', message: GENERIC_FAILURE };
   }
 
@@ -170,7 +176,7 @@ export class LoginService {
   private async record(
     reason: string,
     subject: string | undefined,
-    claimed: string | undefined,
+    who: ClaimedIdentity | undefined,
     org: string,
     origin: Origin,
     step: 'password' | 'code' | 'certificate',
@@ -183,7 +189,7 @@ export class LoginService {
       reason,
       {
         org,
-        claimed,
+        claimed: who,
         method: step === 'certificate' ? 'smart_card' : step === 'code' ? 'otp' : 'password',
         actions: { fail: 'sign_in.fail', lockout: 'sign_in.lockout' },
         details: { step },
