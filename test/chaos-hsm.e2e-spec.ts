@@ -88,4 +88,66 @@ describe('HSM outage with a module whose failing calls block (chaos)', () => {
     expect(await reconnectAttempts('reconnected')).toBe(1);
     expect((await issue()).status).toBe(200);
   }, 30_000);
+
+  it('a module that starts blocking in the sign itself never holds the event loop, and one failing sign is all it sees (issue 34)', async () => {
+    // Issue 34: with a module blocking 3.5 s per failing call, one token request made two C_SignInit
+    // calls on the event loop (7.0 s) and a /health/live poll took as long.
+    const delayMs = 2_000;
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    expect((await issue()).status).toBe(200);
+    const live: Array<{ status: number; ms: number }> = [];
+    let polling = true;
+    const poller = (async () => {
+      while (polling) {
+        live.push(await timed(() => t.http.get('/health/live')));
+        await sleep(50);
+      }
+    })();
+    // Stopped however the test ends: a poller left running keeps Jest from exiting.
+    const stopPolling = async () => {
+      polling = false;
+      await poller;
+    };
+    try {
+      await sleep(200);
+      const failedSigns = () => slowModule.failedCalls('C_SignInit') + slowModule.failedCalls('C_Sign');
+      const failedBefore = failedSigns();
+      slowModule.failSlowly(delayMs);
+
+      // Four at once: all are accepted before the first sign fails. Signed one after another on the
+      // event loop, they took four times the delay.
+      const startedAt = performance.now();
+      const refused = await Promise.all(Array.from({ length: 4 }, issue));
+      const refusedMs = performance.now() - startedAt;
+      for (const response of refused) {
+        expect(response.status).toBe(503);
+        expect(Number(response.headers['retry-after'])).toBeGreaterThan(0);
+      }
+      expect(refusedMs).toBeLessThan(delayMs * 1.5);
+      // Once a sign failed, the module is not called again for a sign until the reconnect.
+      expect(failedSigns() - failedBefore).toBe(1);
+      for (let i = 0; i < 5; i++) {
+        const late = await timed(issue);
+        expect(late.status).toBe(503);
+        expect(late.ms).toBeLessThan(350);
+      }
+      expect(failedSigns() - failedBefore).toBe(1);
+    } finally {
+      await stopPolling();
+    }
+
+    expect(live.filter(({ status }) => status !== 200)).toEqual([]);
+    expect(live.filter(({ ms }) => ms >= 350)).toEqual([]);
+    // Polled every ~50 ms over the outage (over 2 s), not a handful of polls stretched by a block.
+    expect(live.length).toBeGreaterThanOrEqual(20);
+
+    slowModule.recover();
+    let readiness = 503;
+    for (let i = 0; i < 80 && readiness !== 200; i++) {
+      await sleep(100);
+      readiness = (await t.http.get('/health/ready')).status;
+    }
+    expect(readiness).toBe(200);
+    expect((await issue()).status).toBe(200);
+  }, 30_000);
 });

@@ -418,6 +418,17 @@ describe('start on the embedded defaults', () => {
     expect(service.output()).toContain(`Start-up failed: ${file}:2: unknown scope "Scope.nothing"`);
   }, 30_000);
 
+  it('refuses to start on a several-host DATABASE_URL, naming the form it takes and why (issue 34)', async () => {
+    // Before: "Invalid URL" from deep in the connection string parser, and no word of what to write instead.
+    const service = start({ ...env, DATABASE_URL: 'postgresql://app:hidden@db1:5432,db2:5432/platform?target_session_attrs=read-write' });
+    expect(await service.exited).toBe(1);
+    expect(service.output()).toContain(
+      'Start-up failed: Invalid configuration:\n  DATABASE_URL: names several hosts (db1:5432,db2:5432), which this service cannot use: node-postgres connects to one host',
+    );
+    expect(service.output()).toContain("CloudNativePG's <cluster>-rw");
+    expect(service.output()).not.toContain('hidden');
+  }, 30_000);
+
   it('serves HTTPS itself with TLS_CERT_FILE and TLS_KEY_FILE: TLS 1.2 or above, HSTS on every answer', async () => {
     const key = join(dataDir, 'tls.key');
     const cert = join(dataDir, 'tls.pem');

@@ -3,12 +3,12 @@
 // `npm run bench:hsm`: what one ES256 sign through pkcs11js and SoftHSM2 costs, with the token's
 // private key object and with a session copy of it (C_CopyObject, CKA_TOKEN false), which is what
 // the signer adapter signs with when the HSM allows it. A fresh token in a temporary folder; the
-// signs run synchronously on this thread, as the adapter runs ES256 signs. Prints the median of
+// signs run synchronously on this thread, as the adapter's sign thread runs ES256 signs. Prints the median of
 // BENCH_ROUNDS (5) rounds of BENCH_SIGNS (20000) signs each.
 // Then the same HSM through the service's own adapter (libs/hsm Pkcs11Hsm, one sign at a time
 // unless it says otherwise): JWS signs with JWT_KEY, CA key signs per algorithm and encoding, and
 // certificates issued by @peculiar/x509 over the key store's WebCrypto, each with the CPU time
-// of this process per operation.
+// of this process (every thread, the sign thread included) per operation.
 const { Buffer } = require('node:buffer');
 const { createHash } = require('node:crypto');
 const { mkdtempSync, rmSync } = require('node:fs');

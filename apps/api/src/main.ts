@@ -17,6 +17,17 @@ async function bootstrap(): Promise<void> {
   const config = loadConfig();
   const loggers = createLoggers(config.logLevel);
   const { logger } = loggers;
+  // Started by ops/start.js (npm start), the service holds an IPC channel to it: when that process
+  // ends, however it ends (killed outright included), this one stops as on SIGTERM, in order,
+  // instead of living on orphaned with its PostgreSQL (issue 34). Cluster workers have a channel to
+  // their primary, which Node's cluster module watches itself.
+  if (cluster.isPrimary && process.channel) {
+    process.channel.unref();
+    process.once('disconnect', () => {
+      logger.warn('the process that started this one (ops/start.js) has ended; stopping');
+      process.kill(process.pid, 'SIGTERM');
+    });
+  }
   if (config.workers > 1 && cluster.isPrimary) {
     await runClusterPrimary(config, logger);
     return;

@@ -90,6 +90,25 @@ describe('loadConfig (DECISIONS 13)', () => {
     expect(() => loadConfig({ DATA_DIR: dataDir(), ...env })).toThrow(message);
   });
 
+  it.each([
+    ['postgresql://app@db1,db2/platform?target_session_attrs=read-write', 'db1,db2'],
+    ['postgresql://app:secret@db1:5432,db2:5433/platform', 'db1:5432,db2:5433'],
+    ['postgres:///platform?host=db1,db2', 'db1,db2'],
+  ])('refuses the several-host DATABASE_URL %s, naming the form it takes and why (issue 34)', (url, hosts) => {
+    const load = () => loadConfig({ DATA_DIR: dataDir(), DATABASE_URL: url });
+    expect(load).toThrow(ConfigurationError);
+    expect(load).toThrow(
+      `DATABASE_URL: names several hosts (${hosts}), which this service cannot use: node-postgres connects to one host and ignores target_session_attrs, so it would not find the primary after a failover. Give one host that always leads to the primary: postgresql://user:password@host:5432/database, where host is the read-write service of the cluster (CloudNativePG's <cluster>-rw) or a proxy in front of it (PgBouncer, HAProxy); see deploy/README.md, "PostgreSQL failover".`,
+    );
+    // The password of the URL is not repeated in the message.
+    expect(load).not.toThrow(/secret/);
+  });
+
+  it('takes a one-host DATABASE_URL with a comma elsewhere (a password, an option)', () => {
+    const url = 'postgresql://app:pa,ss@db-rw:5432/platform?options=-c%20search_path%3Da,b';
+    expect(loadConfig({ DATA_DIR: dataDir(), DATABASE_URL: url }).databaseUrl).toBe(url);
+  });
+
   it('reads a keyring whose first key encrypts, and refuses a key id twice', () => {
     expect(parseKeyring(`new:${key(2)},old:${key(1)}`).map((k) => k.id)).toEqual(['new', 'old']);
     expect(() => parseKeyring(`k:${key(2)},k:${key(1)}`)).toThrow('DATA_ENCRYPTION_KEYS has a key id twice.');

@@ -24,6 +24,29 @@ const list = z
   );
 const url = z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, ''));
 
+/**
+ * The host list of a libpq multi-host URL (postgresql://h1,h2/db, or ?host=h1,h2), else undefined.
+ * Read by hand: `new URL` takes "h1:5432,h2:5432" for a bad port, which is the "Invalid URL" an
+ * operator saw at start (issue 34).
+ */
+function hostListOf(databaseUrl: string): string | undefined {
+  const authority = /^[a-z]+:\/\/([^/?#]*)/i.exec(databaseUrl)?.[1] ?? '';
+  const host = authority.slice(authority.lastIndexOf('@') + 1);
+  if (host.includes(',')) return host;
+  const query = /\?([^#]*)/.exec(databaseUrl)?.[1] ?? '';
+  return new URLSearchParams(query).getAll('host').find((value) => value.includes(','));
+}
+
+/** Why a host list is refused and what to write instead (DECISIONS 13, deploy/README.md "PostgreSQL failover"). */
+function severalHostsMessage(hosts: string): string {
+  return (
+    `names several hosts (${hosts}), which this service cannot use: node-postgres connects to one host and ignores ` +
+    'target_session_attrs, so it would not find the primary after a failover. Give one host that always leads to the ' +
+    'primary: postgresql://user:password@host:5432/database, where host is the read-write service of the cluster ' +
+    '(CloudNativePG\'s <cluster>-rw) or a proxy in front of it (PgBouncer, HAProxy); see deploy/README.md, "PostgreSQL failover".'
+  );
+}
+
 /** The environment schema: every variable the service reads, with its default. */
 const schema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -35,6 +58,10 @@ const schema = z.object({
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+    .superRefine((value, context) => {
+      const hosts = hostListOf(value);
+      if (hosts !== undefined) context.addIssue({ code: 'custom', message: severalHostsMessage(hosts) });
+    })
     .optional(),
   EMBEDDED_PG_PORT: int(54329, 1, 65535),
   EMBEDDED_PG_DIR: z.string().min(1).default('/var/lib/credential-platform'),

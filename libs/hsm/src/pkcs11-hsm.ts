@@ -7,7 +7,7 @@ import type { KeyAlgorithm, KeyStoreHash } from './key-store.port';
 import { establish, holdKey, KEY_STORE_POLICY, type Connection, type HeldKey } from './pkcs11-connection';
 import { destroyKeyPairs, findPrivateKeys, generateKeyPair, nameOf, type KeyName } from './pkcs11-keys';
 import { jwkThumbprint, rsaModulusBits, signingJwkOf, type PublicKeyMembers } from './pkcs11-public-key';
-import { signOnSession } from './pkcs11-signing';
+import { signCall } from './pkcs11-signing';
 import {
   claimModule,
   describeError,
@@ -22,6 +22,7 @@ import {
   type Handle,
 } from './pkcs11-token';
 import type { JwsAlgorithm, SigningJwk } from './signer.port';
+import { SignThread } from './sign-thread';
 import { TokenProbe } from './token-probe';
 
 /** Where the keys live (DECISIONS 12). */
@@ -87,7 +88,7 @@ type State = 'ready' | 'reconnecting' | 'pin-rejected' | 'closed';
 /**
  * The process's one owner of the PKCS#11 module (rule 4): connects at boot, logs in once, holds the
  * token signer's key (JWT_KEY) and the key store's keys (CA_KEY/{org}) with session copies, signs
- * with them over a pool of sessions, and reconnects by itself after a module error: it looks for
+ * with them over a pool of sessions on a sign thread (SignThread), and reconnects by itself after a module error: it looks for
  * the token every `reconnectProbeIntervalMs` without logging in, on a worker thread (TokenProbe),
  * and logs in as soon as the token is back; failed logins back off (500 ms doubling to 30 s) and a
  * rejected PIN stops for good.
@@ -106,6 +107,8 @@ export class Pkcs11Hsm {
   /** When the last sign succeeded: signs in use prove the HSM alive, so health checks skip then. */
   private lastSignedAt = Date.now();
   private healthChecks?: NodeJS.Timeout;
+  /** Where every sign's module calls run: never on the event loop (issue 34). */
+  private readonly signThread: SignThread;
 
   private constructor(
     private readonly pkcs11: pkcs11js.PKCS11,
@@ -114,6 +117,7 @@ export class Pkcs11Hsm {
     private connection: Connection,
   ) {
     this.jwsKey = jwsKeyOf(connection.jwsKey.members);
+    this.signThread = new SignThread(settings.modulePath, KEY_GONE_CODES);
   }
 
   get modulePath(): string {
@@ -147,6 +151,7 @@ export class Pkcs11Hsm {
       initialized = true;
       const connection = establish(pkcs11, settings, logger, findTokenSlotAtStart(pkcs11, settings), new Map());
       const hsm = new Pkcs11Hsm(pkcs11, settings, logger, connection);
+      hsm.signThread.start();
       hsm.startHealthChecks();
       logger?.info(
         {
@@ -240,10 +245,11 @@ export class Pkcs11Hsm {
   async sign(label: string, data: Buffer, hash: KeyStoreHash, keyId?: string): Promise<{ signature: Buffer; kty: 'EC' | 'RSA' }> {
     this.checkLabel(label);
     return this.operate(async (connection) => {
-      let key = this.signingKeyFor(connection, label, keyId);
+      // The held key's token object is checked again by the sign itself, on the sign thread.
+      let key = this.signingKeyFor(connection, label, keyId, false);
       let signature: Buffer;
       try {
-        signature = await this.signOnPool(connection, key, hash, data);
+        signature = await this.signOnPool(connection, key, hash, data, true);
       } catch (error) {
         // Destroyed by another process since the last check: look the label up again, once.
         if (!KEY_GONE_CODES.has(pkcs11ErrorCode(error) ?? -1) || connection !== this.connection) throw error;
@@ -286,11 +292,20 @@ export class Pkcs11Hsm {
     }
   }
 
-  private async signOnPool(connection: Connection, key: HeldKey, hash: KeyStoreHash, data: Buffer): Promise<Buffer> {
+  /**
+   * Signs on a session of the pool, on the sign thread (the module may block while its HSM is
+   * away). `recheck`: a key store key whose token object was last seen over KEY_RECHECK_MS ago is
+   * looked up on the same session first (KEY_GONE_CODES when another process destroyed it).
+   */
+  private async signOnPool(connection: Connection, key: HeldKey, hash: KeyStoreHash, data: Buffer, recheck = false): Promise<Buffer> {
     const session = await connection.pool.acquire();
     key.signing += 1;
     try {
-      return await signOnSession(this.pkcs11, session, key, hash, data);
+      const checkedAt = Date.now();
+      const checkObject = recheck && checkedAt - key.checkedAt >= KEY_RECHECK_MS ? key.tokenKey : undefined;
+      const signature = await this.signThread.sign(signCall(session, key, hash, data, checkObject));
+      if (checkObject !== undefined) key.checkedAt = checkedAt;
+      return signature;
     } finally {
       key.signing -= 1;
       connection.pool.release(session);
@@ -298,9 +313,12 @@ export class Pkcs11Hsm {
     }
   }
 
-  /** The held key store key under `label`, found when not held yet; KEY_NOT_FOUND when the token has none. */
-  private signingKeyFor(connection: Connection, label: string, keyId: string | undefined): HeldKey {
-    const key = this.keyStoreKey(connection, label);
+  /**
+   * The held key store key under `label`, found when not held yet; KEY_NOT_FOUND when the token has
+   * none. `recheck` false: a held key is taken as it is (its sign checks the token object).
+   */
+  private signingKeyFor(connection: Connection, label: string, keyId: string | undefined, recheck = true): HeldKey {
+    const key = this.keyStoreKey(connection, label, recheck);
     if (key === undefined || (keyId !== undefined && key.id.toString('hex') !== keyId)) {
       throw new KeyStoreError(
         'KEY_NOT_FOUND',
@@ -315,13 +333,13 @@ export class Pkcs11Hsm {
   /**
    * The held key under `label`, checked against the token at most every KEY_RECHECK_MS (another
    * process may have destroyed it), or found in the token and held. Synchronous on the object
-   * session (rule 2).
+   * session (rule 2). `recheck` false: a held key is returned unchecked.
    */
-  private keyStoreKey(connection: Connection, label: string): HeldKey | undefined {
+  private keyStoreKey(connection: Connection, label: string, recheck = true): HeldKey | undefined {
     const held = connection.keys.get(label);
     const now = Date.now();
     if (held !== undefined) {
-      if (now - held.checkedAt < KEY_RECHECK_MS) return held;
+      if (!recheck || now - held.checkedAt < KEY_RECHECK_MS) return held;
       try {
         readAttributes(this.pkcs11, connection.objectSession, held.tokenKey, [pkcs11js.CKA_ID]);
         held.checkedAt = now;
@@ -522,6 +540,7 @@ export class Pkcs11Hsm {
       );
     }
     this.connection = connection;
+    this.signThread.resume();
   }
 
   private async shutdown(): Promise<void> {
@@ -531,6 +550,7 @@ export class Pkcs11Hsm {
     await this.reconnection;
     // Rule 4: C_Finalize with signs in flight segfaults, so drain the accepted ones first.
     await Promise.allSettled([...this.running]);
+    await this.signThread.stop();
     const { slot, objectSession } = this.connection;
     quietly(this.logger, 'C_Logout', () => this.pkcs11.C_Logout(objectSession));
     quietly(this.logger, 'C_CloseAllSessions', () => this.pkcs11.C_CloseAllSessions(slot));

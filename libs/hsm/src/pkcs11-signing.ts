@@ -3,6 +3,7 @@ import * as pkcs11js from 'pkcs11js';
 import type { KeyStoreHash } from './key-store.port';
 import { EC_CURVES, rsaModulusBits, type PublicKeyMembers } from './pkcs11-public-key';
 import type { Handle } from './pkcs11-token';
+import type { SignCall } from './sign-thread';
 
 /** What a sign needs to know of its key: the handle it signs with and the public key's shape. */
 export interface SigningKey {
@@ -10,12 +11,6 @@ export interface SigningKey {
   readonly handle: Handle;
   readonly members: PublicKeyMembers;
 }
-
-/**
- * pkcs11.md rule 3: a native sign worker reads the input and writes the output off the main
- * thread, so both buffers stay referenced here until its promise settles.
- */
-const buffersInNativeUse = new Set<readonly Buffer[]>();
 
 const NODE_HASH: Record<KeyStoreHash, string> = { 'SHA-256': 'sha256', 'SHA-384': 'sha384' };
 const RSA_MECHANISM: Record<KeyStoreHash, number> = { 'SHA-256': pkcs11js.CKM_SHA256_RSA_PKCS, 'SHA-384': pkcs11js.CKM_SHA384_RSA_PKCS };
@@ -26,36 +21,23 @@ export function signatureLength(members: PublicKeyMembers): number {
 }
 
 /**
- * Signs `data` (the message) on `session`, which must be this sign's alone (rule 2). EC keys:
- * CKM_ECDSA over the digest computed here (rule 7: the mechanism treats its input as the digest),
- * raw r||s out. RSA keys: CKM_SHA256_RSA_PKCS / CKM_SHA384_RSA_PKCS over the message, hashed in
- * the HSM (PKCS#1 v1.5). A P-256 sign is synchronous (~40-60 us, no slower than the async form);
- * P-384 (~600 us in SoftHSM2) and RSA (~2 ms for 3072 bits) run on a native worker so the event
- * loop stays free.
+ * The sign of `data` (the message) on `session`, which must be this sign's alone (rule 2), as the
+ * sign thread runs it. EC keys: CKM_ECDSA over the digest computed here (rule 7: the mechanism
+ * treats its input as the digest), raw r||s out. RSA keys: CKM_SHA256_RSA_PKCS /
+ * CKM_SHA384_RSA_PKCS over the message, hashed in the HSM (PKCS#1 v1.5). A P-256 sign is
+ * synchronous on the thread (~40-60 us, no slower than the async form); P-384 (~600 us in
+ * SoftHSM2) and RSA (~2 ms for 3072 bits) run on a native worker so that signs overlap.
  */
-export async function signOnSession(pkcs11: pkcs11js.PKCS11, session: Handle, key: SigningKey, hash: KeyStoreHash, data: Buffer): Promise<Buffer> {
-  const output = Buffer.alloc(signatureLength(key.members));
-  let input: Buffer;
+export function signCall(session: Handle, key: SigningKey, hash: KeyStoreHash, data: Buffer, checkObject?: Handle): SignCall {
+  const outputLength = signatureLength(key.members);
   if (key.members.kty === 'EC') {
-    input = createHash(NODE_HASH[hash]).update(data).digest();
-    pkcs11.C_SignInit(session, { mechanism: pkcs11js.CKM_ECDSA }, key.handle);
-    if (key.members.crv === 'P-256') {
-      return pkcs11.C_Sign(session, input, output);
-    }
-  } else {
-    input = data;
-    pkcs11.C_SignInit(session, { mechanism: RSA_MECHANISM[hash] }, key.handle);
+    const input = createHash(NODE_HASH[hash]).update(data).digest();
+    return { session, key: key.handle, mechanism: pkcs11js.CKM_ECDSA, input, outputLength, native: key.members.crv !== 'P-256', checkObject };
   }
-  const held = [input, output] as const;
-  buffersInNativeUse.add(held);
-  try {
-    return await pkcs11.C_SignAsync(session, input, output);
-  } finally {
-    buffersInNativeUse.delete(held);
-  }
+  return { session, key: key.handle, mechanism: RSA_MECHANISM[hash], input: data, outputLength, native: true, checkObject };
 }
 
-/** The same sign, synchronously: for start-up checks on a session no other sign uses. */
+/** The same sign, synchronously on this thread: the key pair check of a key being held, on a session no other sign uses. */
 export function signOnSessionSync(pkcs11: pkcs11js.PKCS11, session: Handle, key: SigningKey, hash: KeyStoreHash, data: Buffer): Buffer {
   const output = Buffer.alloc(signatureLength(key.members));
   if (key.members.kty === 'EC') {

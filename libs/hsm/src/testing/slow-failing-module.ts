@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
@@ -7,8 +7,13 @@ import { dirname, join } from 'node:path';
 export interface SlowFailingModule {
   /** The shim's path: give it as the module to load. */
   readonly modulePath: string;
-  /** From now on C_Initialize, C_GetSlotList and C_OpenSession sleep `delayMs`, then fail (CKR_DEVICE_ERROR). */
+  /**
+   * From now on C_Initialize, C_GetSlotList, C_OpenSession, C_SignInit and C_Sign sleep `delayMs`,
+   * then fail (CKR_DEVICE_ERROR): the reconnect's probe and the signing path both meet it.
+   */
   failSlowly(delayMs: number): void;
+  /** How many calls to `name` (e.g. C_SignInit) failed slowly so far. */
+  failedCalls(name: string): number;
   /** Every call passes through to SoftHSM2 again. */
   recover(): void;
   /** Deletes the shim; call it after its last user is closed. */
@@ -18,25 +23,45 @@ export interface SlowFailingModule {
 const SOFTHSM_MODULE = '/usr/lib/softhsm/libsofthsm2.so';
 
 /**
- * Compiles (gcc) a shim that forwards every call to SoftHSM2 except C_Initialize, C_GetSlotList
- * and C_OpenSession while a control file exists: those sleep the milliseconds the file holds and
- * fail. A network HSM's client library may block this way while its HSM is unreachable.
+ * Compiles (gcc) a shim that forwards every call to SoftHSM2 except C_Initialize, C_GetSlotList,
+ * C_OpenSession, C_SignInit and C_Sign while a control file exists: those sleep the milliseconds
+ * the file holds and fail. A network HSM's client library may block this way while its HSM is
+ * unreachable. Each call that failed so is written to a log file (`failedCalls`).
  */
 export function buildSlowFailingModule(): SlowFailingModule {
   const directory = mkdtempSync(join(tmpdir(), 'hsm-slow-module-'));
   const source = join(directory, 'slow-failing-module.c');
   const modulePath = join(directory, 'libslowfailing.so');
   const controlFile = join(directory, 'fail-slowly');
+  const callLog = join(directory, 'failed-calls');
   writeFileSync(source, SHIM_SOURCE);
   const includes = join(dirname(require.resolve('pkcs11js/package.json')), 'includes');
   execFileSync(
     'gcc',
-    ['-shared', '-fPIC', '-O1', `-I${includes}`, `-DREAL_MODULE="${SOFTHSM_MODULE}"`, `-DCONTROL_FILE="${controlFile}"`, '-o', modulePath, source, '-ldl'],
+    [
+      '-shared',
+      '-fPIC',
+      '-O1',
+      `-I${includes}`,
+      `-DREAL_MODULE="${SOFTHSM_MODULE}"`,
+      `-DCONTROL_FILE="${controlFile}"`,
+      `-DCALL_LOG="${callLog}"`,
+      '-o',
+      modulePath,
+      source,
+      '-ldl',
+    ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   return {
     modulePath,
     failSlowly: (delayMs) => writeFileSync(controlFile, String(delayMs)),
+    failedCalls: (name) =>
+      existsSync(callLog)
+        ? readFileSync(callLog, 'utf8')
+            .split('\n')
+            .filter((line) => line === name).length
+        : 0,
     recover: () => rmSync(controlFile, { force: true }),
     remove: () => rmSync(directory, { recursive: true, force: true }),
   };
@@ -67,24 +92,39 @@ static int failing_delay_ms(void) {
   return ms;
 }
 
-static CK_RV fail_slowly(int ms) {
+static CK_RV fail_slowly(const char *call, int ms) {
   usleep((useconds_t)ms * 1000);
+  FILE *log = fopen(CALL_LOG, "a");
+  if (log != NULL) {
+    fprintf(log, "%s\n", call);
+    fclose(log);
+  }
   return CKR_DEVICE_ERROR;
 }
 
 static CK_RV shim_C_Initialize(CK_VOID_PTR args) {
   int ms = failing_delay_ms();
-  return ms >= 0 ? fail_slowly(ms) : real->C_Initialize(args);
+  return ms >= 0 ? fail_slowly("C_Initialize", ms) : real->C_Initialize(args);
 }
 
 static CK_RV shim_C_GetSlotList(CK_BBOOL present, CK_SLOT_ID_PTR list, CK_ULONG_PTR count) {
   int ms = failing_delay_ms();
-  return ms >= 0 ? fail_slowly(ms) : real->C_GetSlotList(present, list, count);
+  return ms >= 0 ? fail_slowly("C_GetSlotList", ms) : real->C_GetSlotList(present, list, count);
 }
 
 static CK_RV shim_C_OpenSession(CK_SLOT_ID slot, CK_FLAGS flags, CK_VOID_PTR application, CK_NOTIFY notify, CK_SESSION_HANDLE_PTR session) {
   int ms = failing_delay_ms();
-  return ms >= 0 ? fail_slowly(ms) : real->C_OpenSession(slot, flags, application, notify, session);
+  return ms >= 0 ? fail_slowly("C_OpenSession", ms) : real->C_OpenSession(slot, flags, application, notify, session);
+}
+
+static CK_RV shim_C_SignInit(CK_SESSION_HANDLE session, CK_MECHANISM_PTR mechanism, CK_OBJECT_HANDLE key) {
+  int ms = failing_delay_ms();
+  return ms >= 0 ? fail_slowly("C_SignInit", ms) : real->C_SignInit(session, mechanism, key);
+}
+
+static CK_RV shim_C_Sign(CK_SESSION_HANDLE session, CK_BYTE_PTR data, CK_ULONG length, CK_BYTE_PTR signature, CK_ULONG_PTR signatureLength) {
+  int ms = failing_delay_ms();
+  return ms >= 0 ? fail_slowly("C_Sign", ms) : real->C_Sign(session, data, length, signature, signatureLength);
 }
 
 CK_RV C_GetFunctionList(CK_FUNCTION_LIST_PTR_PTR list) {
@@ -97,6 +137,8 @@ CK_RV C_GetFunctionList(CK_FUNCTION_LIST_PTR_PTR list) {
     shim.C_Initialize = shim_C_Initialize;
     shim.C_GetSlotList = shim_C_GetSlotList;
     shim.C_OpenSession = shim_C_OpenSession;
+    shim.C_SignInit = shim_C_SignInit;
+    shim.C_Sign = shim_C_Sign;
   }
   *list = &shim;
   return CKR_OK;

@@ -1,0 +1,170 @@
+import { Worker } from 'node:worker_threads';
+import * as pkcs11js from 'pkcs11js';
+import type { Handle } from './pkcs11-token';
+
+/** One sign as the thread runs it: C_SignInit then C_Sign on a session that is this sign's alone (rule 2). */
+export interface SignCall {
+  readonly session: Handle;
+  readonly key: Handle;
+  readonly mechanism: number;
+  /** What C_Sign signs: the digest for CKM_ECDSA (rule 7), the message for the RSA mechanisms. */
+  readonly input: Buffer;
+  readonly outputLength: number;
+  /** C_SignAsync on a native worker (P-384 and RSA, slower than the message hop); else C_Sign. */
+  readonly native: boolean;
+  /** A token object to read CKA_ID of first, on the same session: is the key still in the token? */
+  readonly checkObject?: Handle;
+}
+
+interface Pending {
+  resolve(signature: Buffer): void;
+  reject(error: Error): void;
+}
+
+/** [id, signature] | [id, null, error] | [id, null, null] (skipped): arrays clone faster than objects. */
+type Reply = [number, Uint8Array | null, { message: string; code?: number; method?: string } | null | undefined];
+
+/**
+ * Runs every sign's module calls on one worker thread, never on the event loop: C_SignInit has no
+ * asynchronous form in pkcs11js, and an HSM's client library may block in it for seconds while its
+ * HSM is away (issue 34: a module that blocked 3.5 s per failing call held the event loop 7 s, and
+ * /health/live with it). Worker threads share the process's PKCS#11 state (pkcs11.md rule 9): the
+ * session and key handles are the owner's. Once a module call fails (any failure other than a key
+ * gone from the token, which the owner looks up again), the thread answers every sign already
+ * queued without calling the module until `resume()`, which the owner sends once it has connected
+ * again: the signs accepted before the owner learnt of the failure do not each wait out the module.
+ */
+export class SignThread {
+  private worker?: Worker;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+
+  constructor(
+    private readonly modulePath: string,
+    private readonly keyGoneCodes: ReadonlySet<number>,
+  ) {}
+
+  /** Starts the thread now, so that the first sign does not wait for it to load. */
+  start(): void {
+    this.worker ??= this.spawn();
+  }
+
+  sign(call: SignCall): Promise<Buffer> {
+    const worker = (this.worker ??= this.spawn());
+    const id = this.nextId++;
+    // Referenced only while a sign is in flight: an idle thread never keeps the process alive.
+    if (this.pending.size === 0) worker.ref();
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      // Handles as numbers and a copy of the input of its own length: the clone of a Buffer carries its
+      // whole backing store, and Node lends small Buffers slices of an 8 KiB pool.
+      worker.postMessage([
+        id,
+        call.session.readBigUInt64LE(),
+        call.key.readBigUInt64LE(),
+        call.mechanism,
+        new Uint8Array(call.input),
+        call.outputLength,
+        call.native,
+        call.checkObject?.readBigUInt64LE(),
+      ]);
+    });
+  }
+
+  /** The owner connected again: the thread calls the module for the signs that come from now on. */
+  resume(): void {
+    this.worker?.postMessage('resume');
+  }
+
+  /** Ends the thread once nothing is in flight (the owner drains first, rule 4); the module stays loaded. */
+  async stop(): Promise<void> {
+    const worker = this.worker;
+    this.worker = undefined;
+    await worker?.terminate();
+  }
+
+  private spawn(): Worker {
+    const worker = new Worker(SIGN_SOURCE, {
+      eval: true,
+      workerData: { pkcs11js: require.resolve('pkcs11js'), modulePath: this.modulePath, keyGoneCodes: [...this.keyGoneCodes] },
+    });
+    worker.unref();
+    worker.on('message', (reply: Reply) => this.settle(reply));
+    const lost = (reason: string) => {
+      if (this.worker === worker) this.worker = undefined;
+      for (const [id, { reject }] of this.pending) {
+        this.pending.delete(id);
+        reject(new Error(`the PKCS#11 sign thread ${reason}`));
+      }
+    };
+    worker.on('error', (error) => lost(`failed: ${error.message}`));
+    worker.on('exit', (code) => lost(`exited with code ${code}`));
+    return worker;
+  }
+
+  private settle([id, signature, error]: Reply): void {
+    const pending = this.pending.get(id);
+    if (pending === undefined) return;
+    this.pending.delete(id);
+    if (this.pending.size === 0) this.worker?.unref();
+    if (signature !== null) {
+      pending.resolve(Buffer.from(signature.buffer, signature.byteOffset, signature.byteLength));
+    } else if (error === null) {
+      pending.reject(new Error('not sent to the PKCS#11 module: a sign queued before it failed did'));
+    } else {
+      const { message = 'unknown error', code, method = '' } = error ?? {};
+      pending.reject(code === undefined ? new Error(method === '' ? message : `${method}: ${message}`) : new pkcs11js.Pkcs11Error(message, code, method));
+    }
+  }
+}
+
+// Plain JavaScript: a worker runs outside the TypeScript build (and outside Jest's transform).
+const SIGN_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const pkcs11js = require(workerData.pkcs11js);
+const pkcs11 = new pkcs11js.PKCS11();
+pkcs11.load(workerData.modulePath);
+const keyGone = new Set(workerData.keyGoneCodes);
+const handle = (value) => {
+  const buffer = Buffer.alloc(8);
+  buffer.writeBigUInt64LE(value);
+  return buffer;
+};
+// Rule 3: a native sign reads the input and writes the output off this thread; both stay referenced until it settles.
+const inNativeUse = new Set();
+let failed = false;
+const fail = (id, error) => {
+  const code = error instanceof pkcs11js.Pkcs11Error ? error.code : undefined;
+  if (!keyGone.has(code)) failed = true;
+  parentPort.postMessage([id, null, { message: String(error && error.message), code, method: error && error.method }]);
+};
+parentPort.on('message', (call) => {
+  if (call === 'resume') {
+    failed = false;
+    return;
+  }
+  const [id, session, key, mechanism, input, outputLength, native, checkObject] = call;
+  if (failed) {
+    parentPort.postMessage([id, null, null]);
+    return;
+  }
+  try {
+    const sessionHandle = handle(session);
+    if (checkObject !== undefined) pkcs11.C_GetAttributeValue(sessionHandle, handle(checkObject), [{ type: pkcs11js.CKA_ID }]);
+    pkcs11.C_SignInit(sessionHandle, { mechanism }, handle(key));
+    const data = Buffer.from(input.buffer, input.byteOffset, input.byteLength);
+    const output = Buffer.alloc(outputLength);
+    if (!native) {
+      parentPort.postMessage([id, pkcs11.C_Sign(sessionHandle, data, output)]);
+      return;
+    }
+    const held = [data, output];
+    inNativeUse.add(held);
+    pkcs11.C_SignAsync(sessionHandle, data, output)
+      .then((signature) => parentPort.postMessage([id, signature]), (error) => fail(id, error))
+      .finally(() => inNativeUse.delete(held));
+  } catch (error) {
+    fail(id, error);
+  }
+});
+`;
