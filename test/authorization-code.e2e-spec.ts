@@ -67,18 +67,20 @@ describe('Authorization code flow (people)', () => {
   }, 90_000);
   afterAll(() => t.close());
 
+  const baseParameters = (clientId: string, challenge: string): [string, string][] => [
+    ['response_type', 'code'],
+    ['client_id', clientId],
+    ['redirect_uri', REDIRECT],
+    ['scope', 'openid'],
+    ['state', 'st'],
+    ['nonce', 'n-1'],
+    ['code_challenge', challenge],
+    ['code_challenge_method', 'S256'],
+  ];
+
   /** The authorization request with the session cookie; answers the 303. */
   function authorize(clientId: string, challenge: string, extra: [string, string][] = [], sessionCookie = cookie) {
-    const base: [string, string][] = [
-      ['response_type', 'code'],
-      ['client_id', clientId],
-      ['redirect_uri', REDIRECT],
-      ['scope', 'openid'],
-      ['state', 'st'],
-      ['nonce', 'n-1'],
-      ['code_challenge', challenge],
-      ['code_challenge_method', 'S256'],
-    ];
+    const base = baseParameters(clientId, challenge);
     const names = new Set(extra.map(([name]) => name));
     const query = authorizeQuery([...base.filter(([name]) => !names.has(name)), ...extra]);
     return t.bare.get(`/authentication/customer/${ORG}/authorize?${query}`).set('Cookie', sessionCookie);
@@ -448,6 +450,68 @@ describe('Authorization code flow (people)', () => {
     ]);
     expect(new URL(none.headers.location).searchParams.get('error')).toBe('login_required');
     expect(tooOld.status).toBe(303);
+  });
+
+  it("no request parameter stands in for the sign-in prompt=login and max_age ask for: login_after is the service's own marker, bound to the request", async () => {
+    t.clock.advance(5);
+    const { verifier, challenge } = pkcePair();
+    const nowS = () => Math.floor(t.clock.now().getTime() / 1000);
+    const forced: [string, string][][] = [
+      [['prompt', 'login']],
+      [['max_age', '0']],
+      [['max_age', '1']],
+      [
+        ['prompt', 'login'],
+        ['max_age', '1'],
+      ],
+    ];
+    const sentToLogin = (response: { status: number; headers: Record<string, string> }) => {
+      expect(response.status).toBe(303);
+      expect(new URL(response.headers.location, 'https://x').pathname).toBe(`/authentication/customer/${ORG}/login`);
+    };
+    for (const extra of forced) {
+      for (const marker of ['0', String(nowS()), `0.${'A'.repeat(43)}`, `${nowS()}.${'A'.repeat(43)}`]) {
+        sentToLogin(await authorize(web.clientId, challenge, [...extra, ['login_after', marker]]));
+        // The form-posted request is the same request (OIDC Core 3.1.2.1).
+        const form = authorizeQuery([...baseParameters(web.clientId, challenge), ...extra, ['login_after', marker]]);
+        sentToLogin(await t.bare.post(`/authentication/customer/${ORG}/authorize`).set('Cookie', cookie).type('form').send(form));
+      }
+    }
+    // The service's own marker, moved onto another request (another code_challenge), is no marker either.
+    const asked = await authorize(web.clientId, challenge, [['prompt', 'login']]);
+    const returnTo = new URL(new URL(asked.headers.location, 'https://x').searchParams.get('return_to')!, 'https://x');
+    const marker = returnTo.searchParams.get('login_after')!;
+    expect(marker).toMatch(/^[0-9]+\.[A-Za-z0-9_-]{43}$/);
+    sentToLogin(
+      await authorize(web.clientId, pkcePair().challenge, [
+        ['prompt', 'login'],
+        ['login_after', marker],
+      ]),
+    );
+    // Before a new sign-in the marker does not make the old session fresh.
+    sentToLogin(await t.bare.get(`${returnTo.pathname}${returnTo.search}`).set('Cookie', cookie));
+
+    // A real sign-in completes, and the id_token's auth_time is the new one.
+    const before = await codeFor(web.clientId);
+    const oldAuthTime = claimsOf((await asWeb(before.code, before.verifier)).body.id_token).auth_time as number;
+    t.clock.advance(60);
+    const again = await authorize(web.clientId, challenge, [['prompt', 'login']]);
+    const back = new URL(again.headers.location, 'https://x').searchParams.get('return_to')!;
+    const fresh = await signIn(t, { org: ORG, userName: 'jane', password: PASSWORD, totpSecret: jane.totpSecret, returnTo: back });
+    const answered = await t.bare.get(back).set('Cookie', fresh.cookie);
+    expect(answered.status).toBe(303);
+    const code = new URL(answered.headers.location).searchParams.get('code')!;
+    expect(code).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const tokens = await asWeb(code, verifier);
+    expect(tokens.status).toBe(200);
+    const authTime = claimsOf(tokens.body.id_token).auth_time as number;
+    expect(authTime).toBeGreaterThanOrEqual(oldAuthTime + 60);
+    expect(authTime).toBeGreaterThanOrEqual(Number(back.match(/login_after=([0-9]+)/)![1]));
+    // The marker expires: past its lifetime the same return asks for a sign-in again.
+    t.clock.advance(601);
+    sentToLogin(await t.bare.get(back).set('Cookie', fresh.cookie));
+    await codeFor(web.clientId, [], fresh.cookie);
+    cookie = fresh.cookie;
   });
 
   it('a client that is not first-party is answered consent_required (no consent screen; DECISIONS 15.1)', async () => {
