@@ -10,14 +10,21 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 
-/** Headers every answer of the authorization and logout endpoints carries. */
+/**
+ * Headers every answer of the authorization and logout endpoints carries, and every error the
+ * exception filter answers on a page route (DECISIONS 14.3, 15.2): never cached, nothing loaded,
+ * never framed, no Referer.
+ */
+export const PAGE_HEADERS: Readonly<Record<string, string>> = {
+  'Cache-Control': 'no-store',
+  Pragma: 'no-cache',
+  'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'; base-uri 'none'",
+  'X-Frame-Options': 'DENY',
+  'Referrer-Policy': 'no-referrer',
+};
+
 export function protectiveHeaders(reply: FastifyReply): FastifyReply {
-  return reply
-    .header('Cache-Control', 'no-store')
-    .header('Pragma', 'no-cache')
-    .header('Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'; base-uri 'none'")
-    .header('X-Frame-Options', 'DENY')
-    .header('Referrer-Policy', 'no-referrer');
+  return reply.headers(PAGE_HEADERS);
 }
 
 function page(title: string, body: string, head = ''): string {
@@ -29,12 +36,14 @@ function page(title: string, body: string, head = ''): string {
 `;
 }
 
+/** An error page's HTML: its title and the sentence that says what happened and what to do. */
+export function errorPageHtml(title: string, message: string): string {
+  return page(title, `<h1>${escapeHtml(title)}</h1><p role="alert">${escapeHtml(message)}</p>`);
+}
+
 /** An error shown to the person, never sent to the client (unknown client or redirect URI: RFC 6749 4.1.2.1). */
 export function errorPage(reply: FastifyReply, status: number, title: string, message: string): FastifyReply {
-  return protectiveHeaders(reply)
-    .status(status)
-    .type('text/html; charset=utf-8')
-    .send(page(title, `<h1>${escapeHtml(title)}</h1><p role="alert">${escapeHtml(message)}</p>`));
+  return protectiveHeaders(reply).status(status).type('text/html; charset=utf-8').send(errorPageHtml(title, message));
 }
 
 /**
