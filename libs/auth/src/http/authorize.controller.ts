@@ -7,7 +7,7 @@ import { AuthorizationService, AuthorizeOutcome } from '../oidc/authorization.se
 import { LogoutOutcome, LogoutService } from '../oidc/logout.service';
 import { errorPage, logoutConfirmation, protectiveHeaders, sameSiteBounce, signedOutPage } from '../oidc/oidc-pages';
 import { FORM_CONTENT_TYPE } from './oauth-form';
-import { SESSION_COOKIE } from '../sessions/sign-in-sessions';
+import { EXPIRED_SESSION_COOKIE } from '../sessions/sign-in-sessions';
 
 /**
  * The browser-facing endpoints of the authorization code flow (DECISIONS 15.2, 15.6): the
@@ -98,7 +98,7 @@ function answer(reply: FastifyReply, outcome: AuthorizeOutcome): FastifyReply {
 }
 
 function answerLogout(reply: FastifyReply, org: string, outcome: LogoutOutcome): FastifyReply {
-  if ('endedSession' in outcome && outcome.endedSession) reply.header('Set-Cookie', `${SESSION_COOKIE}=; Path=/; Secure; HttpOnly; SameSite=Strict; Max-Age=0`);
+  if ('expireCookie' in outcome && outcome.expireCookie) reply.header('Set-Cookie', EXPIRED_SESSION_COOKIE);
   switch (outcome.kind) {
     case 'page':
       return errorPage(reply, outcome.status, outcome.title, outcome.message);

@@ -3,7 +3,8 @@ import type { FastifyRequest } from 'fastify';
 import { AuditLog } from '@app/audit';
 import { OidcClient } from '@app/accounts';
 import { isOrgId, RequestOrigin } from '@app/common';
-import { SignInSessions } from '../sessions/sign-in-sessions';
+import { readCookie } from '../sessions/sign-in-session.service';
+import { SESSION_COOKIE, SignInSessions } from '../sessions/sign-in-sessions';
 import { JwsService } from '../tokens/jws.service';
 import { TokenService } from '../tokens/token.service';
 import { OidcClientCache } from './oidc-client.cache';
@@ -21,12 +22,12 @@ const LIMITS: Record<string, number> = {
 
 export type LogoutOutcome =
   | { kind: 'page'; status: number; title: string; message: string }
-  /** Back to the client; `endedSession`: the browser's session cookie is cleared too. */
-  | { kind: 'redirect'; location: string; endedSession: boolean }
+  /** Back to the client; `expireCookie`: the answer expires the browser's session cookie too. */
+  | { kind: 'redirect'; location: string; expireCookie: boolean }
   | { kind: 'bounce'; location: string }
   /** The person confirms with a form posted to this endpoint with these fields. */
   | { kind: 'confirm'; fields: Record<string, string> }
-  | { kind: 'signed-out'; endedSession: boolean };
+  | { kind: 'signed-out'; expireCookie: boolean };
 
 /**
  * RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0; DECISIONS 15.6): ends the person's
@@ -83,7 +84,9 @@ export class LogoutService {
     if (!session && request.method === 'GET' && request.headers['sec-fetch-site'] === 'cross-site') {
       return { kind: 'bounce', location: `/authentication/customer/${org}/end-session?${new URLSearchParams(params).toString()}` };
     }
-    let endedSession = false;
+    // The cookie goes with the session it ended, and so does one that names no live session any more;
+    // a live session of another organization is not this endpoint's to end, nor its cookie.
+    let expireCookie = !found && readCookie(request.headers.cookie, SESSION_COOKIE) !== undefined;
     if (session) {
       const confirmed = (hint !== undefined && hint.sub === session.userName) || (request.method === 'POST' && params.confirm === 'yes');
       if (!confirmed) {
@@ -95,7 +98,7 @@ export class LogoutService {
         sourceAddress: origin.sourceAddress,
         correlationId: origin.correlationId,
       });
-      endedSession = true;
+      expireCookie = true;
       await this.audit.record({
         org,
         actor: session.userName,
@@ -107,7 +110,7 @@ export class LogoutService {
         details: { sessionId: session.id, revokedGrants },
       });
     }
-    if (returnTo !== undefined) return { kind: 'redirect', location: withParameters(returnTo, { state: params.state }), endedSession };
-    return { kind: 'signed-out', endedSession };
+    if (returnTo !== undefined) return { kind: 'redirect', location: withParameters(returnTo, { state: params.state }), expireCookie };
+    return { kind: 'signed-out', expireCookie };
   }
 }
