@@ -63,20 +63,27 @@ export function sameSiteBounce(reply: FastifyReply, location: string): FastifyRe
     );
 }
 
-/** RP-initiated logout without proof of the client's request: the person confirms (OIDC RP-Initiated Logout 1.0, 2). */
-export function logoutConfirmation(reply: FastifyReply, action: string, fields: Record<string, string>): FastifyReply {
+/**
+ * RP-initiated logout: the person confirms (OIDC RP-Initiated Logout 1.0, 2). `refused`: a
+ * confirmation that failed the CSRF rule came first (403, and why; DECISIONS 15.6).
+ */
+export function logoutConfirmation(reply: FastifyReply, action: string, fields: Record<string, string>, refused?: string): FastifyReply {
   const hidden = Object.entries(fields)
     .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
     .join('');
-  return protectiveHeaders(reply)
-    .status(200)
-    .type('text/html; charset=utf-8')
-    .send(
-      page(
-        'Sign out',
-        `<h1>Sign out?</h1><p>Do you want to sign out of this organization's sign-in?</p><form method="post" action="${escapeHtml(action)}">${hidden}<input type="hidden" name="confirm" value="yes"><button type="submit">Sign out</button></form>`,
-      ),
-    );
+  return (
+    protectiveHeaders(reply)
+      // Not no-referrer here: under it browsers post the form with `Origin: null`, which the CSRF rule refuses (DECISIONS 14.3).
+      .header('Referrer-Policy', 'same-origin')
+      .status(refused ? 403 : 200)
+      .type('text/html; charset=utf-8')
+      .send(
+        page(
+          'Sign out',
+          `<h1>Sign out?</h1>${refused ? `<p role="alert">${escapeHtml(refused)}</p>` : ''}<p>Do you want to sign out of this organization's sign-in?</p><form method="post" action="${escapeHtml(action)}">${hidden}<input type="hidden" name="confirm" value="yes"><button type="submit">Sign out</button></form>`,
+        ),
+      )
+  );
 }
 
 /** After a logout with no registered place to return to. */

@@ -8,7 +8,7 @@ import { CorrelationId, DomainError, PathFormats, Public, SourceAddress } from '
 import { AppConfig } from '@app/config';
 import { SignInSessionService } from '../sessions/sign-in-session.service';
 import { EXPIRED_SESSION_COOKIE, SESSION_COOKIE, SignInSession } from '../sessions/sign-in-sessions';
-import { FORM_COOKIE, LoginFormProtection } from './login-form-protection';
+import { LoginFormProtection } from './login-form-protection';
 import { LOGIN_STYLESHEET, LOGIN_STYLESHEET_PATH, PageFrame, codeForm, messagePage, passwordForm, signedInPage } from './login-page';
 import { LoginOutcome, LoginService } from './login.service';
 import { safeReturnTo } from './return-to';
@@ -291,11 +291,7 @@ export class LoginController {
 
   /** The browser's pre-session cookie, set now when it has none. */
   private formCookieFor(request: FastifyRequest, reply: FastifyReply): string {
-    const existing = this.forms.formCookie(request.headers.cookie);
-    if (existing) return existing;
-    const created = this.forms.newFormCookie();
-    reply.header('Set-Cookie', `${FORM_COOKIE}=${created}; Path=/; Secure; HttpOnly; SameSite=Strict`);
-    return created;
+    return this.forms.formCookieFor(request, reply);
   }
 
   private async sessionOf(request: FastifyRequest, org: string): Promise<SignInSession | null> {
