@@ -56,9 +56,9 @@ export class AuthorizeController {
     return answer(reply, await this.authorization.authorize(org, form, request, { sourceAddress, correlationId }));
   }
 
+  // Reads only: the GET asks the person to confirm, and only the confirmation's POST ends the session (DECISIONS 15.6).
   @Get('end-session')
-  @Audited('oidc.logout')
-  @ApiOperation({ summary: 'End-session endpoint (OpenID Connect RP-Initiated Logout 1.0)' })
+  @ApiOperation({ summary: 'End-session endpoint (OpenID Connect RP-Initiated Logout 1.0): asks the person to confirm' })
   async logoutGet(
     @Param('org') org: string,
     @Query() query: Record<string, unknown>,
