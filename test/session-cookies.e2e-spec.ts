@@ -320,4 +320,29 @@ describe('session cookies on the APIs', () => {
       expect((await call('get', `/admin/v1/organizations/${ORG}`, adaCookie)).status).toBe(200);
     });
   });
+
+  describe('the idle timeout slides on use (#32 item 8)', () => {
+    let short: TestApp;
+    let cookie: string;
+    beforeAll(async () => {
+      short = await createTestApp({ env: { SESSION_IDLE_TIMEOUT_S: '60' }, shareHsmWith: t });
+      const token = await platformAdminToken(short.http);
+      await createOrganization(short.http, token, 'idle', { passwordOnlySignIn: true });
+      await createCardholder(short, token, 'idle', 'ida', { password: 'correct horse battery staple' });
+      cookie = (await signIn(short, { org: 'idle', userName: 'ida', password: 'correct horse battery staple' })).cookie;
+    }, 60_000);
+    afterAll(() => short.close());
+
+    const self = () =>
+      short.bare.get('/aims/rs/scim/v2/Self').set({ Cookie: cookie, 'Application-ID': TEST_APPLICATION_ID, 'Application-Version': '1.0', Origin: ORIGIN });
+
+    it('at the 60 s minimum, a session used every 30 s lives on past 60 s; 60 s without use ends it', async () => {
+      for (let step = 0; step < 6; step++) {
+        short.clock.advance(30);
+        expect({ after: (step + 1) * 30, status: (await self()).status }).toEqual({ after: (step + 1) * 30, status: 200 });
+      }
+      short.clock.advance(61);
+      expect((await self()).status).toBe(401);
+    });
+  });
 });
