@@ -37,7 +37,8 @@ describe('routeFamilyOf', () => {
     expect(routeFamilyOf('/authentication/customer/acme/token')).toMatchObject({ oauthErrors: true, applicationHeaders: false, htmlPages: false });
     expect(routeFamilyOf('/authentication/customer/acme/login')).toMatchObject({ oauthErrors: false, htmlPages: true, applicationHeaders: false });
     expect(routeFamilyOf('/aims/rs/scim/v2/Device')).toMatchObject({ oauthErrors: false, scimMediaType: true, applicationHeaders: true });
-    expect(routeFamilyOf('/admin/v1/roles')).toMatchObject({ scimMediaType: false, applicationHeaders: true });
+    expect(routeFamilyOf('/admin/v1/roles')).toMatchObject({ scimMediaType: false, applicationHeaders: true, formBodies: false });
+    expect(routeFamilyOf('/authentication/customer/acme/token')).toMatchObject({ formBodies: true });
     expect(routeFamilyOf('/pki/acme/ca.crt')).toMatchObject({ applicationHeaders: false });
   });
 });

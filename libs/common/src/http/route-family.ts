@@ -33,6 +33,12 @@ export interface RouteFamily {
   scimMediaType: boolean;
   /** Every answer, errors included, is an HTML page with the pages' protective headers (no-store, CSP, no framing). */
   htmlPages: boolean;
+  /**
+   * A form body (application/x-www-form-urlencoded, multipart/form-data) is read. False on the
+   * administration API, whose bodies are JSON: a form body there is a 415 naming application/json
+   * (DECISIONS 11), whatever the route would have made of it.
+   */
+  formBodies: boolean;
   /** The caller must send Application-ID and Application-Version (DECISIONS 6). */
   applicationHeaders: boolean;
   /**
@@ -44,14 +50,30 @@ export interface RouteFamily {
 }
 
 const FAMILIES: Readonly<Record<RouteFamilyName, RouteFamily>> = {
-  oauth: { name: 'oauth', oauthErrors: true, scimMediaType: false, htmlPages: false, applicationHeaders: false, sessionCookie: false },
-  page: { name: 'page', oauthErrors: false, scimMediaType: false, htmlPages: true, applicationHeaders: false, sessionCookie: false },
-  authentication: { name: 'authentication', oauthErrors: false, scimMediaType: false, htmlPages: false, applicationHeaders: false, sessionCookie: false },
-  scim: { name: 'scim', oauthErrors: false, scimMediaType: true, htmlPages: false, applicationHeaders: true, sessionCookie: true },
-  admin: { name: 'admin', oauthErrors: false, scimMediaType: false, htmlPages: false, applicationHeaders: true, sessionCookie: true },
-  pki: { name: 'pki', oauthErrors: false, scimMediaType: false, htmlPages: false, applicationHeaders: false, sessionCookie: false },
-  operations: { name: 'operations', oauthErrors: false, scimMediaType: false, htmlPages: false, applicationHeaders: false, sessionCookie: false },
-  other: { name: 'other', oauthErrors: false, scimMediaType: false, htmlPages: false, applicationHeaders: true, sessionCookie: false },
+  oauth: { name: 'oauth', oauthErrors: true, scimMediaType: false, htmlPages: false, formBodies: true, applicationHeaders: false, sessionCookie: false },
+  page: { name: 'page', oauthErrors: false, scimMediaType: false, htmlPages: true, formBodies: true, applicationHeaders: false, sessionCookie: false },
+  authentication: {
+    name: 'authentication',
+    oauthErrors: false,
+    scimMediaType: false,
+    htmlPages: false,
+    formBodies: true,
+    applicationHeaders: false,
+    sessionCookie: false,
+  },
+  scim: { name: 'scim', oauthErrors: false, scimMediaType: true, htmlPages: false, formBodies: true, applicationHeaders: true, sessionCookie: true },
+  admin: { name: 'admin', oauthErrors: false, scimMediaType: false, htmlPages: false, formBodies: false, applicationHeaders: true, sessionCookie: true },
+  pki: { name: 'pki', oauthErrors: false, scimMediaType: false, htmlPages: false, formBodies: true, applicationHeaders: false, sessionCookie: false },
+  operations: {
+    name: 'operations',
+    oauthErrors: false,
+    scimMediaType: false,
+    htmlPages: false,
+    formBodies: true,
+    applicationHeaders: false,
+    sessionCookie: false,
+  },
+  other: { name: 'other', oauthErrors: false, scimMediaType: false, htmlPages: false, formBodies: true, applicationHeaders: true, sessionCookie: false },
 };
 
 const OAUTH = /^(?:\/oip)?\/authentication\/customer\/[^/?]+\/(?:token|introspect|revoke|backchannel-authentication)\/?(?:\?|$)/;
