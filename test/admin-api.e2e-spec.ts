@@ -492,6 +492,31 @@ describe('admin API (DECISIONS 11)', () => {
   });
 
   describe('system accounts', () => {
+    it('a form-encoded or multipart body is 415 naming application/json, and changes nothing (#32 item 8)', async () => {
+      const org = await newOrg();
+      const form = await call('post', `/organizations/${org}/system-accounts`, admin).type('form').send({ suffix: 'Formed', role: 'Issuance' });
+      const multipart = await call('post', `/organizations/${org}/system-accounts`, admin)
+        .set('Content-Type', 'multipart/form-data; boundary=x')
+        .send('--x\r\nContent-Disposition: form-data; name="suffix"\r\n\r\nFormed\r\n--x--');
+      const patch = await call('patch', `/organizations/${org}`, admin).type('form').send({ name: 'Renamed by a form' });
+      for (const [name, answer, type] of [
+        ['form', form, 'application/x-www-form-urlencoded'],
+        ['multipart', multipart, 'multipart/form-data'],
+        ['form PATCH', patch, 'application/x-www-form-urlencoded'],
+      ] as const) {
+        expect({ name, status: answer.status, detail: answer.body.detail }).toEqual({
+          name,
+          status: 415,
+          detail: `Content-Type ${type} is not accepted by the administration API; send the body as application/json.`,
+        });
+        expectJson(answer);
+      }
+      expect((await call('get', `/organizations/${org}/system-accounts/${org}-Formed`, admin)).status).toBe(404);
+      expect((await call('get', `/organizations/${org}`, admin)).body.name).not.toBe('Renamed by a form');
+      // The same body as JSON is taken.
+      expect((await call('post', `/organizations/${org}/system-accounts`, admin).send({ suffix: 'Formed', role: 'Issuance' })).status).toBe(201);
+    });
+
     it('POST with a suffix: 201, no-store, Client ID {org}-{suffix}, Token URL, secret shown once', async () => {
       const org = await newOrg();
       const response = await call('post', `/organizations/${org}/system-accounts`, admin).send({

@@ -11,7 +11,6 @@ const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  */
 const PROTOCOL_GETS: Record<string, string> = {
   'GET /authentication/customer/:org/authorize': 'OIDC Core 3.1.2.1: the authorization request is a GET; it issues a code (DECISIONS 15.2)',
-  'GET /authentication/customer/:org/end-session': 'OIDC RP-Initiated Logout 1.0, 2: the logout request is a GET; it ends the session (DECISIONS 15.6)',
 };
 
 /**

@@ -2,6 +2,7 @@ import {
   IssuedPerson,
   TestApp,
   authorizeQuery,
+  cookiePair,
   createCardholder,
   createIssuingOrganization,
   createPersonWithCard,
@@ -67,18 +68,20 @@ describe('Authorization code flow (people)', () => {
   }, 90_000);
   afterAll(() => t.close());
 
+  const baseParameters = (clientId: string, challenge: string): [string, string][] => [
+    ['response_type', 'code'],
+    ['client_id', clientId],
+    ['redirect_uri', REDIRECT],
+    ['scope', 'openid'],
+    ['state', 'st'],
+    ['nonce', 'n-1'],
+    ['code_challenge', challenge],
+    ['code_challenge_method', 'S256'],
+  ];
+
   /** The authorization request with the session cookie; answers the 303. */
   function authorize(clientId: string, challenge: string, extra: [string, string][] = [], sessionCookie = cookie) {
-    const base: [string, string][] = [
-      ['response_type', 'code'],
-      ['client_id', clientId],
-      ['redirect_uri', REDIRECT],
-      ['scope', 'openid'],
-      ['state', 'st'],
-      ['nonce', 'n-1'],
-      ['code_challenge', challenge],
-      ['code_challenge_method', 'S256'],
-    ];
+    const base = baseParameters(clientId, challenge);
     const names = new Set(extra.map(([name]) => name));
     const query = authorizeQuery([...base.filter(([name]) => !names.has(name)), ...extra]);
     return t.bare.get(`/authentication/customer/${ORG}/authorize?${query}`).set('Cookie', sessionCookie);
@@ -102,6 +105,30 @@ describe('Authorization code flow (people)', () => {
   const asSpa = (code: string, verifier: string) => exchange({ code, code_verifier: verifier, client_id: spa.clientId });
   const refresh = (refreshToken: string, client: Record<string, string> = { client_id: spa.clientId }) =>
     tokenRequest(t.bare, ORG, { grant_type: 'refresh_token', refresh_token: refreshToken, ...client });
+  /** The fields of a page's form: its hidden inputs by name. */
+  const formFields = (html: string) =>
+    Object.fromEntries([...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1], m[2].replace(/&amp;/g, '&')]));
+
+  /** Posts the end-session confirmation page's form as the browser does, from this service's origin unless `headers` say otherwise. */
+  function confirmLogout(
+    page: { text: string; headers: Record<string, string | string[] | undefined> },
+    session: string,
+    headers: Record<string, string> = {},
+    fields = formFields(page.text),
+  ) {
+    const formCookie = cookiePair(page.headers['set-cookie'], '__Host-Http-login-form');
+    return t.bare
+      .post(`/authentication/customer/${ORG}/end-session`)
+      .set({
+        Cookie: [session, formCookie].filter(Boolean).join('; '),
+        Origin: new URL(t.config.authBaseUrl).origin,
+        'Sec-Fetch-Site': 'same-origin',
+        ...headers,
+      })
+      .type('form')
+      .send(fields);
+  }
+
   const whoami = (accessToken: string) => t.bare.get(`/authentication/customer/${ORG}/whoami`).auth(accessToken, { type: 'bearer' });
 
   it("a confidential client exchanges the code: the person's access token, and an id_token with nonce, auth_time, amr and acr", async () => {
@@ -450,6 +477,68 @@ describe('Authorization code flow (people)', () => {
     expect(tooOld.status).toBe(303);
   });
 
+  it("no request parameter stands in for the sign-in prompt=login and max_age ask for: login_after is the service's own marker, bound to the request", async () => {
+    t.clock.advance(5);
+    const { verifier, challenge } = pkcePair();
+    const nowS = () => Math.floor(t.clock.now().getTime() / 1000);
+    const forced: [string, string][][] = [
+      [['prompt', 'login']],
+      [['max_age', '0']],
+      [['max_age', '1']],
+      [
+        ['prompt', 'login'],
+        ['max_age', '1'],
+      ],
+    ];
+    const sentToLogin = (response: { status: number; headers: Record<string, string> }) => {
+      expect(response.status).toBe(303);
+      expect(new URL(response.headers.location, 'https://x').pathname).toBe(`/authentication/customer/${ORG}/login`);
+    };
+    for (const extra of forced) {
+      for (const marker of ['0', String(nowS()), `0.${'A'.repeat(43)}`, `${nowS()}.${'A'.repeat(43)}`]) {
+        sentToLogin(await authorize(web.clientId, challenge, [...extra, ['login_after', marker]]));
+        // The form-posted request is the same request (OIDC Core 3.1.2.1).
+        const form = authorizeQuery([...baseParameters(web.clientId, challenge), ...extra, ['login_after', marker]]);
+        sentToLogin(await t.bare.post(`/authentication/customer/${ORG}/authorize`).set('Cookie', cookie).type('form').send(form));
+      }
+    }
+    // The service's own marker, moved onto another request (another code_challenge), is no marker either.
+    const asked = await authorize(web.clientId, challenge, [['prompt', 'login']]);
+    const returnTo = new URL(new URL(asked.headers.location, 'https://x').searchParams.get('return_to')!, 'https://x');
+    const marker = returnTo.searchParams.get('login_after')!;
+    expect(marker).toMatch(/^[0-9]+\.[A-Za-z0-9_-]{43}$/);
+    sentToLogin(
+      await authorize(web.clientId, pkcePair().challenge, [
+        ['prompt', 'login'],
+        ['login_after', marker],
+      ]),
+    );
+    // Before a new sign-in the marker does not make the old session fresh.
+    sentToLogin(await t.bare.get(`${returnTo.pathname}${returnTo.search}`).set('Cookie', cookie));
+
+    // A real sign-in completes, and the id_token's auth_time is the new one.
+    const before = await codeFor(web.clientId);
+    const oldAuthTime = claimsOf((await asWeb(before.code, before.verifier)).body.id_token).auth_time as number;
+    t.clock.advance(60);
+    const again = await authorize(web.clientId, challenge, [['prompt', 'login']]);
+    const back = new URL(again.headers.location, 'https://x').searchParams.get('return_to')!;
+    const fresh = await signIn(t, { org: ORG, userName: 'jane', password: PASSWORD, totpSecret: jane.totpSecret, returnTo: back });
+    const answered = await t.bare.get(back).set('Cookie', fresh.cookie);
+    expect(answered.status).toBe(303);
+    const code = new URL(answered.headers.location).searchParams.get('code')!;
+    expect(code).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const tokens = await asWeb(code, verifier);
+    expect(tokens.status).toBe(200);
+    const authTime = claimsOf(tokens.body.id_token).auth_time as number;
+    expect(authTime).toBeGreaterThanOrEqual(oldAuthTime + 60);
+    expect(authTime).toBeGreaterThanOrEqual(Number(back.match(/login_after=([0-9]+)/)![1]));
+    // The marker expires: past its lifetime the same return asks for a sign-in again.
+    t.clock.advance(601);
+    sentToLogin(await t.bare.get(back).set('Cookie', fresh.cookie));
+    await codeFor(web.clientId, [], fresh.cookie);
+    cookie = fresh.cookie;
+  });
+
   it('a client that is not first-party is answered consent_required (no consent screen; DECISIONS 15.1)', async () => {
     const { challenge } = pkcePair();
     const response = await authorize(partner.clientId, challenge);
@@ -483,7 +572,7 @@ describe('Authorization code flow (people)', () => {
     const offlineTokens = await asSpa(offline.code, offline.verifier);
     expect(offlineTokens.status).toBe(200);
 
-    const logout = await t.bare
+    const ask = await t.bare
       .get(
         `/authentication/customer/${ORG}/end-session?${authorizeQuery([
           ['id_token_hint', boundTokens.body.id_token],
@@ -492,6 +581,9 @@ describe('Authorization code flow (people)', () => {
         ])}`,
       )
       .set('Cookie', session);
+    // The person confirms, even with their id_token as the hint (DECISIONS 15.6).
+    expect(ask.status).toBe(200);
+    const logout = await confirmLogout(ask, session);
     expect(logout.status).toBe(303);
     expect(logout.headers.location).toBe('https://app.example.test/bye?state=bye-1');
     expect(logout.headers['set-cookie'][0]).toMatch(/^__Host-Http-session=; Path=\/; Secure; HttpOnly; SameSite=Strict; Max-Age=0$/);
@@ -621,13 +713,62 @@ describe('Authorization code flow (people)', () => {
     expect(ask.text).toMatch(/name="confirm" value="yes"/);
     const { challenge } = pkcePair();
     expect((await authorize(web.clientId, challenge, [], session)).headers.location).toMatch(/^https:\/\/app\.example\.test\/cb\?code=/);
-    const confirm = await t.bare
-      .post(`/authentication/customer/${ORG}/end-session`)
-      .set('Cookie', session)
-      .type('form')
-      .send({ client_id: web.clientId, state: 's2', confirm: 'yes' });
+    const confirm = await confirmLogout(ask, session);
     expect(confirm.status).toBe(200);
     expect(confirm.text).toMatch(/You are signed out/);
+    expect((await authorize(web.clientId, challenge, [], session)).headers.location).toMatch(/\/login\?/);
+  });
+
+  it("the end-session confirmation passes the login form's CSRF rule; the person's id_token as the hint alone signs nobody out (#32 item 5)", async () => {
+    const session = (await signIn(t, { org: ORG, userName: 'jane', password: PASSWORD, totpSecret: jane.totpSecret })).cookie;
+    const { code, verifier } = await codeFor(web.clientId, [], session);
+    const idToken = (await asWeb(code, verifier)).body.id_token as string;
+    const { challenge } = pkcePair();
+    const stillSignedIn = async () =>
+      expect((await authorize(web.clientId, challenge, [], session)).headers.location).toMatch(/^https:\/\/app\.example\.test\/cb\?code=/);
+    const endSession = `/authentication/customer/${ORG}/end-session`;
+
+    // The hint alone, by GET (what the bounce page of a cross-site navigation sends) or by POST: asked, not ended.
+    const ask = await t.bare.get(`${endSession}?id_token_hint=${idToken}&state=s3`).set('Cookie', session);
+    expect(ask.status).toBe(200);
+    expect(ask.headers['referrer-policy']).toBe('same-origin');
+    expect(ask.text).toMatch(/name="form_token" value="[A-Za-z0-9_-]{43}"/);
+    await stillSignedIn();
+    const posted = await t.bare.post(endSession).set('Cookie', session).type('form').send({ id_token_hint: idToken });
+    expect(posted.status).toBe(200);
+    expect(posted.text).toMatch(/Sign out\?/);
+    await stillSignedIn();
+
+    // confirm=yes that fails the rule: 403, the confirmation again, nothing ended, no cookie expired.
+    const fields = formFields(ask.text);
+    const refusals = [
+      ['a same-site sibling origin', () => confirmLogout(ask, session, { Origin: 'https://sibling.example.test', 'Sec-Fetch-Site': 'same-site' })],
+      ['Sec-Fetch-Site same-site alone', () => confirmLogout(ask, session, { Origin: new URL(t.config.authBaseUrl).origin, 'Sec-Fetch-Site': 'same-site' })],
+      ['another Origin without Fetch metadata', () => confirmLogout(ask, session, { Origin: 'https://sibling.example.test', 'Sec-Fetch-Site': 'same-origin' })],
+      ['no form token', () => confirmLogout(ask, session, {}, { ...fields, form_token: '' })],
+      ['a form token of another browser', () => confirmLogout(ask, session, {}, { ...fields, form_token: 'x'.repeat(43) })],
+      [
+        'no pre-session cookie',
+        () =>
+          t.bare
+            .post(endSession)
+            .set({ Cookie: session, Origin: new URL(t.config.authBaseUrl).origin, 'Sec-Fetch-Site': 'same-origin' })
+            .type('form')
+            .send(fields),
+      ],
+    ] as const;
+    for (const [name, send] of refusals) {
+      const refused = await send();
+      expect({ name, status: refused.status }).toEqual({ name, status: 403 });
+      expect(refused.text).toMatch(/did not come from this page, so you are still signed in/);
+      expect(cookiePair(refused.headers['set-cookie'], '__Host-Http-session')).toBeUndefined();
+      await stillSignedIn();
+    }
+
+    // From this page, the confirmation ends the session.
+    const out = await confirmLogout(ask, session);
+    expect(out.status).toBe(200);
+    expect(out.text).toMatch(/You are signed out/);
     expect((await authorize(web.clientId, challenge, [], session)).headers.location).toMatch(/\/login\?/);
   });
 

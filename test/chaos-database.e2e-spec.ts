@@ -6,6 +6,8 @@ import {
   createOrganization,
   createSuiteDatabase,
   createTestApp,
+  cookiePair,
+  hiddenField,
   platformAdminToken,
   tokenRequest,
 } from '@app/testing';
@@ -88,5 +90,56 @@ describe('database outage (chaos, loopback)', () => {
     expect((await t.http.get(`/admin/v1/organizations/${org}/system-accounts`).auth(admin, { type: 'bearer' })).status).toBe(200);
     expect((await t.bare.get('/health/ready')).status).toBe(200);
     expect(t.logs.slice(logLinesBefore).some((line) => line.includes('database reachable again'))).toBe(true);
+  });
+
+  it("the login and authorization pages answer the outage as an HTML page with the pages' headers and Retry-After, never a SCIM body (DECISIONS 14.3)", async () => {
+    const login = `/authentication/customer/${org}/login`;
+    const form = await t.bare.get(login);
+    expect(form.status).toBe(200);
+    const formCookie = cookiePair(form.headers['set-cookie'], '__Host-Http-login-form')!;
+    const session = `__Host-Http-session=${randomBytes(32).toString('base64url')}`;
+    const origin = new URL(t.config.authBaseUrl).origin;
+    const authorizeQuery = `response_type=code&client_id=${org}-nobody&redirect_uri=https%3A%2F%2Fapp.example.test%2Fcb&scope=openid`;
+
+    proxy.cut();
+    try {
+      const answers = {
+        'GET login': await t.bare.get(login).set('Cookie', session),
+        'POST login': await t.bare
+          .post(login)
+          .set({ Cookie: formCookie, Origin: origin, 'Sec-Fetch-Site': 'same-origin' })
+          .type('form')
+          .send({ form_token: hiddenField(form.text, 'form_token')!, step: 'password', userName: 'someone', password: 'not the password' }),
+        'GET authorize': await t.bare.get(`/authentication/customer/${org}/authorize?${authorizeQuery}`),
+        'POST authorize': await t.bare.post(`/authentication/customer/${org}/authorize`).type('form').send(authorizeQuery),
+        'GET end-session': await t.bare.get(`/authentication/customer/${org}/end-session`).set('Cookie', session),
+      };
+      for (const [name, answer] of Object.entries(answers)) {
+        expect({
+          name,
+          status: answer.status,
+          type: answer.headers['content-type'],
+          retryAfter: answer.headers['retry-after'],
+          cache: answer.headers['cache-control'],
+          csp: answer.headers['content-security-policy'],
+          frame: answer.headers['x-frame-options'],
+          referrer: answer.headers['referrer-policy'],
+        }).toEqual({
+          name,
+          status: 503,
+          type: 'text/html; charset=utf-8',
+          retryAfter: '2',
+          cache: 'no-store',
+          csp: "default-src 'none'; frame-ancestors 'none'; base-uri 'none'",
+          frame: 'DENY',
+          referrer: 'no-referrer',
+        });
+        expect(answer.text).toMatch(/^<!doctype html>/);
+        expect(answer.text).toMatch(/<p role="alert">The database is temporarily unavailable; retry shortly.<\/p>/);
+        expect(answer.text).not.toMatch(/urn:ietf:params:scim/);
+      }
+    } finally {
+      proxy.restore();
+    }
   });
 });

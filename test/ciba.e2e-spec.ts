@@ -342,8 +342,18 @@ describe('CIBA: out-of-band approval', () => {
         expect(response.body.error).toBe('invalid_binding_message');
         expect(response.body.error_description).toMatch(/1-64 characters/);
       }
+      // Combining marks alone, or not on a letter or digit, or stacked (#32 item 8).
+      for (const message of ['\u0301\u0308\u0301', '\u0301', 'Pay \u0336\u0336 now', '\u0301abc', 'a\u0301\u0302\u0303\u0304\u0305\u0306', '!\u0301']) {
+        const response = await initiate(poller, { login_hint: 'carla', binding_message: message });
+        expect({ message, status: response.status, error: response.body.error }).toEqual({ message, status: 400, error: 'invalid_binding_message' });
+        expect(response.body.error_description).toMatch(/must contain a letter or digit, and each combining mark/);
+      }
       const fits = await initiate(poller, { login_hint: 'carla', binding_message: 'Überweisung 64,00 € an Müller (Nr. 4711)'.replace('€', 'EUR') });
       expect(fits.status).toBe(200);
+      // Marks on their letters, decomposed (NFD) or in a script that writes them (Devanagari).
+      for (const message of ['Mu\u0308ller 4711', 'नमस्ते 12']) {
+        expect({ message, status: (await initiate(poller, { login_hint: 'carla', binding_message: message })).status }).toEqual({ message, status: 200 });
+      }
     });
 
     it('scope without openid, user_code, other hints, and an account not enabled for CIBA', async () => {

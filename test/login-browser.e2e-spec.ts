@@ -92,6 +92,30 @@ describe('The login page in a browser', () => {
     await context.close();
   }, 60_000);
 
+  it('RP-initiated logout: the person confirms on the end-session page, whose form passes the CSRF rule in a real browser (its Origin is sent), and the cookie is gone', async () => {
+    const { context, page, problems } = await watchedPage(browser);
+    await page.goto(loginUrl());
+    await page.getByLabel('User name').fill('ada');
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.getByLabel('One-time code').fill(nextTotpCode(t, ada.totpSecret!));
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.getByRole('heading', { name: 'You are signed in' }).waitFor();
+
+    await page.goto(`${base}/authentication/customer/${ORG}/end-session?state=s1`);
+    await page.getByRole('heading', { name: 'Sign out?' }).waitFor();
+    expect(await accessibilityViolations(page)).toEqual([]);
+    const posted = page.waitForRequest((request) => request.method() === 'POST');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    expect((await posted).headers().origin).toBe(base);
+    await page.getByRole('heading', { name: 'You are signed out' }).waitFor();
+    expect((await context.cookies()).find((c) => c.name === '__Host-Http-session')).toBeUndefined();
+    await page.goto(loginUrl());
+    await page.getByLabel('Password').waitFor();
+    expect(problems).toEqual([]);
+    await context.close();
+  }, 60_000);
+
   it('locks out after repeated failures and says when to try again', async () => {
     const { context, page, problems } = await watchedPage(browser);
     await page.goto(`${loginUrl()}?login_hint=${bob.userName}`);

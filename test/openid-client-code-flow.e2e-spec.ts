@@ -6,6 +6,7 @@ import {
   createPersonWithCard,
   createSystemAccount,
   createTestApp,
+  cookiePair,
   freePort,
   platformAdminToken,
   registerOidcClient,
@@ -143,9 +144,21 @@ describe('openid-client 6: authorization code flow with PKCE', () => {
     await expect(client.refreshTokenGrant(config, fresh.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
     await expect(client.refreshTokenGrant(config, twice.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
 
-    // RP-initiated logout ends the session: the browser is sent to sign in again.
+    // RP-initiated logout: the person confirms (DECISIONS 15.6), then the session ends and the browser is sent to sign in again.
     const logoutUrl = client.buildEndSessionUrl(config, { id_token_hint: fresh.id_token!, post_logout_redirect_uri: AFTER_LOGOUT, state: 'bye' });
-    const logout = await fetch(logoutUrl, { redirect: 'manual', headers: { Cookie: cookie } });
+    const ask = await fetch(logoutUrl, { redirect: 'manual', headers: { Cookie: cookie } });
+    expect(ask.status).toBe(200);
+    const page = await ask.text();
+    const fields = new URLSearchParams(
+      [...page.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m): [string, string] => [m[1], m[2].replace(/&amp;/g, '&')]),
+    );
+    const formCookie = cookiePair(ask.headers.getSetCookie(), '__Host-Http-login-form')!;
+    const logout = await fetch(`${base}/authentication/customer/${ORG}/end-session`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { Cookie: `${cookie}; ${formCookie}`, Origin: base, 'Sec-Fetch-Site': 'same-origin', 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: fields.toString(),
+    });
     expect(logout.status).toBe(303);
     expect(logout.headers.get('location')).toBe(`${AFTER_LOGOUT}?state=bye`);
     const afterLogout = await fetch(url2, { redirect: 'manual', headers: { Cookie: cookie } });

@@ -9,8 +9,10 @@ import {
   createOrganization,
   createPersonWithCard,
   createTestApp,
+  cookiePair,
   platformAdminToken,
   signIn,
+  signOut,
 } from '@app/testing';
 
 /**
@@ -22,6 +24,8 @@ import {
 const ORG = 'cookies';
 const ORIGIN = 'https://auth.example.test';
 const EVIL = 'https://evil.example';
+/** The session cookie expired with the attributes it was set with (DECISIONS 14.2). */
+const EXPIRED = '__Host-Http-session=; Path=/; Secure; HttpOnly; SameSite=Strict; Max-Age=0';
 
 type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
 
@@ -256,6 +260,89 @@ describe('session cookies on the APIs', () => {
       expect((await call('get', `/admin/v1/organizations/${ORG}/users`, cookie)).status).toBe(200);
       expect((await call('patch', `/admin/v1/organizations/${ORG}/users/${eve.id}`, adaCookie).send({ organizationAdministrator: false })).status).toBe(200);
       expect((await call('get', `/admin/v1/organizations/${ORG}/users`, cookie)).status).toBe(403);
+    });
+  });
+
+  describe('every sign-out expires the session cookie (Max-Age=0, its name and attributes)', () => {
+    const setCookies = (answer: { headers: Record<string, unknown> }) => {
+      const all = answer.headers['set-cookie'];
+      return all === undefined ? [] : Array.isArray(all) ? (all as string[]) : [String(all)];
+    };
+    const adaSignsIn = async () => (await signIn(t, { org: ORG, userName: 'ada', password: ada.password, totpSecret: ada.totpSecret })).cookie;
+
+    it("the portal's sign-out", async () => {
+      const cookie = await adaSignsIn();
+      const out = await call('post', `/credential-management/customer/${ORG}/whoami/sign-out`, cookie);
+      expect(out.status).toBe(204);
+      expect(setCookies(out)).toEqual([EXPIRED]);
+      expect((await call('get', `/credential-management/customer/${ORG}/whoami`, cookie)).status).toBe(401);
+      // Refused (another origin): nothing ends, nothing is expired.
+      const other = await adaSignsIn();
+      const refused = await call('post', `/credential-management/customer/${ORG}/whoami/sign-out`, other, { origin: EVIL });
+      expect(refused.status).toBe(403);
+      expect(setCookies(refused)).toEqual([]);
+    });
+
+    it("the login page's sign-out", async () => {
+      const cookie = await adaSignsIn();
+      const out = await signOut(t, ORG, cookie);
+      expect(out.status).toBe(200);
+      expect(setCookies(out)).toContain(EXPIRED);
+      expect((await call('get', `/credential-management/customer/${ORG}/whoami`, cookie)).status).toBe(401);
+    });
+
+    it('RP-initiated logout: the confirmed sign-out, and a cookie whose session had already ended', async () => {
+      const cookie = await adaSignsIn();
+      const endSession = `/authentication/customer/${ORG}/end-session`;
+      const confirm = await t.bare.get(endSession).set('Cookie', cookie);
+      expect(confirm.status).toBe(200);
+      const fields = Object.fromEntries([...confirm.text.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1], m[2]]));
+      expect(fields.confirm).toBe('yes');
+      const formCookie = cookiePair(confirm.headers['set-cookie'], '__Host-Http-login-form');
+      const out = await t.bare
+        .post(endSession)
+        .set({ Cookie: [cookie, formCookie].filter(Boolean).join('; '), Origin: ORIGIN, 'Sec-Fetch-Site': 'same-origin' })
+        .type('form')
+        .send(fields);
+      expect(out.status).toBe(200);
+      expect(out.text).toMatch(/You are signed out/);
+      expect(setCookies(out)).toEqual([EXPIRED]);
+      expect((await call('get', `/credential-management/customer/${ORG}/whoami`, cookie)).status).toBe(401);
+      // The browser kept the ended session's cookie (it did not apply the answer): expired again.
+      const again = await t.bare.get(endSession).set('Cookie', cookie);
+      expect(again.status).toBe(200);
+      expect(again.text).toMatch(/You are signed out/);
+      expect(setCookies(again)).toEqual([EXPIRED]);
+      // A live session of another organization is not this organization's to end, nor is its cookie.
+      const elsewhere = await t.bare.get(`/authentication/customer/elsewhere/end-session`).set('Cookie', adaCookie);
+      expect(elsewhere.status).toBe(200);
+      expect(setCookies(elsewhere)).toEqual([]);
+      expect((await call('get', `/admin/v1/organizations/${ORG}`, adaCookie)).status).toBe(200);
+    });
+  });
+
+  describe('the idle timeout slides on use (#32 item 8)', () => {
+    let short: TestApp;
+    let cookie: string;
+    beforeAll(async () => {
+      short = await createTestApp({ env: { SESSION_IDLE_TIMEOUT_S: '60' }, shareHsmWith: t });
+      const token = await platformAdminToken(short.http);
+      await createOrganization(short.http, token, 'idle', { passwordOnlySignIn: true });
+      await createCardholder(short, token, 'idle', 'ida', { password: 'correct horse battery staple' });
+      cookie = (await signIn(short, { org: 'idle', userName: 'ida', password: 'correct horse battery staple' })).cookie;
+    }, 60_000);
+    afterAll(() => short.close());
+
+    const self = () =>
+      short.bare.get('/aims/rs/scim/v2/Self').set({ Cookie: cookie, 'Application-ID': TEST_APPLICATION_ID, 'Application-Version': '1.0', Origin: ORIGIN });
+
+    it('at the 60 s minimum, a session used every 30 s lives on past 60 s; 60 s without use ends it', async () => {
+      for (let step = 0; step < 6; step++) {
+        short.clock.advance(30);
+        expect({ after: (step + 1) * 30, status: (await self()).status }).toEqual({ after: (step + 1) * 30, status: 200 });
+      }
+      short.clock.advance(61);
+      expect((await self()).status).toBe(401);
     });
   });
 });

@@ -4,7 +4,7 @@ import { DEFAULT_CIPHERS, TLSSocket } from 'node:tls';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ResourceETagInterceptor, canonicalResourceSpelling, declareErrorResponses } from '@app/common';
+import { DomainError, ResourceETagInterceptor, canonicalResourceSpelling, declareErrorResponses, routeFamilyOfRequest } from '@app/common';
 import { AppConfig } from '@app/config';
 import { SignInSessions, loginLocation } from '@app/auth';
 import { Loggers, Metrics } from '@app/observability';
@@ -128,6 +128,22 @@ export async function configureApp(app: NestFastifyApplication, config: AppConfi
     if (config.tlsCertFile) reply.header('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
     if (request.routeOptions.url?.startsWith('/api-docs')) reply.header('Content-Security-Policy', API_DOCS_CSP);
     done();
+  });
+  // A form body on a family that reads JSON only (the administration API, DECISIONS 11): 415 naming
+  // what to send, declared once for the family rather than left to each route's schema. An empty
+  // body is no body, whatever Content-Type says (docs/decisions.md, "Bad input").
+  fastify.addHook('preValidation', (request, reply, done) => {
+    const type = request.headers['content-type']?.split(';')[0].trim().toLowerCase();
+    const form = type === 'application/x-www-form-urlencoded' || type === 'multipart/form-data';
+    const body = request.body;
+    const empty = body === undefined || body === null || body === '' || (typeof body === 'object' && Object.keys(body).length === 0);
+    if (!form || empty || routeFamilyOfRequest(request).formBodies) return done();
+    const refusal = new DomainError(
+      'UNSUPPORTED_MEDIA_TYPE',
+      `Content-Type ${type} is not accepted by the administration API; send the body as application/json.`,
+    );
+    const answer = toErrorResponse(refusal, request, String(request.id));
+    void reply.code(answer.status).headers(answer.headers).send(answer.body);
   });
   fastify.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions?.url ?? 'unmatched';

@@ -1,5 +1,6 @@
 import { HttpException } from '@nestjs/common';
-import { DomainError, ErrorCode, OAuthError, RoutedRequest, routeFamilyOfRequest, scimError } from '@app/common';
+import { PAGE_HEADERS, errorPageHtml } from '@app/auth';
+import { DomainError, ErrorCode, OAuthError, RoutedRequest, routeFamilyOfRequest, scimError, ScimErrorBody } from '@app/common';
 import { SignerUnavailableError } from '@app/hsm';
 import { DatabaseUnavailableError } from '@app/persistence';
 import { ServiceClosingError } from './shutdown';
@@ -17,6 +18,26 @@ export interface ErrorResponse {
  * unreadable body).
  */
 export function toErrorResponse(error: unknown, request: RoutedRequest, correlationId: string): ErrorResponse & { unexpected: boolean } {
+  const response = familyErrorResponse(error, request, correlationId);
+  return routeFamilyOfRequest(request).htmlPages ? asPage(response) : response;
+}
+
+/**
+ * The login and authorization pages answer every error as a page a person reads, with the pages'
+ * headers (DECISIONS 14.3, 15.2): a database outage is a 503 page with Retry-After, not a SCIM body.
+ */
+function asPage(response: ErrorResponse & { unexpected: boolean }): ErrorResponse & { unexpected: boolean } {
+  const { status } = response;
+  const title = status === 503 ? 'Sign-in is unavailable for a moment' : status >= 500 ? 'Something went wrong' : 'This request cannot be used';
+  return {
+    status,
+    headers: { ...response.headers, ...PAGE_HEADERS, 'Content-Type': 'text/html; charset=utf-8' },
+    body: errorPageHtml(title, (response.body as ScimErrorBody).detail),
+    unexpected: response.unexpected,
+  };
+}
+
+function familyErrorResponse(error: unknown, request: RoutedRequest, correlationId: string): ErrorResponse & { unexpected: boolean } {
   const oauthRoute = routeFamilyOfRequest(request).oauthErrors;
   if (error instanceof OAuthError) return { ...oauth(error), unexpected: false };
   if (error instanceof SignerUnavailableError || error instanceof DatabaseUnavailableError || error instanceof ServiceClosingError) {

@@ -20,3 +20,4 @@ export type { SessionEndReason } from './sessions/sign-in-session.repository';
 export * from './sign-in/smart-card-logons';
 export { ApprovalDevices, type ApprovalAsk, type ApprovalDeviceSource } from './backchannel/approval-devices';
 export { BackchannelAuthentication, CIBA_GRANT, BINDING_MESSAGE_MAX, type PendingApproval } from './backchannel/backchannel-authentication.service';
+export { PAGE_HEADERS, errorPageHtml } from './oidc/oidc-pages';

@@ -26,6 +26,12 @@ export interface BackchannelAuthenticationResponse {
 export const BINDING_MESSAGE_MAX = 64;
 /** Letters and marks of any script, digits, the space and common punctuation: no control, format or line-breaking characters. */
 const BINDING_MESSAGE = /^[\p{L}\p{M}\p{N} .,:;!?'"()#/+\-_@&%*=]+$/u;
+/**
+ * A combining mark belongs to the letter or digit before it: one at the start or after a space or
+ * punctuation draws itself over whatever the phone shows next to the message, and a stack of more
+ * than four is no script's writing (read on the NFC form, where precomposed letters are letters).
+ */
+const STRAY_MARKS = /(^|[^\p{L}\p{N}\p{M}])\p{M}|\p{M}{5}/u;
 /** A bearer token as RFC 6750 2.1 spells it (b64token), bounded. */
 const NOTIFICATION_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 const NOTIFICATION_TOKEN_MAX = 1024;
@@ -335,6 +341,14 @@ function readRequest(params: Record<string, string>, mode: 'poll' | 'ping', maxL
       throw new OAuthError(
         'invalid_binding_message',
         `binding_message must be 1-${BINDING_MESSAGE_MAX} characters of letters, digits, single spaces and the punctuation . , : ; ! ? ' " ( ) # / + - _ @ & % * =, without leading or trailing spaces.`,
+        400,
+      );
+    }
+    const composed = text.normalize('NFC');
+    if (!/[\p{L}\p{N}]/u.test(composed) || STRAY_MARKS.test(composed)) {
+      throw new OAuthError(
+        'invalid_binding_message',
+        'binding_message must contain a letter or digit, and each combining mark (at most four in a row) must follow a letter or digit it belongs to.',
         400,
       );
     }

@@ -7,7 +7,8 @@ import { AuthorizationService, AuthorizeOutcome } from '../oidc/authorization.se
 import { LogoutOutcome, LogoutService } from '../oidc/logout.service';
 import { errorPage, logoutConfirmation, protectiveHeaders, sameSiteBounce, signedOutPage } from '../oidc/oidc-pages';
 import { FORM_CONTENT_TYPE } from './oauth-form';
-import { SESSION_COOKIE } from '../sessions/sign-in-sessions';
+import { EXPIRED_SESSION_COOKIE } from '../sessions/sign-in-sessions';
+import { LoginFormProtection } from '../sign-in/login-form-protection';
 
 /**
  * The browser-facing endpoints of the authorization code flow (DECISIONS 15.2, 15.6): the
@@ -21,6 +22,7 @@ export class AuthorizeController {
   constructor(
     private readonly authorization: AuthorizationService,
     private readonly logouts: LogoutService,
+    private readonly forms: LoginFormProtection,
   ) {}
 
   @Get('authorize')
@@ -54,9 +56,9 @@ export class AuthorizeController {
     return answer(reply, await this.authorization.authorize(org, form, request, { sourceAddress, correlationId }));
   }
 
+  // Reads only: the GET asks the person to confirm, and only the confirmation's POST ends the session (DECISIONS 15.6).
   @Get('end-session')
-  @Audited('oidc.logout')
-  @ApiOperation({ summary: 'End-session endpoint (OpenID Connect RP-Initiated Logout 1.0)' })
+  @ApiOperation({ summary: 'End-session endpoint (OpenID Connect RP-Initiated Logout 1.0): asks the person to confirm' })
   async logoutGet(
     @Param('org') org: string,
     @Query() query: Record<string, unknown>,
@@ -65,7 +67,7 @@ export class AuthorizeController {
     @SourceAddress() sourceAddress: string,
     @CorrelationId() correlationId: string,
   ) {
-    return answerLogout(reply, org, await this.logouts.logout(org, query, request, { sourceAddress, correlationId }));
+    return this.answerLogout(request, reply, org, await this.logouts.logout(org, query, request, { sourceAddress, correlationId }));
   }
 
   @Post('end-session')
@@ -82,7 +84,26 @@ export class AuthorizeController {
   ) {
     const form = formOf(contentType, body);
     if (!form) return errorPage(reply, 400, 'This sign-out request cannot be used', `A posted sign-out request must be ${FORM_CONTENT_TYPE}.`);
-    return answerLogout(reply, org, await this.logouts.logout(org, form, request, { sourceAddress, correlationId }));
+    return this.answerLogout(request, reply, org, await this.logouts.logout(org, form, request, { sourceAddress, correlationId }));
+  }
+
+  private answerLogout(request: FastifyRequest, reply: FastifyReply, org: string, outcome: LogoutOutcome): FastifyReply {
+    if ('expireCookie' in outcome && outcome.expireCookie) reply.header('Set-Cookie', EXPIRED_SESSION_COOKIE);
+    switch (outcome.kind) {
+      case 'page':
+        return errorPage(reply, outcome.status, outcome.title, outcome.message);
+      case 'bounce':
+        return sameSiteBounce(reply, outcome.location);
+      case 'confirm': {
+        // The login form's token, bound to this browser's pre-session cookie (DECISIONS 14.3, 15.6).
+        const formToken = this.forms.formToken(org, this.forms.formCookieFor(request, reply));
+        return logoutConfirmation(reply, `/authentication/customer/${org}/end-session`, { ...outcome.fields, form_token: formToken }, outcome.refused);
+      }
+      case 'signed-out':
+        return signedOutPage(reply);
+      case 'redirect':
+        return protectiveHeaders(reply).status(303).header('Location', outcome.location).send();
+    }
   }
 }
 
@@ -95,20 +116,4 @@ function answer(reply: FastifyReply, outcome: AuthorizeOutcome): FastifyReply {
   if (outcome.kind === 'page') return errorPage(reply, outcome.status, outcome.title, outcome.message);
   if (outcome.kind === 'bounce') return sameSiteBounce(reply, outcome.location);
   return protectiveHeaders(reply).status(303).header('Location', outcome.location).send();
-}
-
-function answerLogout(reply: FastifyReply, org: string, outcome: LogoutOutcome): FastifyReply {
-  if ('endedSession' in outcome && outcome.endedSession) reply.header('Set-Cookie', `${SESSION_COOKIE}=; Path=/; Secure; HttpOnly; SameSite=Strict; Max-Age=0`);
-  switch (outcome.kind) {
-    case 'page':
-      return errorPage(reply, outcome.status, outcome.title, outcome.message);
-    case 'bounce':
-      return sameSiteBounce(reply, outcome.location);
-    case 'confirm':
-      return logoutConfirmation(reply, `/authentication/customer/${org}/end-session`, outcome.fields);
-    case 'signed-out':
-      return signedOutPage(reply);
-    case 'redirect':
-      return protectiveHeaders(reply).status(303).header('Location', outcome.location).send();
-  }
 }

@@ -1,11 +1,12 @@
-import { Controller, Get, HttpCode, Optional, Param, Post, Req } from '@nestjs/common';
+import { Controller, Get, HttpCode, Optional, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Actor, AuthorizedBy, Clock, CurrentPrincipal, Principal, RequestActor } from '@app/common';
 import { NotAudited } from '@app/audit';
 import { AppConfig } from '@app/config';
 import { RoleCatalog } from '../authorization/role-catalog';
-import { SignInSessions } from '../sessions/sign-in-sessions';
+import { readCookie } from '../sessions/sign-in-session.service';
+import { EXPIRED_SESSION_COOKIE, SESSION_COOKIE, SignInSessions } from '../sessions/sign-in-sessions';
 
 /**
  * Who the caller is and what they may do, on the credential-management family, where the portal's
@@ -88,16 +89,23 @@ export class PortalWhoamiController {
    * Sign-out from the portal: ends the browser session the request came with, at once and on every
    * instance. A POST with the API's custom header from this origin (the CSRF rules of the
    * cookie-authenticated APIs), so another site cannot sign a person out. Idempotent: a request
-   * without a session (a bearer token) changes nothing.
+   * without a session (a bearer token) changes nothing. A request that came with the session cookie
+   * gets it expired (DECISIONS 14.2).
    */
   @Post('sign-out')
   @HttpCode(204)
   @AuthorizedBy('own token')
   @NotAudited('the session port audits the logout it performs, as every logout')
   @ApiOperation({ summary: 'End the browser session this request came with (the portal signs out)' })
-  @ApiNoContentResponse({ description: 'The session is ended; the session cookie no longer signs anyone in.' })
-  async signOut(@Param('org') _org: string, @Req() request: FastifyRequest, @RequestActor() actor: Actor): Promise<void> {
+  @ApiNoContentResponse({ description: 'The session is ended and its cookie expired (Max-Age=0); the session cookie no longer signs anyone in.' })
+  async signOut(
+    @Param('org') _org: string,
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+    @RequestActor() actor: Actor,
+  ): Promise<void> {
     const session = await this.sessions?.fromRequest(request);
     if (session) await this.sessions!.end(session.id, actor);
+    if (readCookie(request.headers.cookie, SESSION_COOKIE) !== undefined) void reply.header('Set-Cookie', EXPIRED_SESSION_COOKIE);
   }
 }

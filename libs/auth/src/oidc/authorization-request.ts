@@ -18,7 +18,7 @@ export const PARAMETER_LIMITS = {
   prompt: 100,
   max_age: 9,
   login_hint: 128,
-  login_after: 12,
+  login_after: 64,
 } as const;
 
 export type KnownParameter = keyof typeof PARAMETER_LIMITS;

@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHmac, hkdfSync, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { AuditLog } from '@app/audit';
 import { OidcClient, SecretHasher } from '@app/accounts';
 import { Clock, isOrgId, RequestOrigin } from '@app/common';
+import { AppConfig } from '@app/config';
 import { Database } from '@app/persistence';
 import { loginLocation, SignInSession, SignInSessions } from '../sessions/sign-in-sessions';
 import { TokenService } from '../tokens/token.service';
@@ -23,6 +24,13 @@ import {
 
 /** An authorization code lives 60 seconds (DECISIONS 15.3; RFC 6749 4.1.2 says at most 10 minutes). */
 export const CODE_LIFETIME_S = 60;
+
+/**
+ * How long the return from a sign-in that `prompt=login` or `max_age` asked for is recognised as
+ * that sign-in's (its `login_after` marker): longer than a person takes to sign in, short enough
+ * that an old marker does not stand in for a new sign-in.
+ */
+export const LOGIN_AFTER_LIFETIME_S = 600;
 
 /** The longest return_to the login page takes back (libs/auth sign-in, return-to.ts). */
 const MAX_RETURN_TO = 4096;
@@ -60,7 +68,8 @@ interface ValidRequest {
   prompts: Set<Prompt>;
   maxAge?: number;
   loginHint?: string;
-  loginAfter?: number;
+  /** The request's `login_after` marker as sent: only trusted once its MAC is checked (loginAfter()). */
+  loginAfter?: string;
 }
 
 class RedirectError extends Error {
@@ -80,7 +89,11 @@ class RedirectError extends Error {
  */
 @Injectable()
 export class AuthorizationService {
+  /** The key of the `login_after` markers, derived from SECRET_PEPPER so that every instance checks what any issued. */
+  private readonly markerKey: Buffer;
+
   constructor(
+    config: AppConfig,
     private readonly clients: OidcClientCache,
     private readonly grants: AuthorizationGrantRepository,
     private readonly hasher: SecretHasher,
@@ -89,7 +102,9 @@ export class AuthorizationService {
     private readonly clock: Clock,
     private readonly db: Database,
     private readonly sessions: SignInSessions,
-  ) {}
+  ) {
+    this.markerKey = Buffer.from(hkdfSync('sha256', config.secretPepper, Buffer.alloc(0), 'authorize-login-after/v1', 32));
+  }
 
   async authorize(org: string, raw: RawParameters, request: FastifyRequest, origin: RequestOrigin): Promise<AuthorizeOutcome> {
     // Until the client and its redirect URI are known, nothing goes back to a redirect URI (RFC 6749 4.1.2.1).
@@ -135,7 +150,8 @@ export class AuthorizationService {
     const found = await this.sessions.fromRequest(request);
     const session = found && found.org === org ? found : null;
     const now = this.clock.now();
-    const fresh = (s: SignInSession) => valid.loginAfter !== undefined && Math.floor(s.authTime.getTime() / 1000) >= valid.loginAfter;
+    const loginAfter = this.loginAfter(org, valid);
+    const fresh = (s: SignInSession) => loginAfter !== undefined && Math.floor(s.authTime.getTime() / 1000) >= loginAfter;
     const tooOld = (s: SignInSession) => valid.maxAge !== undefined && now.getTime() - s.authTime.getTime() > valid.maxAge * 1000;
     const reauthenticate = session !== null && (valid.prompts.has('login') || tooOld(session)) && !fresh(session);
     if (!session || reauthenticate) {
@@ -144,10 +160,10 @@ export class AuthorizationService {
       }
       // A navigation another site started comes without the SameSite=Strict cookie: ask again from here.
       if (!session && request.method === 'GET' && request.headers['sec-fetch-site'] === 'cross-site') {
-        return { kind: 'bounce', location: this.authorizeUrl(org, valid) };
+        return { kind: 'bounce', location: this.authorizeUrl(org, valid, valid.loginAfter) };
       }
       const forceLogin = valid.prompts.has('login') || valid.maxAge !== undefined;
-      const returnTo = this.authorizeUrl(org, valid, forceLogin ? Math.floor(now.getTime() / 1000) : undefined);
+      const returnTo = this.authorizeUrl(org, valid, forceLogin ? this.loginMarker(org, valid, Math.floor(now.getTime() / 1000)) : undefined);
       if (returnTo.length > MAX_RETURN_TO) {
         const tooLong = new RedirectError(
           'invalid_request',
@@ -214,9 +230,7 @@ export class AuthorizationService {
     const maxAgeText = single(raw, 'max_age');
     if (maxAgeText !== undefined && !/^[0-9]{1,9}$/.test(maxAgeText)) throw new ParameterProblem('max_age must be a number of seconds (0-999999999).');
     const loginHint = single(raw, 'login_hint');
-    const loginAfterText = single(raw, 'login_after');
-    if (loginAfterText !== undefined && !/^[0-9]{1,12}$/.test(loginAfterText))
-      throw new ParameterProblem('login_after must be a number of seconds since 1970.');
+    const loginAfter = single(raw, 'login_after');
     return {
       client,
       redirectUri,
@@ -227,16 +241,44 @@ export class AuthorizationService {
       prompts,
       maxAge: maxAgeText === undefined ? undefined : Number(maxAgeText),
       loginHint: loginHint || undefined,
-      loginAfter: loginAfterText === undefined ? undefined : Number(loginAfterText),
+      loginAfter,
     };
   }
 
   /**
-   * This request as a GET URL on this service: where the login page returns the person. A forced
-   * sign-in adds `login_after`, the time it was asked for, so that the return is not sent to sign in
-   * again (`prompt=login` and `max_age` are satisfied by a sign-in at or after it).
+   * The `login_after` marker of a sign-in that `prompt=login` or `max_age` asks for (DECISIONS 15.2):
+   * the time it was asked, with a MAC over that time and this very request (every other parameter of
+   * its return URL), so that no request can make one up: `login_after=0` added by hand, or a marker
+   * moved onto another request, is no marker at all, and the person signs in again.
    */
-  private authorizeUrl(org: string, request: ValidRequest, loginAfter = request.loginAfter): string {
+  private loginMarker(org: string, request: ValidRequest, asked: number): string {
+    return `${asked}.${this.markerMac(org, request, asked)}`;
+  }
+
+  /** The time of the request's `login_after` marker when the service made it for this request within LOGIN_AFTER_LIFETIME_S; else undefined. */
+  private loginAfter(org: string, request: ValidRequest): number | undefined {
+    const match = /^([0-9]{1,12})\.([A-Za-z0-9_-]{43})$/.exec(request.loginAfter ?? '');
+    if (!match) return undefined;
+    const asked = Number(match[1]);
+    const age = Math.floor(this.clock.now().getTime() / 1000) - asked;
+    if (age < 0 || age > LOGIN_AFTER_LIFETIME_S) return undefined;
+    const expected = Buffer.from(this.markerMac(org, request, asked));
+    const given = Buffer.from(match[2]);
+    return given.length === expected.length && timingSafeEqual(given, expected) ? asked : undefined;
+  }
+
+  private markerMac(org: string, request: ValidRequest, asked: number): string {
+    return createHmac('sha256', this.markerKey)
+      .update(`login-after|${asked}|${this.authorizeUrl(org, request, undefined)}`, 'utf8')
+      .digest('base64url');
+  }
+
+  /**
+   * This request as a GET URL on this service: where the login page returns the person. A forced
+   * sign-in adds its `login_after` marker (loginMarker), so that the return is not sent to sign in
+   * again (`prompt=login` and `max_age` are satisfied by a sign-in at or after the time it carries).
+   */
+  private authorizeUrl(org: string, request: ValidRequest, loginAfter: string | undefined): string {
     const query = new URLSearchParams({
       response_type: 'code',
       client_id: request.client.clientId,
@@ -250,7 +292,7 @@ export class AuthorizationService {
     if (request.prompts.size > 0) query.set('prompt', [...request.prompts].join(' '));
     if (request.maxAge !== undefined) query.set('max_age', String(request.maxAge));
     if (request.loginHint !== undefined) query.set('login_hint', request.loginHint);
-    if (loginAfter !== undefined) query.set('login_after', String(loginAfter));
+    if (loginAfter !== undefined) query.set('login_after', loginAfter);
     return `/authentication/customer/${org}/authorize?${query.toString()}`;
   }
 

@@ -3,7 +3,9 @@ import type { FastifyRequest } from 'fastify';
 import { AuditLog } from '@app/audit';
 import { OidcClient } from '@app/accounts';
 import { isOrgId, RequestOrigin } from '@app/common';
-import { SignInSessions } from '../sessions/sign-in-sessions';
+import { readCookie } from '../sessions/sign-in-session.service';
+import { SESSION_COOKIE, SignInSessions } from '../sessions/sign-in-sessions';
+import { LoginFormProtection } from '../sign-in/login-form-protection';
 import { JwsService } from '../tokens/jws.service';
 import { TokenService } from '../tokens/token.service';
 import { OidcClientCache } from './oidc-client.cache';
@@ -17,22 +19,30 @@ const LIMITS: Record<string, number> = {
   logout_hint: 128,
   ui_locales: 100,
   confirm: 3,
+  form_token: 64,
 };
+
+/** A confirmation whose POST failed the login form's CSRF rule (DECISIONS 14.3): nothing ended. */
+const REFUSED_CONFIRMATION = 'This sign-out did not come from this page, so you are still signed in. Confirm here to sign out.';
 
 export type LogoutOutcome =
   | { kind: 'page'; status: number; title: string; message: string }
-  /** Back to the client; `endedSession`: the browser's session cookie is cleared too. */
-  | { kind: 'redirect'; location: string; endedSession: boolean }
+  /** Back to the client; `expireCookie`: the answer expires the browser's session cookie too. */
+  | { kind: 'redirect'; location: string; expireCookie: boolean }
   | { kind: 'bounce'; location: string }
-  /** The person confirms with a form posted to this endpoint with these fields. */
-  | { kind: 'confirm'; fields: Record<string, string> }
-  | { kind: 'signed-out'; endedSession: boolean };
+  /**
+   * The person confirms with a form posted to this endpoint with these fields (and the form token);
+   * `refused`: a confirmation came that failed the CSRF rule, and is asked again (403).
+   */
+  | { kind: 'confirm'; fields: Record<string, string>; refused?: string }
+  | { kind: 'signed-out'; expireCookie: boolean };
 
 /**
  * RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0; DECISIONS 15.6): ends the person's
  * session on every instance and revokes the refresh tokens bound to it, then returns to a
  * post-logout redirect URI registered for the client (exact match), or shows that the person is
- * signed out. Without an id_token_hint naming the signed-in person, the person confirms first.
+ * signed out. The person always confirms first, on a form protected as the login form is
+ * (DECISIONS 14.3): an id_token_hint is no proof that the person, or their application, asked.
  */
 @Injectable()
 export class LogoutService {
@@ -42,6 +52,7 @@ export class LogoutService {
     private readonly tokens: TokenService,
     private readonly audit: AuditLog,
     private readonly sessions: SignInSessions,
+    private readonly forms: LoginFormProtection,
   ) {}
 
   async logout(org: string, raw: Record<string, unknown>, request: FastifyRequest, origin: RequestOrigin): Promise<LogoutOutcome> {
@@ -83,19 +94,25 @@ export class LogoutService {
     if (!session && request.method === 'GET' && request.headers['sec-fetch-site'] === 'cross-site') {
       return { kind: 'bounce', location: `/authentication/customer/${org}/end-session?${new URLSearchParams(params).toString()}` };
     }
-    let endedSession = false;
+    // The cookie goes with the session it ended, and so does one that names no live session any more;
+    // a live session of another organization is not this endpoint's to end, nor its cookie.
+    let expireCookie = !found && readCookie(request.headers.cookie, SESSION_COOKIE) !== undefined;
     if (session) {
-      const confirmed = (hint !== undefined && hint.sub === session.userName) || (request.method === 'POST' && params.confirm === 'yes');
-      if (!confirmed) {
-        const { confirm: _confirm, ...fields } = params;
-        return { kind: 'confirm', fields };
+      // OIDC RP-Initiated Logout 1.0, 2: the OP asks the person. Any id_token of theirs, expired or
+      // not, reached another site's hands long ago (the application, a log), and a same-site sibling
+      // origin can post the form with the SameSite=Strict cookie: the confirmation must pass the
+      // login form's rule (Fetch metadata / Origin, and the form token bound to the pre-session cookie).
+      const asked = request.method === 'POST' && params.confirm === 'yes';
+      if (!asked || !this.forms.formPasses(org, request, params.form_token)) {
+        const { confirm: _confirm, form_token: _token, ...fields } = params;
+        return { kind: 'confirm', fields, ...(asked ? { refused: REFUSED_CONFIRMATION } : {}) };
       }
       const revokedGrants = await this.sessions.end(session.id, {
         name: session.userName,
         sourceAddress: origin.sourceAddress,
         correlationId: origin.correlationId,
       });
-      endedSession = true;
+      expireCookie = true;
       await this.audit.record({
         org,
         actor: session.userName,
@@ -107,7 +124,7 @@ export class LogoutService {
         details: { sessionId: session.id, revokedGrants },
       });
     }
-    if (returnTo !== undefined) return { kind: 'redirect', location: withParameters(returnTo, { state: params.state }), endedSession };
-    return { kind: 'signed-out', endedSession };
+    if (returnTo !== undefined) return { kind: 'redirect', location: withParameters(returnTo, { state: params.state }), expireCookie };
+    return { kind: 'signed-out', expireCookie };
   }
 }

@@ -10,14 +10,21 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 
-/** Headers every answer of the authorization and logout endpoints carries. */
+/**
+ * Headers every answer of the authorization and logout endpoints carries, and every error the
+ * exception filter answers on a page route (DECISIONS 14.3, 15.2): never cached, nothing loaded,
+ * never framed, no Referer.
+ */
+export const PAGE_HEADERS: Readonly<Record<string, string>> = {
+  'Cache-Control': 'no-store',
+  Pragma: 'no-cache',
+  'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'; base-uri 'none'",
+  'X-Frame-Options': 'DENY',
+  'Referrer-Policy': 'no-referrer',
+};
+
 export function protectiveHeaders(reply: FastifyReply): FastifyReply {
-  return reply
-    .header('Cache-Control', 'no-store')
-    .header('Pragma', 'no-cache')
-    .header('Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'; base-uri 'none'")
-    .header('X-Frame-Options', 'DENY')
-    .header('Referrer-Policy', 'no-referrer');
+  return reply.headers(PAGE_HEADERS);
 }
 
 function page(title: string, body: string, head = ''): string {
@@ -29,12 +36,14 @@ function page(title: string, body: string, head = ''): string {
 `;
 }
 
+/** An error page's HTML: its title and the sentence that says what happened and what to do. */
+export function errorPageHtml(title: string, message: string): string {
+  return page(title, `<h1>${escapeHtml(title)}</h1><p role="alert">${escapeHtml(message)}</p>`);
+}
+
 /** An error shown to the person, never sent to the client (unknown client or redirect URI: RFC 6749 4.1.2.1). */
 export function errorPage(reply: FastifyReply, status: number, title: string, message: string): FastifyReply {
-  return protectiveHeaders(reply)
-    .status(status)
-    .type('text/html; charset=utf-8')
-    .send(page(title, `<h1>${escapeHtml(title)}</h1><p role="alert">${escapeHtml(message)}</p>`));
+  return protectiveHeaders(reply).status(status).type('text/html; charset=utf-8').send(errorPageHtml(title, message));
 }
 
 /**
@@ -54,20 +63,27 @@ export function sameSiteBounce(reply: FastifyReply, location: string): FastifyRe
     );
 }
 
-/** RP-initiated logout without proof of the client's request: the person confirms (OIDC RP-Initiated Logout 1.0, 2). */
-export function logoutConfirmation(reply: FastifyReply, action: string, fields: Record<string, string>): FastifyReply {
+/**
+ * RP-initiated logout: the person confirms (OIDC RP-Initiated Logout 1.0, 2). `refused`: a
+ * confirmation that failed the CSRF rule came first (403, and why; DECISIONS 15.6).
+ */
+export function logoutConfirmation(reply: FastifyReply, action: string, fields: Record<string, string>, refused?: string): FastifyReply {
   const hidden = Object.entries(fields)
     .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
     .join('');
-  return protectiveHeaders(reply)
-    .status(200)
-    .type('text/html; charset=utf-8')
-    .send(
-      page(
-        'Sign out',
-        `<h1>Sign out?</h1><p>Do you want to sign out of this organization's sign-in?</p><form method="post" action="${escapeHtml(action)}">${hidden}<input type="hidden" name="confirm" value="yes"><button type="submit">Sign out</button></form>`,
-      ),
-    );
+  return (
+    protectiveHeaders(reply)
+      // Not no-referrer here: under it browsers post the form with `Origin: null`, which the CSRF rule refuses (DECISIONS 14.3).
+      .header('Referrer-Policy', 'same-origin')
+      .status(refused ? 403 : 200)
+      .type('text/html; charset=utf-8')
+      .send(
+        page(
+          'Sign out',
+          `<h1>Sign out?</h1>${refused ? `<p role="alert">${escapeHtml(refused)}</p>` : ''}<p>Do you want to sign out of this organization's sign-in?</p><form method="post" action="${escapeHtml(action)}">${hidden}<input type="hidden" name="confirm" value="yes"><button type="submit">Sign out</button></form>`,
+        ),
+      )
+  );
 }
 
 /** After a logout with no registered place to return to. */

@@ -12,8 +12,14 @@ import { AuthenticationMethod, SESSION_COOKIE, SignInSession, SignInSessions } f
 /** 256 random bits per cookie (the issue asks for at least 128), base64url: 43 characters. */
 const SECRET_BYTES = 32;
 const COOKIE_VALUE = /^[A-Za-z0-9_-]{43}$/;
-/** A busy session slides its idle expiry at most this often: one write per minute, not per request. */
-const TOUCH_INTERVAL_MS = 60_000;
+/**
+ * A busy session slides its idle expiry at most once a minute, not at every request, and at most
+ * once a tenth of the idle timeout when that is shorter: with the 60 s minimum a session used every
+ * 30 s would otherwise never slide, and end 60 s after its sign-in (DECISIONS 14.2).
+ */
+export function touchIntervalMs(idleTimeoutS: number): number {
+  return Math.min(60_000, (idleTimeoutS * 1000) / 10);
+}
 /** Ended and expired rows are the record of who was signed in when; kept this long past their absolute expiry. */
 const KEEP_ENDED_MS = 30 * 24 * 3600 * 1000;
 /** What the row keeps of the browser's User-Agent, to tell the person's sessions apart in their list. */
@@ -69,8 +75,9 @@ export class SignInSessionService extends SignInSessions {
     const row = await this.sessions.findLive(hashOf(value), now);
     if (!row) return null;
     let idleExpiresAt = row.idle_expires_at;
-    if (now.getTime() - row.last_seen_at.getTime() >= TOUCH_INTERVAL_MS) {
-      idleExpiresAt = (await this.sessions.touch(row.id, now, this.config.sessionIdleTimeoutS * 1000, TOUCH_INTERVAL_MS)) ?? idleExpiresAt;
+    const interval = touchIntervalMs(this.config.sessionIdleTimeoutS);
+    if (now.getTime() - row.last_seen_at.getTime() >= interval) {
+      idleExpiresAt = (await this.sessions.touch(row.id, now, this.config.sessionIdleTimeoutS * 1000, interval)) ?? idleExpiresAt;
     }
     return { ...sessionOf(row), idleExpiresAt };
   }

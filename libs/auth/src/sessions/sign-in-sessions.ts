@@ -22,6 +22,13 @@ export interface SignInSession {
 export const SESSION_COOKIE = '__Host-Http-session';
 
 /**
+ * What every sign-out answers (the login page's, the portal's, RP-initiated logout; DECISIONS 14.2):
+ * the session cookie expired at once, with the name and attributes it was set with, so that the
+ * browser forgets the ended session's secret (OWASP Session Management: logout).
+ */
+export const EXPIRED_SESSION_COOKIE = `${SESSION_COOKIE}=; Path=/; Secure; HttpOnly; SameSite=Strict; Max-Age=0`;
+
+/**
  * The port through which the authorization endpoint, RP-initiated logout, the admin API and the
  * portal read people's sessions; the hosted login page is the only place that opens them.
  */

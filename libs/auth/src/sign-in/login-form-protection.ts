@@ -1,5 +1,6 @@
 import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Clock } from '@app/common';
 import { AppConfig } from '@app/config';
 import { readCookie } from '../sessions/sign-in-session.service';
@@ -48,6 +49,23 @@ export class LoginFormProtection {
 
   newFormCookie(): string {
     return randomBytes(16).toString('base64url');
+  }
+
+  /** The browser's pre-session cookie, set now (on `reply`) when it has none. */
+  formCookieFor(request: FastifyRequest, reply: FastifyReply): string {
+    const existing = this.formCookie(request.headers.cookie);
+    if (existing) return existing;
+    const created = this.newFormCookie();
+    void reply.header('Set-Cookie', `${FORM_COOKIE}=${created}; Path=/; Secure; HttpOnly; SameSite=Strict`);
+    return created;
+  }
+
+  /**
+   * Whether a form POST passes the login form's CSRF rule (DECISIONS 14.3): no cross-site Fetch
+   * metadata or foreign Origin, and the form token of this organization and this browser's cookie.
+   */
+  formPasses(org: string, request: FastifyRequest, token: string | undefined): boolean {
+    return this.crossSiteRefusal(request.headers) === undefined && this.formTokenMatches(org, this.formCookie(request.headers.cookie), token);
   }
 
   formToken(org: string, formCookie: string): string {

@@ -7,8 +7,8 @@ import { OrganizationService } from '@app/accounts';
 import { CorrelationId, DomainError, PathFormats, Public, SourceAddress } from '@app/common';
 import { AppConfig } from '@app/config';
 import { SignInSessionService } from '../sessions/sign-in-session.service';
-import { SESSION_COOKIE, SignInSession } from '../sessions/sign-in-sessions';
-import { FORM_COOKIE, LoginFormProtection } from './login-form-protection';
+import { EXPIRED_SESSION_COOKIE, SESSION_COOKIE, SignInSession } from '../sessions/sign-in-sessions';
+import { LoginFormProtection } from './login-form-protection';
 import { LOGIN_STYLESHEET, LOGIN_STYLESHEET_PATH, PageFrame, codeForm, messagePage, passwordForm, signedInPage } from './login-page';
 import { LoginOutcome, LoginService } from './login.service';
 import { safeReturnTo } from './return-to';
@@ -168,7 +168,7 @@ export class LoginController {
       return this.html(reply, 403, messagePage({ ...frame, title: 'Not signed out', heading: 'Not signed out' }, REFUSED_ACTION, signInLink(org)));
     }
     if (session) await this.sessions.end(session.id, { name: session.userName, sourceAddress, correlationId }, 'logout', org);
-    reply.header('Set-Cookie', clearedCookie(SESSION_COOKIE));
+    reply.header('Set-Cookie', EXPIRED_SESSION_COOKIE);
     this.html(
       reply,
       200,
@@ -291,11 +291,7 @@ export class LoginController {
 
   /** The browser's pre-session cookie, set now when it has none. */
   private formCookieFor(request: FastifyRequest, reply: FastifyReply): string {
-    const existing = this.forms.formCookie(request.headers.cookie);
-    if (existing) return existing;
-    const created = this.forms.newFormCookie();
-    reply.header('Set-Cookie', `${FORM_COOKIE}=${created}; Path=/; Secure; HttpOnly; SameSite=Strict`);
-    return created;
+    return this.forms.formCookieFor(request, reply);
   }
 
   private async sessionOf(request: FastifyRequest, org: string): Promise<SignInSession | null> {
@@ -356,10 +352,6 @@ function signInLink(org: string) {
 /** The session cookie (DECISIONS 14.2): __Host- (Secure, Path=/, no Domain), HttpOnly, SameSite=Strict; ends with the browser. */
 function sessionCookie(value: string): string {
   return `${SESSION_COOKIE}=${value}; Path=/; Secure; HttpOnly; SameSite=Strict`;
-}
-
-function clearedCookie(name: string): string {
-  return `${name}=; Path=/; Secure; HttpOnly; SameSite=Strict; Max-Age=0`;
 }
 
 function single(value: unknown): string | undefined {

@@ -58,7 +58,8 @@ export function commonErrorStatuses(method: string, oauthFamily: boolean): strin
 /**
  * Declares the error answers every operation can give, once for the whole document rather than per
  * route (Issue 16): the statuses the global guards, parsers and exception filter produce, in the
- * route family's error body (OAuth on the token service, SCIM elsewhere). A status a route already
+ * route family's error body (OAuth on the token service, an HTML page on the login and authorization
+ * pages, SCIM elsewhere). A status a route already
  * declares is kept as it is.
  */
 export function declareErrorResponses<T>(document: T): T {
@@ -69,8 +70,10 @@ export function declareErrorResponses<T>(document: T): T {
   doc.components.schemas.OAuthError = OAUTH_ERROR;
   for (const [path, operations] of Object.entries(doc.paths)) {
     const family = routeFamilyOf(path.replace(/\{[^}]+\}/g, 'x'));
-    const schema = { $ref: `#/components/schemas/${family.oauthErrors ? 'OAuthError' : 'ScimError'}` };
-    const mediaType = family.scimMediaType ? 'application/scim+json' : 'application/json';
+    const schema = family.htmlPages
+      ? { type: 'string', description: 'An HTML page saying what happened and what to do (DECISIONS 14.3).' }
+      : { $ref: `#/components/schemas/${family.oauthErrors ? 'OAuthError' : 'ScimError'}` };
+    const mediaType = family.htmlPages ? 'text/html' : family.scimMediaType ? 'application/scim+json' : 'application/json';
     for (const [method, operation] of Object.entries(operations)) {
       if (!METHODS.includes(method)) continue;
       operation.responses ??= {};

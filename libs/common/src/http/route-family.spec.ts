@@ -7,6 +7,15 @@ describe('routeFamilyOf', () => {
     ['/oip/authentication/customer/acme/introspect', 'oauth'],
     ['/authentication/customer/acme/revoke/', 'oauth'],
     ['/authentication/customer/acme/whoami', 'authentication'],
+    ['/authentication/customer/:org/login', 'page'],
+    ['/authentication/customer/:org/login/certificate', 'page'],
+    ['/authentication/customer/acme/login?return_to=/portal/', 'page'],
+    ['/authentication/customer/:org/logout', 'page'],
+    ['/authentication/customer/:org/sessions/:session/end', 'page'],
+    ['/authentication/customer/:org/authorize', 'page'],
+    ['/authentication/customer/:org/end-session', 'page'],
+    ['/authentication/login.css', 'authentication'],
+    ['/authentication/customer/acme/logins', 'authentication'],
     ['/authentication/customer/acme/.well-known/jwks.json', 'authentication'],
     ['/authentication/customer/acme/tokens', 'authentication'],
     ['/aims/rs/scim/v2/Device', 'scim'],
@@ -25,9 +34,11 @@ describe('routeFamilyOf', () => {
   });
 
   it('names the rules each family follows', () => {
-    expect(routeFamilyOf('/authentication/customer/acme/token')).toMatchObject({ oauthErrors: true, applicationHeaders: false });
+    expect(routeFamilyOf('/authentication/customer/acme/token')).toMatchObject({ oauthErrors: true, applicationHeaders: false, htmlPages: false });
+    expect(routeFamilyOf('/authentication/customer/acme/login')).toMatchObject({ oauthErrors: false, htmlPages: true, applicationHeaders: false });
     expect(routeFamilyOf('/aims/rs/scim/v2/Device')).toMatchObject({ oauthErrors: false, scimMediaType: true, applicationHeaders: true });
-    expect(routeFamilyOf('/admin/v1/roles')).toMatchObject({ scimMediaType: false, applicationHeaders: true });
+    expect(routeFamilyOf('/admin/v1/roles')).toMatchObject({ scimMediaType: false, applicationHeaders: true, formBodies: false });
+    expect(routeFamilyOf('/authentication/customer/acme/token')).toMatchObject({ formBodies: true });
     expect(routeFamilyOf('/pki/acme/ca.crt')).toMatchObject({ applicationHeaders: false });
   });
 });

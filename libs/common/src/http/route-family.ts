@@ -7,6 +7,11 @@
 export type RouteFamilyName =
   /** `/authentication/customer/{org}/token|introspect|revoke|backchannel-authentication` (and the positioning variant under /oip). */
   | 'oauth'
+  /**
+   * The pages a person's browser shows (DECISIONS 14.3, 15.2): the hosted login page with its
+   * sign-out and session list, and the authorization and end-session endpoints.
+   */
+  | 'page'
   /** The rest of `/authentication/`: discovery, JWKS, whoami. */
   | 'authentication'
   /** Credential management (both path forms) and push gateway configuration: SCIM resources. */
@@ -26,6 +31,14 @@ export interface RouteFamily {
   oauthErrors: boolean;
   /** Errors (and answers) are application/scim+json. */
   scimMediaType: boolean;
+  /** Every answer, errors included, is an HTML page with the pages' protective headers (no-store, CSP, no framing). */
+  htmlPages: boolean;
+  /**
+   * A form body (application/x-www-form-urlencoded, multipart/form-data) is read. False on the
+   * administration API, whose bodies are JSON: a form body there is a 415 naming application/json
+   * (DECISIONS 11), whatever the route would have made of it.
+   */
+  formBodies: boolean;
   /** The caller must send Application-ID and Application-Version (DECISIONS 6). */
   applicationHeaders: boolean;
   /**
@@ -37,16 +50,34 @@ export interface RouteFamily {
 }
 
 const FAMILIES: Readonly<Record<RouteFamilyName, RouteFamily>> = {
-  oauth: { name: 'oauth', oauthErrors: true, scimMediaType: false, applicationHeaders: false, sessionCookie: false },
-  authentication: { name: 'authentication', oauthErrors: false, scimMediaType: false, applicationHeaders: false, sessionCookie: false },
-  scim: { name: 'scim', oauthErrors: false, scimMediaType: true, applicationHeaders: true, sessionCookie: true },
-  admin: { name: 'admin', oauthErrors: false, scimMediaType: false, applicationHeaders: true, sessionCookie: true },
-  pki: { name: 'pki', oauthErrors: false, scimMediaType: false, applicationHeaders: false, sessionCookie: false },
-  operations: { name: 'operations', oauthErrors: false, scimMediaType: false, applicationHeaders: false, sessionCookie: false },
-  other: { name: 'other', oauthErrors: false, scimMediaType: false, applicationHeaders: true, sessionCookie: false },
+  oauth: { name: 'oauth', oauthErrors: true, scimMediaType: false, htmlPages: false, formBodies: true, applicationHeaders: false, sessionCookie: false },
+  page: { name: 'page', oauthErrors: false, scimMediaType: false, htmlPages: true, formBodies: true, applicationHeaders: false, sessionCookie: false },
+  authentication: {
+    name: 'authentication',
+    oauthErrors: false,
+    scimMediaType: false,
+    htmlPages: false,
+    formBodies: true,
+    applicationHeaders: false,
+    sessionCookie: false,
+  },
+  scim: { name: 'scim', oauthErrors: false, scimMediaType: true, htmlPages: false, formBodies: true, applicationHeaders: true, sessionCookie: true },
+  admin: { name: 'admin', oauthErrors: false, scimMediaType: false, htmlPages: false, formBodies: false, applicationHeaders: true, sessionCookie: true },
+  pki: { name: 'pki', oauthErrors: false, scimMediaType: false, htmlPages: false, formBodies: true, applicationHeaders: false, sessionCookie: false },
+  operations: {
+    name: 'operations',
+    oauthErrors: false,
+    scimMediaType: false,
+    htmlPages: false,
+    formBodies: true,
+    applicationHeaders: false,
+    sessionCookie: false,
+  },
+  other: { name: 'other', oauthErrors: false, scimMediaType: false, htmlPages: false, formBodies: true, applicationHeaders: true, sessionCookie: false },
 };
 
 const OAUTH = /^(?:\/oip)?\/authentication\/customer\/[^/?]+\/(?:token|introspect|revoke|backchannel-authentication)\/?(?:\?|$)/;
+const PAGE = /^\/authentication\/customer\/[^/?]+\/(?:login|logout|authorize|end-session|sessions\/[^/?]+\/end)(?:[/?]|$)/;
 const AUTHENTICATION = /^(?:\/oip)?\/authentication\//;
 const SCIM = /^\/(?:aims\/rs\/sci?m\/|credential-management\/|configuration\/)/;
 const ADMIN = /^\/admin\//;
@@ -56,6 +87,7 @@ const OPERATIONS = /^\/(?:health|metrics|api-docs)(?:[/?-]|$)/;
 /** The family of a path: a route pattern (`/admin/v1/organizations/:org`) or a decoded request path. */
 export function routeFamilyOf(url: string): RouteFamily {
   if (OAUTH.test(url)) return FAMILIES.oauth;
+  if (PAGE.test(url)) return FAMILIES.page;
   if (AUTHENTICATION.test(url)) return FAMILIES.authentication;
   if (SCIM.test(url)) return FAMILIES.scim;
   if (ADMIN.test(url)) return FAMILIES.admin;
