@@ -282,6 +282,32 @@ describe('CA generation revocation (compromise)', () => {
     expect((await revoke(org, 1, orgAdminToken)).status).toBe(409);
   });
 
+  it('revoking the current generation after a renewal puts the new-with-old the previous key signed for it on the previous CRL', async () => {
+    const org = `caprev_${randomBytes(3).toString('hex')}`;
+    await createOrganization(t.http, platformAdmin, org);
+    expect((await t.http.post(`/admin/v1/organizations/${org}/ca`).auth(platformAdmin, { type: 'bearer' }).send({})).status).toBe(201);
+    const ca1 = file('ca1.pem', pemOf(await getBlob(`/pki/${org}/ca.crt`)));
+    const old = await authority.issue(org, subject(), opensslCsr(dir), 'Acme Corp', SYSTEM);
+    const renewed = await t.http.post(`/admin/v1/organizations/${org}/ca/renewal`).auth(platformAdmin, { type: 'bearer' }).send({});
+    const newWithOld = renewed.body.previousGenerations[0].crossCertificates.newWithOld as string;
+    const current = await authority.issue(org, subject(), opensslCsr(dir), 'Acme Corp', SYSTEM);
+
+    // Two administrators at once: one revocation, the other 409 (decided under the CA row's lock).
+    const both = await Promise.all([revoke(org, 2, platformAdmin), revoke(org, 2, platformAdmin)]);
+    expect(both.map((r) => r.status).sort()).toEqual([200, 409]);
+    const revoked = both.find((r) => r.status === 200)!;
+    expect(revoked.body).toMatchObject({ generation: 2, revokedCertificates: 1, crlsPublished: [1, 2] });
+    expect((await t.db.query("SELECT count(*)::int AS n FROM audit_events WHERE org_id = $1 AND action = 'ca.revoke'", [org])).rows[0].n).toBe(1);
+    const crl1 = await crlText(`/pki/${org}/crl`, ca1);
+    expect(entryOf(crl1, serialOf(newWithOld))).toContain('CA Compromise');
+    // Generation 1 was not compromised: its leaf stays good, off its CRL.
+    expect(entryOf(crl1, old.serialNumber)).toBeUndefined();
+    expect(await ocsp(org, ca1, file('old.pem', pemOf(old.der)))).toContain(': good');
+    const ca2 = file('ca2.pem', pemOf(await getBlob(`/pki/${org}/ca/2.crt`)));
+    expect(entryOf(await crlText(`/pki/${org}/crl/2`, ca2), current.serialNumber)).toContain('CA Compromise');
+    await expect(authority.issue(org, subject(), opensslCsr(dir), 'Acme Corp', SYSTEM)).rejects.toMatchObject({ code: 'CONFLICT' });
+  });
+
   it('an issuance that read the CA before another instance revoked it is refused when the certificate is stored (the database decides, not the cached row)', async () => {
     const org = `castale_${randomBytes(3).toString('hex')}`;
     await createOrganization(t.http, platformAdmin, org);
