@@ -55,7 +55,7 @@ export class CredentialFollower {
   ) {
     listeners.register((move, tx) => this.follow(move, tx));
     certificateRevocations.register({
-      lock: async (orgId, serials, tx) => void (await this.credentials.lockOfCertificates(orgId, serials, ['ISSUED', 'ON_HOLD'], tx)),
+      lock: async (orgId, serials, tx) => void (await this.credentials.lockOfCertificates(orgId, serials, FOLLOW.revoke.from, tx)),
       revoked: (revocation, tx) => this.followCertificates(revocation, tx),
     });
   }
