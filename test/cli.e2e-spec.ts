@@ -3,7 +3,18 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Command } from 'commander';
-import { PLATFORM_ADMIN_SECRET, TestApp, createTestApp, makeCertificate, platformAdminToken, tokenBySecret, tokenRequest } from '@app/testing';
+import {
+  PLATFORM_ADMIN_SECRET,
+  TestApp,
+  createOrganization,
+  createTestApp,
+  makeCertificate,
+  opensslCsr,
+  platformAdminToken,
+  tokenBySecret,
+  tokenRequest,
+} from '@app/testing';
+import { CertificateAuthority } from '@app/pki';
 import { buildProgram } from '../apps/cli/src/main';
 
 /**
@@ -144,6 +155,7 @@ describe('command line (apps/cli)', () => {
         'application list',
         'application remove',
         'audit query',
+        'ca revoke-generation',
         'db migrate',
       ]),
     );
@@ -532,6 +544,49 @@ describe('command line (apps/cli)', () => {
     // A user of another organization is not found in `platform`.
     expectRefused(await cli(['user', 'platform-administrator', created.json().id]), 'does not exist in organization "platform"');
   }, 90_000); // fourteen CLI processes, like the test above: past 30 s on a slower 2-core host beside other suites
+
+  it('ca revoke-generation: the reason is required, an unknown generation refused; the revocation revokes the leaves, re-signs the CRL and stops issuance; audited as cli', async () => {
+    const caOrg = `clica_${randomBytes(3).toString('hex')}`;
+    await createOrganization(t.http, admin, caOrg);
+    expect((await api('post', `/organizations/${caOrg}/ca`).send({})).status).toBe(201);
+    const authority = t.app.get(CertificateAuthority);
+    const subject = { userId: randomUUID(), userName: 'ca.cli', displayName: null, email: null, userPrincipalName: null, objectSid: null };
+    const csr = () => {
+      const dir = join(workDir, randomBytes(3).toString('hex'));
+      mkdirSync(dir);
+      return opensslCsr(dir);
+    };
+    const leaf = await authority.issue(caOrg, subject, csr(), 'CLI Corp', { name: 'cli-suite' });
+
+    expect((await cli(['ca', 'revoke-generation', caOrg, '1'])).code).toBe(2);
+    expect((await cli(['ca', 'revoke-generation', caOrg, '1', '--reason', 'keyCompromise'])).code).toBe(2);
+    expectRefused(await cli(['ca', 'revoke-generation', caOrg, 'one', '--reason', 'cACompromise']), 'The generation must be a positive whole number');
+    expectRefused(await cli(['ca', 'revoke-generation', caOrg, '4', '--reason', 'cACompromise']), `The CA of "${caOrg}" has no generation 4`);
+
+    const revoked = await cli(['ca', 'revoke-generation', caOrg, '1', '--reason', 'cACompromise']);
+    expectOk(revoked);
+    expect(revoked.json()).toMatchObject({
+      generation: 1,
+      reason: 'cACompromise',
+      revokedCertificates: 1,
+      crlsPublished: [1],
+      certificateAuthority: { id: caOrg, generation: 1, compromisedAt: revoked.json().compromisedAt },
+    });
+    expect((await t.db.query('SELECT status, reason FROM issued_certificates WHERE org_id = $1 AND serial = $2', [caOrg, leaf.serialNumber])).rows).toEqual([
+      { status: 'revoked', reason: 'cACompromise' },
+    ]);
+    // The service refuses to issue under the revoked generation (its cached row or the database, whichever decides first).
+    await expect(authority.issue(caOrg, subject, csr(), 'CLI Corp', { name: 'cli-suite' })).rejects.toMatchObject({
+      code: 'CONFLICT',
+      detail: expect.stringContaining('a renewal is needed first'),
+    });
+    expectRefused(await cli(['ca', 'revoke-generation', caOrg, '1', '--reason', 'cACompromise']), 'was revoked already');
+    const audit = await t.db.query('SELECT code, actor FROM audit_events WHERE org_id = $1 AND code IN (60003, 60009) ORDER BY id', [caOrg]);
+    expect(audit.rows).toEqual([
+      { code: 60009, actor: 'cli' },
+      { code: 60003, actor: 'cli' },
+    ]);
+  }, 90_000); // six CLI processes that open the HSM: past 60 s on a slower 2-core host beside other suites
 
   it('signing-key: generate, a refused early activation, activation (with no delay) that the service signs with, withdraw; audited as cli', async () => {
     // A kid is base64url and may begin with '-': it goes after --, which ends the options (as a thumbprint does).

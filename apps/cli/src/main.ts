@@ -23,6 +23,7 @@ import { registerSystemAccountCommands } from './commands/system-account.command
 import { registerUserCommands } from './commands/user.commands';
 import { registerReferenceDataCommands } from './commands/reference-data.commands';
 import { registerSigningKeyCommands } from './commands/signing-key.commands';
+import { registerCaCommands } from './commands/ca.commands';
 
 /**
  * The operator command line: the same services as the API, straight on the database, for first
@@ -122,6 +123,7 @@ export function buildProgram(): Command {
   registerAuditCommands(program, cli);
   registerDeviceCommands(program, cli);
   registerSigningKeyCommands(program, cli);
+  registerCaCommands(program, cli);
   return program;
 }
 

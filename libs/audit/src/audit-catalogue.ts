@@ -69,6 +69,10 @@ export const AUDIT_CATALOGUE = {
   'certificate.release': { code: 60006, description: 'Certificate released from hold' },
   'ca.renew': { code: 60007, description: 'CA renewal begun: a new key in the HSM, its certificate or a CSR for the enterprise root' },
   'ca.rollover': { code: 60008, description: 'A new CA generation issues; the previous one signs only its CRL and OCSP answers' },
+  'ca.revoke': {
+    code: 60009,
+    description: 'A CA generation revoked as compromised: every certificate it issued revoked (cACompromise); the current one issues nothing until a renewal',
+  },
 
   'organization.create': { code: 70001, description: 'Organization created' },
   'organization.update': { code: 70002, description: 'Organization renamed' },

@@ -1,6 +1,6 @@
 import { Module, Provider } from '@nestjs/common';
 import { AccountDependents, AccountsModule } from '@app/accounts';
-import { AuthModule, OneTimeCodes, SmartCardLogons } from '@app/auth';
+import { AuthModule, AuthStoreModule, OneTimeCodes, SmartCardLogons } from '@app/auth';
 import { DeliveryGatewayStoreModule } from '@app/delivery-gateway';
 import { DeviceContents, DeviceModule, DeviceStoreModule } from '@app/device';
 import { Clock, DataCipher } from '@app/common';
@@ -104,12 +104,33 @@ export class CredentialManagementStoreModule {
 }
 
 /**
+ * What keeps credentials with their devices and with their certificates (CredentialFollower), and
+ * tells their owners (CredentialNotifications): loaded by the service, and by the command line's
+ * `ca revoke-generation`, whose revocation carries the credentials and sessions as the service's does.
+ */
+@Module({
+  imports: [CredentialManagementStoreModule, AuthStoreModule, DeviceStoreModule, PkiModule, DeliveryGatewayStoreModule],
+  providers: [CredentialFollower, CredentialNotifications],
+  exports: [CredentialNotifications],
+})
+export class CredentialFollowerModule {}
+
+/**
  * The credential-management API (CREDENTIAL-MANAGEMENT.md): Users with their EnrollmentData, Groups,
  * DevicePolicy, the global policies, Printer, Wallet, ContentRequest, Stats, Self and SCIM discovery, with the admin
  * API of the reference data this library owns.
  */
 @Module({
-  imports: [CredentialManagementStoreModule, AccountsModule, AuthModule, DeviceStoreModule, DeviceModule, PkiModule, DeliveryGatewayStoreModule],
+  imports: [
+    CredentialManagementStoreModule,
+    CredentialFollowerModule,
+    AccountsModule,
+    AuthModule,
+    DeviceStoreModule,
+    DeviceModule,
+    PkiModule,
+    DeliveryGatewayStoreModule,
+  ],
   controllers: [
     UsersController,
     EnrollmentDataController,
@@ -141,10 +162,8 @@ export class CredentialManagementStoreModule {
     WalletService,
     ContentRequestService,
     ContentRequestSweepJob,
-    CredentialFollower,
     OneTimeCodeCredentials,
     SmartCardLogonCredentials,
-    CredentialNotifications,
     SyncSessionRepository,
     SyncSessionService,
     DeviceFlowRepository,

@@ -6,7 +6,7 @@ import type { Transaction } from './database';
  * What changed: an access token (revoked), a subject (system account or user: disabled, role,
  * groups, deleted, its secrets or certificates changed), an organization (settings, deleted), a
  * device (moved, deleted), a lockout counter key (a failure was counted), an organization's CA
- * (created, its certificate installed), an issued certificate (revoked, held, released; id
+ * (created, its certificate installed, renewed, a generation revoked), an issued certificate (revoked, held, released; id
  * `{org}/{serial}`), an organization's push delivery gateways (created, replaced, deleted) or a
  * token-signing key (generated, activated, retired; id: its kid).
  */

@@ -17,6 +17,8 @@ export interface CaRow {
   version: number;
   /** 1 for the CA's first key, one more at each renewal; the current generation issues. */
   generation: number;
+  /** When the generation was revoked as compromised (its leaves revoked with cACompromise); it then issues nothing. */
+  compromised_at: Date | null;
 }
 
 /**
@@ -26,7 +28,7 @@ export interface CaRow {
  */
 export interface CaGenerationRow extends Omit<CaRow, 'status'> {
   status: 'awaiting-certificate' | 'retired';
-  /** This generation's key certified by the next generation's key. */
+  /** This generation's key certified by the next generation's key (none when this generation retired compromised). */
   old_with_new: Buffer | null;
   /** The next generation's key certified by this generation's key. */
   new_with_old: Buffer | null;
@@ -85,7 +87,10 @@ export class CertificateAuthorityRepository {
   constructor(private readonly db: Database) {}
 
   /** Inserts the CA row; false when the organization has one already (the primary key decides, not a prior read). */
-  async insert(row: Omit<CaRow, 'version' | 'certificate' | 'csr' | 'not_after' | 'status' | 'generation'>, tx: Transaction): Promise<boolean> {
+  async insert(
+    row: Omit<CaRow, 'version' | 'certificate' | 'csr' | 'not_after' | 'status' | 'generation' | 'compromised_at'>,
+    tx: Transaction,
+  ): Promise<boolean> {
     const inserted = await this.db.query(
       `INSERT INTO certification_authorities (org_id, key_label, key_algorithm, mode, status, subject, created_at, updated_at)
        VALUES ($1, $2, $3, $4, 'awaiting-certificate', $5, $6, $6) ON CONFLICT (org_id) DO NOTHING RETURNING 1`,
@@ -137,14 +142,14 @@ export class CertificateAuthorityRepository {
   async rollOver(
     current: CaRow,
     next: Pick<CaRow, 'generation' | 'key_label' | 'key_algorithm' | 'subject' | 'certificate' | 'not_after'>,
-    crosses: { oldWithNew: Buffer; newWithOld: Buffer },
+    crosses: { oldWithNew: Buffer; newWithOld: Buffer } | null,
     now: Date,
     tx: Transaction,
   ): Promise<CaRow> {
     await this.db.query('DELETE FROM ca_generations WHERE org_id = $1 AND generation = $2', [current.org_id, next.generation], tx);
     await this.db.query(
-      `INSERT INTO ca_generations (org_id, generation, key_label, key_algorithm, mode, status, subject, certificate, not_after, old_with_new, new_with_old, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, 'retired', $6, $7, $8, $9, $10, $11, $12)`,
+      `INSERT INTO ca_generations (org_id, generation, key_label, key_algorithm, mode, status, subject, certificate, not_after, old_with_new, new_with_old, created_at, updated_at, compromised_at)
+       VALUES ($1, $2, $3, $4, $5, 'retired', $6, $7, $8, $9, $10, $11, $12, $13)`,
       [
         current.org_id,
         current.generation,
@@ -154,16 +159,17 @@ export class CertificateAuthorityRepository {
         current.subject,
         current.certificate,
         current.not_after,
-        crosses.oldWithNew,
-        crosses.newWithOld,
+        crosses?.oldWithNew ?? null,
+        crosses?.newWithOld ?? null,
         current.created_at,
         now,
+        current.compromised_at,
       ],
       tx,
     );
     const [row] = await this.db.query<CaRow>(
       `UPDATE certification_authorities SET generation = $2, key_label = $3, key_algorithm = $4, subject = $5, certificate = $6, not_after = $7,
-              csr = NULL, status = 'active', updated_at = $8, version = version + 1
+              csr = NULL, status = 'active', compromised_at = NULL, updated_at = $8, version = version + 1
         WHERE org_id = $1 RETURNING *`,
       [current.org_id, next.generation, next.key_label, next.key_algorithm, next.subject, next.certificate, next.not_after, now],
       tx,
@@ -189,16 +195,86 @@ export class CertificateAuthorityRepository {
 
   /**
    * Stores an issued certificate in the caller's transaction; 'KEY_REUSED' when this CA certified the
-   * public key before (the unique key decides, also for two requests at once).
+   * public key before (the unique key decides, also for two requests at once); 'CA_CHANGED' when the
+   * generation that signed it is no longer the current one or was revoked as compromised. The CA
+   * row is read FOR KEY SHARE: a generation's revocation holds it FOR UPDATE, so a certificate is
+   * either stored before the revocation's UPDATE of the generation's leaves (which then revokes it)
+   * or sees the revocation and is refused; none slips between.
    */
-  async insertIssued(row: Omit<IssuedRow, 'status' | 'revoked_at' | 'reason'> & { public_key_sha256: Buffer }, tx: Transaction): Promise<'ok' | 'KEY_REUSED'> {
+  async insertIssued(
+    row: Omit<IssuedRow, 'status' | 'revoked_at' | 'reason'> & { public_key_sha256: Buffer },
+    tx: Transaction,
+  ): Promise<'ok' | 'KEY_REUSED' | 'CA_CHANGED'> {
     const inserted = await this.db.query(
       `INSERT INTO issued_certificates (org_id, serial, user_id, subject, public_key_sha256, der, not_before, not_after, issued_at, generation)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (org_id, public_key_sha256) DO NOTHING RETURNING 1`,
+       SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 FROM certification_authorities ca
+        WHERE ca.org_id = $1 AND ca.generation = $10 AND ca.compromised_at IS NULL FOR KEY SHARE
+       ON CONFLICT (org_id, public_key_sha256) DO NOTHING RETURNING 1`,
       [row.org_id, row.serial, row.user_id, row.subject, row.public_key_sha256, row.der, row.not_before, row.not_after, row.issued_at, row.generation],
       tx,
     );
-    return inserted.length > 0 ? 'ok' : 'KEY_REUSED';
+    if (inserted.length > 0) return 'ok';
+    const [ca] = await this.db.query<{ issues: boolean }>(
+      'SELECT generation = $2 AND compromised_at IS NULL AS issues FROM certification_authorities WHERE org_id = $1',
+      [row.org_id, row.generation],
+      tx,
+    );
+    return ca?.issues ? 'KEY_REUSED' : 'CA_CHANGED';
+  }
+
+  /** The serials of `generation`'s certificates not revoked yet (a generation's revocation locks what follows them first). */
+  async unrevokedSerials(orgId: string, generation: number, tx: Transaction): Promise<string[]> {
+    const rows = await this.db.query<{ serial: string }>(
+      "SELECT serial FROM issued_certificates WHERE org_id = $1 AND generation = $2 AND status <> 'revoked'",
+      [orgId, generation],
+      tx,
+    );
+    return rows.map((r) => r.serial);
+  }
+
+  /** Marks a generation (the current one or a retired one) compromised; false when it is not there or already is. */
+  async markCompromised(orgId: string, generation: number, current: boolean, at: Date, tx: Transaction): Promise<boolean> {
+    const marked = await this.db.query(
+      current
+        ? `UPDATE certification_authorities SET compromised_at = $3, updated_at = $3, version = version + 1
+            WHERE org_id = $1 AND generation = $2 AND compromised_at IS NULL RETURNING 1`
+        : `UPDATE ca_generations SET compromised_at = $3, updated_at = $3, version = version + 1
+            WHERE org_id = $1 AND generation = $2 AND status = 'retired' AND compromised_at IS NULL RETURNING 1`,
+      [orgId, generation, at],
+      tx,
+    );
+    return marked.length > 0;
+  }
+
+  /** Revokes every certificate of `generation` not revoked yet, held ones too, in one statement; answers their serials. */
+  async revokeGeneration(orgId: string, generation: number, reason: string, at: Date, tx: Transaction): Promise<string[]> {
+    const rows = await this.db.query<{ serial: string }>(
+      `UPDATE issued_certificates SET status = 'revoked', reason = $3, revoked_at = $4
+        WHERE org_id = $1 AND generation = $2 AND status <> 'revoked' RETURNING serial`,
+      [orgId, generation, reason, at],
+      tx,
+    );
+    return rows.map((r) => r.serial);
+  }
+
+  /**
+   * The cross-certificates `generation`'s key signed for a generation since revoked as compromised,
+   * with when it was: its new-with-old when the next generation is compromised, the previous
+   * generation's old-with-new when that one is. They go on `generation`'s CRL (an ARL entry, reason
+   * cACompromise), so a relying party that trusts `generation` no longer reaches the compromised key through them.
+   */
+  async compromisedCrossCertificates(orgId: string, generation: number, tx: Transaction): Promise<{ der: Buffer; compromised_at: Date }[]> {
+    return this.db.query<{ der: Buffer; compromised_at: Date }>(
+      `WITH g AS (
+         SELECT generation, compromised_at, old_with_new, new_with_old FROM ca_generations WHERE org_id = $1 AND status = 'retired'
+         UNION ALL SELECT generation, compromised_at, NULL, NULL FROM certification_authorities WHERE org_id = $1)
+       SELECT c.new_with_old AS der, n.compromised_at FROM g c JOIN g n ON n.generation = c.generation + 1
+        WHERE c.generation = $2 AND c.new_with_old IS NOT NULL AND n.compromised_at IS NOT NULL
+       UNION ALL
+       SELECT p.old_with_new, p.compromised_at FROM g p WHERE p.generation = $2 - 1 AND p.old_with_new IS NOT NULL AND p.compromised_at IS NOT NULL`,
+      [orgId, generation],
+      tx,
+    );
   }
 
   async findIssued(orgId: string, serial: string, tx?: Transaction): Promise<IssuedRow | undefined> {

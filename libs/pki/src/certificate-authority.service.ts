@@ -5,7 +5,7 @@ import { AsnConvert } from '@peculiar/asn1-schema';
 import { Certificate } from '@peculiar/asn1-x509';
 import * as x509 from '@peculiar/x509';
 import { Actor, AuditLog, byActor } from '@app/audit';
-import { Clock, DomainError, notFound } from '@app/common';
+import { Clock, DomainError, invalidValue, notFound } from '@app/common';
 import { AppConfig } from '@app/config';
 import { HsmKeyPair, KeyAlgorithm, KeyStore } from '@app/hsm';
 import { Metrics } from '@app/observability';
@@ -20,7 +20,8 @@ import {
   PublishedCrl,
   SigningGeneration,
 } from './certificate-authority.repository';
-import { CRL_REASON_CODES, encodeTbsCertList } from './crl';
+import { CertificateRevocationListeners } from './certificate-revocation-listeners';
+import { CRL_REASON_CODES, CrlEntry, encodeTbsCertList } from './crl';
 import { signedEnvelope } from './der';
 import { CaLeafProfile, CertificateSubject, SIGNATURE_ALGORITHMS, caLeafProfile, leafTbsCertificate, randomSerial, signingAlgorithmOf } from './profile';
 import { readCsr } from './csr';
@@ -52,6 +53,23 @@ const CRL_REFRESH_MS = DAY_MS;
 
 /** RFC 5280 reason codes of the revocations the lifecycle makes. */
 export type RevocationReason = 'keyCompromise' | 'superseded' | 'cessationOfOperation' | 'unspecified' | 'affiliationChanged';
+
+/** A generation number as the admin API's path and the command line take it: 1, 2, ...; else 400. */
+export function generationOf(value: string): number {
+  if (!/^[1-9][0-9]{0,8}$/.test(value)) throw invalidValue(`The generation must be a positive whole number such as 1 or 2, got "${value.slice(0, 20)}".`);
+  return Number(value);
+}
+
+/** What a CA generation's revocation did (`POST .../ca/generations/{n}/revocation`). */
+export interface GenerationRevocation {
+  generation: number;
+  reason: 'cACompromise';
+  compromisedAt: Date;
+  /** How many of its certificates it revoked (those not revoked before). */
+  revokedCertificates: number;
+  /** The generations whose CRL was re-signed in the revocation's transaction. */
+  crlsPublished: number[];
+}
 
 export interface CreateCaInput {
   subject?: string;
@@ -109,6 +127,7 @@ export class CertificateAuthority {
     private readonly config: AppConfig,
     private readonly changes: ChangeFeed,
     private readonly metrics: Metrics,
+    private readonly revocationListeners: CertificateRevocationListeners,
   ) {
     // Every issuance asks for the CA twice: kept per instance, as the OCSP responder keeps it; a CA's
     // creation and certificate installation publish 'ca', an organization's deletion 'organization'.
@@ -307,14 +326,10 @@ export class CertificateAuthority {
     tx: Transaction,
   ): Promise<CaRow> {
     const now = this.clock.now();
-    const current = { certificate: new x509.X509Certificate(ca.certificate!), pair: await this.keyPair(ca), algorithm: ca.key_algorithm };
-    const nextPair = await this.keys.findKeyPair(next.key_label);
-    if (!nextPair) throw new Error(`The HSM holds no key labelled ${next.key_label} for the renewal of the CA of ${ca.org_id}`);
-    const following = { certificate: new x509.X509Certificate(next.certificate), pair: nextPair, algorithm: next.key_algorithm };
-    const oldNotAfter = current.certificate.notAfter;
-    const oldWithNew = await this.crossCertificate(current.certificate, following, oldNotAfter, now);
-    const newWithOld = await this.crossCertificate(following.certificate, current, new Date(Math.min(oldNotAfter.getTime(), next.not_after.getTime())), now);
-    const row = await this.cas.rollOver(ca, next, { oldWithNew, newWithOld }, now, tx);
+    // A generation revoked as compromised is linked to no other: the next key must not vouch for its
+    // key (old-with-new would let a relying party that trusts the new CA accept what the compromised key signs).
+    const crosses = ca.compromised_at ? null : await this.crossCertificates(ca, next, now);
+    const row = await this.cas.rollOver(ca, next, crosses, now, tx);
     await this.audit.record(
       {
         org: ca.org_id,
@@ -322,11 +337,34 @@ export class CertificateAuthority {
         action: 'ca.rollover',
         target: ca.org_id,
         outcome: 'success',
-        details: { from: ca.generation, to: next.generation, keyLabel: next.key_label, retiredKeyLabel: ca.key_label, notAfter: next.not_after.toISOString() },
+        details: {
+          from: ca.generation,
+          to: next.generation,
+          keyLabel: next.key_label,
+          retiredKeyLabel: ca.key_label,
+          notAfter: next.not_after.toISOString(),
+          ...(ca.compromised_at ? { crossCertificates: false } : {}),
+        },
       },
       tx,
     );
     return row;
+  }
+
+  /** old-with-new (the current key certified by the next) and new-with-old (the next key certified by the current). */
+  private async crossCertificates(
+    ca: CaRow,
+    next: Pick<CaRow, 'key_label' | 'key_algorithm'> & { certificate: Buffer; not_after: Date },
+    now: Date,
+  ): Promise<{ oldWithNew: Buffer; newWithOld: Buffer }> {
+    const current = { certificate: new x509.X509Certificate(ca.certificate!), pair: await this.keyPair(ca), algorithm: ca.key_algorithm };
+    const nextPair = await this.keys.findKeyPair(next.key_label);
+    if (!nextPair) throw new Error(`The HSM holds no key labelled ${next.key_label} for the renewal of the CA of ${ca.org_id}`);
+    const following = { certificate: new x509.X509Certificate(next.certificate), pair: nextPair, algorithm: next.key_algorithm };
+    const oldNotAfter = current.certificate.notAfter;
+    const oldWithNew = await this.crossCertificate(current.certificate, following, oldNotAfter, now);
+    const newWithOld = await this.crossCertificate(following.certificate, current, new Date(Math.min(oldNotAfter.getTime(), next.not_after.getTime())), now);
+    return { oldWithNew, newWithOld };
   }
 
   /** `subject`'s name and key certified by `issuer`'s key: a CA certificate (pathLen 0, as the CA's own), verified before use. */
@@ -387,7 +425,11 @@ export class CertificateAuthority {
   async chain(orgId: string): Promise<Buffer[]> {
     const ca = await this.require(orgId, true);
     const retired = (await this.cas.generations(orgId)).filter((g) => g.status === 'retired').reverse();
-    const crosses = retired.flatMap((g) => [g.new_with_old!, g.old_with_new!]);
+    // No cross-certificate links a generation revoked as compromised (they are on the CRL of the key that signed them).
+    const compromised = new Set([ca, ...retired].filter((g) => g.compromised_at).map((g) => g.generation));
+    const crosses = retired
+      .filter((g) => g.old_with_new && g.new_with_old && !compromised.has(g.generation) && !compromised.has(g.generation + 1))
+      .flatMap((g) => [g.new_with_old!, g.old_with_new!]);
     return [...crosses, ca.certificate!, ...retired.map((g) => g.certificate!)];
   }
 
@@ -402,7 +444,16 @@ export class CertificateAuthority {
     if (!found) {
       throw new DomainError('CONFLICT', `Organization "${orgId}" has no CA to issue from; create one with POST /admin/v1/organizations/${orgId}/ca.`);
     }
+    if (found.compromised_at) throw this.compromised(found);
     return this.requireActive(found);
+  }
+
+  private compromised(ca: Pick<CaRow, 'org_id' | 'generation' | 'compromised_at'>): DomainError {
+    return new DomainError(
+      'CONFLICT',
+      `Generation ${ca.generation} of the CA of "${ca.org_id}" was revoked as compromised at ${ca.compromised_at!.toISOString()}; it issues nothing: ` +
+        `a renewal is needed first (POST /admin/v1/organizations/${ca.org_id}/ca/renewal).`,
+    );
   }
 
   /**
@@ -466,7 +517,7 @@ export class CertificateAuthority {
         },
         tx,
       );
-      if (outcome === 'KEY_REUSED') return outcome;
+      if (outcome !== 'ok') return outcome;
       await this.audit.record(
         {
           org: orgId,
@@ -482,6 +533,15 @@ export class CertificateAuthority {
     });
     if (stored === 'KEY_REUSED') {
       throw new DomainError('INVALID_VALUE', 'CSR_KEY_REUSED: this CA has already certified the public key of the CSR; generate a new key pair on the card.');
+    }
+    if (stored === 'CA_CHANGED') {
+      // The generation was revoked or rolled over while the certificate was signed: what the database says now decides.
+      const now = await this.cas.find(orgId, options.tx);
+      if (now?.compromised_at) throw this.compromised(now);
+      throw new DomainError(
+        'CONFLICT',
+        `The CA of "${orgId}" changed to generation ${now?.generation} while the certificate was signed; send the request again.`,
+      );
     }
     return { serialNumber: serial, subject: leaf.subject, issuer: state.certificate.subject, notBefore, notAfter, der };
   }
@@ -523,6 +583,73 @@ export class CertificateAuthority {
       changed.map((serial) => `${orgId}/${serial}`),
     );
     return changed;
+  }
+
+  /**
+   * Revokes a CA generation believed compromised (issue 32 item 4; libs/pki README, "Revoking a
+   * compromised CA generation"), in one transaction: the generation is marked compromised (the
+   * current one then issues nothing until a renewal: 409), every certificate it issued and not yet
+   * revoked is revoked with cACompromise in one statement, what follows them in other libraries
+   * follows (CertificateRevocationListeners: credentials, smart-card sessions), and the CRLs are
+   * re-signed at once: the generation's own, and those of the generations next to it, which list
+   * the cross-certificate their key signed for it. 404 for a generation the CA never had, 409 for
+   * one already revoked or awaiting its certificate.
+   */
+  async revokeGeneration(orgId: string, generation: number, reason: 'cACompromise', actor: Actor): Promise<GenerationRevocation> {
+    // Checked before anything is locked, and again under the lock.
+    await this.revocable(orgId, generation);
+    return this.db.transaction(async (tx) => {
+      await this.revocationListeners.lock(orgId, await this.cas.unrevokedSerials(orgId, generation, tx), tx);
+      const ca = await this.cas.lock(orgId, tx);
+      if (!ca) throw this.noCa(orgId);
+      const target = await this.revocable(orgId, generation, ca, tx);
+      const now = this.clock.now();
+      await this.cas.markCompromised(orgId, generation, target === 'current', now, tx);
+      const serials = await this.cas.revokeGeneration(orgId, generation, reason, now, tx);
+      await this.audit.record(
+        {
+          org: orgId,
+          ...byActor(actor),
+          action: 'ca.revoke',
+          target: orgId,
+          outcome: 'success',
+          details: { generation, reason, current: target === 'current', revokedCertificates: serials.length },
+        },
+        tx,
+      );
+      await this.revocationListeners.revoked({ orgId, serials, reason, via: 'ca.revoke', actor }, tx);
+      // Read again: the row's version moved, and with it what signs.
+      const locked = (await this.cas.find(orgId, tx))!;
+      const crlsPublished: number[] = [];
+      for (const g of [generation - 1, generation, generation + 1]) {
+        const signer = await this.signer(locked, g, tx).catch(() => undefined);
+        if (!signer?.certificate) continue;
+        await this.publishCrl(signer, actor, tx);
+        crlsPublished.push(g);
+      }
+      // With the commit: every instance forgets the CA row, its OCSP statuses and pre-produced answers (one notice, not one per certificate).
+      this.changes.publishOnCommit(tx, 'ca', [orgId]);
+      return { generation, reason, compromisedAt: now, revokedCertificates: serials.length, crlsPublished };
+    });
+  }
+
+  /** Whether `generation` may be revoked: 'current' or 'retired'; else the 404 or 409 that says why not. */
+  private async revocable(orgId: string, generation: number, ca?: CaRow, tx?: Transaction): Promise<'current' | 'retired'> {
+    const row = ca ?? (await this.cas.find(orgId));
+    if (!row) throw this.noCa(orgId);
+    const other = generation === row.generation ? undefined : (await this.cas.generations(orgId, tx)).find((g) => g.generation === generation);
+    const found = generation === row.generation ? row : other;
+    if (!found) throw notFound(`The CA of "${orgId}" has no generation ${generation}; GET /admin/v1/organizations/${orgId}/ca lists them.`);
+    if (found.compromised_at) {
+      throw new DomainError('CONFLICT', `Generation ${generation} of the CA of "${orgId}" was revoked already, at ${found.compromised_at.toISOString()}.`);
+    }
+    if (found.status === 'awaiting-certificate') {
+      throw new DomainError(
+        'CONFLICT',
+        `Generation ${generation} of the CA of "${orgId}" awaits its certificate and has issued nothing; there is nothing to revoke (its key may be destroyed in the HSM).`,
+      );
+    }
+    return found === row ? 'current' : 'retired';
   }
 
   private within<T>(tx: Transaction | undefined, work: (tx: Transaction) => Promise<T>): Promise<T> {
@@ -618,7 +745,19 @@ export class CertificateAuthority {
   private async publishCrl(ca: SigningGeneration, actor: Actor, tx: Transaction): Promise<PublishedCrl> {
     const now = this.clock.now();
     const state = this.signingState(ca);
-    const entries = await this.cas.listed(ca.org_id, ca.generation, now, tx);
+    const listed = await this.cas.listed(ca.org_id, ca.generation, now, tx);
+    const entries: CrlEntry[] = listed.map((entry) => ({
+      serial: entry.serial,
+      revokedAt: entry.revoked_at,
+      reason: CRL_REASON_CODES[(entry.status === 'on-hold' ? 'certificateHold' : entry.reason) as keyof typeof CRL_REASON_CODES],
+    }));
+    // The cross-certificates this key signed for a generation revoked as compromised (RFC 5280 5.3.1 cACompromise), while they are valid.
+    for (const cross of await this.cas.compromisedCrossCertificates(ca.org_id, ca.generation, tx)) {
+      const certificate = new NodeX509Certificate(cross.der);
+      if (new Date(certificate.validTo) <= now) continue;
+      const serial = certificate.serialNumber.toLowerCase();
+      entries.push({ serial: serial.length % 2 ? `0${serial}` : serial, revokedAt: cross.compromised_at, reason: CRL_REASON_CODES.cACompromise });
+    }
     const crlNumber = await this.cas.nextCrlNumber(tx);
     const algorithm = SIGNATURE_ALGORITHMS[ca.key_algorithm];
     const tbs = encodeTbsCertList({
@@ -626,11 +765,7 @@ export class CertificateAuthority {
       issuer: state.issuerName,
       thisUpdate: now,
       nextUpdate: new Date(now.getTime() + CRL_VALIDITY_MS),
-      entries: entries.map((entry) => ({
-        serial: entry.serial,
-        revokedAt: entry.revoked_at,
-        reason: CRL_REASON_CODES[(entry.status === 'on-hold' ? 'certificateHold' : entry.reason) as keyof typeof CRL_REASON_CODES],
-      })),
+      entries,
       authorityKeyId: state.keyId,
       crlNumber: BigInt(crlNumber),
     });

@@ -31,6 +31,7 @@ const HASHES: Record<string, string> = { '1.3.14.3.2.26': 'sha1', '2.16.840.1.10
 
 const REASONS: Record<string, CRLReasons> = {
   keyCompromise: CRLReasons.keyCompromise,
+  cACompromise: CRLReasons.cACompromise,
   superseded: CRLReasons.superseded,
   cessationOfOperation: CRLReasons.cessationOfOperation,
   affiliationChanged: CRLReasons.affiliationChanged,
@@ -127,8 +128,9 @@ export class OcspResponder {
       evicts: (change) => (change.topic === 'ca' ? { key: change.id } : organizationGone(change.topic)),
       maxEntries: MAX_CACHED_CAS,
     });
+    // A CA generation's revocation changes all its certificates at once and says so with one `ca` notice.
     this.statuses = new FeedCache(changes, {
-      evicts: (change) => (change.topic === 'certificate' ? { key: change.id } : organizationGone(change.topic)),
+      evicts: (change) => (change.topic === 'certificate' ? { key: change.id } : change.topic === 'ca' ? 'all' : organizationGone(change.topic)),
       maxEntries: MAX_CACHED_STATUSES,
     });
     this.produced = new FeedCache(changes, {

@@ -133,13 +133,18 @@ export class SignInSessionRepository {
     return rows.map((r) => r.id);
   }
 
-  /** Ends every live session opened with a smart card whose certificate is `serial` of the organization's CA. */
-  async endAllOfCertificate(orgId: string, serial: string, now: Date, tx?: Transaction): Promise<{ id: string; user_id: string }[]> {
-    return this.db.query<{ id: string; user_id: string }>(
+  /** Ends every live session opened with a smart card whose certificate is one of `serials` of the organization's CA. */
+  async endAllOfCertificates(
+    orgId: string,
+    serials: readonly string[],
+    now: Date,
+    tx?: Transaction,
+  ): Promise<{ id: string; user_id: string; certificate_serial: string }[]> {
+    return this.db.query<{ id: string; user_id: string; certificate_serial: string }>(
       `UPDATE sign_in_sessions SET ended_at = $3, end_reason = 'certificate_revoked'
-        WHERE org_id = $1 AND certificate_serial = $2 AND ended_at IS NULL AND absolute_expires_at > $3
-        RETURNING id, user_id`,
-      [orgId, serial, now],
+        WHERE org_id = $1 AND certificate_serial = ANY($2::text[]) AND ended_at IS NULL AND absolute_expires_at > $3
+        RETURNING id, user_id, certificate_serial`,
+      [orgId, serials, now],
       tx,
     );
   }

@@ -210,20 +210,29 @@ export class SignInSessionService extends SignInSessions {
   }
 
   /**
-   * Ends the smart-card sessions opened with a certificate that was revoked or put on hold, in the
-   * transaction that changed it (credential management's device moves and superseding issuance).
+   * Ends the smart-card sessions opened with certificates that were revoked or put on hold, in the
+   * transaction that changed them (credential management's device moves, superseding issuance and a
+   * CA generation's revocation), in one statement however many; one `session.end` per person and certificate.
    */
-  async endAllOfCertificate(orgId: string, serial: string, actor: Actor, tx?: Transaction): Promise<number> {
+  async endAllOfCertificates(orgId: string, serials: readonly string[], actor: Actor, tx?: Transaction): Promise<number> {
+    if (serials.length === 0) return 0;
     const work = async (t: Transaction) => {
       const now = this.clock.now();
-      const ended = await this.sessions.endAllOfCertificate(orgId, serial, now, t);
+      const ended = await this.sessions.endAllOfCertificates(orgId, serials, now, t);
       await this.endedWithGrants(
         ended.map((e) => e.id),
         'certificate_revoked',
         now,
         t,
       );
-      for (const userId of new Set(ended.map((e) => e.user_id))) {
+      const byUserAndSerial = new Map<string, { userId: string; serial: string; sessions: string[] }>();
+      for (const e of ended) {
+        const key = `${e.user_id}/${e.certificate_serial}`;
+        const entry = byUserAndSerial.get(key) ?? { userId: e.user_id, serial: e.certificate_serial, sessions: [] };
+        entry.sessions.push(e.id);
+        byUserAndSerial.set(key, entry);
+      }
+      for (const { userId, serial, sessions } of byUserAndSerial.values()) {
         await this.audit.record(
           {
             org: orgId,
@@ -231,7 +240,7 @@ export class SignInSessionService extends SignInSessions {
             action: 'session.end',
             target: userId,
             outcome: 'success',
-            details: { reason: 'certificate_revoked', certificateSerial: serial, sessions: ended.filter((e) => e.user_id === userId).map((e) => e.id) },
+            details: { reason: 'certificate_revoked', certificateSerial: serial, sessions },
           },
           t,
         );

@@ -4,10 +4,11 @@ import { SignInSessionService } from '@app/auth';
 import { Clock } from '@app/common';
 import { DeviceMove, DeviceMoveListeners } from '@app/device';
 import { Transaction } from '@app/persistence';
-import { CertificateAuthority, RevocationReason } from '@app/pki';
+import { Actor } from '@app/audit';
+import { CertificateAuthority, CertificateRevocation, CertificateRevocationListeners, RevocationReason } from '@app/pki';
 import { CredentialNotifications } from '../notifications/credential-notifications';
 import { PolicyService } from '../policies/policy.service';
-import { CredentialRepository } from './credential.repository';
+import { CredentialRepository, CredentialRow } from './credential.repository';
 import { CredentialStatus } from './credential.schema';
 
 /** What each device move does to the device's credentials and their certificates (DECISIONS 8; CREDENTIAL-MANAGEMENT.md "PKI"). */
@@ -35,7 +36,9 @@ export function revocationReason(move: Pick<DeviceMove, 'action' | 'reason'>): R
  * every move (the Device entry points, a wallet's suspend and resume, a user's forced deletion)
  * carries its credentials and their certificates (hold, release, revoke; the CRL re-signed) in the
  * same transaction. CredentialPolicy.revokeOnTerminate false leaves a terminated device's credentials
- * as they are.
+ * as they are. And keeps credentials with their certificates when the CA revokes them itself (a
+ * generation revoked as compromised, libs/pki CertificateRevocationListeners): the same revocation
+ * of the credentials, its audit, the owners' notification and the end of the smart-card sessions.
  */
 @Injectable()
 export class CredentialFollower {
@@ -48,8 +51,13 @@ export class CredentialFollower {
     private readonly signInSessions: SignInSessionService,
     private readonly notifications: CredentialNotifications,
     listeners: DeviceMoveListeners,
+    certificateRevocations: CertificateRevocationListeners,
   ) {
     listeners.register((move, tx) => this.follow(move, tx));
+    certificateRevocations.register({
+      lock: async (orgId, serials, tx) => void (await this.credentials.lockOfCertificates(orgId, serials, FOLLOW.revoke.from, tx)),
+      revoked: (revocation, tx) => this.followCertificates(revocation, tx),
+    });
   }
 
   private async follow(move: DeviceMove, tx: Transaction): Promise<void> {
@@ -58,8 +66,33 @@ export class CredentialFollower {
     if (following.length === 0) return;
     if (move.action === 'terminate' && !(await this.policies.read(move.orgId, 'credential', tx)).policy.revokeOnTerminate) return;
     const reason = rule.to === 'REVOKED' ? revocationReason(move) : null;
+    await this.move(move.orgId, following, rule, reason, { device: move.deviceId, via: `device.${move.action}` }, move.actor, tx);
+    const serials = following.map((c) => c.certificate_serial).filter((serial): serial is string => serial !== null);
+    const changed = await this.ca.changeWithin(move.orgId, serials, rule.certificate, reason, move.actor, tx);
+    // A smart-card certificate revoked or put on hold ends the sessions it opened, with this commit (DECISIONS 14.2).
+    if (rule.certificate !== 'good') await this.signInSessions.endAllOfCertificates(move.orgId, changed, move.actor, tx);
+  }
+
+  /** The CA revoked these certificates itself (already on its CRL): their live credentials are revoked as a device's revocation revokes them. */
+  private async followCertificates(revocation: CertificateRevocation, tx: Transaction): Promise<void> {
+    const following = await this.credentials.lockOfCertificates(revocation.orgId, revocation.serials, FOLLOW.revoke.from, tx);
+    await this.move(revocation.orgId, following, FOLLOW.revoke, revocation.reason, { via: revocation.via }, revocation.actor, tx);
+    await this.signInSessions.endAllOfCertificates(revocation.orgId, revocation.serials, revocation.actor, tx);
+  }
+
+  /** The credentials' new status in one statement, an audit event each, and their owners told of a suspension or revocation. */
+  private async move(
+    orgId: string,
+    following: readonly CredentialRow[],
+    rule: (typeof FOLLOW)[keyof typeof FOLLOW],
+    reason: string | null,
+    context: { device?: string; via: string },
+    actor: Actor,
+    tx: Transaction,
+  ): Promise<void> {
+    if (following.length === 0) return;
     await this.credentials.setStatus(
-      move.orgId,
+      orgId,
       following.map((c) => c.id),
       { status: rule.to, reason, now: this.clock.now() },
       tx,
@@ -67,22 +100,18 @@ export class CredentialFollower {
     for (const credential of following) {
       await this.audit.record(
         {
-          org: move.orgId,
-          ...byActor(move.actor),
+          org: orgId,
+          ...byActor(actor),
           action: rule.audit,
           target: credential.id,
           outcome: 'success',
-          details: { from: credential.status, to: rule.to, device: move.deviceId, via: `device.${move.action}`, ...(reason ? { reason } : {}) },
+          details: { from: credential.status, to: rule.to, ...context, ...(reason ? { reason } : {}) },
         },
         tx,
       );
     }
     // The owners' authenticators hear of a suspension or revocation (DECISIONS 10.6); a resumption is not announced.
     if (rule.to === 'ON_HOLD' || rule.to === 'REVOKED')
-      await this.notifications.credentials(move.orgId, following, rule.to === 'ON_HOLD' ? 'suspended' : 'revoked', tx);
-    const serials = following.map((c) => c.certificate_serial).filter((serial): serial is string => serial !== null);
-    const changed = await this.ca.changeWithin(move.orgId, serials, rule.certificate, reason, move.actor, tx);
-    // A smart-card certificate revoked or put on hold ends the sessions it opened, with this commit (DECISIONS 14.2).
-    if (rule.certificate !== 'good') for (const serial of changed) await this.signInSessions.endAllOfCertificate(move.orgId, serial, move.actor, tx);
+      await this.notifications.credentials(orgId, following, rule.to === 'ON_HOLD' ? 'suspended' : 'revoked', tx);
   }
 }

@@ -119,6 +119,16 @@ export class CredentialRepository {
     );
   }
 
+  /** The credentials of these certificates in one of `statuses`, locked for the transaction (one statement, however many). */
+  async lockOfCertificates(orgId: string, serials: readonly string[], statuses: readonly CredentialStatus[], tx: Transaction): Promise<CredentialRow[]> {
+    if (serials.length === 0) return [];
+    return this.db.query<CredentialRow>(
+      `SELECT ${COLUMNS} ${FROM} WHERE c.org_id = $1 AND c.certificate_serial = ANY($2::text[]) AND c.status = ANY($3::text[]) ORDER BY c.created_at, c.id FOR UPDATE OF c`,
+      [orgId, serials, statuses],
+      tx,
+    );
+  }
+
   /** Moves credentials to `status` (REVOKED with its RFC 5280 reason); `leaveWallet` takes them out of their wallet (recycle). */
   async setStatus(
     orgId: string,

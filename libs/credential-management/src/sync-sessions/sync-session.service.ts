@@ -344,7 +344,7 @@ export class SyncSessionService {
     await this.notifications.credentials(org, revoking, 'revoked', tx);
     const revoked = await this.ca.changeWithin(org, serialsOf(revoking), 'revoked', reason, actor, tx);
     // A superseded smart-card certificate signs nobody in any more: its sessions end with this commit (DECISIONS 14.2).
-    for (const serial of revoked) await this.signInSessions.endAllOfCertificate(org, serial, actor, tx);
+    await this.signInSessions.endAllOfCertificates(org, revoked, actor, tx);
     return revoked;
   }
 

@@ -1,8 +1,8 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Audited } from '@app/audit';
-import { Actor, ApiJsonBody, ApiPemBody, RequestActor, RequireAdministrator, parseBody, readPem, z } from '@app/common';
-import { CertificateAuthority } from '../certificate-authority.service';
+import { Actor, ApiJsonBody, ApiPemBody, PathFormats, RequestActor, RequireAdministrator, parseBody, readPem, z } from '@app/common';
+import { CertificateAuthority, generationOf } from '../certificate-authority.service';
 import { CaPresenter } from './ca.presenter';
 
 const createCaSchema = z
@@ -20,6 +20,11 @@ const createCaSchema = z
   .strict();
 
 const renewCaSchema = createCaSchema.omit({ mode: true });
+
+/** A generation's revocation says why; a compromise of the CA key is the one reason it has (RFC 5280 5.3.1 cACompromise). */
+export const revokeGenerationSchema = z
+  .object({ reason: z.enum(['cACompromise'], { message: 'is required: cACompromise (the CA key is believed compromised)' }) })
+  .strict();
 
 /** The organization's issuing CA (CREDENTIAL-MANAGEMENT.md, "PKI"): one per organization, its key in the HSM. */
 @ApiTags('administration')
@@ -68,6 +73,22 @@ export class CaAdminController {
   async install(@Param('org') org: string, @Body() body: unknown, @RequestActor() actor: Actor) {
     await this.authority.installCertificate(org, readPem(body), actor);
     return this.view(org);
+  }
+
+  @Post('generations/:generation/revocation')
+  @PathFormats({ generation: 'numericId' })
+  @HttpCode(200)
+  @Audited('ca.revoke', 'crl.publish', 'credential.revoke', 'session.end')
+  @ApiOperation({
+    summary:
+      'Revoke a CA generation believed compromised: every certificate it issued is revoked with cACompromise (CRL at once, OCSP), their credentials revoked and smart-card sessions ended; the current generation then issues nothing until a renewal (409)',
+  })
+  @ApiJsonBody(revokeGenerationSchema, { reason: 'cACompromise' })
+  async revokeGeneration(@Param('org') org: string, @Param('generation') generation: string, @Body() body: unknown, @RequestActor() actor: Actor) {
+    const number = generationOf(generation);
+    const input = parseBody(revokeGenerationSchema, body ?? {});
+    const revocation = await this.authority.revokeGeneration(org, number, input.reason, actor);
+    return { ...this.presenter.revocation(revocation), certificateAuthority: await this.view(org) };
   }
 
   private async view(org: string) {

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { isoTimestamp } from '@app/common';
 import type { CaGenerationRow, CaRow } from '../certificate-authority.repository';
+import type { GenerationRevocation } from '../certificate-authority.service';
 
 /** DER as PEM, base64 in lines of 64 characters. */
 export const pem = (label: string, der: Buffer) =>
@@ -12,6 +13,17 @@ export const pem = (label: string, der: Buffer) =>
 /** The CA as the admin API shows it. */
 @Injectable()
 export class CaPresenter {
+  /** What a generation's revocation did. */
+  revocation(r: GenerationRevocation) {
+    return {
+      generation: r.generation,
+      reason: r.reason,
+      compromisedAt: isoTimestamp(r.compromisedAt),
+      revokedCertificates: r.revokedCertificates,
+      crlsPublished: r.crlsPublished,
+    };
+  }
+
   /** The current generation, with a renewal awaiting its certificate and the retired generations when there are. */
   ca(row: CaRow, generations: CaGenerationRow[] = []) {
     const renewal = generations.find((g) => g.status === 'awaiting-certificate');
@@ -25,6 +37,8 @@ export class CaPresenter {
       keyLabel: row.key_label,
       subject: row.subject,
       ...(row.certificate ? { certificate: pem('CERTIFICATE', row.certificate), notAfter: isoTimestamp(row.not_after!) } : {}),
+      // Revoked as compromised: it issues nothing until a renewal.
+      ...(row.compromised_at ? { compromisedAt: isoTimestamp(row.compromised_at) } : {}),
       ...(row.status === 'awaiting-certificate' && row.csr ? { csr: pem('CERTIFICATE REQUEST', row.csr) } : {}),
       ...(renewal
         ? {
@@ -48,7 +62,11 @@ export class CaPresenter {
               certificate: pem('CERTIFICATE', g.certificate!),
               notAfter: isoTimestamp(g.not_after!),
               lastCertificateExpires: g.last_certificate_expires ? isoTimestamp(g.last_certificate_expires) : null,
-              crossCertificates: { oldWithNew: pem('CERTIFICATE', g.old_with_new!), newWithOld: pem('CERTIFICATE', g.new_with_old!) },
+              ...(g.compromised_at ? { compromisedAt: isoTimestamp(g.compromised_at) } : {}),
+              // None when it retired compromised; shown otherwise, also once a neighbour is compromised (then on that CRL).
+              ...(g.old_with_new && g.new_with_old
+                ? { crossCertificates: { oldWithNew: pem('CERTIFICATE', g.old_with_new), newWithOld: pem('CERTIFICATE', g.new_with_old) } }
+                : {}),
             })),
           }
         : {}),
