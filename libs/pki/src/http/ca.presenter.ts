@@ -12,6 +12,18 @@ export const pem = (label: string, der: Buffer) =>
 /** The CA as the admin API shows it. */
 @Injectable()
 export class CaPresenter {
+  /** One generation as GET .../ca/generations lists it: which key, which name, how far it is, until when. */
+  generation(row: CaRow | CaGenerationRow) {
+    return {
+      generation: row.generation,
+      status: row.status,
+      mode: row.mode,
+      keyAlgorithm: row.key_algorithm,
+      subject: row.subject,
+      notAfter: row.not_after ? isoTimestamp(row.not_after) : null,
+    };
+  }
+
   /** The current generation, with a renewal awaiting its certificate and the retired generations when there are. */
   ca(row: CaRow, generations: CaGenerationRow[] = []) {
     const renewal = generations.find((g) => g.status === 'awaiting-certificate');
