@@ -788,6 +788,70 @@ describe('The management portal in a browser', () => {
     await second.context.close();
   }, 120_000);
 
+  it("a request's page cancels a request and retries a failed one, each asked once; an unknown request is the not-found page", async () => {
+    const holder = await createCardholder(t, platform, ORG, 'cara.cancel');
+    const policy = await t.http
+      .post(`/admin/v1/organizations/${ORG}/device-policies`)
+      .auth(platform, { type: 'bearer' })
+      .send({ name: 'Retry card', credentialTypes: ['OATH_TOTP'] });
+    const [filer, approver] = [
+      await createSystemAccount(t.http, platform, ORG, { role: 'Issuance' }),
+      await createSystemAccount(t.http, platform, ORG, { role: 'Issuance' }),
+    ];
+    const filerToken = await tokenBySecret(t.http, ORG, filer.clientId, filer.secret);
+    const approverToken = await tokenBySecret(t.http, ORG, approver.clientId, approver.secret);
+    const scim = (token: string, path: string, body: unknown) =>
+      t.http.post(path).auth(token, { type: 'bearer' }).set('Content-Type', 'application/scim+json').send(JSON.stringify(body));
+    const file = async (card: { id: string }) =>
+      (
+        await scim(filerToken, '/aims/rs/scim/v2/ContentRequest', {
+          schemas: ['urn:vendor:scim:api:cms:1.0:ContentRequest'],
+          type: 'issuance',
+          target: { device: { value: card.id }, devicePolicy: { value: policy.body.id } },
+          wallet: { value: holder.wallet },
+        })
+      ).body.id as string;
+    const first = await insertCard(t, ORG);
+    const cancelled = await file(first);
+
+    const { context, page, problems } = await signedIn(ada, `/portal/${ORG}/requests/${cancelled}`);
+    const facts = page.getByRole('region', { name: 'Request' });
+    await facts.getByRole('status').getByText('Awaiting approval').waitFor();
+    await page.getByRole('button', { name: 'Cancel issuance for cara.cancel' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Cancel issuance for cara.cancel?' });
+    await expectClean(page, problems);
+    await confirm.getByRole('button', { name: 'Cancel', exact: true }).click();
+    await facts.getByRole('status').getByText('Cancelled').waitFor();
+    expect((await t.db.query('SELECT status FROM content_requests WHERE id = $1', [cancelled])).rows[0].status).toBe('cancelled');
+    expect((await t.db.query('SELECT status FROM devices WHERE id = $1', [first.id])).rows[0].status).toBe('AVAILABLE');
+
+    // A request whose encoding failed: the failure's detail, then Retry makes it await encoding again.
+    const second = await insertCard(t, ORG);
+    const failing = await file(second);
+    expect((await scim(approverToken, `/aims/rs/scim/v2/ContentRequest/${failing}/approve`, {})).status).toBe(200);
+    const session = await scim(filerToken, '/aims/rs/scim/v2/SyncSession', {
+      schemas: ['urn:vendor:scim:api:cms:1.0:SyncSession'],
+      contentRequest: { value: failing },
+      device: { ATR: second.ATR, CUID: second.CUID },
+      results: [{ operation: 'WRITE_OTP', status: 'FAILURE', credentialType: 'OATH_TOTP', detail: 'card removed from the reader' }],
+    });
+    expect(session.status).toBeLessThan(500);
+    await page.goto(`${base}/portal/${ORG}/requests/${failing}`);
+    await facts.getByRole('status').getByText('Failed').waitFor();
+    expect(await facts.getByText(/card removed from the reader/).isVisible()).toBe(true);
+    await page.getByRole('button', { name: 'Retry issuance for cara.cancel' }).click();
+    await page.getByRole('dialog', { name: 'Retry issuance for cara.cancel?' }).getByRole('button', { name: 'Retry', exact: true }).click();
+    await facts.getByRole('status').getByText('Awaiting encoding').waitFor();
+    expect((await t.db.query('SELECT status FROM content_requests WHERE id = $1', [failing])).rows[0].status).toBe('approved');
+    await expectClean(page, problems);
+
+    // An unknown request: the not-found page, and nothing logged (the page looks it up with a search).
+    await page.goto(`${base}/portal/${ORG}/requests/00000000-0000-4000-8000-000000000000`);
+    await page.getByRole('heading', { name: 'Page not found' }).waitFor();
+    await expectClean(page, problems);
+    await context.close();
+  }, 90_000);
+
   it('a Help Desk operator is offered no issuance (the permission table gives it to Issuance)', async () => {
     const hugo = await createPersonWithCard(t, platform, ORG, 'hugo');
     await giveRole(t, platform, ORG, hugo, 'Help Desk');

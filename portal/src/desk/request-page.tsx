@@ -9,7 +9,7 @@ import { ErrorText } from '../components/error-text';
 import { Loading, NotFoundPage } from '../components/pages';
 import { useWhoami } from '../session/whoami';
 import { SEARCH_REQUEST, scimString, type Device } from './desk-page';
-import { ConfirmDecision, STATUS_LABELS, fourEyes, requestLabel, type ContentRequest } from './requests-page';
+import { ConfirmDecision, STATUS_LABELS, fourEyes, requestLabel, type ContentRequest, type RequestAction } from './requests-page';
 
 type RequestList = paths['/aims/rs/scim/v2/ContentRequest/.search']['post']['responses'][200]['content']['application/scim+json'];
 
@@ -63,7 +63,7 @@ export function RequestPage() {
             {data.failure?.detail ? <Fact term="Failure" value={data.failure.detail} /> : null}
           </SimpleGrid>
           {data.status === 'approved' ? <Text>Awaiting encoding: the card client encodes the card with a sync session; this page follows it.</Text> : null}
-          {data.status === 'requested' ? <Decide org={org} request={data} me={whoami.name} /> : null}
+          {['requested', 'approved', 'failed'].includes(data.status ?? '') ? <Decide org={org} request={data} me={whoami.name} /> : null}
         </Stack>
       </Paper>
       <Anchor renderRoot={(props) => <Link {...props} to="/$org/requests" params={{ org }} />}>Back to the content requests</Anchor>
@@ -109,14 +109,18 @@ function DeviceName({ org, id }: { org: string; id: string }) {
   );
 }
 
-/** Approve or deny, each asked once; the creator of the request sees approve disabled with the four-eyes reason. */
+/**
+ * What the request's status allows, each asked once: approve and deny while it awaits approval
+ * (approve disabled, with the four-eyes reason, for its creator), cancel until it is encoded, retry
+ * once it failed. The server decides each again.
+ */
 function Decide({ org, request, me }: { org: string; request: ContentRequest; me: string }) {
   const queryClient = useQueryClient();
-  const [asking, setAsking] = useState<'approve' | 'deny' | null>(null);
+  const [asking, setAsking] = useState<RequestAction | null>(null);
   const refusal = fourEyes(request, me);
   const label = requestLabel(request);
   const decide = useMutation({
-    mutationFn: (action: 'approve' | 'deny') =>
+    mutationFn: (action: RequestAction) =>
       answer(api.POST(`/aims/rs/scim/v2/ContentRequest/{id}/${action}`, { params: { path: { id: request.id } }, body: {} })),
     onSuccess: async () => {
       setAsking(null);
@@ -128,22 +132,37 @@ function Decide({ org, request, me }: { org: string; request: ContentRequest; me
     setAsking(null);
     decide.reset();
   };
+  const status = request.status ?? '';
   return (
     <>
       <Group>
-        <Tooltip label={refusal} disabled={!refusal}>
-          {/* A disabled button gets no pointer events: the wrapper carries the tooltip and the reason. */}
-          <span>
-            <Button disabled={Boolean(refusal)} aria-label={`Approve ${label}`} onClick={() => setAsking('approve')}>
-              Approve
+        {status === 'requested' ? (
+          <>
+            <Tooltip label={refusal} disabled={!refusal}>
+              {/* A disabled button gets no pointer events: the wrapper carries the tooltip and the reason. */}
+              <span>
+                <Button disabled={Boolean(refusal)} aria-label={`Approve ${label}`} onClick={() => setAsking('approve')}>
+                  Approve
+                </Button>
+              </span>
+            </Tooltip>
+            <Button variant="default" aria-label={`Deny ${label}`} onClick={() => setAsking('deny')}>
+              Deny
             </Button>
-          </span>
-        </Tooltip>
-        <Button variant="default" aria-label={`Deny ${label}`} onClick={() => setAsking('deny')}>
-          Deny
-        </Button>
+          </>
+        ) : null}
+        {status === 'requested' || status === 'approved' ? (
+          <Button variant="default" aria-label={`Cancel ${label}`} onClick={() => setAsking('cancel')}>
+            Cancel request
+          </Button>
+        ) : null}
+        {status === 'failed' ? (
+          <Button variant="default" aria-label={`Retry ${label}`} onClick={() => setAsking('retry')}>
+            Retry
+          </Button>
+        ) : null}
       </Group>
-      {refusal ? <Text size="sm">{refusal}</Text> : null}
+      {refusal && status === 'requested' ? <Text size="sm">{refusal}</Text> : null}
       <ConfirmDecision
         label={label}
         action={asking}

@@ -211,7 +211,19 @@ export function RequestsPage() {
   );
 }
 
-/** The four-eyes decision, asked once in a dialog that names what it decides (one request, or several). */
+/** The actions a content request takes (CREDENTIAL-MANAGEMENT.md, content requests), as the desk names and explains them. */
+export const REQUEST_ACTIONS = {
+  approve: {
+    verb: 'Approve',
+    consequence: 'Approving lets the card client encode it. You are the second pair of eyes: check the person, the device and the policy.',
+  },
+  deny: { verb: 'Deny', consequence: 'Denying ends it: nothing is issued, and a new request is needed.' },
+  cancel: { verb: 'Cancel', consequence: 'Cancelling ends it before the card is encoded: the card goes back to stock, and a new request is needed.' },
+  retry: { verb: 'Retry', consequence: 'Retrying lets the card client encode it again, as approved.' },
+} as const;
+export type RequestAction = keyof typeof REQUEST_ACTIONS;
+
+/** A decision on a content request, asked once in a dialog that names what it decides (one request, or several). */
 export function ConfirmDecision({
   label,
   action,
@@ -221,27 +233,23 @@ export function ConfirmDecision({
   error,
 }: {
   label: string;
-  action: 'approve' | 'deny' | null;
+  action: RequestAction | null;
   onClose: () => void;
   onConfirm: () => void;
   pending: boolean;
   error?: { message: string } | null;
 }) {
-  const verb = action === 'approve' ? 'Approve' : 'Deny';
+  const { verb, consequence } = REQUEST_ACTIONS[action ?? 'approve'];
   return (
     <Modal opened={action !== null} onClose={onClose} title={`${verb} ${label}?`}>
       <Stack>
-        <Text size="sm">
-          {action === 'approve'
-            ? 'Approving lets the card client encode it. You are the second pair of eyes: check the person, the device and the policy.'
-            : 'Denying ends it: nothing is issued, and a new request is needed.'}
-        </Text>
+        <Text size="sm">{consequence}</Text>
         <ErrorText error={error} />
         <Group justify="flex-end">
           <Button variant="default" onClick={onClose}>
-            Cancel
+            Back
           </Button>
-          <Button color={action === 'deny' ? 'red' : undefined} loading={pending} onClick={onConfirm} data-autofocus>
+          <Button color={action === 'deny' || action === 'cancel' ? 'red' : undefined} loading={pending} onClick={onConfirm} data-autofocus>
             {verb}
           </Button>
         </Group>
