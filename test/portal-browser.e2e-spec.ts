@@ -602,6 +602,26 @@ describe('The management portal in a browser', () => {
     expect(opensslVerified('ocsp', '-respin', response, '-issuer', caFile, '-cert', leaf, '-CAfile', caFile, '-no_nonce')).toContain(`${leaf}: revoked`);
     await expectClean(page, problems);
 
+    // Terminated, then recycled: a recycle request (no approval) that awaits the card client.
+    await page.getByRole('button', { name: `Terminate card ${cuid}` }).click();
+    await page
+      .getByRole('dialog', { name: `Terminate card ${cuid}` })
+      .getByRole('button', { name: 'Terminate device' })
+      .click();
+    await page.getByRole('button', { name: `Recycle card ${cuid}` }).click();
+    const recycle = page.getByRole('dialog', { name: `Recycle card ${cuid}?` });
+    await expectClean(page, problems);
+    await recycle.getByRole('button', { name: 'Recycle', exact: true }).click();
+    await page.getByRole('heading', { name: /^Recycle/, level: 1 }).waitFor();
+    await page.getByRole('region', { name: 'Request' }).getByRole('status').getByText('Awaiting encoding').waitFor();
+    const recycling = page.url().split('/').pop()!;
+    expect((await t.db.query('SELECT type, status, device_id FROM content_requests WHERE id = $1', [recycling])).rows[0]).toEqual({
+      type: 'recycle',
+      status: 'approved',
+      device_id: stored.id,
+    });
+    await expectClean(page, problems);
+
     // A device that does not exist: the not-found page, and nothing logged (the page looks it up with a search).
     await page.goto(`${base}/portal/${ORG}/devices/00000000-0000-4000-8000-000000000000`);
     await page.getByRole('heading', { name: 'Page not found' }).waitFor();

@@ -187,6 +187,7 @@ const MOVES = [
   { action: 'suspend', label: 'Suspend', from: ['ISSUED'], permission: 'device.suspend', reasons: ['LOST', 'FORGOTTEN', 'DAMAGED', 'STOLEN'] },
   { action: 'resume', label: 'Resume', from: ['ON_HOLD'], permission: 'device.resume', reasons: [] },
   { action: 'revoke', label: 'Revoke', from: ['ISSUED', 'ON_HOLD'], permission: 'device.revoke', reasons: REVOKE_REASONS },
+  { action: 'terminate', label: 'Terminate', from: ['ISSUED', 'ON_HOLD', 'REVOKED', 'PRODUCED'], permission: 'device.terminate', reasons: [] },
 ] as const;
 type Move = (typeof MOVES)[number];
 export type Reason = 'LOST' | 'FORGOTTEN' | 'DAMAGED' | 'STOLEN' | 'RENEW' | 'EXPIRED';
@@ -248,7 +249,7 @@ export function DeviceMoves({ org, id, name, status }: { org: string; id: string
                 </Button>
                 <Button
                   type="submit"
-                  color={asking.action === 'revoke' ? 'red' : undefined}
+                  color={asking.action === 'revoke' || asking.action === 'terminate' ? 'red' : undefined}
                   disabled={asking.reasons.length > 0 && !reason}
                   loading={move.isPending}
                   data-autofocus={asking.reasons.length === 0 ? true : undefined}
@@ -269,6 +270,7 @@ const CONSEQUENCES: Record<Move['action'], string> = {
   suspend: 'Its credentials are put on hold (certificateHold on the CRL) until it is resumed.',
   resume: 'Its credentials are valid again and leave the CRL.',
   revoke: 'Its credentials are revoked and its certificates go on the CRL. This cannot be undone.',
+  terminate: 'Its credentials are revoked and it leaves its holder; a recycle request then brings it back to stock.',
 };
 
 /** How people know a device: its card's CUID, else its id. */

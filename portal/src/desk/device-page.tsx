@@ -1,6 +1,7 @@
-import { Anchor, Group, Paper, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
-import { useQuery } from '@tanstack/react-query';
-import { Link, useParams } from '@tanstack/react-router';
+import { Anchor, Button, Group, Modal, Paper, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
+import { useMutation, useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
+import { Link, useNavigate, useParams } from '@tanstack/react-router';
 import { api, answer } from '../api/client';
 import type { AuditEvent, ListResponse } from '../api/resources';
 import type { paths } from '../api/schema';
@@ -46,7 +47,12 @@ export function DevicePage() {
     <Stack>
       <Group justify="space-between">
         <Title order={1}>{name.charAt(0).toUpperCase() + name.slice(1)}</Title>
-        <DeviceMoves org={org} id={id} name={name} status={status} />
+        <Group gap="xs">
+          <DeviceMoves org={org} id={id} name={name} status={status} />
+          {['TERMINATED', 'AVAILABLE'].includes(status) && whoami.permissions.includes('contentRequest.recycle.create') ? (
+            <Recycle org={org} id={id} name={name} />
+          ) : null}
+        </Group>
       </Group>
       <Paper withBorder p="md" component="section" aria-labelledby="device-facts-title">
         <Stack>
@@ -87,6 +93,45 @@ export function DevicePage() {
       </Paper>
       <Anchor renderRoot={(props) => <Link {...props} to="/$org/devices" params={{ org }} />}>Back to the device search</Anchor>
     </Stack>
+  );
+}
+
+/**
+ * A recycle request for a terminated card (or one in stock): asked once, then the request's page,
+ * where it awaits the card client's encoding (a recycle needs no approval).
+ */
+function Recycle({ org, id, name }: { org: string; id: string; name: string }) {
+  const navigate = useNavigate();
+  const [asking, setAsking] = useState(false);
+  const recycle = useMutation({
+    mutationFn: () =>
+      answer<{ id: string }>(
+        api.POST('/aims/rs/scim/v2/ContentRequest', {
+          body: { schemas: ['urn:vendor:scim:api:cms:1.0:ContentRequest'], type: 'recycle', target: { device: { value: id } } },
+        }),
+      ),
+    onSuccess: (request) => navigate({ to: '/$org/requests/$id', params: { org, id: request.id } }),
+  });
+  return (
+    <>
+      <Button size="xs" variant="default" aria-label={`Recycle ${name}`} onClick={() => setAsking(true)}>
+        Recycle
+      </Button>
+      <Modal opened={asking} onClose={() => setAsking(false)} title={`Recycle ${name}?`}>
+        <Stack>
+          <Text size="sm">The card client erases the card; it then goes back to stock, without credentials, for another person.</Text>
+          <ErrorText error={recycle.error} />
+          <Group justify="flex-end">
+            <Button variant="default" onClick={() => setAsking(false)}>
+              Back
+            </Button>
+            <Button loading={recycle.isPending} onClick={() => recycle.mutate()} data-autofocus>
+              Recycle
+            </Button>
+          </Group>
+        </Stack>
+      </Modal>
+    </>
   );
 }
 
