@@ -85,6 +85,8 @@ describe('admin API (DECISIONS 11)', () => {
       tokenUrl: `${AUTH_BASE_URL}/authentication/customer/${org}/token`,
       // Not enabled for CIBA unless an administrator enabled it (DECISIONS 16).
       backchannelAuthentication: null,
+      // Not set up as an OpenID Connect client unless an administrator set it up (DECISIONS 15.1).
+      oidcClient: false,
       ...fields,
       meta: {
         resourceType: expect.stringMatching(/\S/),

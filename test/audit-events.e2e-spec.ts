@@ -1,4 +1,5 @@
 import { createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { AUDIT_CATALOGUE } from '@app/audit';
 import {
   PLATFORM_ADMIN_SECRET,
   TestApp,
@@ -187,6 +188,9 @@ describe('audit log (DECISIONS 11)', () => {
 
       const bad = await events(org, '?code=token.issue');
       expectScimError(bad, 400, 'invalidValue', 'code: must be an event code');
+      // The reason names where the codes are listed through the API, never a file of the repository.
+      expect(bad.body.detail).toContain('GET /admin/v1/audit-actions lists them');
+      expect(bad.body.detail).not.toMatch(/\.md\b|docs\//);
     });
 
     it('filters: from (inclusive), to (exclusive), actor, action (exact or prefix*), target, outcome; paging with startIndex and count', async () => {
@@ -267,6 +271,31 @@ describe('audit log (DECISIONS 11)', () => {
     ])('?%s is a 400 naming the problem', async (query, detail) => {
       const response = await events('platform', `?${query}`);
       expectScimError(response, 400, 'invalidValue', detail);
+    });
+
+    it('GET /admin/v1/audit-actions: the whole catalogue in code order, each {action, code, group, description}; administrators only (401, 403)', async () => {
+      const { org, orgAdminToken } = await orgWithAdmin();
+      const plain = await account(org, { suffix: 'reader', role: 'Issuance' });
+      const listed = await t.http.get('/admin/v1/audit-actions').auth(orgAdminToken, { type: 'bearer' });
+      expect(listed.status).toBe(200);
+      expect(listed.headers['content-type']).toMatch(/^application\/json/);
+      expect(listed.body.schemas).toEqual([LIST_RESPONSE]);
+      const catalogue = Object.entries(AUDIT_CATALOGUE).sort(([, a], [, b]) => a.code - b.code);
+      expect(listed.body.totalResults).toBe(catalogue.length);
+      expect(listed.body.Resources).toHaveLength(catalogue.length);
+      expect(listed.body.Resources[0]).toEqual({ action: 'device.create', code: 10000, group: 'device', description: 'Device created' });
+      expect(listed.body.Resources).toContainEqual({
+        action: 'content_request.approve',
+        code: 30002,
+        group: 'content_request',
+        description: 'Content request approved',
+      });
+      expect(listed.body.Resources.map((a: { code: number }) => a.code)).toEqual(catalogue.map(([, entry]) => entry.code));
+      expect((await t.http.get('/admin/v1/audit-actions').auth(admin, { type: 'bearer' })).status).toBe(200);
+      const anonymous = await t.http.get('/admin/v1/audit-actions');
+      expectScimError(anonymous, 401, undefined, /\S/);
+      const refused = await t.http.get('/admin/v1/audit-actions').auth(await tokenBySecret(t.http, org, plain.clientId, plain.secret), { type: 'bearer' });
+      expectScimError(refused, 403, undefined, /administrator/);
     });
 
     it('401 without a token; 403 for a non-administrator; an organization administrator reads its own organization only (the same 404 for another or an unknown one)', async () => {

@@ -330,6 +330,34 @@ describe('CA renewal', () => {
     expect(await ocsp(org, file('sub-ca2.pem', pemOf(await getBlob(`/pki/${org}/ca.crt`))), leafC.file)).toContain(`${leafC.file}: good`);
   });
 
+  it('GET .../ca/generations lists the generations newest first, and answers an organization without a CA with an empty list (no 404 to provoke); administrators only', async () => {
+    const org = `renew_list_${randomBytes(2).toString('hex')}`;
+    await createOrganization(t.http, platformAdmin, org);
+    const { plainToken, orgAdminToken } = await createAdminAndPlainAccounts(t.http, platformAdmin, org);
+    const generations = (token = orgAdminToken) => t.http.get(`/admin/v1/organizations/${org}/ca/generations`).auth(token, { type: 'bearer' });
+    const none = await generations();
+    expect(none.status).toBe(200);
+    expect(none.headers['content-type']).toMatch(/^application\/json/);
+    expect(none.body).toMatchObject({ totalResults: 0, Resources: [] });
+    expect((await t.http.get(`/admin/v1/organizations/${org}/ca/generations`)).status).toBe(401);
+    expect((await generations(plainToken)).status).toBe(403);
+
+    expect((await t.http.post(`/admin/v1/organizations/${org}/ca`).auth(orgAdminToken, { type: 'bearer' }).send({})).status).toBe(201);
+    const first = (await caView(org)).body;
+    const one = await generations();
+    expect(one.body).toMatchObject({ totalResults: 1 });
+    expect(one.body.Resources).toEqual([
+      { generation: 1, status: 'active', mode: 'self-signed', keyAlgorithm: 'EC-P256', subject: `CN=${org} Issuing CA`, notAfter: first.notAfter },
+    ]);
+    expect((await renew(org, orgAdminToken, { keyAlgorithm: 'EC-P384' })).status).toBe(201);
+    const two = await generations();
+    expect(two.body.Resources.map((g: { generation: number; status: string; keyAlgorithm: string }) => [g.generation, g.status, g.keyAlgorithm])).toEqual([
+      [2, 'active', 'EC-P384'],
+      [1, 'retired', 'EC-P256'],
+    ]);
+    expect(two.body.Resources[1].notAfter).toBe(first.notAfter);
+  });
+
   it('bad input: no CA (404), not an administrator (403), unknown members (400): nothing changes', async () => {
     const org = `renew_bad_${randomBytes(2).toString('hex')}`;
     await createOrganization(t.http, platformAdmin, org);

@@ -41,6 +41,9 @@ describe('OIDC client settings of system accounts (admin API)', () => {
     const before = await t.http.get(path()).auth(admin, { type: 'bearer' });
     expect(before.status).toBe(404);
     expect(before.body.detail).toMatch(/not set up for the authorization code flow/);
+    // The account itself says so (oidcClient), so a client need not provoke the 404 to find out.
+    const account = () => t.http.get(`/admin/v1/organizations/${org}/system-accounts/${clientId}`).auth(admin, { type: 'bearer' });
+    expect((await account()).body.oidcClient).toBe(false);
 
     const put = await t.http
       .put(path())
@@ -64,6 +67,15 @@ describe('OIDC client settings of system accounts (admin API)', () => {
     const read = await t.http.get(path()).auth(admin, { type: 'bearer' });
     expect(read.status).toBe(200);
     expect(read.body).toEqual(put.body);
+    expect((await account()).body.oidcClient).toBe(true);
+    // The list and a PATCH answer it too, as every answer that shows the account.
+    const listed = await t.http.get(`/admin/v1/organizations/${org}/system-accounts`).auth(admin, { type: 'bearer' });
+    expect(listed.body.Resources.find((a: { clientId: string }) => a.clientId === clientId).oidcClient).toBe(true);
+    const patched = await t.http
+      .patch(`/admin/v1/organizations/${org}/system-accounts/${clientId}`)
+      .auth(admin, { type: 'bearer' })
+      .send({ description: 'portal' });
+    expect(patched.body.oidcClient).toBe(true);
 
     const replaced = await t.http
       .put(path())
@@ -87,6 +99,7 @@ describe('OIDC client settings of system accounts (admin API)', () => {
 
     expect((await t.http.delete(path()).auth(admin, { type: 'bearer' })).status).toBe(204);
     expect((await t.http.get(path()).auth(admin, { type: 'bearer' })).status).toBe(404);
+    expect((await account()).body.oidcClient).toBe(false);
     expect((await t.http.delete(path()).auth(admin, { type: 'bearer' })).status).toBe(404);
     const removed = await t.db.query("SELECT code FROM audit_events WHERE action = 'oidc_client.remove' AND org_id = $1", [org]);
     expect(removed.rows).toEqual([{ code: 83002 }]);

@@ -2,11 +2,13 @@ import { Outlet, createRootRouteWithContext, createRoute, createRouter, useParam
 import type { QueryClient } from '@tanstack/react-query';
 import { Navigate } from '@tanstack/react-router';
 import { useQuery } from '@tanstack/react-query';
+import { lazy } from 'react';
 import { ApiError } from './api/client';
 import { ErrorPage, ForbiddenPage, Loading, NotFoundPage } from './components/pages';
 import { isOwnOrganization, signIn } from './session/sign-in';
 import { can, whoamiQuery, type Screen } from './session/whoami';
 import { Shell } from './shell/shell';
+import { SkipLink } from './components/skip-link';
 import { StartPage } from './start/start-page';
 import { SystemAccountsPage } from './system-accounts/system-accounts-page';
 import { SystemAccountPage } from './system-accounts/system-account-page';
@@ -25,10 +27,30 @@ import { StatsPage } from './stats/stats-page';
  * the not-found page (the server answers so), and a screen the person's role does not reach shows
  * the forbidden page (the server refuses its calls anyway).
  */
+/** A page outside an organization's shell (not found, failed): a main region the skip link reaches. */
+function Bare({ children }: { children: React.ReactNode }) {
+  return (
+    <>
+      <SkipLink />
+      <main id="main" tabIndex={-1}>
+        {children}
+      </main>
+    </>
+  );
+}
+
 const root = createRootRouteWithContext<{ queryClient: QueryClient }>()({
   component: Outlet,
-  notFoundComponent: NotFoundPage,
-  errorComponent: ({ error, reset }) => <ErrorPage error={error} reset={reset} />,
+  notFoundComponent: () => (
+    <Bare>
+      <NotFoundPage />
+    </Bare>
+  ),
+  errorComponent: ({ error, reset }) => (
+    <Bare>
+      <ErrorPage error={error} reset={reset} />
+    </Bare>
+  ),
 });
 
 const start = createRoute({ getParentRoute: () => root, path: '/', component: StartPage });
@@ -54,7 +76,11 @@ const organization = createRoute({
   },
   component: Shell,
   pendingComponent: () => <Loading label="Signing in" />,
-  errorComponent: ({ error, reset }) => <ErrorPage error={error} reset={reset} />,
+  errorComponent: ({ error, reset }) => (
+    <Bare>
+      <ErrorPage error={error} reset={reset} />
+    </Bare>
+  ),
 });
 
 /** The first screen the person may open. */
@@ -73,7 +99,7 @@ const home = createRoute({ getParentRoute: () => organization, path: '/', compon
  * A screen of the organization opens only for those the menu offers it to; anyone else sees the
  * forbidden page (rendered, not thrown: a refusal is an answer, not an error).
  */
-function onlyFor(name: Screen, Screen: () => React.ReactNode) {
+function onlyFor(name: Screen, Screen: React.ComponentType) {
   return function Guarded() {
     const { org } = useParams({ strict: false }) as { org: string };
     const { data: whoami } = useQuery(whoamiQuery(org));
@@ -103,6 +129,11 @@ const systemAccount = createRoute({
 const users = createRoute({ ...screenOptions, path: 'users', component: onlyFor('users', UsersPage) });
 const desk = createRoute({ ...screenOptions, path: 'desk', component: onlyFor('desk', DeskPage) });
 const devices = createRoute({ ...screenOptions, path: 'devices', component: onlyFor('devices', DevicesPage) });
+/** A device's page: split from the first load (DECISIONS 17), fetched when the person first opens one. */
+const DevicePage = lazy(() => import('./desk/device-page').then((module) => ({ default: module.DevicePage })));
+const device = createRoute({ ...screenOptions, path: 'devices/$id', component: onlyFor('devices', DevicePage) });
+const RequestPage = lazy(() => import('./desk/request-page').then((module) => ({ default: module.RequestPage })));
+const request = createRoute({ ...screenOptions, path: 'requests/$id', component: onlyFor('requests', RequestPage) });
 const requests = createRoute({ ...screenOptions, path: 'requests', component: onlyFor('requests', RequestsPage) });
 const stats = createRoute({ ...screenOptions, path: 'stats', component: onlyFor('stats', StatsPage) });
 const audit = createRoute({ ...screenOptions, path: 'audit', component: onlyFor('audit', AuditPage) });
@@ -115,7 +146,7 @@ const organizationSettings = createRoute({
 
 const routeTree = root.addChildren([
   start,
-  organization.addChildren([home, systemAccounts, systemAccount, users, desk, devices, requests, stats, audit, roles, organizationSettings]),
+  organization.addChildren([home, systemAccounts, systemAccount, users, desk, devices, device, requests, request, stats, audit, roles, organizationSettings]),
 ]);
 
 export function createPortalRouter(queryClient: QueryClient) {

@@ -34,7 +34,7 @@ const schema = z
       .optional(),
     code: z
       .string()
-      .regex(/^[0-9]{1,9}$/, 'must be an event code, a whole number such as 10000 (docs/audit-events.md lists them)')
+      .regex(/^[0-9]{1,9}$/, 'must be an event code, a whole number such as 10000 (GET /admin/v1/audit-actions lists them)')
       .optional(),
     target: text.optional(),
     outcome: z.enum(['success', 'failure'], { message: 'must be "success" or "failure"' }).optional(),

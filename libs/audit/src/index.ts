@@ -4,4 +4,5 @@ export * from './audit.repository';
 export * from './audit-filter';
 export * from './audited.decorator';
 export * from './audit-events.controller';
+export * from './audit-actions.controller';
 export * from './audit.module';

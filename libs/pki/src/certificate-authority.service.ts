@@ -403,6 +403,12 @@ export class CertificateAuthority {
     return this.require(orgId, false);
   }
 
+  /** Every generation, the current one first and the older after it; none when the organization has no CA (no error: a portal asks before it knows). */
+  async allGenerations(orgId: string): Promise<{ current?: CaRow; others: CaGenerationRow[] }> {
+    const current = await this.cached(orgId);
+    return { current, others: current ? await this.cas.generations(orgId) : [] };
+  }
+
   /** The generations besides the current one: a renewal awaiting its certificate, the retired ones. */
   async generations(orgId: string): Promise<CaGenerationRow[]> {
     return this.cas.generations(orgId);

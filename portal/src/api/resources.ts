@@ -29,6 +29,8 @@ export interface SystemAccount {
   organizationAdministrator: boolean;
   disabled: boolean;
   description: string | null;
+  /** Whether it is set up as an OpenID Connect client (GET .../oidc-client answers 404 otherwise). */
+  oidcClient: boolean;
   meta: Meta;
 }
 
@@ -135,6 +137,16 @@ export interface CertificateAuthority {
   subject: string;
   certificate?: string;
   notAfter?: string;
+}
+
+/** One generation of the CA (GET .../ca/generations, newest first). */
+export interface CaGeneration {
+  generation: number;
+  status: 'active' | 'awaiting-certificate' | 'retired';
+  mode: string;
+  keyAlgorithm: string;
+  subject: string;
+  notAfter: string | null;
 }
 
 export interface PushGateway {

@@ -1,5 +1,5 @@
-import { Button, Code, Group, Modal, Select, Stack, Table, TextInput, Title } from '@mantine/core';
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { Button, Code, Group, Modal, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { keepPreviousData, queryOptions, useQuery } from '@tanstack/react-query';
 import { useParams } from '@tanstack/react-router';
 import { useState } from 'react';
 import { api, answer } from '../api/client';
@@ -7,6 +7,7 @@ import type { AuditEvent, ListResponse } from '../api/resources';
 import { ListFooter } from '../components/list-footer';
 import { HiddenHeader } from '../components/hidden-header';
 import { ErrorText } from '../components/error-text';
+import { DateTime } from '../components/date-time';
 
 const PAGE = 50;
 
@@ -14,12 +15,41 @@ interface Filters {
   from: string;
   to: string;
   actor: string;
-  code: string;
+  /** An action of the catalogue, or a group's prefix such as `device.*`. */
+  action: string | null;
   target: string;
   outcome: string | null;
 }
 
-const EMPTY: Filters = { from: '', to: '', actor: '', code: '', target: '', outcome: null };
+const EMPTY: Filters = { from: '', to: '', actor: '', action: null, target: '', outcome: null };
+
+interface AuditAction {
+  action: string;
+  code: number;
+  group: string;
+  description: string;
+}
+
+/** The catalogue of audit actions (GET /admin/v1/audit-actions): the same for every organization, read once. */
+const actionsQuery = () =>
+  queryOptions({
+    queryKey: ['audit-actions'],
+    queryFn: () => answer<ListResponse<AuditAction>>(api.GET('/admin/v1/audit-actions')),
+    staleTime: Infinity,
+  });
+
+/** The catalogue as the action picker's groups: each group first offers all of it (`device.*`), then each action by its meaning. */
+function actionOptions(actions: AuditAction[]) {
+  const groups = new Map<string, AuditAction[]>();
+  for (const action of actions) groups.set(action.group, [...(groups.get(action.group) ?? []), action]);
+  return [...groups].map(([group, members]) => ({
+    group: group.replaceAll('_', ' '),
+    items: [
+      { value: `${group}.*`, label: `Any ${group.replaceAll('_', ' ')} action` },
+      ...members.map((member) => ({ value: member.action, label: `${member.description} (${member.action}, ${member.code})` })),
+    ],
+  }));
+}
 
 /** The filters as the audit API's query (GET /admin/v1/organizations/{org}/audit-events). */
 function query(filters: Filters) {
@@ -27,7 +57,7 @@ function query(filters: Filters) {
     ...(filters.from ? { from: new Date(filters.from).toISOString() } : {}),
     ...(filters.to ? { to: new Date(filters.to).toISOString() } : {}),
     ...(filters.actor.trim() ? { actor: filters.actor.trim() } : {}),
-    ...(filters.code.trim() ? { code: Number(filters.code.trim()) } : {}),
+    ...(filters.action ? { action: filters.action } : {}),
     ...(filters.target.trim() ? { target: filters.target.trim() } : {}),
     ...(filters.outcome ? { outcome: filters.outcome as 'success' | 'failure' } : {}),
   };
@@ -76,6 +106,7 @@ export function AuditPage() {
     queryFn: () => fetchPage(org, filters, (page - 1) * PAGE + 1, PAGE),
     placeholderData: keepPreviousData,
   });
+  const actions = useQuery(actionsQuery());
   const set = (field: keyof Filters) => (event: React.ChangeEvent<HTMLInputElement>) => setDraft({ ...draft, [field]: event.currentTarget.value });
   const total = events.data?.totalResults ?? 0;
   return (
@@ -92,7 +123,17 @@ export function AuditPage() {
           <TextInput label="From" type="datetime-local" value={draft.from} onChange={set('from')} />
           <TextInput label="To" type="datetime-local" value={draft.to} onChange={set('to')} />
           <TextInput label="Actor" value={draft.actor} onChange={set('actor')} />
-          <TextInput label="Code" value={draft.code} onChange={set('code')} inputMode="numeric" w={100} />
+          <Select
+            label="Action"
+            placeholder="Any action"
+            data={actionOptions(actions.data?.Resources ?? [])}
+            value={draft.action}
+            onChange={(action) => setDraft({ ...draft, action })}
+            searchable
+            clearable
+            nothingFoundMessage="No action of the catalogue matches"
+            w={320}
+          />
           <TextInput label="Target" value={draft.target} onChange={set('target')} />
           <Select
             label="Outcome"
@@ -122,7 +163,7 @@ export function AuditPage() {
           </Button>
         </Group>
       </form>
-      <ErrorText error={events.error} />
+      <ErrorText error={events.error ?? actions.error} />
       <Table striped aria-label="Audit events">
         <Table.Thead>
           <Table.Tr>
@@ -138,7 +179,9 @@ export function AuditPage() {
         <Table.Tbody>
           {events.data?.Resources.map((event) => (
             <Table.Tr key={event.id}>
-              <Table.Td>{new Date(event.occurred).toLocaleString()}</Table.Td>
+              <Table.Td>
+                <DateTime iso={event.occurred} />
+              </Table.Td>
               <Table.Td>{event.code}</Table.Td>
               <Table.Td>{event.action}</Table.Td>
               <Table.Td>{event.actor}</Table.Td>
@@ -153,6 +196,7 @@ export function AuditPage() {
           ))}
         </Table.Tbody>
       </Table>
+      {events.isSuccess && total === 0 ? <Text>No event matches these filters. Widen the dates or clear a filter.</Text> : null}
       <ListFooter loaded={Boolean(events.data)} total={total} noun="event" pageSize={PAGE} page={page} onPage={setPage} />
       <Modal opened={shown !== null} onClose={() => setShown(null)} title="Audit event" size="lg">
         {shown ? <Code block>{JSON.stringify(shown, null, 2)}</Code> : null}

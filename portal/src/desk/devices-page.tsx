@@ -6,7 +6,7 @@ import { useState } from 'react';
 import { ApiError, api, answer } from '../api/client';
 import type { paths } from '../api/schema';
 import { useWhoami } from '../session/whoami';
-import { DeviceRow, PAGE, REVOKE_REASONS, SEARCH_REQUEST, scimString, type Device, type Reason } from './desk-page';
+import { DeviceRow, PAGE, REVOKE_REASONS, SEARCH_REQUEST, deviceName, scimString, type Device, type Reason } from './desk-page';
 import { ListFooter } from '../components/list-footer';
 import { HiddenHeader } from '../components/hidden-header';
 import { ErrorText } from '../components/error-text';
@@ -29,7 +29,7 @@ export function DevicesPage() {
   const queryClient = useQueryClient();
   const mayRevoke = whoami.permissions.includes('device.revoke');
   const [selected, setSelected] = useState<string[]>([]);
-  const [results, setResults] = useState<Array<{ id: string; outcome: string }>>([]);
+  const [results, setResults] = useState<Array<{ id: string; name: string; outcome: string }>>([]);
   const [working, setWorking] = useState(false);
   const [asking, setAsking] = useState(false);
   const [reason, setReason] = useState<string | null>(null);
@@ -52,14 +52,18 @@ export function DevicesPage() {
   /** Revokes each selected device with the one reason, one call each, and says what happened to each. */
   const revoke = async (why: Reason) => {
     setWorking(true);
-    const outcomes: Array<{ id: string; outcome: string }> = [];
+    const outcomes: Array<{ id: string; name: string; outcome: string }> = [];
     for (const id of selected) {
+      const name = deviceName(
+        devices.data?.Resources.find((device) => device.id === id),
+        id,
+      );
       try {
         const updated = await answer<Device>(api.POST('/aims/rs/scim/v2/Device/{id}/revoke', { params: { path: { id } }, body: { reason: why } }));
         queryClient.setQueryData(['device', id], updated);
-        outcomes.push({ id, outcome: 'revoked' });
+        outcomes.push({ id, name, outcome: 'revoked' });
       } catch (error) {
-        outcomes.push({ id, outcome: `refused: ${error instanceof ApiError ? error.message : String(error)}` });
+        outcomes.push({ id, name, outcome: `refused: ${error instanceof ApiError ? error.message : String(error)}` });
       }
     }
     setResults(outcomes);
@@ -95,7 +99,7 @@ export function DevicesPage() {
         <Stack gap={2} role="status" aria-label="Results">
           {results.map((result) => (
             <Text key={result.id} size="sm">
-              {result.id}: {result.outcome}
+              {result.name}: {result.outcome}
             </Text>
           ))}
         </Stack>
@@ -105,10 +109,9 @@ export function DevicesPage() {
         <Table.Thead>
           <Table.Tr>
             {mayRevoke ? <HiddenHeader>Select</HiddenHeader> : null}
-            <Table.Th>Device</Table.Th>
+            <Table.Th>CUID</Table.Th>
             <Table.Th>Status</Table.Th>
             <Table.Th>Owner</Table.Th>
-            <Table.Th>CUID</Table.Th>
             <HiddenHeader>Actions</HiddenHeader>
           </Table.Tr>
         </Table.Thead>
@@ -123,7 +126,7 @@ export function DevicesPage() {
                 mayRevoke ? (
                   <Table.Td>
                     <Checkbox
-                      aria-label={`Select ${device.id}`}
+                      aria-label={`Select ${deviceName(device, device.id!)}`}
                       checked={selected.includes(device.id!)}
                       disabled={!['ISSUED', 'ON_HOLD'].includes(device.status?.status ?? '')}
                       onChange={(event) => setSelected(event.currentTarget.checked ? [...selected, device.id!] : selected.filter((id) => id !== device.id))}
@@ -133,13 +136,17 @@ export function DevicesPage() {
               }
             >
               <Table.Td>{device.owner?.display ?? ''}</Table.Td>
-              <Table.Td>
-                <code>{device.externalIds?.map((e) => e.CUID).join(', ')}</code>
-              </Table.Td>
             </DeviceRow>
           ))}
         </Table.Tbody>
       </Table>
+      {devices.isSuccess && total === 0 ? (
+        <Text>
+          {search
+            ? 'No device matches. Type the beginning of a CUID, a user name or a device id.'
+            : 'No device yet. Cards come in through an import or an issuance.'}
+        </Text>
+      ) : null}
       <ListFooter loaded={Boolean(devices.data)} total={total} noun="device" pageSize={PAGE} page={page} onPage={setPage} />
       <Modal opened={asking} onClose={() => setAsking(false)} title="Revoke the selected devices">
         <form

@@ -1,10 +1,11 @@
-import { Anchor, Button, Code, Group, Paper, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { Anchor, Button, Code, Group, Paper, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useParams } from '@tanstack/react-router';
 import { useState } from 'react';
 import { ApiError, api, answer, done } from '../api/client';
-import type { CertificateAuthority, CertifiedApplication, ListResponse, Organization, PushGateway } from '../api/resources';
+import type { CaGeneration, CertificateAuthority, CertifiedApplication, ListResponse, Organization, PushGateway } from '../api/resources';
 import { ErrorText } from '../components/error-text';
+import { DateTime } from '../components/date-time';
 
 /** The organization: its name and settings, certified applications, issuing CA (certificate and downloads), push gateways. */
 export function OrganizationPage() {
@@ -105,11 +106,21 @@ function Applications({ org }: { org: string }) {
   );
 }
 
+/**
+ * The issuing CA. Its generations are read first, which answer an empty list for an organization
+ * without a CA; the CA itself is read only when there is one (GET .../ca answers 404 otherwise,
+ * which the browser would log: DECISIONS 17).
+ */
 function Authority({ org }: { org: string }) {
+  const generations = useQuery({
+    queryKey: ['ca-generations', org],
+    queryFn: () => answer<ListResponse<CaGeneration>>(api.GET('/admin/v1/organizations/{org}/ca/generations', { params: { path: { org } } })),
+  });
+  const exists = (generations.data?.totalResults ?? 0) > 0;
   const ca = useQuery({
     queryKey: ['ca', org],
     queryFn: () => answer<CertificateAuthority>(api.GET('/admin/v1/organizations/{org}/ca', { params: { path: { org } } })),
-    retry: false,
+    enabled: exists,
   });
   return (
     <Paper withBorder p="md" component="section" aria-labelledby="ca-title">
@@ -117,17 +128,18 @@ function Authority({ org }: { org: string }) {
         <Title order={2} size="h3" id="ca-title">
           Issuing CA
         </Title>
-        {ca.error instanceof ApiError && ca.error.status === 404 ? <Text>The organization has no issuing CA yet.</Text> : null}
-        {ca.error && !(ca.error instanceof ApiError && ca.error.status === 404) ? (
-          <Text c="red.8" role="alert">
-            {ca.error.message}
-          </Text>
-        ) : null}
+        {generations.isSuccess && !exists ? <CreateAuthority org={org} /> : null}
+        <ErrorText error={generations.error ?? ca.error} />
         {ca.data ? (
           <>
             <Text size="sm">
               {ca.data.subject} · generation {ca.data.generation} · {ca.data.keyAlgorithm} · {ca.data.status}
-              {ca.data.notAfter ? ` · valid until ${new Date(ca.data.notAfter).toLocaleString()}` : ''}
+              {ca.data.notAfter ? (
+                <>
+                  {' · valid until '}
+                  <DateTime iso={ca.data.notAfter} />
+                </>
+              ) : null}
             </Text>
             <Group>
               <Anchor href={`/pki/${encodeURIComponent(org)}/ca.crt`} download>
@@ -144,6 +156,45 @@ function Authority({ org }: { org: string }) {
         ) : null}
       </Stack>
     </Paper>
+  );
+}
+
+/** An organization without a CA: says so and creates a self-signed one (its key made in the HSM). */
+function CreateAuthority({ org }: { org: string }) {
+  const queryClient = useQueryClient();
+  const [keyAlgorithm, setKeyAlgorithm] = useState<string | null>('EC-P256');
+  const create = useMutation({
+    mutationFn: () =>
+      answer<CertificateAuthority>(
+        api.POST('/admin/v1/organizations/{org}/ca', { params: { path: { org } }, body: { keyAlgorithm: (keyAlgorithm ?? 'EC-P256') as 'EC-P256' } }),
+      ),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: ['ca-generations', org] }),
+  });
+  return (
+    <form
+      onSubmit={(event) => {
+        event.preventDefault();
+        create.mutate();
+      }}
+    >
+      <Stack>
+        <Text>The organization has no issuing CA yet, so no certificate can be issued. Create a self-signed one here; its key is made in the HSM.</Text>
+        <Group align="flex-end">
+          <Select
+            label="Key algorithm"
+            data={['EC-P256', 'EC-P384', 'RSA-3072']}
+            value={keyAlgorithm}
+            onChange={setKeyAlgorithm}
+            allowDeselect={false}
+            w={180}
+          />
+          <Button type="submit" loading={create.isPending}>
+            Create the CA
+          </Button>
+        </Group>
+        <ErrorText error={create.error} />
+      </Stack>
+    </form>
   );
 }
 

@@ -14,13 +14,14 @@ import {
 } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { useQuery } from '@tanstack/react-query';
-import { Link, Outlet, useParams } from '@tanstack/react-router';
+import { Link, Outlet, useLocation, useParams } from '@tanstack/react-router';
 import { useState } from 'react';
 import { api, done } from '../api/client';
 import { SessionClock } from '../session/session-clock';
 import { isOwnOrganization, loginUrl } from '../session/sign-in';
 import { can, whoamiQuery, type Screen } from '../session/whoami';
 import { NotFoundPage } from '../components/pages';
+import { SkipLink } from '../components/skip-link';
 
 const MENU = [
   { screen: 'system-accounts', label: 'System accounts', to: '/$org/system-accounts' },
@@ -74,43 +75,65 @@ export function Shell() {
   const own = isOwnOrganization(org);
   const { data: whoami, dataUpdatedAt } = useQuery({ ...whoamiQuery(org), enabled: own });
   const [opened, { toggle }] = useDisclosure();
-  if (!own) return <NotFoundPage />;
+  const { pathname } = useLocation();
+  if (!own) {
+    return (
+      <>
+        <SkipLink />
+        <main id="main" tabIndex={-1}>
+          <NotFoundPage />
+        </main>
+      </>
+    );
+  }
   if (!whoami) return null;
+  /** The menu item of the screen shown (an object's page too: /devices/{id} is under Devices). */
+  const isCurrent = (screen: string) => pathname === `/portal/${org}/${screen}` || pathname.startsWith(`/portal/${org}/${screen}/`);
   return (
-    <AppShell header={{ height: 60 }} navbar={{ width: 240, breakpoint: 'sm', collapsed: { mobile: !opened } }} padding="md">
-      <AppShell.Header>
-        <Group h="100%" px="md" justify="space-between" wrap="nowrap">
-          <Group wrap="nowrap">
-            <Burger opened={opened} onClick={toggle} hiddenFrom="sm" size="sm" aria-label="Menu" />
-            <Title order={2} size="h4">
-              Management portal
-            </Title>
-            <Text c="dimmed" visibleFrom="sm">
-              {org}
-            </Text>
+    <>
+      <SkipLink />
+      <AppShell header={{ height: 60 }} navbar={{ width: 240, breakpoint: 'sm', collapsed: { mobile: !opened } }} padding="md">
+        <AppShell.Header>
+          <Group h="100%" px="md" justify="space-between" wrap="nowrap">
+            <Group wrap="nowrap">
+              <Burger opened={opened} onClick={toggle} hiddenFrom="sm" size="sm" aria-label="Menu" />
+              <Title order={2} size="h4">
+                Management portal
+              </Title>
+              <Text c="dimmed" visibleFrom="sm">
+                {org}
+              </Text>
+            </Group>
+            <Group wrap="nowrap">
+              <Text size="sm" visibleFrom="sm" aria-label="Signed in as">
+                {whoami.name} ({whoami.role})
+              </Text>
+              <ThemeSwitch />
+              <SignOut org={org} />
+            </Group>
           </Group>
-          <Group wrap="nowrap">
-            <Text size="sm" visibleFrom="sm" aria-label="Signed in as">
-              {whoami.name} ({whoami.role})
-            </Text>
-            <ThemeSwitch />
-            <SignOut org={org} />
-          </Group>
-        </Group>
-      </AppShell.Header>
-      <AppShell.Navbar p="xs" aria-label="Main">
-        <Stack gap={2}>
-          {MENU.filter((item) => can(whoami, item.screen)).map((item) => (
-            <NavLink key={item.screen} label={item.label} renderRoot={(props) => <Link {...props} to={item.to} params={{ org }} />} />
-          ))}
-        </Stack>
-      </AppShell.Navbar>
-      <AppShell.Main>
-        <Stack>
-          <SessionClock whoami={whoami} readAt={dataUpdatedAt} />
-          <Outlet />
-        </Stack>
-      </AppShell.Main>
-    </AppShell>
+        </AppShell.Header>
+        <AppShell.Navbar p="xs" aria-label="Main">
+          <Stack gap={2}>
+            {MENU.filter((item) => can(whoami, item.screen)).map((item) => (
+              <NavLink
+                key={item.screen}
+                label={item.label}
+                // Filled when current: white on the primary colour keeps 4.5:1 hovered or not (the light variant's hover fell to 4.01:1).
+                active={isCurrent(item.screen)}
+                variant="filled"
+                renderRoot={(props) => <Link {...props} to={item.to} params={{ org }} />}
+              />
+            ))}
+          </Stack>
+        </AppShell.Navbar>
+        <AppShell.Main id="main" tabIndex={-1}>
+          <Stack>
+            <SessionClock whoami={whoami} readAt={dataUpdatedAt} />
+            <Outlet />
+          </Stack>
+        </AppShell.Main>
+      </AppShell>
+    </>
   );
 }

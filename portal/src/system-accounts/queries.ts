@@ -1,5 +1,5 @@
 import { queryOptions } from '@tanstack/react-query';
-import { api, answer, ApiError } from '../api/client';
+import { api, answer } from '../api/client';
 import type { Certificate, ListedSystemAccount, ListResponse, OidcClient, Role, SecretMetadata, SystemAccount } from '../api/resources';
 
 export const systemAccountsQuery = (org: string) =>
@@ -43,18 +43,9 @@ export const rolesQuery = () =>
     staleTime: Infinity,
   });
 
-/** The account's OpenID Connect client settings, or null while it is not set up for the authorization code flow (the API's 404). */
+/** The account's OpenID Connect client settings; asked only of an account that is set up (its oidcClient), since the API answers 404 otherwise. */
 export const oidcClientQuery = (org: string, clientId: string) =>
   queryOptions({
     queryKey: ['system-accounts', org, clientId, 'oidc-client'],
-    queryFn: async () => {
-      try {
-        return await answer<OidcClient>(
-          api.GET('/admin/v1/organizations/{org}/system-accounts/{clientId}/oidc-client', { params: { path: { org, clientId } } }),
-        );
-      } catch (error) {
-        if (error instanceof ApiError && error.status === 404) return null;
-        throw error;
-      }
-    },
+    queryFn: () => answer<OidcClient>(api.GET('/admin/v1/organizations/{org}/system-accounts/{clientId}/oidc-client', { params: { path: { org, clientId } } })),
   });

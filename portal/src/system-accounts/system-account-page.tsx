@@ -9,13 +9,16 @@ import { OneTimeSecret } from '../components/one-time-secret';
 import { certificatesQuery, oidcClientQuery, rolesQuery, secretsQuery, systemAccountQuery } from './queries';
 import { HiddenHeader } from '../components/hidden-header';
 import { ErrorText } from '../components/error-text';
-
-const when = (iso: string | null) => (iso ? new Date(iso).toLocaleString() : 'never');
+import { DateTime } from '../components/date-time';
+import { ErrorPage, Loading } from '../components/pages';
 
 /** One system account: its properties, state, secrets, certificates and sign-in (OpenID Connect client) settings. */
 export function SystemAccountPage() {
   const { org, clientId } = useParams({ from: '/$org/system-accounts/$clientId' });
-  const { data: account } = useSuspenseQuery(systemAccountQuery(org, clientId));
+  const read = useQuery(systemAccountQuery(org, clientId));
+  if (read.error) return <ErrorPage error={read.error} />;
+  const account = read.data;
+  if (!account) return <Loading />;
   return (
     <Stack>
       <Group justify="space-between">
@@ -30,7 +33,7 @@ export function SystemAccountPage() {
       <Properties org={org} account={account} />
       <Secrets org={org} clientId={clientId} />
       <Certificates org={org} clientId={clientId} />
-      <SignInSettings org={org} clientId={clientId} />
+      <SignInSettings org={org} clientId={clientId} setUp={account.oidcClient} />
       <Lifecycle org={org} account={account} />
     </Stack>
   );
@@ -129,9 +132,15 @@ function Secrets({ org, clientId }: { org: string; clientId: string }) {
                 <Table.Td>
                   <code>{secret.id.slice(0, 8)}</code>
                 </Table.Td>
-                <Table.Td>{when(secret.created)}</Table.Td>
-                <Table.Td>{when(secret.expiresAt)}</Table.Td>
-                <Table.Td>{when(secret.lastUsed)}</Table.Td>
+                <Table.Td>
+                  <DateTime iso={secret.created} />
+                </Table.Td>
+                <Table.Td>
+                  <DateTime iso={secret.expiresAt} />
+                </Table.Td>
+                <Table.Td>
+                  <DateTime iso={secret.lastUsed} />
+                </Table.Td>
                 <Table.Td>
                   <Button size="xs" variant="default" aria-label={`Revoke secret ${secret.id.slice(0, 8)}`} onClick={() => revoke.mutate(secret.id)}>
                     Revoke
@@ -141,7 +150,9 @@ function Secrets({ org, clientId }: { org: string; clientId: string }) {
             ))}
           </Table.Tbody>
         </Table>
-        {data.Resources.length === 0 ? <Text c="dimmed">No secret: the account authenticates only with a certificate, if it has one.</Text> : null}
+        {data.Resources.length === 0 ? (
+          <Text>No secret: the account authenticates only with a certificate, if it has one. Add a secret to give it one.</Text>
+        ) : null}
         <ErrorText error={revoke.error} />
       </Stack>
       <Modal opened={adding} onClose={close} title="Add a secret">
@@ -206,7 +217,8 @@ function Certificates({ org, clientId }: { org: string; clientId: string }) {
             <Table.Tr>
               <Table.Th>Thumbprint</Table.Th>
               <Table.Th>Subject</Table.Th>
-              <Table.Th>Expires</Table.Th>
+              <Table.Th>Valid until</Table.Th>
+              <Table.Th>Registration expires</Table.Th>
               <HiddenHeader>Actions</HiddenHeader>
             </Table.Tr>
           </Table.Thead>
@@ -217,7 +229,12 @@ function Certificates({ org, clientId }: { org: string; clientId: string }) {
                   <code>{certificate.id}</code>
                 </Table.Td>
                 <Table.Td>{certificate.subject}</Table.Td>
-                <Table.Td>{when(certificate.expiresAt)}</Table.Td>
+                <Table.Td>
+                  <DateTime iso={certificate.notAfter} />
+                </Table.Td>
+                <Table.Td>
+                  <DateTime iso={certificate.expiresAt} />
+                </Table.Td>
                 <Table.Td>
                   <Button size="xs" variant="default" aria-label={`Delete certificate ${certificate.id}`} onClick={() => remove.mutate(certificate.id)}>
                     Delete
@@ -227,6 +244,7 @@ function Certificates({ org, clientId }: { org: string; clientId: string }) {
             ))}
           </Table.Tbody>
         </Table>
+        {data.Resources.length === 0 ? <Text>No certificate: paste or choose one below for the account's signed assertions.</Text> : null}
         <form
           onSubmit={(event) => {
             event.preventDefault();
@@ -275,11 +293,12 @@ const lines = (text: string) =>
 
 /**
  * The account as a client of the authorization code flow: redirect URIs and flags, edited in a
- * dialog. The settings are read only when the dialog opens: an account not set up answers 404,
- * which the browser logs, so no page load asks for them (DECISIONS 17).
+ * dialog. The settings are read only when the dialog opens, and only for an account that is set up
+ * (`oidcClient`): the API answers 404 for one that is not, which the browser would log (DECISIONS 17).
  */
-function SignInSettings({ org, clientId }: { org: string; clientId: string }) {
-  const [editing, setEditing] = useState(false);
+function SignInSettings({ org, clientId, setUp }: { org: string; clientId: string; setUp: boolean }) {
+  // Whether the account was set up when the dialog opened: saving sets it up, and the dialog keeps its form meanwhile.
+  const [editing, setEditing] = useState<{ setUp: boolean } | null>(null);
   return (
     <Paper withBorder p="md" component="section" aria-labelledby="sign-in-title">
       <Stack>
@@ -287,12 +306,13 @@ function SignInSettings({ org, clientId }: { org: string; clientId: string }) {
           Sign-in (OpenID Connect client)
         </Title>
         <Text size="sm">Redirect URIs and settings for the authorization code flow, where people sign in to the application this account stands for.</Text>
-        <Button variant="default" w="fit-content" onClick={() => setEditing(true)}>
+        <Button variant="default" w="fit-content" onClick={() => setEditing({ setUp })}>
           Edit redirect URIs
         </Button>
       </Stack>
-      <Modal opened={editing} onClose={() => setEditing(false)} title="Sign-in settings" size="lg">
-        {editing ? <SignInSettingsForm org={org} clientId={clientId} /> : null}
+      <Modal opened={editing !== null} onClose={() => setEditing(null)} title="Sign-in settings" size="lg">
+        {editing?.setUp ? <SignInSettingsForm org={org} clientId={clientId} /> : null}
+        {editing && !editing.setUp ? <SignInSettingsFields org={org} clientId={clientId} current={null} /> : null}
       </Modal>
     </Paper>
   );
@@ -326,7 +346,11 @@ function SignInSettingsFields({ org, clientId, current }: { org: string; clientI
           body: { redirectUris: lines(redirectUris), postLogoutRedirectUris: lines(postLogout), publicClient, firstParty, refreshTokens },
         }),
       ),
-    onSuccess: (saved) => queryClient.setQueryData(oidcClientQuery(org, clientId).queryKey, saved),
+    onSuccess: async (saved) => {
+      queryClient.setQueryData(oidcClientQuery(org, clientId).queryKey, saved);
+      // The account now says it is set up (oidcClient), so the next opening reads its settings.
+      await queryClient.invalidateQueries({ queryKey: systemAccountQuery(org, clientId).queryKey, exact: true });
+    },
   });
   // The server's reason, shown at the field it names (its detail names the attribute).
   const reason = save.error?.message;

@@ -6,6 +6,7 @@ import { api, answer } from '../api/client';
 import { CreateSystemAccount } from './create-system-account';
 import { systemAccountsQuery } from './queries';
 import { HiddenHeader } from '../components/hidden-header';
+import { DateTime } from '../components/date-time';
 
 /** System accounts of the organization: search, role, administrator flag, disabled, nearest credential expiry; create one. */
 export function SystemAccountsPage() {
@@ -105,23 +106,20 @@ export function SystemAccountsPage() {
                   {account.disabled ? 'Disabled' : 'Enabled'}
                 </Text>
               </Table.Td>
-              <Table.Td>{account.nearestCredentialExpiry ? formatExpiry(account.nearestCredentialExpiry) : 'No live credential'}</Table.Td>
+              <Table.Td>{account.nearestCredentialExpiry ? <DateTime iso={account.nearestCredentialExpiry} date /> : 'No live credential'}</Table.Td>
               <Table.Td>{account.description}</Table.Td>
             </Table.Tr>
           ))}
         </Table.Tbody>
       </Table>
-      {shown.length === 0 ? <Text c="dimmed">{data.totalResults === 0 ? 'No system accounts yet.' : 'No system account matches the search.'}</Text> : null}
+      {shown.length === 0 ? (
+        <Text>
+          {data.totalResults === 0
+            ? 'No system account yet. Create one for each application that calls the API.'
+            : 'No system account matches the search. Clear it to see them all.'}
+        </Text>
+      ) : null}
       <CreateSystemAccount org={org} opened={creating} onClose={() => setCreating(false)} />
     </Stack>
-  );
-}
-
-/** An expiry as the person reads dates (their locale), with the ISO instant as its title for the exact moment. */
-function formatExpiry(iso: string) {
-  return (
-    <time dateTime={iso} title={iso}>
-      {new Date(iso).toLocaleDateString(undefined, { year: 'numeric', month: 'short', day: 'numeric' })}
-    </time>
   );
 }

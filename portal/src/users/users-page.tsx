@@ -58,6 +58,7 @@ export function UsersPage() {
         <Table.Thead>
           <Table.Tr>
             <Table.Th>User name</Table.Th>
+            <Table.Th>Display name</Table.Th>
             <Table.Th>Type</Table.Th>
             <Table.Th>Role</Table.Th>
             <Table.Th>Administrator</Table.Th>
@@ -69,6 +70,7 @@ export function UsersPage() {
           {users.data?.Resources.map((user) => (
             <Table.Tr key={user.id}>
               <Table.Td>{user.userName}</Table.Td>
+              <Table.Td>{user.displayName ?? ''}</Table.Td>
               <Table.Td>{user.userType}</Table.Td>
               <Table.Td>{user.role}</Table.Td>
               <Table.Td>{user.organizationAdministrator ? 'Yes' : 'No'}</Table.Td>
@@ -125,6 +127,7 @@ export function UsersPage() {
           ))}
         </Table.Tbody>
       </Table>
+      {users.isSuccess && total === 0 ? <Text>No user yet. Create one with Create user, or provision them through SCIM.</Text> : null}
       <ListFooter loaded={Boolean(users.data)} total={total} noun="user" pageSize={PAGE} page={page} onPage={setPage} />
       <CreateUser org={org} opened={creating} onClose={() => setCreating(false)} onCreated={() => void refresh()} />
       {editing ? <EditUser org={org} user={editing} onClose={() => setEditing(null)} onChanged={() => void refresh()} /> : null}
@@ -148,23 +151,32 @@ export function UsersPage() {
   );
 }
 
+type UserType = 'operator' | 'cardholder';
+
+/**
+ * A new user: the type is chosen each time (no default, and choosing the same option again keeps
+ * it), and the dialog asks only what that type takes: a password for a cardholder, never for an
+ * operator (who signs in with an enrolled certificate). Everything typed is forgotten on close.
+ */
 function CreateUser({ org, opened, onClose, onCreated }: { org: string; opened: boolean; onClose: () => void; onCreated: () => void }) {
   const roles = useQuery({ ...rolesQuery(), enabled: opened });
   const [userName, setUserName] = useState('');
-  const [userType, setUserType] = useState<string | null>('operator');
+  const [displayName, setDisplayName] = useState('');
+  const [userType, setUserType] = useState<UserType | null>(null);
   const [role, setRole] = useState<string | null>(null);
   const [password, setPassword] = useState('');
   const [administrator, setAdministrator] = useState(false);
   const create = useMutation({
-    mutationFn: () =>
+    mutationFn: (type: UserType) =>
       answer<AdminUser>(
         api.POST('/admin/v1/organizations/{org}/users', {
           params: { path: { org } },
           body: {
             userName,
             role: role ?? '',
-            userType: (userType ?? 'operator') as 'operator' | 'cardholder',
-            ...(password ? { password } : {}),
+            userType: type,
+            ...(displayName.trim() ? { displayName: displayName.trim() } : {}),
+            ...(type === 'cardholder' && password ? { password } : {}),
             organizationAdministrator: administrator,
           },
         }),
@@ -176,6 +188,8 @@ function CreateUser({ org, opened, onClose, onCreated }: { org: string; opened: 
   });
   const close = () => {
     setUserName('');
+    setDisplayName('');
+    setUserType(null);
     setRole(null);
     setPassword('');
     setAdministrator(false);
@@ -187,35 +201,50 @@ function CreateUser({ org, opened, onClose, onCreated }: { org: string; opened: 
       <form
         onSubmit={(event) => {
           event.preventDefault();
-          create.mutate();
+          if (userType) create.mutate(userType);
         }}
       >
         <Stack>
           <TextInput label="User name" required value={userName} onChange={(event) => setUserName(event.currentTarget.value)} data-autofocus />
+          <TextInput
+            label="Display name"
+            description="Optional: how the desk and certificates name them"
+            value={displayName}
+            onChange={(event) => setDisplayName(event.currentTarget.value)}
+          />
           <Select
             label="Type"
+            placeholder="Choose a type"
+            required
+            allowDeselect={false}
             data={[
-              { value: 'operator', label: 'Operator' },
+              { value: 'operator', label: 'Operator (signs in with a certificate)' },
               { value: 'cardholder', label: 'Cardholder' },
             ]}
             value={userType}
-            onChange={setUserType}
+            onChange={(value) => {
+              setUserType(value as UserType | null);
+              if (value !== 'cardholder') setPassword('');
+            }}
           />
           <Select label="Role" required data={roles.data?.Resources.map((r) => r.name) ?? []} value={role} onChange={setRole} searchable />
-          <PasswordInput
-            label="Password"
-            description="Optional: 12 characters or more"
-            value={password}
-            onChange={(event) => setPassword(event.currentTarget.value)}
-            autoComplete="new-password"
-          />
+          {userType === 'cardholder' ? (
+            <PasswordInput
+              label="Password"
+              description="Optional: 12 characters or more"
+              value={password}
+              onChange={(event) => setPassword(event.currentTarget.value)}
+              autoComplete="new-password"
+            />
+          ) : null}
+          {userType === 'operator' ? <Text size="sm">An operator signs in with a certificate: enrol it with Edit once the user exists.</Text> : null}
           <Checkbox label="Organization administrator" checked={administrator} onChange={(event) => setAdministrator(event.currentTarget.checked)} />
           <ErrorText error={create.error} />
           <Group justify="flex-end">
             <Button variant="default" onClick={close}>
               Cancel
             </Button>
-            <Button type="submit" loading={create.isPending} disabled={!userName || !role}>
+            <Button type="submit" loading={create.isPending} disabled={!userName || !role || !userType}>
               Create
             </Button>
           </Group>

@@ -39,6 +39,8 @@ export class AdminPresenter {
       disabled: row.disabled,
       description: row.description,
       backchannelAuthentication: backchannelSettingsOf(row),
+      // So that a client need not ask the oidc-client settings of an account that has none (a 404); a new account has none.
+      oidcClient: row.oidc_client ?? false,
       meta: {
         resourceType: 'SystemAccount',
         created: isoTimestamp(row.created_at),

@@ -95,7 +95,10 @@ export class SystemAccountsController {
   }
 
   @Get(':clientId')
-  @ApiOperation({ summary: 'Read a system account (no secret values)' })
+  @ApiOperation({
+    summary: 'Read a system account (no secret values)',
+    description: 'oidcClient says whether the account is set up as an OpenID Connect client, whose settings GET .../oidc-client answers (404 without).',
+  })
   async get(@Param('org') orgId: string, @Param('clientId') clientId: string) {
     return this.presenter.systemAccount(await this.accounts.get(orgId, clientId));
   }

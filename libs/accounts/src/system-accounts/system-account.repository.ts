@@ -23,6 +23,11 @@ export interface SystemAccountRow {
   created_at: Date;
   updated_at: Date;
   version: number;
+  /**
+   * Whether it is set up as an OpenID Connect client (DECISIONS 15.1): read with the account by
+   * findInOrg, listInOrg and update; absent from a row just created (never set up yet).
+   */
+  oidc_client?: boolean;
 }
 
 /** An account as listed: with the earliest expiry among its live secrets and certificates, null when none. */
@@ -103,7 +108,11 @@ export class SystemAccountRepository {
   }
 
   async findInOrg(orgId: string, clientId: string): Promise<SystemAccountRow | undefined> {
-    const [row] = await this.db.query<SystemAccountRow>('SELECT * FROM system_accounts WHERE org_id = $1 AND client_id = $2', [orgId, clientId]);
+    const [row] = await this.db.query<SystemAccountRow>(
+      `SELECT a.*, EXISTS (SELECT 1 FROM oidc_clients c WHERE c.account_id = a.id) AS oidc_client
+         FROM system_accounts a WHERE a.org_id = $1 AND a.client_id = $2`,
+      [orgId, clientId],
+    );
     return row;
   }
 
@@ -128,7 +137,8 @@ export class SystemAccountRepository {
               LEAST(
                 (SELECT min(s.expires_at) FROM client_secrets s WHERE s.account_id = a.id AND s.expires_at > $4),
                 (SELECT min(LEAST(c.expires_at, c.not_after)) FROM client_certificates c WHERE c.account_id = a.id AND LEAST(c.expires_at, c.not_after) > $4)
-              ) AS nearest_credential_expiry
+              ) AS nearest_credential_expiry,
+              EXISTS (SELECT 1 FROM oidc_clients o WHERE o.account_id = a.id) AS oidc_client
          FROM system_accounts a WHERE a.org_id = $1 ORDER BY a.client_id OFFSET $2 LIMIT $3`,
       [orgId, offset, limit, now],
     );
@@ -170,7 +180,8 @@ export class SystemAccountRepository {
        )
        SELECT id, org_id, client_id, role, description, organization_administrator, platform_administrator, disabled,
               backchannel_token_delivery_mode, backchannel_client_notification_endpoint, created_at, updated_at, version,
-              was_disabled AND NOT disabled AS reenabled
+              was_disabled AND NOT disabled AS reenabled,
+              EXISTS (SELECT 1 FROM oidc_clients o WHERE o.account_id = changed.id) AS oidc_client
          FROM changed`,
       [
         orgId,

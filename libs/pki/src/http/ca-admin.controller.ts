@@ -1,7 +1,20 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Audited } from '@app/audit';
-import { Actor, ApiJsonBody, ApiPemBody, PathFormats, RequestActor, RequireAdministrator, parseBody, readPem, z } from '@app/common';
+import {
+  Actor,
+  ApiJsonBody,
+  ApiPemBody,
+  ApiSchemaResponse,
+  PathFormats,
+  RequestActor,
+  RequireAdministrator,
+  listResponse,
+  parseBody,
+  readPem,
+  scimListSchema,
+  z,
+} from '@app/common';
 import { CertificateAuthority, generationOf } from '../certificate-authority.service';
 import { CaPresenter } from './ca.presenter';
 
@@ -26,6 +39,20 @@ export const revokeGenerationSchema = z
   .object({ reason: z.enum(['cACompromise'], { message: 'is required: cACompromise (the CA key is believed compromised)' }) })
   .strict();
 
+const CA_GENERATION_SCHEMA = {
+  type: 'object' as const,
+  required: ['generation', 'status', 'mode', 'keyAlgorithm', 'subject', 'notAfter'],
+  properties: {
+    generation: { type: 'integer' as const, example: 1 },
+    status: { type: 'string' as const, enum: ['active', 'awaiting-certificate', 'retired'] },
+    mode: { type: 'string' as const, enum: ['self-signed', 'subordinate'] },
+    keyAlgorithm: { type: 'string' as const, example: 'EC-P256' },
+    subject: { type: 'string' as const, example: 'CN=acme Issuing CA' },
+    notAfter: { type: 'string' as const, format: 'date-time', nullable: true, description: 'null while awaiting its certificate' },
+    compromisedAt: { type: 'string' as const, format: 'date-time', description: 'present once the generation was revoked as compromised (DECISIONS 9.1)' },
+  },
+};
+
 /** The organization's issuing CA (CREDENTIAL-MANAGEMENT.md, "PKI"): one per organization, its key in the HSM. */
 @ApiTags('administration')
 @ApiBearerAuth()
@@ -41,6 +68,18 @@ export class CaAdminController {
   @ApiOperation({ summary: "The organization's CA: status, certificate (PEM) or, for a subordinate CA awaiting its certificate, the CSR" })
   async get(@Param('org') org: string) {
     return this.view(org);
+  }
+
+  @Get('generations')
+  @ApiOperation({
+    summary:
+      "The CA's generations, newest first (a renewal awaiting its certificate, the current one, the retired ones); an empty list when the organization has no CA",
+  })
+  @ApiSchemaResponse(scimListSchema(CA_GENERATION_SCHEMA))
+  async generations(@Param('org') org: string) {
+    const { current, others } = await this.authority.allGenerations(org);
+    const rows = [...(current ? [current] : []), ...others].sort((a, b) => b.generation - a.generation).map((row) => this.presenter.generation(row));
+    return listResponse(rows, rows.length, { startIndex: 1, count: Math.max(rows.length, 1) });
   }
 
   @Post()

@@ -24,6 +24,20 @@ export class CaPresenter {
     };
   }
 
+  /** One generation as GET .../ca/generations lists it: which key, which name, how far it is, until when. */
+  generation(row: CaRow | CaGenerationRow) {
+    return {
+      generation: row.generation,
+      status: row.status,
+      mode: row.mode,
+      keyAlgorithm: row.key_algorithm,
+      subject: row.subject,
+      notAfter: row.not_after ? isoTimestamp(row.not_after) : null,
+      // Revoked as compromised (DECISIONS 9.1): shown so the desk can tell it from a plain retirement.
+      ...(row.compromised_at ? { compromisedAt: isoTimestamp(row.compromised_at) } : {}),
+    };
+  }
+
   /** The current generation, with a renewal awaiting its certificate and the retired generations when there are. */
   ca(row: CaRow, generations: CaGenerationRow[] = []) {
     const renewal = generations.find((g) => g.status === 'awaiting-certificate');

@@ -1,0 +1,200 @@
+import { Anchor, Button, Group, Modal, Paper, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
+import { useMutation, useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
+import { Link, useNavigate, useParams } from '@tanstack/react-router';
+import { api, answer } from '../api/client';
+import type { AuditEvent, ListResponse } from '../api/resources';
+import type { paths } from '../api/schema';
+import { DateTime } from '../components/date-time';
+import { ErrorText } from '../components/error-text';
+import { Loading, NotFoundPage } from '../components/pages';
+import { can, useWhoami } from '../session/whoami';
+import { CredentialsTable } from './credentials';
+import { DeviceMoves, SEARCH_REQUEST, deviceName, scimString, type Device } from './desk-page';
+
+type DeviceList = paths['/aims/rs/scim/v2/Device/.search']['post']['responses'][200]['content']['application/scim+json'];
+type DevicePolicy = paths['/aims/rs/scim/v2/DevicePolicy/{id}']['get']['responses'][200]['content']['application/scim+json'];
+
+/**
+ * A device as an operator reads it (/portal/{org}/devices/{id}): its CUID, ATR, status and reason,
+ * owner, policy, dates, the lifecycle moves the role allows, its credentials with their
+ * certificates, and (for administrators, from the audit log) its history. The device is looked up
+ * with a search by id, which answers an unknown id with no result rather than a 404, so that a
+ * stale link shows the not-found page with nothing logged.
+ */
+export function DevicePage() {
+  const { org, id } = useParams({ from: '/$org/devices/$id' });
+  const whoami = useWhoami(org);
+  const found = useQuery({
+    queryKey: ['device-lookup', id],
+    queryFn: () =>
+      answer<DeviceList>(api.POST('/aims/rs/scim/v2/Device/.search', { body: { schemas: [SEARCH_REQUEST], filter: `id eq ${scimString(id)}`, count: 1 } })),
+  });
+  // The same cache entry as the lists' rows, so that a move made here shows everywhere.
+  const device = useQuery({
+    queryKey: ['device', id],
+    queryFn: () => answer<Device>(api.GET('/aims/rs/scim/v2/Device/{id}', { params: { path: { id } } })),
+    enabled: found.data?.totalResults === 1,
+    initialData: found.data?.Resources[0],
+  });
+  if (found.error) return <ErrorText error={found.error} />;
+  if (found.data?.totalResults === 0) return <NotFoundPage />;
+  if (!device.data) return <Loading />;
+  const data = device.data;
+  const name = deviceName(data, id);
+  const status = data.status?.status ?? '';
+  return (
+    <Stack>
+      <Group justify="space-between">
+        <Title order={1}>{name.charAt(0).toUpperCase() + name.slice(1)}</Title>
+        <Group gap="xs">
+          <DeviceMoves org={org} id={id} name={name} status={status} />
+          {['TERMINATED', 'AVAILABLE'].includes(status) && whoami.permissions.includes('contentRequest.recycle.create') ? (
+            <Recycle org={org} id={id} name={name} />
+          ) : null}
+        </Group>
+      </Group>
+      <Paper withBorder p="md" component="section" aria-labelledby="device-facts-title">
+        <Stack>
+          <Title order={2} size="h3" id="device-facts-title">
+            Device
+          </Title>
+          <SimpleGrid cols={{ base: 1, sm: 2 }} component="dl" spacing="xs">
+            <Fact term="CUID" value={<code>{data.externalIds?.map((e) => e.CUID).join(', ')}</code>} />
+            <Fact term="ATR" value={<code>{data.externalIds?.map((e) => e.ATR).join(', ')}</code>} />
+            <Fact term="Status" value={`${status}${data.status?.reason && data.status.reason !== 'NONE' ? ` (${data.status.reason})` : ''}`} />
+            <Fact term="Owner" value={data.owner?.display ?? 'Nobody: in stock'} />
+            <Fact term="Policy" value={data.policy?.value ? <PolicyName org={org} id={data.policy.value} /> : 'None yet'} />
+            <Fact term="Issued" value={<DateTime iso={data.issuanceDate} />} />
+            <Fact term="Created" value={<DateTime iso={data.meta?.created} />} />
+            <Fact term="Id" value={<code>{id}</code>} />
+          </SimpleGrid>
+        </Stack>
+      </Paper>
+      <Paper withBorder p="md" component="section" aria-labelledby="device-credentials-title">
+        <Stack>
+          <Title order={2} size="h3" id="device-credentials-title">
+            Credentials
+          </Title>
+          {data.credentials?.length ? (
+            <CredentialsTable org={org} credentials={data.credentials} label={`Credentials of ${name}`} />
+          ) : (
+            <Text>No credential on this device. An issuance request, approved and encoded, puts them on it.</Text>
+          )}
+        </Stack>
+      </Paper>
+      <Paper withBorder p="md" component="section" aria-labelledby="device-history-title">
+        <Stack>
+          <Title order={2} size="h3" id="device-history-title">
+            History
+          </Title>
+          {can(whoami, 'audit') ? <History org={org} id={id} /> : <Text>The device's history is in the audit log, which administrators read.</Text>}
+        </Stack>
+      </Paper>
+      <Anchor renderRoot={(props) => <Link {...props} to="/$org/devices" params={{ org }} />}>Back to the device search</Anchor>
+    </Stack>
+  );
+}
+
+/**
+ * A recycle request for a terminated card (or one in stock): asked once, then the request's page,
+ * where it awaits the card client's encoding (a recycle needs no approval).
+ */
+function Recycle({ org, id, name }: { org: string; id: string; name: string }) {
+  const navigate = useNavigate();
+  const [asking, setAsking] = useState(false);
+  const recycle = useMutation({
+    mutationFn: () =>
+      answer<{ id: string }>(
+        api.POST('/aims/rs/scim/v2/ContentRequest', {
+          body: { schemas: ['urn:vendor:scim:api:cms:1.0:ContentRequest'], type: 'recycle', target: { device: { value: id } } },
+        }),
+      ),
+    onSuccess: (request) => navigate({ to: '/$org/requests/$id', params: { org, id: request.id } }),
+  });
+  return (
+    <>
+      <Button size="xs" variant="default" aria-label={`Recycle ${name}`} onClick={() => setAsking(true)}>
+        Recycle
+      </Button>
+      <Modal opened={asking} onClose={() => setAsking(false)} title={`Recycle ${name}?`}>
+        <Stack>
+          <Text size="sm">The card client erases the card; it then goes back to stock, without credentials, for another person.</Text>
+          <ErrorText error={recycle.error} />
+          <Group justify="flex-end">
+            <Button variant="default" onClick={() => setAsking(false)}>
+              Back
+            </Button>
+            <Button loading={recycle.isPending} onClick={() => recycle.mutate()} data-autofocus>
+              Recycle
+            </Button>
+          </Group>
+        </Stack>
+      </Modal>
+    </>
+  );
+}
+
+function Fact({ term, value }: { term: string; value: React.ReactNode }) {
+  return (
+    <div>
+      <Text component="dt" size="sm" fw={700}>
+        {term}
+      </Text>
+      <Text component="dd" ms={0}>
+        {value}
+      </Text>
+    </div>
+  );
+}
+
+/** The device policy's name, for those whose role reads policies; its id otherwise. */
+function PolicyName({ org, id }: { org: string; id: string }) {
+  const whoami = useWhoami(org);
+  const policy = useQuery({
+    queryKey: ['device-policy', id],
+    queryFn: () => answer<DevicePolicy>(api.GET('/aims/rs/scim/v2/DevicePolicy/{id}', { params: { path: { id } } })),
+    enabled: whoami.permissions.includes('devicePolicy.read'),
+    staleTime: 60_000,
+  });
+  return <span title={`Device policy ${id}`}>{policy.data?.name ?? id}</span>;
+}
+
+/** What happened to the device, newest first: the audit events whose target it is. */
+function History({ org, id }: { org: string; id: string }) {
+  const events = useQuery({
+    queryKey: ['audit', org, 'target', id],
+    queryFn: () =>
+      answer<ListResponse<AuditEvent>>(
+        api.GET('/admin/v1/organizations/{org}/audit-events', { params: { path: { org }, query: { target: id, startIndex: 1, count: 50 } } }),
+      ),
+  });
+  return (
+    <>
+      <ErrorText error={events.error} />
+      <Table aria-label="History">
+        <Table.Thead>
+          <Table.Tr>
+            <Table.Th>Time</Table.Th>
+            <Table.Th>Action</Table.Th>
+            <Table.Th>By</Table.Th>
+            <Table.Th>Outcome</Table.Th>
+          </Table.Tr>
+        </Table.Thead>
+        <Table.Tbody>
+          {events.data?.Resources.map((event) => (
+            <Table.Tr key={event.id}>
+              <Table.Td>
+                <DateTime iso={event.occurred} />
+              </Table.Td>
+              <Table.Td>{event.action}</Table.Td>
+              <Table.Td>{event.actor}</Table.Td>
+              <Table.Td>{event.outcome}</Table.Td>
+            </Table.Tr>
+          ))}
+        </Table.Tbody>
+      </Table>
+      {events.isSuccess && events.data.totalResults === 0 ? <Text>Nothing recorded for this device yet.</Text> : null}
+    </>
+  );
+}
