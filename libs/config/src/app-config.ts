@@ -29,6 +29,10 @@ export class AppConfig {
   oipAuthHosts!: string[];
 
   platformAdminSecret?: string;
+  /** The platform administrator person made at first start (PLATFORM_ADMIN_USER, default `admin`; empty: none; DECISIONS 11). */
+  platformAdminUser?: string;
+  /** How long an enrolment link works (ENROLMENT_LINK_LIFETIME_S, default 86400; DECISIONS 14.4). */
+  enrolmentLinkLifetimeS!: number;
   bootstrapOrgId?: string;
   bootstrapClientSecret?: string;
 

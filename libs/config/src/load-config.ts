@@ -49,6 +49,11 @@ const schema = z.object({
     .regex(/^[A-Za-z0-9_]{1,64}$/, 'must be 1-64 characters of A-Z, a-z, 0-9 and _')
     .optional(),
   BOOTSTRAP_CLIENT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  PLATFORM_ADMIN_USER: z
+    .string()
+    .regex(/^([A-Za-z0-9._@-]{1,128})?$/, 'must be a userName (1-128 characters of A-Z, a-z, 0-9, ".", "_", "@" and "-"), or empty for none')
+    .default('admin'),
+  ENROLMENT_LINK_LIFETIME_S: int(86400, 300, 2592000),
   SCOPE_ASSIGNMENT_FILE: z.string().optional(),
   PKCS11_MODULE: optionalText,
   PKCS11_TOKEN_LABEL: z.string().min(1).max(32).default('platform'),
@@ -186,6 +191,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   config.platformAdminSecret = e.PLATFORM_ADMIN_SECRET;
   config.bootstrapOrgId = e.BOOTSTRAP_ORG_ID;
   config.bootstrapClientSecret = e.BOOTSTRAP_CLIENT_SECRET;
+  config.platformAdminUser = e.PLATFORM_ADMIN_USER || undefined;
+  config.enrolmentLinkLifetimeS = e.ENROLMENT_LINK_LIFETIME_S;
   config.scopeAssignmentFile = e.SCOPE_ASSIGNMENT_FILE ? resolve(cwd, e.SCOPE_ASSIGNMENT_FILE) : shippedFile('ops/scopeAssignment.properties');
   config.hsm = {
     modulePath: e.PKCS11_MODULE,

@@ -1,6 +1,6 @@
 import { Module, Provider } from '@nestjs/common';
 import { AccountDependents, AccountsModule } from '@app/accounts';
-import { AuthModule, OneTimeCodes, SmartCardLogons } from '@app/auth';
+import { AuthModule, OneTimeCodes, SmartCardLogons, TotpEnrolment } from '@app/auth';
 import { DeliveryGatewayStoreModule } from '@app/delivery-gateway';
 import { DeviceContents, DeviceModule, DeviceStoreModule } from '@app/device';
 import { Clock, DataCipher } from '@app/common';
@@ -13,6 +13,7 @@ import { ContentRequestSweepJob } from './content-requests/content-request-sweep
 import { ContentRequestsController } from './content-requests/content-requests.controller';
 import { CredentialFollower } from './credentials/credential-follower';
 import { OneTimeCodeCredentials } from './credentials/one-time-code-credentials';
+import { SelfEnrolledTotp } from './credentials/self-enrolled-totp';
 import { SmartCardLogonCredentials } from './credentials/smart-card-logon-credentials';
 import { CredentialNotifications } from './notifications/credential-notifications';
 import { DeviceFlowPresenter } from './device-flows/device-flow.presenter';
@@ -143,6 +144,7 @@ export class CredentialManagementStoreModule {
     ContentRequestSweepJob,
     CredentialFollower,
     OneTimeCodeCredentials,
+    SelfEnrolledTotp,
     SmartCardLogonCredentials,
     CredentialNotifications,
     SyncSessionRepository,
@@ -170,6 +172,8 @@ export class CredentialManagementModule {
     oathCredentials: OneTimeCodeCredentials,
     smartCards: SmartCardLogons,
     logonCertificates: SmartCardLogonCredentials,
+    totpEnrolment: TotpEnrolment,
+    selfEnrolledTotp: SelfEnrolledTotp,
   ) {
     // A device shows its credentials and its policy (CREDENTIAL-MANAGEMENT.md "Resources", Device row); this library holds them.
     contents.register((orgId, deviceIds) => credentials.onDevices(orgId, deviceIds));
@@ -177,5 +181,7 @@ export class CredentialManagementModule {
     codes.register(oathCredentials);
     // And its smart cards are the certificate credentials this library issues into wallets.
     smartCards.register(logonCertificates);
+    // A person's own authenticator app, enrolled through their enrolment link, is an OATH TOTP credential of this library (DECISIONS 14.4).
+    totpEnrolment.register(selfEnrolledTotp);
   }
 }

@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import { AdminPresenter, UserService, createUserSchema, patchUserSchema, setPasswordSchema } from '@app/accounts';
+import { AdminPresenter, EnrolmentLinks, UserService, createUserSchema, patchUserSchema, setPasswordSchema } from '@app/accounts';
 import { listResponse, parseBody } from '@app/common';
 import { CliRuntime, PAGE_OPTIONS, booleanArgument, collect, pageOf, readSecretFromStdin, readTextFile } from '../cli-runtime';
 
@@ -9,7 +9,7 @@ interface NameOptions {
 }
 
 /**
- * `user create|list|get|update|delete|enroll-certificate|set-password|platform-administrator` (DECISIONS 3.5 and 11).
+ * `user create|list|get|update|delete|enroll-certificate|set-password|platform-administrator|enrolment-link` (DECISIONS 3.5, 11 and 14.4).
  * Passwords come from standard input only, never from an argument.
  */
 export function registerUserCommands(program: Command, cli: CliRuntime): void {
@@ -156,6 +156,18 @@ export function registerUserCommands(program: Command, cli: CliRuntime): void {
       await cli.withServices(async (app) => {
         const updated = await app.get(UserService).setPassword(org, id, password, cli.actor);
         cli.print(app.get(AdminPresenter).user(updated));
+      });
+    });
+
+  user
+    .command('enrolment-link <org> <userName>')
+    .description(
+      "Make the person a one-time enrolment link (choose a password, add an authenticator app, signed in): prints it once; the person's older links stop working (break-glass and recovery).",
+    )
+    .action(async (org: string, userName: string) => {
+      await cli.withServices(async (app) => {
+        const link = await app.get(EnrolmentLinks).issueByUserName(org, userName, cli.actor);
+        cli.print({ userName: link.userName, id: link.userId, url: link.url, expiresAt: link.expiresAt.toISOString() });
       });
     });
 }
