@@ -193,7 +193,7 @@ describe('Enrolment links and TOTP self-enrolment', () => {
     ]);
     const [won, lost] = a.status === 303 ? [a, b] : [b, a];
     expect(won.status).toBe(303);
-    expect(won.headers.location).toBe('/portal/');
+    expect(won.headers.location).toBe('/portal/platform/');
     expect(won.headers['set-cookie']).toEqual([expect.stringMatching(/^__Host-Http-session=[A-Za-z0-9_-]{43}; Path=\/; Secure; HttpOnly; SameSite=Strict$/)]);
     expect(lost.status).toBe(200);
     expect(lost.text).toContain('This enrolment link has been used already');

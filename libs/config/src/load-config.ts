@@ -186,6 +186,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   config.embeddedPostgresPassword = generated?.embeddedPostgresPassword;
   config.publicBaseUrl = e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`;
   config.authBaseUrl = e.AUTH_BASE_URL ?? config.publicBaseUrl;
+  // The embedded default calls itself localhost; a newcomer may type 127.0.0.1 or [::1] (the same
+  // listener), so those are the service's own origins too until PUBLIC_BASE_URL or AUTH_BASE_URL says otherwise.
+  const loopbackAliases = !e.PUBLIC_BASE_URL && !e.AUTH_BASE_URL;
+  config.authOrigins = ownOrigins(config.authBaseUrl, loopbackAliases);
+  config.publicOrigins = ownOrigins(config.publicBaseUrl, loopbackAliases);
   config.oipAuthBaseUrl = e.OIP_AUTH_BASE_URL ?? `${config.authBaseUrl}/oip`;
   config.oipAuthHosts = e.OIP_AUTH_HOSTS.map((h) => h.toLowerCase());
   config.platformAdminSecret = e.PLATFORM_ADMIN_SECRET;
@@ -312,4 +317,15 @@ function readOrCreateGeneratedSecrets(dataDir: string): GeneratedSecrets {
 function shippedFile(relativePath: string): string {
   const candidates = [resolve(__dirname, '../../..', relativePath), resolve(__dirname, '../../../..', relativePath)];
   return candidates.find((path) => existsSync(path)) ?? candidates[0];
+}
+
+/** A base URL's origin, with its loopback aliases when `aliases` and it names localhost. */
+function ownOrigins(baseUrl: string, aliases: boolean): string[] {
+  const url = new URL(baseUrl);
+  if (!aliases || url.hostname !== 'localhost') return [url.origin];
+  return ['localhost', '127.0.0.1', '[::1]'].map((host) => {
+    const alias = new URL(baseUrl);
+    alias.hostname = host;
+    return alias.origin;
+  });
 }

@@ -19,7 +19,7 @@ export function registerUserCommands(program: Command, cli: CliRuntime): void {
     .command('create <org>')
     .description('Create a user; prints it (never the password).')
     .requiredOption('--user-name <userName>', '1-128 characters of A-Z, a-z, 0-9, ".", "_", "@" and "-"')
-    .requiredOption('--role <role>', 'role name from scopeAssignment.properties')
+    .option('--role <role>', 'role name from scopeAssignment.properties (Administration, Help Desk, Issuance or Cardholder in the shipped one)', 'Cardholder')
     .addOption(new Option('--type <userType>', 'operator or cardholder').choices(['operator', 'cardholder']).default('cardholder'))
     .option('--group <group>', 'a group (repeat for several)', collect)
     .option('--given-name <name>', 'given name (with --family-name)')

@@ -91,7 +91,11 @@ export class LoginController {
       return this.html(
         reply,
         403,
-        passwordForm({ ...this.formView(org, frame, checked.formCookie, returnTo), error: REFUSED_FORM, userName: params.userName }),
+        passwordForm({
+          ...this.formView(org, frame, checked.formCookie, returnTo),
+          error: this.forms.hostMismatch(headers) ?? REFUSED_FORM,
+          userName: params.userName,
+        }),
       );
     }
     const formCookie = checked.formCookie;

@@ -15,8 +15,6 @@ import { EnrolmentOutcome, EnrolmentService } from './enrolment.service';
 /** The password rule said at the field (DECISIONS 3.5; PasswordHasher enforces it). */
 const MIN_PASSWORD_LENGTH = 12;
 const REFUSED_FORM = 'This form did not come from this page, so nothing was changed. Open your enrolment link again: it still works.';
-/** Where a person lands once enrolled: the portal, signed in (DECISIONS 14.4). */
-const LANDING = '/portal/';
 
 type Headers_ = Record<string, string | string[] | undefined>;
 
@@ -76,7 +74,7 @@ export class EnrolmentController {
     const existing = this.forms.formCookie(request.headers.cookie);
     if (this.forms.crossSiteRefusal(headers) || !existing || !this.forms.formTokenMatches(org, existing, params.form_token)) {
       this.formCookieFor(request, reply);
-      return this.refused(reply, frame, REFUSED_FORM, 403);
+      return this.refused(reply, frame, this.forms.hostMismatch(headers) ?? REFUSED_FORM, 403);
     }
     const outcome =
       params.step === 'totp'
@@ -102,7 +100,12 @@ export class EnrolmentController {
         return this.html(reply, 200, await this.totpPage(org, frame, formCookie, link, outcome));
       case 'signed-in':
         reply.header('Set-Cookie', `${SESSION_COOKIE}=${outcome.cookieValue}; Path=/; Secure; HttpOnly; SameSite=Strict`);
-        return void reply.code(303).header('Location', LANDING).header('Cache-Control', 'no-store').send();
+        // Where a person lands once enrolled: their organization's portal, signed in (DECISIONS 14.4).
+        return void reply
+          .code(303)
+          .header('Location', `/portal/${encodeURIComponent(org)}/`)
+          .header('Cache-Control', 'no-store')
+          .send();
     }
   }
 
