@@ -325,4 +325,44 @@ describe('Enrolment links and TOTP self-enrolment', () => {
     t.clock.advance(86_400 + 1);
     expect((await openLink(made.body.url)).page.text).toContain('This enrolment link has expired');
   });
+
+  it("an administrator resets a person's factors: the authenticator revoked with its device, the sessions ended, a new link; audited, under the grant rules", async () => {
+    // The expiry test moved the clock a day on: a fresh token.
+    platformAdmin = await platformAdminToken(t.http);
+    await createOrganization(t.http, platformAdmin, 'resets');
+    const rita = await t.http.post('/admin/v1/organizations/resets/users').auth(platformAdmin, { type: 'bearer' }).send({ userName: 'rita' });
+    const first = await t.http.post(`/admin/v1/organizations/resets/users/${rita.body.id}/enrolment-link`).auth(platformAdmin, { type: 'bearer' });
+    const { form, state, secret } = await passwordStep('resets', first.body.url);
+    const enrolled = await post('resets', form, { step: 'totp', link: tokenOf(first.body.url), state, code: codeNow(secret) });
+    expect(enrolled.status).toBe(303);
+    const [credential] = await credentialsOf(rita.body.id);
+    expect(credential).toMatchObject({ status: 'ISSUED' });
+
+    const accounts = await createAdminAndPlainAccounts(t.http, platformAdmin, 'resets');
+    const byPlain = await t.http.post(`/admin/v1/organizations/resets/users/${rita.body.id}/factors/reset`).auth(accounts.plainToken, { type: 'bearer' });
+    expect(byPlain.status).toBe(403);
+    expect((await credentialsOf(rita.body.id))[0]).toMatchObject({ status: 'ISSUED' });
+
+    const reset = await t.http.post(`/admin/v1/organizations/resets/users/${rita.body.id}/factors/reset`).auth(accounts.orgAdminToken, { type: 'bearer' });
+    expect(reset.status).toBe(201);
+    expect(reset.headers['cache-control']).toBe('no-store');
+    expect(reset.body).toEqual({
+      id: rita.body.id,
+      userName: 'rita',
+      url: expect.stringMatching(/\/authentication\/customer\/resets\/enrol\/[A-Za-z0-9_-]{43}$/),
+      expiresAt: expect.any(String),
+      revokedDevices: [credential.device_id],
+      endedSessions: 1,
+    });
+    expect(await credentialsOf(rita.body.id)).toEqual([expect.objectContaining({ id: credential.id, status: 'REVOKED', device_status: 'REVOKED' })]);
+    const live = await t.db.query('SELECT count(*)::int AS n FROM sign_in_sessions WHERE user_id = $1 AND ended_at IS NULL', [rita.body.id]);
+    expect(live.rows[0].n).toBe(0);
+    const audit = await t.db.query(`SELECT details FROM audit_events WHERE action = 'user.factors.reset' AND target = $1`, [rita.body.id]);
+    expect(audit.rows).toEqual([{ details: { userName: 'rita', revokedDevices: [credential.device_id], endedSessions: 1 } }]);
+    // The new link enrols a new authenticator; the revoked one stays revoked.
+    const again = await passwordStep('resets', reset.body.url);
+    const reenrolled = await post('resets', again.form, { step: 'totp', link: tokenOf(reset.body.url), state: again.state, code: codeNow(again.secret) });
+    expect(reenrolled.status).toBe(303);
+    expect((await credentialsOf(rita.body.id)).map((c) => c.status).sort()).toEqual(['ISSUED', 'REVOKED']);
+  });
 });

@@ -60,6 +60,10 @@ export const AUDIT_CATALOGUE = {
     code: 40007,
     description: "A person's one-time enrolment link made (details: link id, expiry, how many open links it replaced; never the link)",
   },
+  'user.factors.reset': {
+    code: 40009,
+    description: "An administrator reset a person's second factors: their software authenticators revoked, their sessions ended, a new enrolment link made",
+  },
   'user.enrolment.complete': {
     code: 40008,
     description: 'A person used their enrolment link: password chosen and second factor enrolled (details: link id, credential id)',

@@ -14,6 +14,8 @@ import { ContentRequestsController } from './content-requests/content-requests.c
 import { CredentialFollower } from './credentials/credential-follower';
 import { OneTimeCodeCredentials } from './credentials/one-time-code-credentials';
 import { SelfEnrolledTotp } from './credentials/self-enrolled-totp';
+import { FactorResetController } from './credentials/factor-reset.controller';
+import { FactorResetService } from './credentials/factor-reset.service';
 import { SmartCardLogonCredentials } from './credentials/smart-card-logon-credentials';
 import { CredentialNotifications } from './notifications/credential-notifications';
 import { DeviceFlowPresenter } from './device-flows/device-flow.presenter';
@@ -119,6 +121,7 @@ export class CredentialManagementStoreModule {
     SyncSessionsController,
     DeviceFlowsController,
     CredentialsController,
+    FactorResetController,
     SelfController,
     StatsController,
     GroupsController,
@@ -145,6 +148,7 @@ export class CredentialManagementStoreModule {
     CredentialFollower,
     OneTimeCodeCredentials,
     SelfEnrolledTotp,
+    FactorResetService,
     SmartCardLogonCredentials,
     CredentialNotifications,
     SyncSessionRepository,

@@ -137,6 +137,23 @@ export class DeviceRepository {
     );
   }
 
+  /** The owner's software authenticators (devices without {ATR, CUID}) in one of `statuses`, locked for the transaction. */
+  async lockSoftwareOwnedBy(
+    orgId: string,
+    ownerId: string,
+    statuses: readonly DeviceStatus[],
+    tx: Transaction,
+  ): Promise<{ id: string; status: DeviceStatus }[]> {
+    return this.db.query(
+      `SELECT d.id, d.status FROM devices d
+        WHERE d.org_id = $1 AND d.owner_user_id = $2 AND d.status = ANY($3::text[])
+          AND NOT EXISTS (SELECT 1 FROM device_external_ids e WHERE e.device_id = d.id)
+        ORDER BY d.created_at, d.id FOR UPDATE`,
+      [orgId, ownerId, statuses],
+      tx,
+    );
+  }
+
   async findExternalIds(orgId: string, cuids: string[], tx?: Transaction): Promise<StoredExternalId[]> {
     if (cuids.length === 0) return [];
     return this.db.query<StoredExternalId>(

@@ -45,28 +45,34 @@ export class EnrolmentLinks {
   ) {}
 
   async issue(orgId: string, userId: string, actor: Actor): Promise<IssuedEnrolmentLink> {
+    return this.users.withCredentialLock(orgId, userId, actor, (user, tx) => this.issueWithin(orgId, user, actor, tx));
+  }
+
+  /**
+   * Makes the link in the caller's transaction, which holds the person's row lock and has checked the
+   * grant rules (an administrator's reset of the person's factors does both with more in it).
+   */
+  async issueWithin(orgId: string, user: { id: string; user_name: string }, actor: Actor, tx: Transaction): Promise<IssuedEnrolmentLink> {
     const token = randomBytes(TOKEN_BYTES).toString('base64url');
-    return this.users.withCredentialLock(orgId, userId, actor, async (user, tx) => {
-      const now = this.clock.now();
-      const expiresAt = new Date(now.getTime() + this.config.enrolmentLinkLifetimeS * 1000);
-      const replaced = await this.links.replaceOpen(user.id, now, tx);
-      const id = randomUUID();
-      await this.links.insert({ id, orgId, userId: user.id, tokenHash: hashOf(token), createdBy: actor.name, createdAt: now, expiresAt }, tx);
-      await this.audit.record(
-        {
-          org: orgId,
-          actor: actor.name,
-          action: 'user.enrolment_link.create',
-          target: user.id,
-          outcome: 'success',
-          sourceAddress: actor.sourceAddress,
-          correlationId: actor.correlationId,
-          details: { userName: user.user_name, link: id, expiresAt: expiresAt.toISOString(), ...(replaced > 0 ? { replaced } : {}) },
-        },
-        tx,
-      );
-      return { url: this.url(orgId, token), expiresAt, userId: user.id, userName: user.user_name };
-    });
+    const now = this.clock.now();
+    const expiresAt = new Date(now.getTime() + this.config.enrolmentLinkLifetimeS * 1000);
+    const replaced = await this.links.replaceOpen(user.id, now, tx);
+    const id = randomUUID();
+    await this.links.insert({ id, orgId, userId: user.id, tokenHash: hashOf(token), createdBy: actor.name, createdAt: now, expiresAt }, tx);
+    await this.audit.record(
+      {
+        org: orgId,
+        actor: actor.name,
+        action: 'user.enrolment_link.create',
+        target: user.id,
+        outcome: 'success',
+        sourceAddress: actor.sourceAddress,
+        correlationId: actor.correlationId,
+        details: { userName: user.user_name, link: id, expiresAt: expiresAt.toISOString(), ...(replaced > 0 ? { replaced } : {}) },
+      },
+      tx,
+    );
+    return { url: this.url(orgId, token), expiresAt, userId: user.id, userName: user.user_name };
   }
 
   /** `issue` for the user with this userName (the command line names people as people do). */
