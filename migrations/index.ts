@@ -28,6 +28,7 @@ import { AddUserNamePrefixIndex1764650000000 } from './1764650000000-AddUserName
 import { LeaveRoomForCodeConsumption1764660000000 } from './1764660000000-LeaveRoomForCodeConsumption';
 import { EndPasswordOnlySessionsByPolicy1764670000000 } from './1764670000000-EndPasswordOnlySessionsByPolicy';
 import { AddCaGenerationCompromise1764683000000 } from './1764683000000-AddCaGenerationCompromise';
+import { CreateEnrolmentLinks1764686000000 } from './1764686000000-CreateEnrolmentLinks';
 
 /** Every migration, in order. The data source takes classes, not a glob, so source and dist/ behave alike. */
 export const MIGRATIONS = [
@@ -61,4 +62,5 @@ export const MIGRATIONS = [
   LeaveRoomForCodeConsumption1764660000000,
   EndPasswordOnlySessionsByPolicy1764670000000,
   AddCaGenerationCompromise1764683000000,
+  CreateEnrolmentLinks1764686000000,
 ];

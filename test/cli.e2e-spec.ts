@@ -145,6 +145,7 @@ describe('command line (apps/cli)', () => {
         'user delete',
         'user enroll-certificate',
         'user set-password',
+        'user enrolment-link',
         'group create',
         'group update',
         'device-policy create',
@@ -341,6 +342,20 @@ describe('command line (apps/cli)', () => {
     expectOk(await cli(['user', 'set-password', org, user.id], { input: SECOND_PASSWORD }));
     expect((await grant(PASSWORD)).status).toBe(400);
     expect((await grant(SECOND_PASSWORD)).status).toBe(200);
+    // An enrolment link (DECISIONS 14.4), by userName: printed once, it opens the person's enrolment page; an older one stops working.
+    const firstLink = await cli(['user', 'enrolment-link', org, 'card.cli']);
+    expectOk(firstLink);
+    const link = await cli(['user', 'enrolment-link', org, 'card.cli']);
+    expectOk(link);
+    expect(link.json()).toEqual({
+      userName: 'card.cli',
+      id: user.id,
+      url: expect.stringMatching(new RegExp(`/authentication/customer/${org}/enrol/[A-Za-z0-9_-]{43}$`)),
+      expiresAt: expect.any(String),
+    });
+    expect((await t.bare.get(new URL(link.json().url).pathname)).text).toContain('Welcome, card.cli');
+    expect((await t.bare.get(new URL(firstLink.json().url).pathname)).text).toContain('A newer enrolment link was made for you');
+    expectRefused(await cli(['user', 'enrolment-link', org, 'nobody.here']), 'There is no user "nobody.here"');
 
     const updated = await cli(['user', 'update', org, user.id, '--role', 'Help Desk', '--group', 'west', '--group', 'north']);
     expectOk(updated);

@@ -11,6 +11,7 @@ const OWNERS: Record<string, string> = {
   client_certificates: 'accounts',
   users: 'accounts',
   user_certificates: 'accounts',
+  enrolment_links: 'accounts',
   certified_applications: 'accounts',
   oidc_clients: 'accounts',
   access_tokens: 'auth',

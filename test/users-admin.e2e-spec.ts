@@ -219,6 +219,18 @@ describe('admin API: users (DECISIONS 11, 3.5)', () => {
       expect(rows[0].row).not.toContain(PASSWORD);
     });
 
+    it('without a role, a person is a Cardholder; a role that names nothing lists the shipped roles (issue 33 item 3)', async () => {
+      const org = await newOrg();
+      const created = await call('post', usersPath(org), admin).send({ userName: 'norole' });
+      expect(created.status).toBe(201);
+      expect(created.body).toMatchObject({ userName: 'norole', role: 'Cardholder', userType: 'cardholder' });
+      const empty = await call('post', usersPath(org), admin).send({ userName: 'emptyrole2', role: ' ' });
+      expect(empty.status).toBe(400);
+      expect(empty.body.detail).toContain(
+        'Administration, Help Desk, Issuance or Cardholder in the shipped mapping; GET /admin/v1/roles lists the loaded ones',
+      );
+    });
+
     describe('400 for each bad field, naming it', () => {
       it.each<[string, Record<string, unknown>, string]>([
         ['missing userName', { role: 'Cardholder' }, 'userName'],
@@ -228,7 +240,6 @@ describe('admin API: users (DECISIONS 11, 3.5)', () => {
         ['userName with a slash', { userName: 'jane/doe', role: 'Cardholder' }, 'userName'],
         ['userName with a non-ASCII letter', { userName: 'jané', role: 'Cardholder' }, 'userName'],
         ['userName not a string', { userName: 42, role: 'Cardholder' }, 'userName'],
-        ['missing role', { userName: 'norole' }, 'role'],
         ['empty role', { userName: 'emptyrole', role: ' ' }, 'role'],
         ['role not a string', { userName: 'numrole', role: 3 }, 'role'],
         ['unknown userType', { userName: 'ut', role: 'Cardholder', userType: 'administrator' }, 'userType'],

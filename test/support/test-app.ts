@@ -70,6 +70,8 @@ export function testConfig(databaseUrl: string, env: Record<string, string> = {}
     SECRET_PEPPER: 'test-pepper-0123456789abcdef0123456789abcdef',
     DATA_ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 7).toString('base64')}`,
     PLATFORM_ADMIN_SECRET,
+    // The platform administrator person of a first start (DECISIONS 11) only where a suite asks for it (test/enrolment).
+    PLATFORM_ADMIN_USER: '',
     PURGE_INTERVAL_S: '3600',
     // Suites share one SoftHSM2 token: only the suite that tests it creates the platform's CA key.
     BOOTSTRAP_CA: 'false',

@@ -14,6 +14,7 @@ import { HsmModule, HsmModuleOptions, HsmReconnectOutcome, openSoftHsmDirectory,
 import { LOGGER, Logger, Metrics, ObservabilityModule } from '@app/observability';
 import { PersistenceModule } from '@app/persistence';
 import { HealthController } from './health.controller';
+import { IndexController } from './index.controller';
 import { ShutdownState } from './shutdown';
 
 /**
@@ -77,7 +78,7 @@ export class AppModule {
         CredentialManagementModule,
         PkiModule,
       ],
-      controllers: [HealthController],
+      controllers: [HealthController, IndexController],
       providers: [ShutdownState],
     };
   }

@@ -9,6 +9,7 @@ import { AppModule } from './app.module';
 import { configureApp, createAdapter } from './app.setup';
 import { runClusterPrimary } from './cluster-primary';
 import { ShutdownState } from './shutdown';
+import { startBanner } from './start-banner';
 
 /** How long in-flight requests and the shutdown hooks may take after SIGTERM. */
 const SHUTDOWN_DEADLINE_MS = 15_000;
@@ -92,6 +93,8 @@ async function bootstrap(): Promise<void> {
   const metricsServer = cluster.isWorker ? undefined : await metrics.listen(config.metricsPort, config.metricsHost);
   created.getHttpServer().once('close', () => metricsServer?.close());
   logger.info({ url: config.publicBaseUrl, port: config.port, metricsPort: config.metricsPort }, 'credential platform listening');
+  // Once per start (the first worker of a cluster), on standard error beside the JSON log on standard output.
+  if (!cluster.isWorker || cluster.worker?.id === 1) process.stderr.write(startBanner(config));
   running.app = created;
   if (requested) shutdown(created, requested);
 }

@@ -21,6 +21,8 @@ import { SystemAccountService } from './system-accounts/system-account.service';
 import { PasswordHashSlots, PasswordHasher } from './users/password-hasher';
 import { UserRepository } from './users/user.repository';
 import { UserService } from './users/user.service';
+import { EnrolmentLinkRepository } from './users/enrolment-link.repository';
+import { EnrolmentLinks } from './users/enrolment-links';
 
 /** Organizations, system accounts and users with their credentials, and the admin API over them. */
 @Module({
@@ -34,6 +36,8 @@ import { UserService } from './users/user.service';
     SecretHasher,
     UserRepository,
     UserService,
+    EnrolmentLinkRepository,
+    EnrolmentLinks,
     PasswordHasher,
     PasswordHashSlots,
     AdminAccessPolicy,
@@ -50,6 +54,7 @@ import { UserService } from './users/user.service';
   ],
   exports: [
     AccountDependents,
+    EnrolmentLinks,
     OrganizationService,
     SystemAccountService,
     SystemAccountRepository,

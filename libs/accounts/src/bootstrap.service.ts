@@ -7,6 +7,8 @@ import { LOGGER, Logger } from '@app/observability';
 import { OrganizationService, PLATFORM_ORG } from './organizations/organization.service';
 import { OrganizationRepository } from './organizations/organization.repository';
 import { SystemAccountService } from './system-accounts/system-account.service';
+import { EnrolmentLinks, IssuedEnrolmentLink } from './users/enrolment-links';
+import { UserService } from './users/user.service';
 
 /** Arbitrary constant: concurrent instances bootstrap one at a time. */
 const BOOTSTRAP_LOCK_ID = 7_400_002;
@@ -14,9 +16,10 @@ const ADMINISTRATION_ROLE = 'Administration';
 
 /**
  * First start (DECISIONS 11): the reserved organization `platform` with the platform administrator
- * `platform-admin`, and, when BOOTSTRAP_ORG_ID is set, that organization with its administrator
- * `{org}-admin`. Generated secrets go once to DATA_DIR/bootstrap-credentials (owner-only); the log
- * says where, never the value.
+ * `platform-admin`, the platform administrator person (PLATFORM_ADMIN_USER, default `admin`) with a
+ * one-time enrolment link (DECISIONS 14.4), and, when BOOTSTRAP_ORG_ID is set, that organization with
+ * its administrator `{org}-admin`. Generated secrets and the link go once to
+ * DATA_DIR/bootstrap-credentials (owner-only) and to the terminal; the log says where, never the value.
  */
 @Injectable()
 export class BootstrapService implements OnApplicationBootstrap {
@@ -26,6 +29,8 @@ export class BootstrapService implements OnApplicationBootstrap {
     private readonly organizations: OrganizationService,
     private readonly organizationRows: OrganizationRepository,
     private readonly accounts: SystemAccountService,
+    private readonly users: UserService,
+    private readonly enrolmentLinks: EnrolmentLinks,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -35,6 +40,7 @@ export class BootstrapService implements OnApplicationBootstrap {
 
   private async bootstrap(): Promise<void> {
     const created: { clientId: string; secret: string; generated: boolean; tokenUrl: string }[] = [];
+    let link: IssuedEnrolmentLink | undefined;
     if ((await this.organizationRows.count()) === 0) {
       await this.organizations.create({ id: PLATFORM_ORG, name: 'Platform administration' }, { name: 'system' });
       const { account, secret } = await this.accounts.create(
@@ -55,6 +61,7 @@ export class BootstrapService implements OnApplicationBootstrap {
         generated: !this.config.platformAdminSecret,
         tokenUrl: this.accounts.tokenUrl(PLATFORM_ORG),
       });
+      link = await this.platformAdministratorPerson();
     }
     const orgId = this.config.bootstrapOrgId;
     if (orgId && !(await this.organizationRows.findById(orgId))) {
@@ -78,21 +85,45 @@ export class BootstrapService implements OnApplicationBootstrap {
       });
     }
     const generated = created.filter((c) => c.generated);
-    if (generated.length === 0) return;
+    if (generated.length === 0 && !link) return;
     const file = join(this.config.dataDir, 'bootstrap-credentials');
-    appendFileSync(file, generated.map((c) => `client_id=${c.clientId}\nclient_secret=${c.secret}\ntoken_url=${c.tokenUrl}\n\n`).join(''), { mode: 0o600 });
+    const linkLines = link
+      ? `# The platform administrator person "${link.userName}": open this link once to choose a password and enrol a second factor\nenrolment_link=${link.url}\nenrolment_link_expires=${link.expiresAt.toISOString()}\n\n`
+      : '';
+    const text = generated.map((c) => `client_id=${c.clientId}\nclient_secret=${c.secret}\ntoken_url=${c.tokenUrl}\n\n`).join('') + linkLines;
+    appendFileSync(file, text, { mode: 0o600 });
     chmodSync(file, 0o600);
     this.logger.warn(
-      { file, clientIds: generated.map((c) => c.clientId) },
-      'bootstrap administrators created; their generated secrets are in this owner-only file',
+      { file, clientIds: generated.map((c) => c.clientId), ...(link ? { enrolmentLinkFor: link.userName } : {}) },
+      'bootstrap administrators created; their generated secrets and the first sign-in link are in this owner-only file',
     );
     // Shown once to the person at the terminal, outside the log stream (which must never hold secrets).
     if (process.stderr.isTTY) {
       process.stderr.write(
         `\nBootstrap administrator credentials (shown once; also in ${file}):\n` +
           generated.map((c) => `  client_id=${c.clientId}\n  client_secret=${c.secret}\n  token_url=${c.tokenUrl}\n`).join('\n') +
+          (link
+            ? `\nFirst sign-in: open this link once (it works until ${link.expiresAt.toISOString()}) to sign in as "${link.userName}":\n  ${link.url}\n`
+            : '') +
           '\n',
       );
     }
+  }
+
+  /**
+   * The platform administrator person (DECISIONS 11): a user of `platform` with the Administration role,
+   * organization and platform administrator, who signs in with a password and a second factor chosen
+   * through the enrolment link made here (DECISIONS 14.4). PLATFORM_ADMIN_USER empty: none.
+   */
+  private async platformAdministratorPerson(): Promise<IssuedEnrolmentLink | undefined> {
+    const userName = this.config.platformAdminUser;
+    if (!userName) return undefined;
+    const system = { name: 'system' };
+    const person = await this.users.create(
+      PLATFORM_ORG,
+      { userName, role: ADMINISTRATION_ROLE, displayName: 'Platform administrator', organizationAdministrator: true, platformAdministrator: true },
+      system,
+    );
+    return this.enrolmentLinks.issue(PLATFORM_ORG, person.id, system);
   }
 }

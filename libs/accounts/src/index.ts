@@ -20,3 +20,4 @@ export * from './grant.policy';
 export * from './oidc-clients/oidc-client.service';
 export type { OidcClient, OidcClientRow, OidcClientSettings } from './oidc-clients/oidc-client.repository';
 export * from './oidc-clients/redirect-uri';
+export * from './users/enrolment-links';

@@ -56,6 +56,18 @@ export const AUDIT_CATALOGUE = {
   'user.enrollment_data.replace': { code: 40004, description: 'Enrollment data changed' },
   'user.password.set': { code: 40005, description: "User's password set" },
   'user.certificate.enroll': { code: 40006, description: "Certificate enrolled for a user's jwt-bearer sign-in" },
+  'user.enrolment_link.create': {
+    code: 40007,
+    description: "A person's one-time enrolment link made (details: link id, expiry, how many open links it replaced; never the link)",
+  },
+  'user.factors.reset': {
+    code: 40009,
+    description: "An administrator reset a person's second factors: their software authenticators revoked, their sessions ended, a new enrolment link made",
+  },
+  'user.enrolment.complete': {
+    code: 40008,
+    description: 'A person used their enrolment link: password chosen and second factor enrolled (details: link id, credential id)',
+  },
 
   'wallet.suspend': { code: 50001, description: 'Wallet suspended' },
   'wallet.resume': { code: 50002, description: 'Wallet resumed' },

@@ -45,6 +45,9 @@ import { LoginService } from './sign-in/login.service';
 import { OneTimeCodes } from './sign-in/one-time-codes';
 import { SessionAuthentication } from './sessions/session-authentication';
 import { SmartCardLogons } from './sign-in/smart-card-logons';
+import { EnrolmentController } from './sign-in/enrolment/enrolment.controller';
+import { EnrolmentService } from './sign-in/enrolment/enrolment.service';
+import { TotpEnrolment } from './sign-in/enrolment/totp-enrolment';
 
 /** The token service, client authentication, the global bearer guard, and the hosted login page with people's sessions. */
 @Module({
@@ -56,6 +59,7 @@ import { SmartCardLogons } from './sign-in/smart-card-logons';
     RolesController,
     SigningKeysController,
     LoginController,
+    EnrolmentController,
     UserSessionsController,
     AuthorizeController,
   ],
@@ -77,6 +81,8 @@ import { SmartCardLogons } from './sign-in/smart-card-logons';
     LoginService,
     LoginFormProtection,
     OneTimeCodes,
+    TotpEnrolment,
+    EnrolmentService,
     SessionAuthentication,
     SmartCardLogons,
     AuthorizationService,
@@ -110,6 +116,7 @@ import { SmartCardLogons } from './sign-in/smart-card-logons';
     OperatorDependentPolicy,
     SignInFactorPolicy,
     OneTimeCodes,
+    TotpEnrolment,
     SmartCardLogons,
     ApprovalDevices,
     BackchannelAuthentication,

@@ -15,6 +15,7 @@ export { SigningKeys, type SigningKeyAlgorithm } from './signing-keys/signing-ke
 export { presentSigningKey } from './signing-keys/signing-key.presenter';
 export * from './sessions/sign-in-sessions';
 export * from './sign-in/one-time-codes';
+export * from './sign-in/enrolment/totp-enrolment';
 export { SignInSessionService, type SessionSummary } from './sessions/sign-in-session.service';
 export type { SessionEndReason } from './sessions/sign-in-session.repository';
 export * from './sign-in/smart-card-logons';

@@ -28,7 +28,19 @@ export class AppConfig {
   oipAuthBaseUrl!: string;
   oipAuthHosts!: string[];
 
+  /**
+   * The origins a browser's form or call may come from: AUTH_BASE_URL's (and PUBLIC_BASE_URL's) own,
+   * plus 127.0.0.1 and [::1] in the embedded default, where neither is set and the service calls
+   * itself localhost (DECISIONS 14.3, 11.1).
+   */
+  authOrigins!: string[];
+  publicOrigins!: string[];
+
   platformAdminSecret?: string;
+  /** The platform administrator person made at first start (PLATFORM_ADMIN_USER, default `admin`; empty: none; DECISIONS 11). */
+  platformAdminUser?: string;
+  /** How long an enrolment link works (ENROLMENT_LINK_LIFETIME_S, default 86400; DECISIONS 14.4). */
+  enrolmentLinkLifetimeS!: number;
   bootstrapOrgId?: string;
   bootstrapClientSecret?: string;
 

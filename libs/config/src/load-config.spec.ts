@@ -38,6 +38,22 @@ describe('loadConfig (DECISIONS 13)', () => {
     expect(config.embeddedHsm).toBe(true);
   });
 
+  it('the first administrator and enrolment links have their defaults (DECISIONS 11, 14.4); an empty PLATFORM_ADMIN_USER makes no person', () => {
+    expect(loadConfig({ DATA_DIR: dataDir() })).toMatchObject({ platformAdminUser: 'admin', enrolmentLinkLifetimeS: 86400 });
+    expect(loadConfig({ DATA_DIR: dataDir(), PLATFORM_ADMIN_USER: '' }).platformAdminUser).toBeUndefined();
+    expect(() => loadConfig({ DATA_DIR: dataDir(), PLATFORM_ADMIN_USER: 'has space' })).toThrow(/PLATFORM_ADMIN_USER/);
+    expect(() => loadConfig({ DATA_DIR: dataDir(), ENROLMENT_LINK_LIFETIME_S: '10' })).toThrow(/ENROLMENT_LINK_LIFETIME_S/);
+  });
+
+  it('the embedded default answers at localhost, 127.0.0.1 and [::1]; a configured base URL is the only origin (issue 33 item 3)', () => {
+    const embedded = loadConfig({ DATA_DIR: dataDir(), PORT: '8443' });
+    expect(embedded.authOrigins).toEqual(['http://localhost:8443', 'http://127.0.0.1:8443', 'http://[::1]:8443']);
+    expect(embedded.publicOrigins).toEqual(embedded.authOrigins);
+    const configured = loadConfig({ DATA_DIR: dataDir(), PUBLIC_BASE_URL: 'http://localhost:8080', AUTH_BASE_URL: 'https://auth.example.test/' });
+    expect(configured.authOrigins).toEqual(['https://auth.example.test']);
+    expect(configured.publicOrigins).toEqual(['http://localhost:8080']);
+  });
+
   it('generates the embedded secrets once, owner-only, and reuses them', () => {
     const dir = dataDir();
     const first = loadConfig({ DATA_DIR: dir });

@@ -76,6 +76,11 @@ const schema = z.object({
     .regex(/^[A-Za-z0-9_]{1,64}$/, 'must be 1-64 characters of A-Z, a-z, 0-9 and _')
     .optional(),
   BOOTSTRAP_CLIENT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  PLATFORM_ADMIN_USER: z
+    .string()
+    .regex(/^([A-Za-z0-9._@-]{1,128})?$/, 'must be a userName (1-128 characters of A-Z, a-z, 0-9, ".", "_", "@" and "-"), or empty for none')
+    .default('admin'),
+  ENROLMENT_LINK_LIFETIME_S: int(86400, 300, 2592000),
   SCOPE_ASSIGNMENT_FILE: z.string().optional(),
   PKCS11_MODULE: optionalText,
   PKCS11_TOKEN_LABEL: z.string().min(1).max(32).default('platform'),
@@ -212,11 +217,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   config.embeddedPostgresPassword = generated?.embeddedPostgresPassword;
   config.publicBaseUrl = e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`;
   config.authBaseUrl = e.AUTH_BASE_URL ?? config.publicBaseUrl;
+  // The embedded default calls itself localhost; a newcomer may type 127.0.0.1 or [::1] (the same
+  // listener), so those are the service's own origins too until PUBLIC_BASE_URL or AUTH_BASE_URL says otherwise.
+  const loopbackAliases = !e.PUBLIC_BASE_URL && !e.AUTH_BASE_URL;
+  config.authOrigins = ownOrigins(config.authBaseUrl, loopbackAliases);
+  config.publicOrigins = ownOrigins(config.publicBaseUrl, loopbackAliases);
   config.oipAuthBaseUrl = e.OIP_AUTH_BASE_URL ?? `${config.authBaseUrl}/oip`;
   config.oipAuthHosts = e.OIP_AUTH_HOSTS.map((h) => h.toLowerCase());
   config.platformAdminSecret = e.PLATFORM_ADMIN_SECRET;
   config.bootstrapOrgId = e.BOOTSTRAP_ORG_ID;
   config.bootstrapClientSecret = e.BOOTSTRAP_CLIENT_SECRET;
+  config.platformAdminUser = e.PLATFORM_ADMIN_USER || undefined;
+  config.enrolmentLinkLifetimeS = e.ENROLMENT_LINK_LIFETIME_S;
   config.scopeAssignmentFile = e.SCOPE_ASSIGNMENT_FILE ? resolve(cwd, e.SCOPE_ASSIGNMENT_FILE) : shippedFile('ops/scopeAssignment.properties');
   config.hsm = {
     modulePath: e.PKCS11_MODULE,
@@ -337,4 +349,15 @@ function readOrCreateGeneratedSecrets(dataDir: string): GeneratedSecrets {
 function shippedFile(relativePath: string): string {
   const candidates = [resolve(__dirname, '../../..', relativePath), resolve(__dirname, '../../../..', relativePath)];
   return candidates.find((path) => existsSync(path)) ?? candidates[0];
+}
+
+/** A base URL's origin, with its loopback aliases when `aliases` and it names localhost. */
+function ownOrigins(baseUrl: string, aliases: boolean): string[] {
+  const url = new URL(baseUrl);
+  if (!aliases || url.hostname !== 'localhost') return [url.origin];
+  return ['localhost', '127.0.0.1', '[::1]'].map((host) => {
+    const alias = new URL(baseUrl);
+    alias.hostname = host;
+    return alias.origin;
+  });
 }

@@ -1,6 +1,6 @@
 import { Module, Provider } from '@nestjs/common';
 import { AccountDependents, AccountsModule } from '@app/accounts';
-import { AuthModule, AuthStoreModule, OneTimeCodes, SmartCardLogons } from '@app/auth';
+import { AuthModule, AuthStoreModule, OneTimeCodes, SmartCardLogons, TotpEnrolment } from '@app/auth';
 import { DeliveryGatewayStoreModule } from '@app/delivery-gateway';
 import { DeviceContents, DeviceModule, DeviceStoreModule } from '@app/device';
 import { Clock, DataCipher } from '@app/common';
@@ -13,6 +13,9 @@ import { ContentRequestSweepJob } from './content-requests/content-request-sweep
 import { ContentRequestsController } from './content-requests/content-requests.controller';
 import { CredentialFollower } from './credentials/credential-follower';
 import { OneTimeCodeCredentials } from './credentials/one-time-code-credentials';
+import { SelfEnrolledTotp } from './credentials/self-enrolled-totp';
+import { FactorResetController } from './credentials/factor-reset.controller';
+import { FactorResetService } from './credentials/factor-reset.service';
 import { SmartCardLogonCredentials } from './credentials/smart-card-logon-credentials';
 import { CredentialNotifications } from './notifications/credential-notifications';
 import { DeviceFlowPresenter } from './device-flows/device-flow.presenter';
@@ -139,6 +142,7 @@ export class CredentialFollowerModule {}
     SyncSessionsController,
     DeviceFlowsController,
     CredentialsController,
+    FactorResetController,
     SelfController,
     StatsController,
     GroupsController,
@@ -163,6 +167,8 @@ export class CredentialFollowerModule {}
     ContentRequestService,
     ContentRequestSweepJob,
     OneTimeCodeCredentials,
+    SelfEnrolledTotp,
+    FactorResetService,
     SmartCardLogonCredentials,
     SyncSessionRepository,
     SyncSessionService,
@@ -189,6 +195,8 @@ export class CredentialManagementModule {
     oathCredentials: OneTimeCodeCredentials,
     smartCards: SmartCardLogons,
     logonCertificates: SmartCardLogonCredentials,
+    totpEnrolment: TotpEnrolment,
+    selfEnrolledTotp: SelfEnrolledTotp,
   ) {
     // A device shows its credentials and its policy (CREDENTIAL-MANAGEMENT.md "Resources", Device row); this library holds them.
     contents.register((orgId, deviceIds) => credentials.onDevices(orgId, deviceIds));
@@ -196,5 +204,7 @@ export class CredentialManagementModule {
     codes.register(oathCredentials);
     // And its smart cards are the certificate credentials this library issues into wallets.
     smartCards.register(logonCertificates);
+    // A person's own authenticator app, enrolled through their enrolment link, is an OATH TOTP credential of this library (DECISIONS 14.4).
+    totpEnrolment.register(selfEnrolledTotp);
   }
 }

@@ -124,6 +124,36 @@ export class DeviceRepository {
     );
   }
 
+  /**
+   * A device that is no card: a person's software authenticator (an authenticator app holding an OATH
+   * TOTP secret they enrolled themselves, DECISIONS 14.4), ISSUED to them at once, with no {ATR, CUID}.
+   */
+  async insertIssuedSoftware(orgId: string, id: string, ownerId: string, now: Date, tx: Transaction): Promise<void> {
+    await this.db.query(
+      `INSERT INTO devices (id, org_id, status, reason, owner_user_id, issued_at, created_at, updated_at, version)
+       VALUES ($1, $2, 'ISSUED', 'NONE', $3, $4, $4, $4, 1)`,
+      [id, orgId, ownerId, now],
+      tx,
+    );
+  }
+
+  /** The owner's software authenticators (devices without {ATR, CUID}) in one of `statuses`, locked for the transaction. */
+  async lockSoftwareOwnedBy(
+    orgId: string,
+    ownerId: string,
+    statuses: readonly DeviceStatus[],
+    tx: Transaction,
+  ): Promise<{ id: string; status: DeviceStatus }[]> {
+    return this.db.query(
+      `SELECT d.id, d.status FROM devices d
+        WHERE d.org_id = $1 AND d.owner_user_id = $2 AND d.status = ANY($3::text[])
+          AND NOT EXISTS (SELECT 1 FROM device_external_ids e WHERE e.device_id = d.id)
+        ORDER BY d.created_at, d.id FOR UPDATE`,
+      [orgId, ownerId, statuses],
+      tx,
+    );
+  }
+
   async findExternalIds(orgId: string, cuids: string[], tx?: Transaction): Promise<StoredExternalId[]> {
     if (cuids.length === 0) return [];
     return this.db.query<StoredExternalId>(

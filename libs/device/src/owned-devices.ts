@@ -52,6 +52,35 @@ export class OwnedDevices {
     return this.moveAll(orgId, ownerId, 'resume', transitionOf('resume').reason.default, actor, tx, deviceIds);
   }
 
+  /**
+   * Revokes the owner's software authenticators (the devices their self-enrolled factors are on,
+   * DECISIONS 14.4), as POST /Device/{id}/revoke does, in the caller's transaction: an administrator's
+   * reset of the person's factors. Cards are left as they are. Answers the ids revoked.
+   */
+  async revokeSoftwareAuthenticatorsOf(orgId: string, ownerId: string, actor: Actor, tx: Transaction): Promise<string[]> {
+    const transition = transitionOf('revoke');
+    const now = this.clock.now();
+    const devices = await this.devices.lockSoftwareOwnedBy(orgId, ownerId, transition.from, tx);
+    for (const device of devices) {
+      await this.devices.move(orgId, device.id, { status: transition.to!, reason: 'NONE', clearOwner: false, setIssuedAt: false, now }, tx);
+      await this.audit.record(
+        {
+          org: orgId,
+          ...byActor(actor),
+          action: 'device.revoke',
+          target: device.id,
+          outcome: 'success',
+          details: { from: device.status, to: transition.to, reason: 'NONE', via: 'user.factors.reset' },
+        },
+        tx,
+      );
+      await this.moves.moved({ orgId, deviceId: device.id, action: 'revoke', reason: 'NONE', actor }, tx);
+    }
+    const ids = devices.map((device) => device.id);
+    publishDeviceChanges(this.changes, tx, orgId, ids);
+    return ids;
+  }
+
   private async moveAll(
     orgId: string,
     ownerId: string,

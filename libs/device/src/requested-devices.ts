@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { AuditLog, byActor } from '@app/audit';
 import { Actor, Clock, DomainError } from '@app/common';
@@ -91,6 +92,23 @@ export class RequestedDevices {
       tx,
     );
     return moved.status;
+  }
+
+  /**
+   * A software authenticator for `ownerId` (DECISIONS 14.4): a device without {ATR, CUID}, ISSUED to
+   * them in the caller's transaction, so that the credential a person enrols themselves has a device
+   * like every other and the desk suspends and revokes it as any device. Audited `device.create` and
+   * `device.issue` (details `via`, `kind: software_authenticator`). Answers the device id.
+   */
+  async issueSoftwareAuthenticator(orgId: string, ownerId: string, actor: Actor, tx: Transaction, via: string): Promise<string> {
+    const id = randomUUID();
+    const now = this.clock.now();
+    await this.devices.insertIssuedSoftware(orgId, id, ownerId, now, tx);
+    publishDeviceChanges(this.changes, tx, orgId, [id]);
+    const event = { org: orgId, ...byActor(actor), target: id, outcome: 'success' as const };
+    await this.audit.record({ ...event, action: 'device.create', details: { externalIds: [], kind: 'software_authenticator', via } }, tx);
+    await this.audit.record({ ...event, action: 'device.issue', details: { from: 'AVAILABLE', to: 'ISSUED', reason: 'NONE', owner: ownerId, via } }, tx);
+    return id;
   }
 
   /** The devices the user holds in one of `statuses` (a wallet's device limit counts them). */

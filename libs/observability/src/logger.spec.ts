@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { createLogger } from './logger';
+import { PinoNestLogger, createLogger } from './logger';
 
 /** What one log call writes, parsed. */
 function logged(write: (logger: ReturnType<typeof createLogger>) => void): Record<string, unknown> {
@@ -29,5 +29,28 @@ describe('logger redaction', () => {
     const line = JSON.stringify(logged((logger) => logger.warn({ details: secrets }, 'something failed')));
     for (const value of new Set(Object.values(secrets))) expect(line).not.toContain(value);
     expect(line).toContain('[redacted]');
+  });
+});
+
+describe("Nest's start-up messages", () => {
+  it('logs the route map and module initialisation at debug level, and the rest of Nest at info (issue 33 item 3)', () => {
+    const lines: string[] = [];
+    const destination = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString('utf8'));
+        done();
+      },
+    });
+    const nest = (level: string) => new PinoNestLogger(createLogger(level, destination as never));
+    nest('info').log('Mapped {/health/live, GET} route', 'RouterExplorer');
+    nest('info').log('HealthController {/health}:', 'RoutesResolver');
+    nest('info').log('AppModule dependencies initialized', 'InstanceLoader');
+    expect(lines).toEqual([]);
+    nest('info').log('Nest application successfully started', 'NestApplication');
+    nest('debug').log('Mapped {/health/live, GET} route', 'RouterExplorer');
+    expect(lines.map((line) => JSON.parse(line) as { level: number; msg: string })).toEqual([
+      expect.objectContaining({ level: 30, msg: 'Nest application successfully started' }),
+      expect.objectContaining({ level: 20, msg: 'Mapped {/health/live, GET} route' }),
+    ]);
   });
 });

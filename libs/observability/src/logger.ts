@@ -51,12 +51,17 @@ export function createLogger(level: string, destination?: pino.DestinationStream
   return createLoggers(level, destination).logger;
 }
 
+/** Nest's start-up contexts whose messages are logged at debug level: one line per module and per route. */
+const START_UP_DETAIL = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplorer']);
+
 /** Lets Nest's own messages (module init, route map) go through the same JSON logger. */
 export class PinoNestLogger implements LoggerService {
   constructor(private readonly logger: Logger) {}
 
   log(message: unknown, context?: string): void {
-    this.logger.info({ context }, String(message));
+    // The route map (some 440 lines) and module initialisation are for whoever debugs the start, not for every start's log.
+    if (context !== undefined && START_UP_DETAIL.has(context)) this.logger.debug({ context }, String(message));
+    else this.logger.info({ context }, String(message));
   }
   error(message: unknown, trace?: string, context?: string): void {
     this.logger.error({ context, trace }, String(message));

@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import { AdminPresenter, UserService, createUserSchema, patchUserSchema, setPasswordSchema } from '@app/accounts';
+import { AdminPresenter, EnrolmentLinks, UserService, createUserSchema, patchUserSchema, setPasswordSchema } from '@app/accounts';
 import { listResponse, parseBody } from '@app/common';
 import { CliRuntime, PAGE_OPTIONS, booleanArgument, collect, pageOf, readSecretFromStdin, readTextFile } from '../cli-runtime';
 
@@ -9,7 +9,7 @@ interface NameOptions {
 }
 
 /**
- * `user create|list|get|update|delete|enroll-certificate|set-password|platform-administrator` (DECISIONS 3.5 and 11).
+ * `user create|list|get|update|delete|enroll-certificate|set-password|platform-administrator|enrolment-link` (DECISIONS 3.5, 11 and 14.4).
  * Passwords come from standard input only, never from an argument.
  */
 export function registerUserCommands(program: Command, cli: CliRuntime): void {
@@ -19,7 +19,7 @@ export function registerUserCommands(program: Command, cli: CliRuntime): void {
     .command('create <org>')
     .description('Create a user; prints it (never the password).')
     .requiredOption('--user-name <userName>', '1-128 characters of A-Z, a-z, 0-9, ".", "_", "@" and "-"')
-    .requiredOption('--role <role>', 'role name from scopeAssignment.properties')
+    .option('--role <role>', 'role name from scopeAssignment.properties (Administration, Help Desk, Issuance or Cardholder in the shipped one)', 'Cardholder')
     .addOption(new Option('--type <userType>', 'operator or cardholder').choices(['operator', 'cardholder']).default('cardholder'))
     .option('--group <group>', 'a group (repeat for several)', collect)
     .option('--given-name <name>', 'given name (with --family-name)')
@@ -156,6 +156,18 @@ export function registerUserCommands(program: Command, cli: CliRuntime): void {
       await cli.withServices(async (app) => {
         const updated = await app.get(UserService).setPassword(org, id, password, cli.actor);
         cli.print(app.get(AdminPresenter).user(updated));
+      });
+    });
+
+  user
+    .command('enrolment-link <org> <userName>')
+    .description(
+      "Make the person a one-time enrolment link (choose a password, add an authenticator app, signed in): prints it once; the person's older links stop working (break-glass and recovery).",
+    )
+    .action(async (org: string, userName: string) => {
+      await cli.withServices(async (app) => {
+        const link = await app.get(EnrolmentLinks).issueByUserName(org, userName, cli.actor);
+        cli.print({ userName: link.userName, id: link.userId, url: link.url, expiresAt: link.expiresAt.toISOString() });
       });
     });
 }

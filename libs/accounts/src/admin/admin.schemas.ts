@@ -60,7 +60,15 @@ const userName = z
   .string({ message: 'must be a string' })
   .regex(/^[A-Za-z0-9._@-]{1,128}$/, 'must be 1-128 characters of A-Z, a-z, 0-9, ".", "_", "@" and "-"');
 const userType = z.enum(['operator', 'cardholder'], { message: 'must be "operator" or "cardholder"' });
-const role = z.string({ message: 'must be a string' }).trim().min(1, 'must name a role of scopeAssignment.properties').max(64, 'must be at most 64 characters');
+/** The roles of the shipped scopeAssignment.properties, named in the role's errors for whoever has not read it. */
+const SHIPPED_ROLES = 'Administration, Help Desk, Issuance or Cardholder in the shipped mapping; GET /admin/v1/roles lists the loaded ones';
+const role = z
+  .string({ message: `must be a string naming a role (${SHIPPED_ROLES})` })
+  .trim()
+  .min(1, `must name a role of scopeAssignment.properties (${SHIPPED_ROLES})`)
+  .max(64, 'must be at most 64 characters');
+/** A person created without a role is a cardholder: the role that reaches nothing but their own devices (DECISIONS 11). */
+export const DEFAULT_USER_ROLE = 'Cardholder';
 const groups = z
   .array(z.string({ message: 'must be a string' }).trim().min(1, 'must not be empty').max(128, 'must be at most 128 characters'), {
     message: 'must be an array of group names',
@@ -98,7 +106,7 @@ const password = z.string({ message: 'must be a string' });
 export const createUserSchema = z
   .object({
     userName,
-    role,
+    role: role.default(DEFAULT_USER_ROLE),
     userType: userType.optional(),
     groups: groups.nullable().optional(),
     password: password.optional(),

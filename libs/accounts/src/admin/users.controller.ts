@@ -19,6 +19,7 @@ import {
   readForce,
 } from '@app/common';
 import { UserService } from '../users/user.service';
+import { EnrolmentLinks } from '../users/enrolment-links';
 import { AdminPresenter } from './admin.presenter';
 import { createUserSchema, patchUserSchema, setPasswordSchema } from './admin.schemas';
 
@@ -32,6 +33,7 @@ export class UsersController {
   constructor(
     private readonly users: UserService,
     private readonly presenter: AdminPresenter,
+    private readonly enrolmentLinks: EnrolmentLinks,
   ) {}
 
   @Post()
@@ -151,5 +153,28 @@ export class UsersController {
   ): Promise<void> {
     const input = parseBody(setPasswordSchema, body);
     await this.users.setPassword(orgId, id, input.password, actor);
+  }
+
+  /**
+   * A one-time enrolment link for the person (DECISIONS 14.4): they choose a password and add an
+   * authenticator app, then are signed in. The link is in this answer only (no-store); their older
+   * links stop working. The grant rules of a change of their credential apply (DECISIONS 5.3).
+   */
+  @Post(':id/enrolment-link')
+  @Audited('user.enrolment_link.create')
+  @ApiOperation({
+    summary: 'Make a one-time enrolment link for a person (password and authenticator app)',
+    description: "The answer holds the link once; the person's earlier links stop working. It expires after ENROLMENT_LINK_LIFETIME_S (default 24 h).",
+  })
+  async enrolmentLink(
+    @CurrentPrincipal() principal: Principal,
+    @RequestActor() actor: Actor,
+    @Param('org') orgId: string,
+    @Param('id') id: string,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    const link = await this.enrolmentLinks.issue(orgId, id, actor);
+    void reply.header('Cache-Control', 'no-store');
+    return { id: link.userId, userName: link.userName, url: link.url, expiresAt: link.expiresAt.toISOString() };
   }
 }

@@ -350,27 +350,33 @@ export class UserService {
     const user = await this.get(orgId, id);
     if (user.user_type === 'operator') throw operatorPassword();
     const passwordHash = await this.hasher.hash(password);
-    const changed = await this.withCredentialLock(orgId, id, actor, async (_user, tx) => {
-      const updated = await this.users.setPasswordHash(orgId, id, passwordHash, this.clock.now(), tx);
-      if (!updated) throw userNotFound(orgId, id);
-      await this.dependents.passwordChanged(updated, actor, tx);
-      await this.audit.record(
-        {
-          org: orgId,
-          actor: actor.name,
-          action: 'user.password.set',
-          target: id,
-          outcome: 'success',
-          sourceAddress: actor.sourceAddress,
-          correlationId: actor.correlationId,
-          details: { userName: updated.user_name },
-        },
-        tx,
-      );
-      this.changes.publishOnCommit(tx, 'subject', [id]);
-      return updated;
-    });
-    return changed;
+    return this.withCredentialLock(orgId, id, actor, (_user, tx) => this.writePasswordHash(orgId, id, passwordHash, actor, tx));
+  }
+
+  /**
+   * Stores a password hash (PasswordHasher.hash) in the caller's transaction, which holds the user's
+   * row lock: the person's sessions end (AccountDependents), audited `user.password.set`. The
+   * enrolment page (DECISIONS 14.4) sets it in the transaction that uses the link.
+   */
+  async writePasswordHash(orgId: string, id: string, passwordHash: string, actor: Actor, tx: Transaction): Promise<UserRow> {
+    const updated = await this.users.setPasswordHash(orgId, id, passwordHash, this.clock.now(), tx);
+    if (!updated) throw userNotFound(orgId, id);
+    await this.dependents.passwordChanged(updated, actor, tx);
+    await this.audit.record(
+      {
+        org: orgId,
+        actor: actor.name,
+        action: 'user.password.set',
+        target: id,
+        outcome: 'success',
+        sourceAddress: actor.sourceAddress,
+        correlationId: actor.correlationId,
+        details: { userName: updated.user_name },
+      },
+      tx,
+    );
+    this.changes.publishOnCommit(tx, 'subject', [id]);
+    return updated;
   }
 
   /**

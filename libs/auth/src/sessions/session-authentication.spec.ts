@@ -41,7 +41,12 @@ function setUp(live: { session?: SignInSession | null; state?: SubjectState } = 
   const tokens = { findUserState: async () => live.state ?? state } as unknown as TokenRepository;
   const roles = parseScopeAssignment(['roleWithScope.name.1=Cardholder', 'roleWithScope.scopes.1=Scope.device'].join('\n'), 'test.properties');
   const audit = { record: async (event: unknown) => void recorded.push(event) } as unknown as AuditLog;
-  const config = { publicBaseUrl: 'https://api.example.test', authBaseUrl: `${OWN}/` } as AppConfig;
+  const config = {
+    publicBaseUrl: 'https://api.example.test',
+    authBaseUrl: `${OWN}/`,
+    publicOrigins: ['https://api.example.test'],
+    authOrigins: [OWN],
+  } as AppConfig;
   return { auth: new SessionAuthentication(config, sessions, tokens, new SignInFactorPolicy(roles), audit), recorded };
 }
 

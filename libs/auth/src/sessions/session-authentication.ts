@@ -34,7 +34,7 @@ export interface SessionCaller {
  */
 @Injectable()
 export class SessionAuthentication {
-  /** The service's own origins: its public and its authentication base URL (one in a single-host deployment). */
+  /** The service's own origins: its public and its authentication base URL (one in a single-host deployment; with the loopback aliases in the embedded default). */
   private readonly ownOrigins: Set<string>;
 
   constructor(
@@ -44,7 +44,7 @@ export class SessionAuthentication {
     private readonly factors: SignInFactorPolicy,
     private readonly audit: AuditLog,
   ) {
-    this.ownOrigins = new Set([new URL(config.publicBaseUrl).origin, new URL(config.authBaseUrl).origin]);
+    this.ownOrigins = new Set([...config.publicOrigins, ...config.authOrigins]);
   }
 
   /** Whether the request offers a session cookie where one counts: no Authorization header, an API that takes cookies. */

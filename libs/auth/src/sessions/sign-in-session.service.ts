@@ -86,13 +86,18 @@ export class SignInSessionService extends SignInSessions {
    * Opens a new session (a new id and secret at every sign-in: no fixation) and audits the sign-in;
    * answers the cookie's value, which exists nowhere else.
    */
-  async open(person: SignedInPerson, origin: RequestOrigin & { userAgent?: string }): Promise<{ cookieValue: string; session: SignInSession }> {
+  /** Opens a session; in `tx` when given (the enrolment page opens it with the commit that enrols the person, DECISIONS 14.4). */
+  async open(
+    person: SignedInPerson,
+    origin: RequestOrigin & { userAgent?: string },
+    within?: Transaction,
+  ): Promise<{ cookieValue: string; session: SignInSession }> {
     const now = this.clock.now();
     const secret = randomBytes(SECRET_BYTES).toString('base64url');
     const id = randomUUID();
     const absoluteExpiresAt = new Date(now.getTime() + this.config.sessionAbsoluteTimeoutS * 1000);
     const idleExpiresAt = new Date(Math.min(now.getTime() + this.config.sessionIdleTimeoutS * 1000, absoluteExpiresAt.getTime()));
-    await this.db.transaction(async (tx) => {
+    const write = async (tx: Transaction) => {
       await this.sessions.insert(
         {
           id,
@@ -123,7 +128,9 @@ export class SignInSessionService extends SignInSessions {
         },
         tx,
       );
-    });
+    };
+    if (within) await write(within);
+    else await this.db.transaction(write);
     return {
       cookieValue: secret,
       session: { id, org: person.orgId, userId: person.userId, userName: person.userName, authTime: now, amr: person.amr, idleExpiresAt, absoluteExpiresAt },

@@ -1,8 +1,9 @@
 import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Clock } from '@app/common';
 import { AppConfig } from '@app/config';
+import { LOGGER, Logger } from '@app/observability';
 import { readCookie } from '../sessions/sign-in-session.service';
 
 /**
@@ -32,13 +33,16 @@ export interface PasswordStep {
 export class LoginFormProtection {
   private readonly key: Buffer;
   private readonly authOrigin: string;
+  private readonly authOrigins: Set<string>;
 
   constructor(
     config: AppConfig,
     private readonly clock: Clock,
+    @Inject(LOGGER) private readonly logger: Logger,
   ) {
     this.key = Buffer.from(hkdfSync('sha256', config.secretPepper, Buffer.alloc(0), 'hosted-login-form/v1', 32));
     this.authOrigin = new URL(config.authBaseUrl).origin;
+    this.authOrigins = new Set(config.authOrigins);
   }
 
   /** The request's pre-session cookie value, if it has a well-formed one. */
@@ -87,8 +91,25 @@ export class LoginFormProtection {
     const site = headers['sec-fetch-site'];
     if (site !== undefined && site !== 'same-origin' && site !== 'none') return `Sec-Fetch-Site is ${String(site)}`;
     const origin = headers.origin;
-    if (origin !== undefined && origin !== this.authOrigin) return `Origin ${String(origin).slice(0, 100)} is not ${this.authOrigin}`;
+    if (origin !== undefined && !this.authOrigins.has(String(origin))) return `Origin ${String(origin).slice(0, 100)} is not ${this.authOrigin}`;
     return undefined;
+  }
+
+  /**
+   * When the form came from this service's own page, but at another host name than the service's
+   * (opened at 127.0.0.1 while AUTH_BASE_URL says localhost, or behind a proxy that AUTH_BASE_URL does
+   * not name): what the page says instead of "expired", so that the person opens the right address;
+   * the log records it with the address to configure. Undefined for any other refusal.
+   */
+  hostMismatch(headers: Record<string, string | string[] | undefined>): string | undefined {
+    const origin = headers.origin;
+    if (typeof origin !== 'string' || this.authOrigins.has(origin) || headers['sec-fetch-site'] !== 'same-origin') return undefined;
+    const seen = origin.slice(0, 100);
+    this.logger.warn(
+      { origin: seen, authBaseUrl: this.authOrigin },
+      'a sign-in form came from another host name than AUTH_BASE_URL names: refused; open the service at that address, or set AUTH_BASE_URL to the one people use',
+    );
+    return `This page was opened at ${seen}, but this service's address is ${this.authOrigin}, so the form was refused. Open ${this.authOrigin} and sign in there.`;
   }
 
   stepToken(org: string, formCookie: string, step: PasswordStep): string {

@@ -31,6 +31,9 @@ button:focus-visible, input:focus-visible { outline: 3px solid #e8a200; outline-
 .alternative { margin-top: 2rem; border-top: 1px solid #c9ccd1; padding-top: 1rem; }
 ul.sessions { list-style: none; padding: 0; }
 ul.sessions li { border-top: 1px solid #c9ccd1; padding: 0.5rem 0; }
+.hint { margin: 0.25rem 0 0; color: #3c4043; }
+.qr { display: block; margin: 1rem 0; }
+code.secret { font-size: 1.05rem; word-break: break-all; }
 `;
 
 export interface PageFrame {
@@ -38,7 +41,8 @@ export interface PageFrame {
   organizationName: string;
 }
 
-function page({ title, organizationName }: PageFrame, body: string): string {
+/** The page around every form of the hosted login (the enrolment pages share it). */
+export function page({ title, organizationName }: PageFrame, body: string): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -57,15 +61,15 @@ ${body}
 `;
 }
 
-function hidden(name: string, value: string | undefined): string {
+export function hidden(name: string, value: string | undefined): string {
   return value === undefined ? '' : `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
 }
 
-function errorBlock(error: string | undefined): string {
+export function errorBlock(error: string | undefined): string {
   return error ? `<p id="login-error" class="error" role="alert">${escapeHtml(error)}</p>` : '';
 }
 
-function invalid(error: string | undefined): string {
+export function invalid(error: string | undefined): string {
   return error ? ' aria-invalid="true" aria-describedby="login-error"' : '';
 }
 

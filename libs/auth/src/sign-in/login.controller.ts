@@ -19,7 +19,7 @@ import { presentedCertificate, trustedPeers } from './client-certificate';
  * framing. No form-action: a sign-in's 303 to the authorization endpoint goes on to the relying
  * party's redirect URI, and browsers check form-action against every redirect of a form's submission.
  */
-const LOGIN_CSP = ["default-src 'none'", "style-src 'self'", "img-src 'self'", "base-uri 'none'", "frame-ancestors 'none'"].join('; ');
+export const LOGIN_CSP = ["default-src 'none'", "style-src 'self'", "img-src 'self'", "base-uri 'none'", "frame-ancestors 'none'"].join('; ');
 const REFUSED_FORM = 'This sign-in form has expired or did not come from this page. Here is a new one: please sign in again.';
 /** A sign-out or a session's end whose form did not come from this page (login CSRF rules). */
 const REFUSED_ACTION = 'This request did not come from this page, so nothing was changed.';
@@ -91,7 +91,11 @@ export class LoginController {
       return this.html(
         reply,
         403,
-        passwordForm({ ...this.formView(org, frame, checked.formCookie, returnTo), error: REFUSED_FORM, userName: params.userName }),
+        passwordForm({
+          ...this.formView(org, frame, checked.formCookie, returnTo),
+          error: this.forms.hostMismatch(headers) ?? REFUSED_FORM,
+          userName: params.userName,
+        }),
       );
     }
     const formCookie = checked.formCookie;

@@ -15,6 +15,8 @@ export const PARAMETER_FORMATS = {
   ocspRequest: { pattern: /^[A-Za-z0-9+/=_-]{8,1000}$/, description: 'a DER OCSP request in base64 or base64url' },
   resourceTypeName: { pattern: /^[A-Za-z]{1,64}$/, description: 'a resource type name such as User' },
   globalPolicyId: { pattern: /^global$/, description: 'global (an organization has one policy of each kind)' },
+  // Lenient on purpose: a mistyped link reaches the enrolment page, which says so (DECISIONS 14.4).
+  enrolmentLink: { pattern: /^[A-Za-z0-9_-]{1,128}$/, description: "an enrolment link's secret, 43 base64url characters" },
   schemaUrn: { pattern: /^urn:[A-Za-z0-9:._-]{1,250}$/, description: 'a schema URN such as urn:ietf:params:scim:schemas:core:2.0:User' },
 } as const;
 

@@ -28,7 +28,9 @@ describe('routeFamilyOf', () => {
     ['/api-docs-json', 'operations'],
     ['/api-docs', 'operations'],
     ['/healthz', 'other'],
-    ['/', 'other'],
+    ['/', 'operations'],
+    ['/?x=1', 'operations'],
+    ['//x', 'other'],
   ])('%s is %s', (url, family) => {
     expect(routeFamilyOf(url).name).toBe(family);
   });

@@ -20,7 +20,7 @@ export type RouteFamilyName =
   | 'admin'
   /** `/pki/{org}/...`: CA certificate, CRL and OCSP, for relying parties without a token. */
   | 'pki'
-  /** Health, metrics, API docs. */
+  /** Health, metrics, API docs, and the root's index. */
   | 'operations'
   /** Anything else: no route of the service (404). */
   | 'other';
@@ -82,7 +82,7 @@ const AUTHENTICATION = /^(?:\/oip)?\/authentication\//;
 const SCIM = /^\/(?:aims\/rs\/sci?m\/|credential-management\/|configuration\/)/;
 const ADMIN = /^\/admin\//;
 const PKI = /^\/pki\//;
-const OPERATIONS = /^\/(?:health|metrics|api-docs)(?:[/?-]|$)/;
+const OPERATIONS = /^\/(?:(?:health|metrics|api-docs)(?:[/?-]|$)|\?|$)/;
 
 /** The family of a path: a route pattern (`/admin/v1/organizations/:org`) or a decoded request path. */
 export function routeFamilyOf(url: string): RouteFamily {

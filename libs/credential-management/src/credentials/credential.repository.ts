@@ -35,13 +35,16 @@ export interface NewCredential {
   status: CredentialStatus;
   device_id: string;
   wallet_id: string | null;
-  content_request_id: string;
+  /** The content request that issued it; null for a credential a person enrolled themselves (DECISIONS 14.4). */
+  content_request_id: string | null;
   certificate_serial: string | null;
   certificate: CertificateSummary | null;
   oath_key_id: string | null;
   oath_secret: Buffer | null;
   oath_digits: number | null;
   oath_period: number | null;
+  /** The last accepted time step: set when the code that confirmed a self-enrolled TOTP must not sign in again. */
+  oath_last_step?: number | null;
   expires_at: Date | null;
   created_at: Date;
 }
@@ -76,8 +79,8 @@ export class CredentialRepository {
     for (const row of rows) {
       await this.db.query(
         `INSERT INTO credentials (id, org_id, type, status, device_id, wallet_id, content_request_id, certificate_serial, certificate,
-                                  oath_key_id, oath_secret, oath_digits, oath_period, expires_at, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11, $12, $13, $14, $15, $15)`,
+                                  oath_key_id, oath_secret, oath_digits, oath_period, oath_last_step, expires_at, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11, $12, $13, $16, $14, $15, $15)`,
         [
           row.id,
           row.org_id,
@@ -94,6 +97,7 @@ export class CredentialRepository {
           row.oath_period,
           row.expires_at,
           row.created_at,
+          row.oath_last_step ?? null,
         ],
         tx,
       );

@@ -50,3 +50,27 @@ export function matchingStep(secret: Buffer, code: string, at: Date, period: num
   }
   return found;
 }
+
+/** RFC 4648 base32 without padding, as authenticator apps read OATH secrets. */
+export function base32(bytes: Buffer): string {
+  const alphabet = BASE32;
+  let bits = 0;
+  let value = 0;
+  let out = '';
+  for (const byte of bytes) {
+    value = (value << 8) | byte;
+    bits += 8;
+    while (bits >= 5) {
+      out += alphabet[(value >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  return bits > 0 ? out + alphabet[(value << (5 - bits)) & 31] : out;
+}
+
+/** The Key Uri Format authenticator apps read: otpauth://totp/Issuer:account?secret=...&issuer=...&digits=...&period=... */
+export function otpauthUri(type: 'OATH_TOTP' | 'OATH_HOTP', issuer: string, account: string, secret: string, digits: number, period: number | null): string {
+  const label = `${encodeURIComponent(issuer)}:${encodeURIComponent(account)}`;
+  const common = `secret=${secret}&issuer=${encodeURIComponent(issuer)}&algorithm=SHA1&digits=${digits}`;
+  return type === 'OATH_TOTP' ? `otpauth://totp/${label}?${common}&period=${period}` : `otpauth://hotp/${label}?${common}&counter=0`;
+}

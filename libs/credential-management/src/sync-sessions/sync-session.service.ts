@@ -20,6 +20,7 @@ import { PolicyService } from '../policies/policy.service';
 import { CredentialPolicy } from '../policies/policy.schema';
 import { SyncSessionRepository } from './sync-session.repository';
 import { SyncResult, syncSessionSchema } from './sync-session.schema';
+import { base32, otpauthUri } from '../credentials/totp';
 
 /** What a sync session answers (CREDENTIAL-MANAGEMENT.md "SyncSession"); OATH secrets appear here once, and nowhere else. */
 export interface SyncOutcome {
@@ -404,28 +405,4 @@ const NO_OATH = { oath_key_id: null, oath_secret: null, oath_digits: null, oath_
 
 function serialsOf(credentials: readonly CredentialRow[]): string[] {
   return credentials.map((c) => c.certificate_serial).filter((serial): serial is string => serial !== null);
-}
-
-/** RFC 4648 base32 without padding, as authenticator apps read OATH secrets. */
-function base32(bytes: Buffer): string {
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-  let bits = 0;
-  let value = 0;
-  let out = '';
-  for (const byte of bytes) {
-    value = (value << 8) | byte;
-    bits += 8;
-    while (bits >= 5) {
-      out += alphabet[(value >>> (bits - 5)) & 31];
-      bits -= 5;
-    }
-  }
-  return bits > 0 ? out + alphabet[(value << (5 - bits)) & 31] : out;
-}
-
-/** The Key Uri Format authenticator apps read: otpauth://totp/Issuer:account?secret=...&issuer=...&digits=...&period=... */
-function otpauthUri(type: 'OATH_TOTP' | 'OATH_HOTP', issuer: string, account: string, secret: string, digits: number, period: number | null): string {
-  const label = `${encodeURIComponent(issuer)}:${encodeURIComponent(account)}`;
-  const common = `secret=${secret}&issuer=${encodeURIComponent(issuer)}&algorithm=SHA1&digits=${digits}`;
-  return type === 'OATH_TOTP' ? `otpauth://totp/${label}?${common}&period=${period}` : `otpauth://hotp/${label}?${common}&counter=0`;
 }

@@ -1,0 +1,215 @@
+import { Body, Controller, Get, Headers, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import QRCode from 'qrcode';
+import { OrganizationService } from '@app/accounts';
+import { Audited } from '@app/audit';
+import { CorrelationId, DomainError, PathFormats, Public, SourceAddress } from '@app/common';
+import { SESSION_COOKIE } from '../../sessions/sign-in-sessions';
+import { FORM_COOKIE, LoginFormProtection } from '../login-form-protection';
+import { PageFrame, escapeHtml, messagePage } from '../login-page';
+import { LOGIN_CSP } from '../login.controller';
+import { enrolPasswordForm, enrolTotpForm } from './enrolment-page';
+import { EnrolmentOutcome, EnrolmentService } from './enrolment.service';
+
+/** The password rule said at the field (DECISIONS 3.5; PasswordHasher enforces it). */
+const MIN_PASSWORD_LENGTH = 12;
+const REFUSED_FORM = 'This form did not come from this page, so nothing was changed. Open your enrolment link again: it still works.';
+
+type Headers_ = Record<string, string | string[] | undefined>;
+
+/**
+ * The enrolment link's pages (DECISIONS 14.4): `GET /authentication/customer/{org}/enrol/{link}` opens
+ * the password step, `POST /authentication/customer/{org}/enrol` takes the password step and then the
+ * authenticator's code, and the person lands in the portal signed in. Server-rendered like the login
+ * page, under its rules (DECISIONS 14.3): no script, its CSP (the QR code is an inline SVG element, no
+ * image), no-store, the login CSRF checks (Fetch metadata and Origin, the form token of the
+ * pre-session cookie). Public to the bearer guard: the link is the credential.
+ */
+@ApiExcludeController()
+@Public()
+@Controller()
+export class EnrolmentController {
+  constructor(
+    private readonly enrolment: EnrolmentService,
+    private readonly forms: LoginFormProtection,
+    private readonly organizations: OrganizationService,
+  ) {}
+
+  @Get('authentication/customer/:org/enrol/:link')
+  @PathFormats({ link: 'enrolmentLink' })
+  async open(@Param('org') org: string, @Param('link') link: string, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    const frame = await this.frame(org);
+    if (!frame) return this.unknownOrganization(reply, org);
+    const formCookie = this.formCookieFor(request, reply);
+    const opened = await this.enrolment.open(org, link);
+    if (opened.kind === 'refused') return this.refused(reply, frame, opened.message, 200);
+    this.html(reply, 200, this.passwordPage(org, frame, formCookie, link, opened.userName));
+  }
+
+  @Post('authentication/customer/:org/enrol')
+  @Audited(
+    'user.password.set',
+    'device.create',
+    'device.issue',
+    'credential.issue',
+    'user.enrolment.complete',
+    'sign_in.success',
+    'sign_in.fail',
+    'sign_in.lockout',
+  )
+  @HttpCode(200)
+  async submit(
+    @Param('org') org: string,
+    @Headers() headers: Headers_,
+    @Body() body: unknown,
+    @SourceAddress() sourceAddress: string,
+    @CorrelationId() correlationId: string,
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    const frame = await this.frame(org);
+    if (!frame) return this.unknownOrganization(reply, org);
+    const params = formParams(body);
+    const existing = this.forms.formCookie(request.headers.cookie);
+    if (this.forms.crossSiteRefusal(headers) || !existing || !this.forms.formTokenMatches(org, existing, params.form_token)) {
+      this.formCookieFor(request, reply);
+      return this.refused(reply, frame, this.forms.hostMismatch(headers) ?? REFUSED_FORM, 403);
+    }
+    const outcome =
+      params.step === 'totp'
+        ? await this.enrolment.confirmTotp(org, params.link, params.state, params.code, existing, {
+            sourceAddress,
+            correlationId,
+            userAgent: single(headers['user-agent']),
+          })
+        : await this.enrolment.choosePassword(org, params.link, params.password, params.confirmation, existing);
+    return this.answer(reply, org, frame, existing, params.link ?? '', outcome);
+  }
+
+  private async answer(reply: FastifyReply, org: string, frame: PageFrame, formCookie: string, link: string, outcome: EnrolmentOutcome): Promise<void> {
+    switch (outcome.kind) {
+      case 'refused':
+        return this.refused(reply, frame, outcome.message, 200);
+      case 'password':
+        return this.html(reply, 200, this.passwordPage(org, frame, formCookie, link, outcome.userName, outcome.error));
+      case 'locked':
+        reply.header('Retry-After', outcome.retryAfter);
+        return this.html(reply, 200, await this.totpPage(org, frame, formCookie, link, { ...outcome, error: outcome.message }));
+      case 'totp':
+        return this.html(reply, 200, await this.totpPage(org, frame, formCookie, link, outcome));
+      case 'signed-in':
+        reply.header('Set-Cookie', `${SESSION_COOKIE}=${outcome.cookieValue}; Path=/; Secure; HttpOnly; SameSite=Strict`);
+        // Where a person lands once enrolled: their organization's portal, signed in (DECISIONS 14.4).
+        return void reply
+          .code(303)
+          .header('Location', `/portal/${encodeURIComponent(org)}/`)
+          .header('Cache-Control', 'no-store')
+          .send();
+    }
+  }
+
+  private passwordPage(org: string, frame: PageFrame, formCookie: string, link: string, userName: string, error?: string): string {
+    return enrolPasswordForm({
+      frame,
+      action: enrolPath(org),
+      formToken: this.forms.formToken(org, formCookie),
+      link,
+      userName,
+      minLength: MIN_PASSWORD_LENGTH,
+      error,
+    });
+  }
+
+  private async totpPage(
+    org: string,
+    frame: PageFrame,
+    formCookie: string,
+    link: string,
+    outcome: Extract<EnrolmentOutcome, { kind: 'totp' }> | (Extract<EnrolmentOutcome, { kind: 'locked' }> & { error: string }),
+  ): Promise<string> {
+    return enrolTotpForm({
+      frame,
+      action: enrolPath(org),
+      formToken: this.forms.formToken(org, formCookie),
+      link,
+      state: outcome.state,
+      userName: outcome.userName,
+      qrSvg: await qrCode(outcome.totp.uri),
+      uri: outcome.totp.uri,
+      secret: outcome.totp.secret,
+      digits: outcome.totp.digits,
+      error: outcome.error,
+    });
+  }
+
+  private refused(reply: FastifyReply, frame: PageFrame, message: string, status: number): void {
+    this.html(reply, status, messagePage({ ...frame, title: 'Enrolment link', heading: 'This link cannot be used' }, message));
+  }
+
+  /** The browser's pre-session cookie (DECISIONS 14.3), set now when it has none. */
+  private formCookieFor(request: FastifyRequest, reply: FastifyReply): string {
+    const existing = this.forms.formCookie(request.headers.cookie);
+    if (existing) return existing;
+    const created = this.forms.newFormCookie();
+    reply.header('Set-Cookie', `${FORM_COOKIE}=${created}; Path=/; Secure; HttpOnly; SameSite=Strict`);
+    return created;
+  }
+
+  private async frame(org: string): Promise<PageFrame | undefined> {
+    try {
+      return { title: 'Set up your sign-in', organizationName: (await this.organizations.get(org)).name };
+    } catch (error) {
+      if (error instanceof DomainError && error.code === 'NOT_FOUND') return undefined;
+      throw error;
+    }
+  }
+
+  private unknownOrganization(reply: FastifyReply, org: string): void {
+    this.html(
+      reply,
+      404,
+      messagePage({ title: 'Unknown organization', organizationName: 'Sign in', heading: 'Unknown organization' }, `There is no organization "${org}".`),
+    );
+  }
+
+  private html(reply: FastifyReply, status: number, body: string): void {
+    void reply
+      .code(status)
+      .header('Content-Type', 'text/html; charset=utf-8')
+      .header('Cache-Control', 'no-store')
+      .header('Pragma', 'no-cache')
+      .header('Content-Security-Policy', LOGIN_CSP)
+      .header('X-Frame-Options', 'DENY')
+      .header('Referrer-Policy', 'same-origin')
+      .send(body);
+  }
+}
+
+function enrolPath(org: string): string {
+  return `/authentication/customer/${encodeURIComponent(org)}/enrol`;
+}
+
+/**
+ * The QR code of the otpauth URI as an inline SVG element (the page's CSP allows no data: image), with
+ * its text alternative: the URI itself, for screen readers and for those who cannot scan.
+ */
+async function qrCode(uri: string): Promise<string> {
+  const svg = await QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
+  const label = `QR code of ${uri}`;
+  return svg
+    .replace(/^<svg /, `<svg class="qr" width="224" height="224" role="img" aria-label="${escapeHtml(label)}" `)
+    .replace(/>/, `><title>${escapeHtml(label)}</title>`);
+}
+
+function single(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** The form's fields as strings. */
+function formParams(body: unknown): Record<string, string> {
+  const params: Record<string, string> = {};
+  if (!body || typeof body !== 'object') return params;
+  for (const [name, value] of Object.entries(body as Record<string, unknown>)) if (typeof value === 'string') params[name] = value;
+  return params;
+}
