@@ -17,7 +17,7 @@ import {
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { SecretHasher } from '@app/accounts';
-import { PurgeJob } from '@app/auth';
+import { PurgeJob, SigningKeys } from '@app/auth';
 import { AuthorizationGrantRepository } from '../libs/auth/src/oidc/authorization-grant.repository';
 import { Pkcs11Hsm } from '@app/hsm';
 import { simulateModuleFailure } from '@app/hsm/testing';
@@ -362,6 +362,8 @@ describe('Authorization code flow (people)', () => {
     const repository = t.app.get(AuthorizationGrantRepository);
     const [{ id: accountId }] = (await t.db.query<{ id: string }>('SELECT id FROM system_accounts WHERE client_id = $1', [web.clientId])).rows;
     const now = t.clock.now();
+    const expiresAt = new Date(now.getTime() + 3_600_000);
+    const key = await t.app.get(SigningKeys).signingKeyFor(expiresAt);
     const presentation = (codeHash: Buffer, jti: string) =>
       repository.redeemCode({
         codeHash,
@@ -369,7 +371,7 @@ describe('Authorization code flow (people)', () => {
         now,
         redirectUri: REDIRECT,
         verifierChallenge: createHash('sha256').update(verifier).digest('base64url'),
-        accessToken: { jti, issuedAt: now, expiresAt: new Date(now.getTime() + 3_600_000) },
+        accessToken: { jti, issuedAt: now, expiresAt, key },
         refreshToken: { hash: randomBytes(32), expiresAt: new Date(now.getTime() + 86_400_000) },
         sourceAddress: '192.0.2.1',
       });

@@ -91,7 +91,8 @@ export interface CodeRedemption {
   redirectUri: string;
   /** BASE64URL(SHA256(code_verifier)) (RFC 7636 4.6), compared with the code's challenge. */
   verifierChallenge: string;
-  accessToken: { jti: string; issuedAt: Date; expiresAt: Date };
+  /** `key`: the key that will sign it, which must be the active key covering its expiry (DECISIONS 12.1). */
+  accessToken: { jti: string; issuedAt: Date; expiresAt: Date; key: { kid: string } };
   refreshToken: { hash: Buffer; expiresAt: Date };
   sourceAddress: string;
   correlationId?: string;
@@ -119,15 +120,18 @@ function keptUntil(refreshTokens: RefreshTokenMode, codeExpiresAt: Date): Date {
  * redirect URI, the PKCE challenge, the person enabled) are made in the same statement; when they
  * pass, the access token's row and its token.issue event (which names the grant: the event is also
  * the redemption, DECISIONS 15.3) and the first refresh token are recorded with the consumption.
- * No code's row can be revoked between its consumption and these inserts: the UPDATE holds it.
+ * No code's row can be revoked between its consumption and these inserts: the UPDATE holds it. A
+ * code is consumed only while the key that will sign its tokens is the active one and covers their
+ * expiry (DECISIONS 12.1): else it is left as it was, and the exchange tries again with the key
+ * active now.
  */
 const REDEEM_CODES = prepared(
   'authorization-code-redeem',
   `WITH x AS (
      SELECT * FROM unnest($1::bytea[], $2::uuid[], $3::timestamptz[], $4::text[], $5::text[], $6::uuid[], $7::timestamptz[], $8::bytea[],
-                          $9::timestamptz[], $10::text[], $11::text[], $12::timestamptz[])
+                          $9::timestamptz[], $10::text[], $11::text[], $12::timestamptz[], $13::text[])
        AS x(hash, account, at, presented_redirect_uri, presented_challenge, jti, token_expires_at, refresh_hash, refresh_expires_at, address, correlation,
-            token_issued_at)
+            token_issued_at, kid)
    ), consumed AS (
      UPDATE authorization_grants g
         SET code_used_at = x.at
@@ -135,15 +139,16 @@ const REDEEM_CODES = prepared(
       -- ANY($1) lets the generic plan find the rows by the unique index, whatever the batch's size.
       WHERE g.code_hash = ANY($1::bytea[]) AND g.code_hash = x.hash AND g.account_id = x.account
         AND g.code_used_at IS NULL AND g.code_expires_at > x.at AND g.revoked_at IS NULL
+        AND EXISTS (SELECT 1 FROM signing_keys k WHERE k.kid = x.kid AND k.state = 'active' AND k.last_token_expires_at >= x.token_expires_at)
      RETURNING g.id, g.org_id, g.account_id, g.user_id, g.code_hash, g.nonce, g.auth_time, g.amr, g.refresh_tokens, g.expires_at,
                g.redirect_uri = x.presented_redirect_uri AS redirect_uri_matches, g.code_challenge = x.presented_challenge AS verifier_matches,
-               x.at, x.jti, x.token_issued_at, x.token_expires_at, x.refresh_hash, x.refresh_expires_at, x.address, x.correlation
+               x.at, x.jti, x.token_issued_at, x.token_expires_at, x.refresh_hash, x.refresh_expires_at, x.address, x.correlation, x.kid
    ), checked AS (
      SELECT c.*, u.user_name, u.role, u.disabled, (c.redirect_uri_matches AND c.verifier_matches AND NOT u.disabled) AS issued
        FROM consumed c JOIN users u ON u.id = c.user_id
    ), access_token AS (
-     INSERT INTO access_tokens (jti, org_id, account_id, user_id, issued_at, expires_at, grant_id)
-     SELECT jti, org_id, NULL, user_id, token_issued_at, token_expires_at, id FROM checked WHERE issued
+     INSERT INTO access_tokens (jti, org_id, account_id, user_id, issued_at, expires_at, grant_id, kid)
+     SELECT jti, org_id, NULL, user_id, token_issued_at, token_expires_at, id, kid FROM checked WHERE issued
    ), refresh_token AS (
      INSERT INTO refresh_tokens (hash, grant_id, issued_at, expires_at)
      SELECT refresh_hash, id, at, LEAST(refresh_expires_at, expires_at) FROM checked WHERE issued AND refresh_tokens <> 'none'
@@ -231,6 +236,7 @@ export class AuthorizationGrantRepository {
       batch.map((r) => r.sourceAddress),
       batch.map((r) => r.correlationId ?? null),
       batch.map((r) => r.accessToken.issuedAt),
+      batch.map((r) => r.accessToken.key.kid),
     ]);
     // One code twice in a batch is consumed once, by one of its presentations: the one whose values (its
     // redirect URI, verifier and token id) the UPDATE took, told by its token id; the other is a replay.
