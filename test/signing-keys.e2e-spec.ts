@@ -314,6 +314,11 @@ describe('token-signing key rollover (DECISIONS 12.1)', () => {
       { code: 81007, target: stillPublished.kid, actor: 'platform-admin', details: { reason: 'HSM backup lost' } },
     ]);
     expect(header(await clientToken()).kid).toBe(active.kid);
+
+    // A withdrawn key's HSM object can be destroyed at once.
+    const destroyed = await t.http.delete(`${KEYS}/${stillPublished.kid as string}`).auth(await admin(), { type: 'bearer' });
+    expect(destroyed.status).toBe(204);
+    expect(await t.app.get(KeyStore).findKeyPair(stillPublished.hsmLabel as string)).toBeUndefined();
   });
 
   describe('bad input', () => {

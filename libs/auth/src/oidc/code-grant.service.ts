@@ -6,7 +6,7 @@ import { Clock, OAuthError, RequestOrigin } from '@app/common';
 import { ClientAuthenticator, ClientAuthRequest } from '../clients/client-authenticator.service';
 import { PersonTokenContext, TokenResponse, TokenService } from '../tokens/token.service';
 import { OidcClientCache } from './oidc-client.cache';
-import { AuthorizationGrantRepository, GrantRow } from './authorization-grant.repository';
+import { AuthorizationGrantRepository, GrantRow, KEY_NOT_ACTIVE } from './authorization-grant.repository';
 import { CODE_VERIFIER } from './authorization-request';
 import { acrFor } from './authorization.service';
 
@@ -64,7 +64,7 @@ export class CodeGrantService {
       });
     let grant = await redeem();
     // A code is not consumed while the key chosen for its tokens is no longer active (DECISIONS 12.1): again with the key active now.
-    for (let attempt = 1; !grant && !(await this.tokens.keyStillActive(accessToken)); attempt++) {
+    for (let attempt = 1; grant === KEY_NOT_ACTIVE; attempt++) {
       accessToken = await this.tokens.rekey(accessToken, attempt);
       grant = await redeem();
     }

@@ -166,12 +166,6 @@ export class SigningKeys implements OnModuleInit, BeforeApplicationShutdown, OnA
     await this.refresh();
   }
 
-  /** The active key after reading the ring again. */
-  async reloaded(): Promise<TokenSigningKey> {
-    await this.refresh();
-    return this.ring.active;
-  }
-
   private reserve(kid: string, expiresAt: number): Promise<number | undefined> {
     const pending = this.reservations.get(kid);
     if (pending !== undefined && pending.until >= expiresAt) return pending.covered;

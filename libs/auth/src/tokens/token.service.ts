@@ -134,11 +134,6 @@ export class TokenService {
     return { ...token, key: await this.keys.signingKeyFor(token.expiresAt) };
   }
 
-  /** Whether `token`'s key is still the active one, read from the database (after a refused code redemption). */
-  async keyStillActive(token: PlannedAccessToken): Promise<boolean> {
-    return (await this.keys.reloaded()).kid === token.key.kid;
-  }
-
   /** Signs a person's tokens whose access token `plan` made and the caller recorded (DECISIONS 15.3, 15.4). */
   async signRecordedForPerson(
     person: Pick<UserRow, 'org_id' | 'user_name' | 'role'>,
