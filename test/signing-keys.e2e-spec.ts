@@ -445,6 +445,56 @@ describe('a retired key with short-lived tokens (issue 34 item 1; DECISIONS 12.1
     expect(refused.headers['www-authenticate']).toContain('error="invalid_token"');
     expect((await introspect(last)).body).toEqual({ active: false });
   });
+
+  it('instances with different token lifetimes (60 s and 120 s): the retired key stays until the longer-lived token has expired, not longer', async () => {
+    const longer = await createTestApp({
+      env: { JWKS_PUBLICATION_DELAY_S: String(PUBLICATION_DELAY_S), ACCESS_TOKEN_LIFETIME_S: '120' },
+      databaseUrl: t.databaseUrl,
+      clock: t.clock,
+      shareHsmWith: t,
+    });
+    try {
+      const [old] = await kids();
+      const next = (
+        await t.http
+          .post(KEYS)
+          .auth(await platformAdminToken(t.http), { type: 'bearer' })
+          .send({ algorithm: 'EC-P256' })
+          .expect(201)
+      ).body as { kid: string };
+      t.clock.advance(PUBLICATION_DELAY_S);
+      const long = await tokenBySecret(longer.http, client.org, client.clientId, client.secret);
+      // A shorter-lived token issued after it does not lower what the key covers.
+      const short = await tokenBySecret(t.http, client.org, client.clientId, client.secret);
+      expect([header(long).kid, header(short).kid]).toEqual([old, old]);
+      expect(expiryOf(long) - expiryOf(short)).toBe(60_000);
+      await t.http
+        .post(`${KEYS}/${next.kid}/activate`)
+        .auth(await platformAdminToken(t.http), { type: 'bearer' })
+        .send({})
+        .expect(200);
+      const retired = (
+        (
+          await t.http
+            .get(KEYS)
+            .auth(await platformAdminToken(t.http), { type: 'bearer' })
+            .expect(200)
+        ).body.Resources as Array<{ kid: string; notAfter: string }>
+      ).find((k) => k.kid === old)!;
+      const notAfter = new Date(retired.notAfter).getTime();
+      expect(notAfter - expiryOf(long)).toBeGreaterThanOrEqual(RETIRED_KEY_SKEW_S * 1000);
+      expect(notAfter - expiryOf(long)).toBeLessThanOrEqual((RESERVE_AHEAD_S + RETIRED_KEY_SKEW_S) * 1000);
+
+      t.clock.set(new Date(expiryOf(long) - 1000));
+      expect(await kids()).toContain(old);
+      expect((await whoami(long)).status).toBe(200);
+      t.clock.set(new Date(notAfter));
+      expect(await kids()).toEqual([next.kid]);
+      expect((await whoami(long)).status).toBe(401);
+    } finally {
+      await longer.close();
+    }
+  });
 });
 
 describe('token-signing key rollover on two instances (DECISIONS 12.1)', () => {
