@@ -40,6 +40,12 @@ describe('relying parties across a token-signing key rollover', () => {
       execute: [client.allowInsecureRequests, client.enableNonRepudiationChecks],
     });
 
+  /**
+   * A client credentials grant whose id_token openid-client checks against JWKS: genericGrantRequest
+   * runs the non-repudiation check on an id_token; clientCredentialsGrant ignores the id_token.
+   */
+  const grant = async (config: client.Configuration) => client.genericGrantRequest(config, 'client_credentials', {});
+
   const whoami = async (accessToken: string) => (await fetch(`${issuer}/whoami`, { headers: { Authorization: `Bearer ${accessToken}` } })).status;
 
   /** Generates a next key and activates it once the publication delay has passed; answers its kid. */
@@ -55,7 +61,7 @@ describe('relying parties across a token-signing key rollover', () => {
 
   it('openid-client validates id_tokens of the old and the new key; a resource server refreshes JWKS and accepts access tokens of both', async () => {
     const resourceServerKeys = createRemoteJWKSet(new URL(`${issuer}/.well-known/jwks.json`), { cooldownDuration: 0 });
-    const before = await client.clientCredentialsGrant(await relyingParty());
+    const before = await grant(await relyingParty());
     const oldKid = decodeProtectedHeader(before.id_token!).kid;
     // The resource server caches JWKS as it is now: the old key alone.
     expect((await jwtVerify(before.access_token, resourceServerKeys, { issuer, typ: 'at+jwt' })).protectedHeader.kid).toBe(oldKid);
@@ -64,7 +70,7 @@ describe('relying parties across a token-signing key rollover', () => {
     expect(newKid).not.toBe(oldKid);
 
     // openid-client verified the new id_token's signature with a key it found in JWKS by its kid.
-    const after = await client.clientCredentialsGrant(await relyingParty());
+    const after = await grant(await relyingParty());
     expect(decodeProtectedHeader(after.id_token!).kid).toBe(newKid);
     expect(after.claims()).toMatchObject({ iss: issuer, sub: account.clientId, aud: account.clientId });
     expect(decodeProtectedHeader(after.access_token).kid).toBe(newKid);
@@ -124,7 +130,7 @@ describe('relying parties across a token-signing key rollover', () => {
       const kidsOn = async (app: TestApp) =>
         ((await app.http.get(`/authentication/customer/${org}/.well-known/jwks.json`).expect(200)).body.keys as Array<{ kid: string }>).map((k) => k.kid);
 
-      const before = await client.clientCredentialsGrant(await relyingParty());
+      const before = await grant(await relyingParty());
       const compromisedKid = decodeProtectedHeader(before.access_token).kid!;
       // What a thief of the key could sign after the withdrawal: the key as it signs.
       const compromised = t.app.get(SigningKeys).active();
@@ -136,9 +142,7 @@ describe('relying parties across a token-signing key rollover', () => {
         expect((await introspect(app, before.access_token)).body).toMatchObject({ active: true });
       }
 
-      // What the thief could do until the withdrawal: openid-client (genericGrantRequest checks an id_token's signature
-      // with enableNonRepudiationChecks; clientCredentialsGrant ignores the id_token) accepts an id_token it signed.
-      const grant = async (config: client.Configuration) => client.genericGrantRequest(config, 'client_credentials', {});
+      // What the thief could do until the withdrawal: openid-client accepts an id_token it signed.
       const forge = async () => {
         const now = Math.floor(t.clock.now().getTime() / 1000);
         const claims = { iss: issuer, sub: account.clientId, aud: account.clientId, iat: now, exp: now + 600, org };

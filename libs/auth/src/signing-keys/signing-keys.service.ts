@@ -140,7 +140,7 @@ export class SigningKeys implements OnModuleInit, BeforeApplicationShutdown, OnA
    * The key a token expiring at `expiresAt` is signed with: the active key, once its row covers
    * that expiry (a reservation, made ahead, at most once per RESERVE_AHEAD_S of lifetime). The token's
    * row is then inserted only while the key is still active (TokenRepository.recordIssued, the code
-   * redemption): when the database refuses it, `superseded` reads the ring again and the token is
+   * redemption): when the database refuses it, `afterRefusal` reads the ring again and the token is
    * signed again with the new key. So no instance hands out a token its key's retirement does not
    * cover, nor one signed by a key retired before the request came, whatever its change feed does.
    */
@@ -157,11 +157,11 @@ export class SigningKeys implements OnModuleInit, BeforeApplicationShutdown, OnA
   }
 
   /**
-   * After the database refused a token signed by `key` (no longer the active key there): reads the
-   * ring again, so that the caller signs again with the key active now. The `attempt`-th refusal of
-   * one token; at the MAX_KEY_ATTEMPTS-th the keys keep changing under it: 503.
+   * After the database refused a token (its key is no longer the active key there): reads the ring
+   * again, so that the caller signs again with the key active now. The `attempt`-th refusal of one
+   * token; at the MAX_KEY_ATTEMPTS-th the keys keep changing under it: 503.
    */
-  async afterRefusal(key: TokenSigningKey, attempt: number): Promise<void> {
+  async afterRefusal(attempt: number): Promise<void> {
     if (attempt >= MAX_KEY_ATTEMPTS) throw keysChanging();
     await this.refresh();
   }

@@ -130,7 +130,7 @@ export class TokenService {
    * `attempt`-th refusal; 503 when the keys keep changing (DECISIONS 12.1).
    */
   async rekey(token: PlannedAccessToken, attempt: number): Promise<PlannedAccessToken> {
-    await this.keys.afterRefusal(token.key, attempt);
+    await this.keys.afterRefusal(attempt);
     return { ...token, key: await this.keys.signingKeyFor(token.expiresAt) };
   }
 
