@@ -27,6 +27,7 @@ import { CreateBackchannelAuthentication1764640000000 } from './1764640000000-Cr
 import { AddUserNamePrefixIndex1764650000000 } from './1764650000000-AddUserNamePrefixIndex';
 import { LeaveRoomForCodeConsumption1764660000000 } from './1764660000000-LeaveRoomForCodeConsumption';
 import { EndPasswordOnlySessionsByPolicy1764670000000 } from './1764670000000-EndPasswordOnlySessionsByPolicy';
+import { RecordSigningKeyTokenExpiry1764682000000 } from './1764682000000-RecordSigningKeyTokenExpiry';
 import { AddCaGenerationCompromise1764683000000 } from './1764683000000-AddCaGenerationCompromise';
 import { CreateEnrolmentLinks1764686000000 } from './1764686000000-CreateEnrolmentLinks';
 
@@ -61,6 +62,7 @@ export const MIGRATIONS = [
   AddUserNamePrefixIndex1764650000000,
   LeaveRoomForCodeConsumption1764660000000,
   EndPasswordOnlySessionsByPolicy1764670000000,
+  RecordSigningKeyTokenExpiry1764682000000,
   AddCaGenerationCompromise1764683000000,
   CreateEnrolmentLinks1764686000000,
 ];

@@ -18,8 +18,8 @@ import {
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { SecretHasher } from '@app/accounts';
-import { PurgeJob } from '@app/auth';
-import { AuthorizationGrantRepository } from '../libs/auth/src/oidc/authorization-grant.repository';
+import { PurgeJob, SigningKeys } from '@app/auth';
+import { AuthorizationGrantRepository, KEY_NOT_ACTIVE } from '../libs/auth/src/oidc/authorization-grant.repository';
 import { Pkcs11Hsm } from '@app/hsm';
 import { simulateModuleFailure } from '@app/hsm/testing';
 
@@ -389,6 +389,8 @@ describe('Authorization code flow (people)', () => {
     const repository = t.app.get(AuthorizationGrantRepository);
     const [{ id: accountId }] = (await t.db.query<{ id: string }>('SELECT id FROM system_accounts WHERE client_id = $1', [web.clientId])).rows;
     const now = t.clock.now();
+    const expiresAt = new Date(now.getTime() + 3_600_000);
+    const key = await t.app.get(SigningKeys).signingKeyFor(expiresAt);
     const presentation = (codeHash: Buffer, jti: string) =>
       repository.redeemCode({
         codeHash,
@@ -396,7 +398,7 @@ describe('Authorization code flow (people)', () => {
         now,
         redirectUri: REDIRECT,
         verifierChallenge: createHash('sha256').update(verifier).digest('base64url'),
-        accessToken: { jti, issuedAt: now, expiresAt: new Date(now.getTime() + 3_600_000) },
+        accessToken: { jti, issuedAt: now, expiresAt, key },
         refreshToken: { hash: randomBytes(32), expiresAt: new Date(now.getTime() + 86_400_000) },
         sourceAddress: '192.0.2.1',
       });
@@ -415,6 +417,57 @@ describe('Authorization code flow (people)', () => {
     expect(results.slice(4).find(Boolean)).toMatchObject({ id: grantId, issued: true, redirectUriMatches: true, verifierMatches: true });
     const recorded = await t.db.query('SELECT jti FROM access_tokens WHERE grant_id = $1', [grantId]);
     expect(recorded.rows).toEqual([{ jti: answered[0] }]);
+  });
+
+  it("a key retired behind the instance's back: the code is not spent on it, and the exchange signs with the key active now (DECISIONS 12.1)", async () => {
+    const old = t.app.get(SigningKeys).active();
+    const next = (await t.http.post('/admin/v1/signing-keys').auth(admin, { type: 'bearer' }).send({ algorithm: 'EC-P256' }).expect(201)).body as {
+      kid: string;
+    };
+    const { code, verifier, grantId } = await codeWithGrant(web.clientId);
+    // The redemption refuses a token of a key that is not the active one, and leaves the code as it was.
+    const now = t.clock.now();
+    const refused = await t.app.get(AuthorizationGrantRepository).redeemCode({
+      codeHash: t.app.get(SecretHasher).hash(code),
+      accountId: (await t.db.query<{ id: string }>('SELECT id FROM system_accounts WHERE client_id = $1', [web.clientId])).rows[0].id,
+      now,
+      redirectUri: REDIRECT,
+      verifierChallenge: createHash('sha256').update(verifier).digest('base64url'),
+      accessToken: { jti: randomUUID(), issuedAt: now, expiresAt: new Date(now.getTime() + 3_600_000), key: { kid: next.kid } },
+      refreshToken: { hash: randomBytes(32), expiresAt: new Date(now.getTime() + 86_400_000) },
+      sourceAddress: '192.0.2.1',
+    });
+    expect(refused).toBe(KEY_NOT_ACTIVE);
+    expect(await grantRow(grantId)).toMatchObject({ used: false });
+
+    // Another instance activates the next key; this one hears nothing of it (no notice) and still holds the old key as active.
+    const other = new Client({ connectionString: t.databaseUrl });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query("UPDATE signing_keys SET state = 'retired', retired_at = $2, not_after = $3 WHERE kid = $1", [
+        old.kid,
+        now,
+        new Date(now.getTime() + 7_200_000),
+      ]);
+      await other.query("UPDATE signing_keys SET state = 'active', activated_at = $2, last_token_expires_at = $3 WHERE kid = $1", [
+        next.kid,
+        now,
+        new Date(now.getTime() + 172_800_000),
+      ]);
+      await other.query('COMMIT');
+    } finally {
+      await other.end();
+    }
+    expect(t.app.get(SigningKeys).active().kid).toBe(old.kid);
+    const exchanged = await asWeb(code, verifier);
+    expect(exchanged.status).toBe(200);
+    for (const token of [exchanged.body.access_token as string, exchanged.body.id_token as string]) {
+      expect((JSON.parse(Buffer.from(token.split('.')[0], 'base64url').toString('utf8')) as { kid: string }).kid).toBe(next.kid);
+    }
+    expect((await whoami(exchanged.body.access_token as string)).status).toBe(200);
+    const recorded = await t.db.query<{ kid: string }>('SELECT kid FROM access_tokens WHERE grant_id = $1', [grantId]);
+    expect(recorded.rows).toEqual([{ kid: next.kid }]);
   });
 
   it('the HSM failing during an exchange: 503 with Retry-After; the code is spent and its grant revoked with the token recorded for it (83013 not_issued)', async () => {

@@ -648,4 +648,37 @@ describe('command line (apps/cli)', () => {
       { code: 81003, target: spare.json().kid },
     ]);
   }, 90_000);
+
+  it('signing-key withdraw: the active key is replaced at once, the service refuses its tokens and signs with the new key; audited as cli', async () => {
+    const kidOf = (jws: string) => (JSON.parse(Buffer.from(jws.split('.')[0], 'base64url').toString('utf8')) as { kid: string }).kid;
+    const before = await tokenBySecret(t.http, 'platform', 'platform-admin', PLATFORM_ADMIN_SECRET);
+    const compromised = kidOf(before);
+    expect((await api('get', '/signing-keys', before)).status).toBe(200);
+    // --reason is required (commander's usage error, exit code 2), and an empty one is refused.
+    expect((await cli(['signing-key', 'withdraw', '--', compromised])).code).toBe(2);
+    expectRefused(await cli(['signing-key', 'withdraw', '--reason', ' ', '--', compromised]), '--reason must say why');
+
+    const withdrawn = await cli(['signing-key', 'withdraw', '--reason', 'HSM backup tape lost', '--', compromised]);
+    expectOk(withdrawn);
+    expect(withdrawn.json()).toMatchObject({ kid: compromised, state: 'retired', withdrawReason: 'HSM backup tape lost', replacedBy: { state: 'active' } });
+    const replacement = withdrawn.json().replacedBy.kid as string;
+    // The service hears of it through the change feed within milliseconds: the old token refused, new ones signed by the new key.
+    let status = 0;
+    for (let i = 0; i < 40 && status !== 401; i++) {
+      if (status !== 0) await new Promise((resolve) => setTimeout(resolve, 50));
+      status = (await api('get', '/signing-keys', before)).status;
+    }
+    expect(status).toBe(401);
+    const after = await tokenBySecret(t.http, 'platform', 'platform-admin', PLATFORM_ADMIN_SECRET);
+    expect(kidOf(after)).toBe(replacement);
+    expect((await api('get', '/signing-keys', after)).status).toBe(200);
+    const jwks = await t.http.get(`/authentication/customer/${org}/.well-known/jwks.json`).expect(200);
+    expect((jwks.body.keys as Array<{ kid: string }>).map((key) => key.kid)).not.toContain(compromised);
+    const audit = await t.db.query("SELECT code, target, details FROM audit_events WHERE actor = 'cli' AND code BETWEEN 81000 AND 81999 ORDER BY id");
+    expect(audit.rows.slice(-3)).toEqual([
+      { code: 81007, target: compromised, details: { reason: 'HSM backup tape lost', replacedBy: replacement } },
+      { code: 81001, target: replacement, details: expect.objectContaining({ algorithm: 'ES256' }) },
+      { code: 81002, target: replacement, details: { replaces: compromised, withdrawal: true } },
+    ]);
+  }, 90_000);
 });

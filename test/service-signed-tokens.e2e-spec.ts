@@ -1,4 +1,4 @@
-import { JwsService } from '@app/auth';
+import { JwsService, SigningKeys } from '@app/auth';
 import { TestApp, createOrganization, createSystemAccount, createTestApp, platformAdminToken, tokenBySecret } from '@app/testing';
 
 /**
@@ -22,7 +22,7 @@ describe('service-signed tokens with a jti the service never mints', () => {
   });
   afterAll(() => t.close());
 
-  const signed = (jti: unknown) => t.app.get(JwsService).sign('at+jwt', { ...claims, jti });
+  const signed = (jti: unknown) => t.app.get(JwsService).sign('at+jwt', { ...claims, jti }, t.app.get(SigningKeys).active());
 
   it.each([['not-a-uuid'], ['0'.repeat(300)], ["x' OR '1'='1"], [42]])('jti %j: 401 invalid_token (malformed)', async (jti) => {
     const response = await t.http.get(`/authentication/customer/${org}/whoami`).auth(await signed(jti), { type: 'bearer' });

@@ -10,18 +10,22 @@ import {
   tokenBySecret,
 } from '@app/testing';
 import { KeyStore } from '@app/hsm';
+import { ChangeFeed } from '@app/persistence';
 
 /**
- * Token-signing key rollover (issue 26, part 1; DECISIONS 12.1): a next key is published in JWKS
- * before it signs, activation waits for the publication delay, the key it replaces stays published
- * until the last token it signed has expired, and the bearer guard and introspection accept every
- * published key.
+ * Token-signing key rollover (issue 26, part 1; issue 34 items 1 and 2; DECISIONS 12.1): a next key
+ * is published in JWKS before it signs, activation waits for the publication delay, the key it
+ * replaces stays published until the last token it signed has expired (plus a skew), no instance
+ * signs with a retired key, even without its change feed, and the bearer guard and introspection
+ * accept every published key.
  */
 
 const PUBLICATION_DELAY_S = 60;
 const KEYS = '/admin/v1/signing-keys';
-/** Retired keys stay published for the longest token lifetime (an organization may set 86400 s) plus the delay. */
-const RETIRED_PUBLICATION_S = 86_400 + PUBLICATION_DELAY_S;
+/** A key's last token expiry is reserved this far ahead of its tokens (SigningKeys RESERVE_AHEAD_S). */
+const RESERVE_AHEAD_S = 10;
+/** A retired key stays published this long after its last token's expiry (SigningKeys RETIRED_KEY_SKEW_S). */
+const RETIRED_KEY_SKEW_S = 30;
 
 interface Jwk {
   kid: string;
@@ -43,6 +47,10 @@ function header(jws: string): { alg: string; kid: string; typ: string } {
 function thumbprint(jwk: Jwk): string {
   const members = jwk.kty === 'EC' ? { crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y } : { e: jwk.e, kty: jwk.kty, n: jwk.n };
   return createHash('sha256').update(JSON.stringify(members)).digest('base64url');
+}
+
+function expiryOf(jws: string): number {
+  return (JSON.parse(Buffer.from(jws.split('.')[1], 'base64url').toString('utf8')) as { exp: number }).exp * 1000;
 }
 
 function verifiesWith(jws: string, jwk: Jwk): boolean {
@@ -127,7 +135,9 @@ describe('token-signing key rollover (DECISIONS 12.1)', () => {
     t.clock.advance(PUBLICATION_DELAY_S - 1);
     const early = await activate(next.kid);
     expectScimError(early, 409, undefined, `cannot sign before ${next.activatableAt}`);
-    expect(header(await clientToken()).kid).toBe(old.kid);
+    const lastOldToken = await clientToken();
+    expect(header(lastOldToken).kid).toBe(old.kid);
+    expect((await whoami(lastOldToken)).status).toBe(200);
 
     t.clock.advance(1);
     const activated = await activate(next.kid);
@@ -144,17 +154,21 @@ describe('token-signing key rollover (DECISIONS 12.1)', () => {
     expect((await introspect(oldToken)).body).toMatchObject({ active: true });
     expect((await introspect(newToken)).body).toMatchObject({ active: true });
 
+    // Published until its last token (3600 s here) has expired, plus the skew: not for a fixed day.
     const states = Object.fromEntries((await list()).map((k) => [k.kid, k]));
     expect(states[next.kid]).toMatchObject({ state: 'active' });
-    expect(states[old.kid]).toMatchObject({ state: 'retired', notAfter: new Date(t.clock.now().getTime() + RETIRED_PUBLICATION_S * 1000).toISOString() });
+    expect(states[old.kid]).toMatchObject({ state: 'retired' });
+    const notAfter = new Date(states[old.kid].notAfter as string).getTime();
+    expect(notAfter).toBeGreaterThanOrEqual(expiryOf(lastOldToken) + RETIRED_KEY_SKEW_S * 1000);
+    expect(notAfter).toBeLessThanOrEqual(expiryOf(lastOldToken) + (RESERVE_AHEAD_S + RETIRED_KEY_SKEW_S) * 1000);
     expect((await jwks()).map((k) => k.kid).sort()).toEqual([old.kid, next.kid].sort());
 
     // Retiring the only active key is refused.
     expectScimError(await retire(next.kid), 409, undefined, 'the active key');
 
-    t.clock.advance(RETIRED_PUBLICATION_S - 1);
+    t.clock.set(new Date(notAfter - 1000));
     expect((await jwks()).map((k) => k.kid)).toContain(old.kid);
-    t.clock.advance(1);
+    t.clock.set(new Date(notAfter));
     expect((await jwks()).map((k) => k.kid)).toEqual([next.kid]);
     expect((await whoami(oldToken)).status).toBe(401);
 
@@ -253,11 +267,70 @@ describe('token-signing key rollover (DECISIONS 12.1)', () => {
     ]);
   });
 
+  it('emergency withdrawal of a next key and of a retired key still published: out of JWKS at once, audited; a second withdrawal changes nothing', async () => {
+    const withdraw = async (kid: string, body: Record<string, unknown> = { reason: 'believed compromised' }) =>
+      t.http
+        .post(`${KEYS}/${kid}/withdraw`)
+        .auth(await admin(), { type: 'bearer' })
+        .send(body);
+    const next = (await generate({ algorithm: 'EC-P256' })).body as { kid: string };
+    const active = (await list()).find((k) => k.state === 'active')!;
+    const stillPublished = (await list()).find((k) => k.state === 'retired' && new Date(k.notAfter as string) > t.clock.now())!;
+    expect(stillPublished).toBeDefined();
+    expect((await jwks()).map((k) => k.kid)).toEqual(expect.arrayContaining([next.kid, stillPublished.kid as string]));
+
+    const nextWithdrawn = await withdraw(next.kid);
+    expect(nextWithdrawn.status).toBe(200);
+    expect(nextWithdrawn.body).toMatchObject({
+      kid: next.kid,
+      state: 'retired',
+      withdrawReason: 'believed compromised',
+      notAfter: t.clock.now().toISOString(),
+    });
+    expect(nextWithdrawn.body.replacedBy).toBeUndefined();
+    const retiredWithdrawn = await withdraw(stillPublished.kid as string, { reason: 'HSM backup lost' });
+    expect(retiredWithdrawn.status).toBe(200);
+    expect(retiredWithdrawn.body).toMatchObject({
+      kid: stillPublished.kid,
+      state: 'retired',
+      withdrawn: t.clock.now().toISOString(),
+      notAfter: t.clock.now().toISOString(),
+    });
+    const published = (await jwks()).map((k) => k.kid);
+    expect(published).toContain(active.kid);
+    expect(published).not.toContain(next.kid);
+    expect(published).not.toContain(retiredWithdrawn.body.kid);
+    expectScimError(await activate(next.kid), 409, undefined, 'is retired');
+
+    // Again: answered as it is, nothing recorded twice.
+    const again = await withdraw(next.kid, { reason: 'twice' });
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ kid: next.kid, withdrawReason: 'believed compromised' });
+    const events = await t.db.query<{ code: number; target: string; actor: string; details: Record<string, unknown> }>(
+      "SELECT code, target, actor, details FROM audit_events WHERE action = 'signing_key.withdraw' ORDER BY id",
+    );
+    expect(events.rows).toEqual([
+      { code: 81007, target: next.kid, actor: 'platform-admin', details: { reason: 'believed compromised' } },
+      { code: 81007, target: stillPublished.kid, actor: 'platform-admin', details: { reason: 'HSM backup lost' } },
+    ]);
+    expect(header(await clientToken()).kid).toBe(active.kid);
+
+    // A withdrawn key's HSM object can be destroyed at once.
+    const destroyed = await t.http.delete(`${KEYS}/${stillPublished.kid as string}`).auth(await admin(), { type: 'bearer' });
+    expect(destroyed.status).toBe(204);
+    expect(await t.app.get(KeyStore).findKeyPair(stillPublished.hsmLabel as string)).toBeUndefined();
+  });
+
   describe('bad input', () => {
-    it('an unknown kid is 404, on activate and retire', async () => {
+    it('an unknown kid is 404, on activate, retire and withdraw', async () => {
       const unknown = 'x'.repeat(43);
       expectScimError(await activate(unknown), 404, undefined, `No token-signing key has kid ${unknown}`);
       expectScimError(await retire(unknown), 404, undefined, `No token-signing key has kid ${unknown}`);
+      const withdrawn = await t.http
+        .post(`${KEYS}/${unknown}/withdraw`)
+        .auth(await admin(), { type: 'bearer' })
+        .send({ reason: 'compromised' });
+      expectScimError(withdrawn, 404, undefined, `No token-signing key has kid ${unknown}`);
       expectScimError(await activate('not-a-kid'), 404, undefined, 'the path parameter kid must be a key id');
     });
 
@@ -265,6 +338,19 @@ describe('token-signing key rollover (DECISIONS 12.1)', () => {
       const before = await list();
       for (const body of [{ algorithm: 'EC-P384' }, { algorithm: 'HS256' }, {}, { algorithm: 'EC-P256', extra: true }]) {
         expectScimError(await generate(body), 400, 'invalidValue', /algorithm|extra/);
+      }
+      expect(await list()).toEqual(before);
+    });
+
+    it('a withdrawal without a reason, or with another member, is 400, and nothing changes', async () => {
+      const before = await list();
+      const active = before.find((k) => k.state === 'active')!;
+      for (const body of [{}, { reason: '' }, { reason: '   ' }, { reason: 'x'.repeat(501) }, { reason: 42 }, { reason: 'ok', now: true }]) {
+        const response = await t.http
+          .post(`${KEYS}/${active.kid as string}/withdraw`)
+          .auth(await admin(), { type: 'bearer' })
+          .send(body);
+        expectScimError(response, 400, 'invalidValue', /reason|now/);
       }
       expect(await list()).toEqual(before);
     });
@@ -279,7 +365,135 @@ describe('token-signing key rollover (DECISIONS 12.1)', () => {
       const token = await tokenBySecret(t.http, client.org, orgAdmin.clientId, orgAdmin.secret);
       expectScimError(await t.http.get(KEYS).auth(token, { type: 'bearer' }), 403, undefined, /platform administrator/i);
       expectScimError(await t.http.post(KEYS).auth(token, { type: 'bearer' }).send({ algorithm: 'EC-P256' }), 403, undefined, /platform administrator/i);
+      const active = (await list()).find((k) => k.state === 'active')!;
+      expectScimError(
+        await t.http
+          .post(`${KEYS}/${active.kid as string}/withdraw`)
+          .auth(token, { type: 'bearer' })
+          .send({ reason: 'compromised' }),
+        403,
+        undefined,
+        /platform administrator/i,
+      );
+      expect((await list()).find((k) => k.kid === active.kid)).toMatchObject({ state: 'active' });
     });
+  });
+});
+
+describe('a retired key with short-lived tokens (issue 34 item 1; DECISIONS 12.1)', () => {
+  let t: TestApp;
+  let client: CreatedAccount & { org: string };
+  const LIFETIME_S = 60;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { JWKS_PUBLICATION_DELAY_S: String(PUBLICATION_DELAY_S), ACCESS_TOKEN_LIFETIME_S: String(LIFETIME_S) } });
+    const org = `keys60_${Date.now().toString(36)}`;
+    await createOrganization(t.http, await platformAdminToken(t.http), org);
+    client = { ...(await createSystemAccount(t.http, await platformAdminToken(t.http), org, { role: 'Issuance' })), org };
+  });
+  afterAll(() => t.close());
+
+  const kids = async () =>
+    ((await t.http.get(`/authentication/customer/${client.org}/.well-known/jwks.json`).expect(200)).body.keys as Jwk[]).map((k) => k.kid);
+  const whoami = (token: string) => t.http.get(`/authentication/customer/${client.org}/whoami`).auth(token, { type: 'bearer' });
+  const introspect = (token: string) =>
+    t.http.post(`/authentication/customer/${client.org}/introspect`).type('form').send({ token, client_id: client.clientId, client_secret: client.secret });
+
+  it('with a 60 s token lifetime, the retired key leaves JWKS within a minute of its last token expiry, and its token is refused after', async () => {
+    const admin = await platformAdminToken(t.http);
+    const [old] = await kids();
+    const next = (await t.http.post(KEYS).auth(admin, { type: 'bearer' }).send({ algorithm: 'EC-P256' }).expect(201)).body as { kid: string };
+    t.clock.advance(PUBLICATION_DELAY_S);
+    const last = await tokenBySecret(t.http, client.org, client.clientId, client.secret);
+    expect(header(last).kid).toBe(old);
+    expect(expiryOf(last)).toBe(Math.floor(t.clock.now().getTime() / 1000) * 1000 + LIFETIME_S * 1000);
+    expect((await whoami(last)).status).toBe(200);
+    await t.http
+      .post(`${KEYS}/${next.kid}/activate`)
+      .auth(await platformAdminToken(t.http), { type: 'bearer' })
+      .send({})
+      .expect(200);
+    expect(header(await tokenBySecret(t.http, client.org, client.clientId, client.secret)).kid).toBe(next.kid);
+
+    const rows = (
+      await t.http
+        .get(KEYS)
+        .auth(await platformAdminToken(t.http), { type: 'bearer' })
+        .expect(200)
+    ).body.Resources as Array<{
+      kid: string;
+      notAfter: string;
+      lastTokenExpires: string;
+    }>;
+    const retired = rows.find((k) => k.kid === old)!;
+    const notAfter = new Date(retired.notAfter).getTime();
+    expect(new Date(retired.lastTokenExpires).getTime()).toBeGreaterThanOrEqual(expiryOf(last));
+    expect(notAfter - expiryOf(last)).toBeGreaterThanOrEqual(RETIRED_KEY_SKEW_S * 1000);
+    expect(notAfter - expiryOf(last)).toBeLessThanOrEqual(60_000);
+
+    // Still published, and its token valid, until the token expires.
+    t.clock.set(new Date(expiryOf(last) - 1000));
+    expect((await kids()).sort()).toEqual([old, next.kid].sort());
+    expect((await whoami(last)).status).toBe(200);
+    expect((await introspect(last)).body).toMatchObject({ active: true });
+    t.clock.set(new Date(notAfter - 1));
+    expect(await kids()).toContain(old);
+    t.clock.set(new Date(notAfter));
+    expect(await kids()).toEqual([next.kid]);
+    const refused = await whoami(last);
+    expect(refused.status).toBe(401);
+    expect(refused.headers['www-authenticate']).toContain('error="invalid_token"');
+    expect((await introspect(last)).body).toEqual({ active: false });
+  });
+
+  it('instances with different token lifetimes (60 s and 120 s): the retired key stays until the longer-lived token has expired, not longer', async () => {
+    const longer = await createTestApp({
+      env: { JWKS_PUBLICATION_DELAY_S: String(PUBLICATION_DELAY_S), ACCESS_TOKEN_LIFETIME_S: '120' },
+      databaseUrl: t.databaseUrl,
+      clock: t.clock,
+      shareHsmWith: t,
+    });
+    try {
+      const [old] = await kids();
+      const next = (
+        await t.http
+          .post(KEYS)
+          .auth(await platformAdminToken(t.http), { type: 'bearer' })
+          .send({ algorithm: 'EC-P256' })
+          .expect(201)
+      ).body as { kid: string };
+      t.clock.advance(PUBLICATION_DELAY_S);
+      const long = await tokenBySecret(longer.http, client.org, client.clientId, client.secret);
+      // A shorter-lived token issued after it does not lower what the key covers.
+      const short = await tokenBySecret(t.http, client.org, client.clientId, client.secret);
+      expect([header(long).kid, header(short).kid]).toEqual([old, old]);
+      expect(expiryOf(long) - expiryOf(short)).toBe(60_000);
+      await t.http
+        .post(`${KEYS}/${next.kid}/activate`)
+        .auth(await platformAdminToken(t.http), { type: 'bearer' })
+        .send({})
+        .expect(200);
+      const retired = (
+        (
+          await t.http
+            .get(KEYS)
+            .auth(await platformAdminToken(t.http), { type: 'bearer' })
+            .expect(200)
+        ).body.Resources as Array<{ kid: string; notAfter: string }>
+      ).find((k) => k.kid === old)!;
+      const notAfter = new Date(retired.notAfter).getTime();
+      expect(notAfter - expiryOf(long)).toBeGreaterThanOrEqual(RETIRED_KEY_SKEW_S * 1000);
+      expect(notAfter - expiryOf(long)).toBeLessThanOrEqual((RESERVE_AHEAD_S + RETIRED_KEY_SKEW_S) * 1000);
+
+      t.clock.set(new Date(expiryOf(long) - 1000));
+      expect(await kids()).toContain(old);
+      expect((await whoami(long)).status).toBe(200);
+      t.clock.set(new Date(notAfter));
+      expect(await kids()).toEqual([next.kid]);
+      expect((await whoami(long)).status).toBe(401);
+    } finally {
+      await longer.close();
+    }
   });
 });
 
@@ -338,5 +552,59 @@ describe('token-signing key rollover on two instances (DECISIONS 12.1)', () => {
       expect((await whoami(t, oldToken)).status).toBe(200);
       expect((await kids(t)).sort()).toEqual([old, next.kid].sort());
     }
+  });
+
+  it('an instance whose change feed is cut at the activation signs no token with the retired key once the activate call has answered (issue 34 item 2)', async () => {
+    const admin = await platformAdminToken(a.http);
+    const [old] = (await a.http.get(KEYS).auth(admin, { type: 'bearer' }).expect(200)).body.Resources.filter((k: { state: string }) => k.state === 'active');
+    const next = (await a.http.post(KEYS).auth(admin, { type: 'bearer' }).send({ algorithm: 'EC-P256' }).expect(201)).body as { kid: string };
+    expect(await eventually(async () => (await kids(b)).includes(next.kid))).toBe(true);
+    a.clock.advance(PUBLICATION_DELAY_S);
+    // B signs with the old key and holds it in memory.
+    expect(header(await tokenOn(b)).kid).toBe(old.kid);
+
+    // Cut B's listening connection (only B's): B hears of nothing until it reconnects.
+    const listener = (b.app.get(ChangeFeed) as unknown as { listener?: { processID?: number } }).listener;
+    expect(listener?.processID).toEqual(expect.any(Number));
+    const terminated = await a.db.query<{ done: boolean }>('SELECT pg_terminate_backend($1) AS done', [listener!.processID]);
+    expect(terminated.rows).toEqual([{ done: true }]);
+    await a.http
+      .post(`${KEYS}/${next.kid}/activate`)
+      .auth(await platformAdminToken(a.http), { type: 'bearer' })
+      .send({})
+      .expect(200);
+
+    // Every token B issues from now on: 10 one after the other, then 20 at once; their rows name the new key too.
+    const tokens: string[] = [];
+    for (let i = 0; i < 10; i++) tokens.push(await tokenOn(b));
+    tokens.push(...(await Promise.all(Array.from({ length: 20 }, () => tokenOn(b)))));
+    expect(tokens.map((token) => header(token).kid).filter((kid) => kid !== next.kid)).toEqual([]);
+    const jtis = tokens.map((token) => (JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8')) as { jti: string }).jti);
+    const rows = await a.db.query<{ kid: string }>('SELECT DISTINCT kid FROM access_tokens WHERE jti = ANY($1::uuid[])', [jtis]);
+    expect(rows.rows).toEqual([{ kid: next.kid }]);
+    expect(await eventually(async () => b.app.get(ChangeFeed).live)).toBe(true);
+  });
+
+  it("a withdrawn key's token is refused at once by an instance whose change feed is down: its database read says so (issue 32 item 4)", async () => {
+    const admin = await platformAdminToken(a.http);
+    const token = await tokenOn(b);
+    const kid = header(token).kid;
+    expect((await whoami(b, token)).status).toBe(200);
+    const feed = b.app.get(ChangeFeed);
+    await feed.stop();
+    try {
+      expect(feed.live).toBe(false);
+      const withdrawn = await a.http.post(`${KEYS}/${kid}/withdraw`).auth(admin, { type: 'bearer' }).send({ reason: 'drill' });
+      expect(withdrawn.status).toBe(200);
+      // B's keys in memory still hold the key as active; the token's row, read from the database, is refused.
+      const refused = await whoami(b, token);
+      expect(refused.status).toBe(401);
+      expect(refused.headers['www-authenticate']).toContain('The access token has been revoked.');
+      // And B signs its next token with the new key (the database refuses the withdrawn one).
+      expect(header(await tokenOn(b)).kid).toBe(withdrawn.body.replacedBy.kid);
+    } finally {
+      await feed.start();
+    }
+    expect((await whoami(b, token)).status).toBe(401);
   });
 });

@@ -133,6 +133,10 @@ export const AUDIT_CATALOGUE = {
   'signing_key.register': { code: 81004, description: 'JWT_KEY registered as the active token-signing key at first start' },
   'signing_key.schedule': { code: 81005, description: 'Activation of a token-signing key scheduled for a stated time' },
   'signing_key.destroy': { code: 81006, description: "A retired token-signing key's HSM object destroyed" },
+  'signing_key.withdraw': {
+    code: 81007,
+    description: 'Token-signing key withdrawn in an emergency (believed compromised): out of JWKS and its tokens refused at once',
+  },
   'sign_in.success': {
     code: 82000,
     description: 'A person signed in through the hosted login page; a new browser session (details: amr, session id; never the cookie)',

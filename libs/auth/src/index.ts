@@ -12,7 +12,7 @@ export * from './authorization/access.guard';
 export * from './auth-store.module';
 export * from './signing-keys/signing-keys.module';
 export { SigningKeys, type SigningKeyAlgorithm } from './signing-keys/signing-keys.service';
-export { presentSigningKey } from './signing-keys/signing-key.presenter';
+export { presentSigningKey, presentWithdrawal } from './signing-keys/signing-key.presenter';
 export * from './sessions/sign-in-sessions';
 export * from './sign-in/one-time-codes';
 export * from './sign-in/enrolment/totp-enrolment';

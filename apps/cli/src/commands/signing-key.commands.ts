@@ -1,5 +1,5 @@
 import { Argument, Command } from 'commander';
-import { presentSigningKey, SigningKeys, SigningKeysModule, type SigningKeyAlgorithm } from '@app/auth';
+import { presentSigningKey, presentWithdrawal, SigningKeys, SigningKeysModule, type SigningKeyAlgorithm } from '@app/auth';
 import { invalidValue, listResponse } from '@app/common';
 import { AppConfig } from '@app/config';
 import { HsmModule } from '@app/hsm';
@@ -8,7 +8,7 @@ import { hsmOptions } from '../../../api/src/app.module';
 import { CliRuntime } from '../cli-runtime';
 
 /**
- * `signing-key list|generate|activate|retire|destroy`: the token-signing key rollover of the admin
+ * `signing-key list|generate|activate|retire|withdraw|destroy`: the token-signing key rollover of the admin
  * API (/admin/v1/signing-keys, DECISIONS 12.1). Opens the HSM like the service does; every
  * instance hears of each change through the change feed.
  */
@@ -70,6 +70,21 @@ export function registerSigningKeyCommands(program: Command, cli: CliRuntime): v
       withKeys(async (signingKeys) => {
         const row = await signingKeys.retire(kid, cli.actor);
         cli.print(presentSigningKey(row, signingKeys.activatableAt(row)));
+      }),
+    );
+
+  keys
+    .command('withdraw')
+    .description(
+      'Emergency withdrawal of a key believed compromised: out of JWKS and its tokens refused at once; the active key is replaced by a new key, active without a publication delay.',
+    )
+    .argument('<kid>', 'the key id')
+    .requiredOption('--reason <text>', 'why the key is withdrawn (recorded in the audit log)')
+    .action((kid: string, options: { reason: string }) =>
+      withKeys(async (signingKeys) => {
+        const reason = options.reason.trim();
+        if (reason.length === 0 || reason.length > 500) throw invalidValue('--reason must say why the key is withdrawn, 1-500 characters.');
+        cli.print(presentWithdrawal(await signingKeys.withdraw(kid, reason, cli.actor), (row) => signingKeys.activatableAt(row)));
       }),
     );
 

@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/co
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Audited } from '@app/audit';
 import { Actor, ApiJsonBody, RequestActor, RequireAdministrator, listResponse, parseBody, z } from '@app/common';
-import { presentSigningKey } from '../signing-keys/signing-key.presenter';
+import { presentSigningKey, presentWithdrawal } from '../signing-keys/signing-key.presenter';
 import type { SigningKeyRow } from '../signing-keys/signing-key.repository';
 import { SigningKeys } from '../signing-keys/signing-keys.service';
 
@@ -18,10 +18,20 @@ const activateSchema = z
   })
   .strict();
 
+const withdrawSchema = z
+  .object({
+    reason: z
+      .string({ message: 'must say why the key is withdrawn (for the audit log), 1-500 characters' })
+      .trim()
+      .min(1, { message: 'must say why the key is withdrawn (for the audit log), 1-500 characters' })
+      .max(500, { message: 'must be at most 500 characters' }),
+  })
+  .strict();
+
 /**
  * The token-signing keys (DECISIONS 12.1): the platform administrator generates a next key, activates
- * it (now or at a stated time) once JWKS has published it for JWKS_PUBLICATION_DELAY_S, and withdraws
- * next keys.
+ * it (now or at a stated time) once JWKS has published it for JWKS_PUBLICATION_DELAY_S, retires
+ * next keys, and withdraws a key believed compromised at once.
  */
 @ApiTags('administration')
 @ApiBearerAuth()
@@ -68,6 +78,19 @@ export class SigningKeysController {
   @ApiOperation({ summary: 'Withdraw a next key (it leaves JWKS at once); the active key retires only by activating another (409)' })
   async retire(@Param('kid') kid: string, @RequestActor() actor: Actor) {
     return this.view(await this.keys.retire(kid, actor));
+  }
+
+  @Post(':kid/withdraw')
+  @HttpCode(200)
+  @Audited('signing_key.withdraw', 'signing_key.generate', 'signing_key.activate')
+  @ApiOperation({
+    summary:
+      'Emergency withdrawal of a key believed compromised: out of JWKS and its tokens refused at once; the active key is replaced by a new key, active without a publication delay',
+  })
+  @ApiJsonBody(withdrawSchema, { reason: 'HSM backup tape lost' })
+  async withdraw(@Param('kid') kid: string, @Body() body: unknown, @RequestActor() actor: Actor) {
+    const input = parseBody(withdrawSchema, body ?? {});
+    return presentWithdrawal(await this.keys.withdraw(kid, input.reason, actor), (row) => this.keys.activatableAt(row));
   }
 
   @Delete(':kid')

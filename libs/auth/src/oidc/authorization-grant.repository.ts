@@ -91,7 +91,8 @@ export interface CodeRedemption {
   redirectUri: string;
   /** BASE64URL(SHA256(code_verifier)) (RFC 7636 4.6), compared with the code's challenge. */
   verifierChallenge: string;
-  accessToken: { jti: string; issuedAt: Date; expiresAt: Date };
+  /** `key`: the key that will sign it, which must be the active key covering its expiry (DECISIONS 12.1). */
+  accessToken: { jti: string; issuedAt: Date; expiresAt: Date; key: { kid: string } };
   refreshToken: { hash: Buffer; expiresAt: Date };
   sourceAddress: string;
   correlationId?: string;
@@ -119,15 +120,19 @@ function keptUntil(refreshTokens: RefreshTokenMode, codeExpiresAt: Date): Date {
  * redirect URI, the PKCE challenge, the person enabled) are made in the same statement; when they
  * pass, the access token's row and its token.issue event (which names the grant: the event is also
  * the redemption, DECISIONS 15.3) and the first refresh token are recorded with the consumption.
- * No code's row can be revoked between its consumption and these inserts: the UPDATE holds it.
+ * No code's row can be revoked between its consumption and these inserts: the UPDATE holds it. A
+ * code is consumed only while the key that will sign its tokens is the active one and covers their
+ * expiry (DECISIONS 12.1): else it is left as it was, and the exchange tries again with the key
+ * active now.
  */
 const REDEEM_CODES = prepared(
   'authorization-code-redeem',
   `WITH x AS (
-     SELECT * FROM unnest($1::bytea[], $2::uuid[], $3::timestamptz[], $4::text[], $5::text[], $6::uuid[], $7::timestamptz[], $8::bytea[],
-                          $9::timestamptz[], $10::text[], $11::text[], $12::timestamptz[])
-       AS x(hash, account, at, presented_redirect_uri, presented_challenge, jti, token_expires_at, refresh_hash, refresh_expires_at, address, correlation,
-            token_issued_at)
+     SELECT u.*, EXISTS (SELECT 1 FROM signing_keys k WHERE k.kid = u.kid AND k.state = 'active' AND k.last_token_expires_at >= u.token_expires_at) AS key_ok
+       FROM unnest($1::bytea[], $2::uuid[], $3::timestamptz[], $4::text[], $5::text[], $6::uuid[], $7::timestamptz[], $8::bytea[],
+                   $9::timestamptz[], $10::text[], $11::text[], $12::timestamptz[], $13::text[])
+         AS u(hash, account, at, presented_redirect_uri, presented_challenge, jti, token_expires_at, refresh_hash, refresh_expires_at, address, correlation,
+              token_issued_at, kid)
    ), consumed AS (
      UPDATE authorization_grants g
         SET code_used_at = x.at
@@ -135,15 +140,16 @@ const REDEEM_CODES = prepared(
       -- ANY($1) lets the generic plan find the rows by the unique index, whatever the batch's size.
       WHERE g.code_hash = ANY($1::bytea[]) AND g.code_hash = x.hash AND g.account_id = x.account
         AND g.code_used_at IS NULL AND g.code_expires_at > x.at AND g.revoked_at IS NULL
+        AND x.key_ok
      RETURNING g.id, g.org_id, g.account_id, g.user_id, g.code_hash, g.nonce, g.auth_time, g.amr, g.refresh_tokens, g.expires_at,
                g.redirect_uri = x.presented_redirect_uri AS redirect_uri_matches, g.code_challenge = x.presented_challenge AS verifier_matches,
-               x.at, x.jti, x.token_issued_at, x.token_expires_at, x.refresh_hash, x.refresh_expires_at, x.address, x.correlation
+               x.at, x.jti, x.token_issued_at, x.token_expires_at, x.refresh_hash, x.refresh_expires_at, x.address, x.correlation, x.kid
    ), checked AS (
      SELECT c.*, u.user_name, u.role, u.disabled, (c.redirect_uri_matches AND c.verifier_matches AND NOT u.disabled) AS issued
        FROM consumed c JOIN users u ON u.id = c.user_id
    ), access_token AS (
-     INSERT INTO access_tokens (jti, org_id, account_id, user_id, issued_at, expires_at, grant_id)
-     SELECT jti, org_id, NULL, user_id, token_issued_at, token_expires_at, id FROM checked WHERE issued
+     INSERT INTO access_tokens (jti, org_id, account_id, user_id, issued_at, expires_at, grant_id, kid)
+     SELECT jti, org_id, NULL, user_id, token_issued_at, token_expires_at, id, kid FROM checked WHERE issued
    ), refresh_token AS (
      INSERT INTO refresh_tokens (hash, grant_id, issued_at, expires_at)
      SELECT refresh_hash, id, at, LEAST(refresh_expires_at, expires_at) FROM checked WHERE issued AND refresh_tokens <> 'none'
@@ -154,9 +160,15 @@ const REDEEM_CODES = prepared(
        FROM checked WHERE issued
    )
    SELECT jti, id, org_id, account_id, user_id, nonce, auth_time, amr, refresh_tokens, redirect_uri_matches, verifier_matches,
-          user_name, role, disabled, issued
-     FROM checked`,
+          user_name, role, disabled, issued, false AS key_refused
+     FROM checked
+   UNION ALL
+   -- A code left unconsumed because its tokens' key is no longer the active one: told apart from a refused code.
+   SELECT jti, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, true FROM x WHERE NOT key_ok`,
 );
+
+/** A code redemption's answer when the key chosen for its tokens is no longer active: sign with the active key and redeem again. */
+export const KEY_NOT_ACTIVE = Symbol('signing key not active');
 
 /**
  * Authorization codes, the grants they start and their refresh tokens (DECISIONS 15). Every single
@@ -166,7 +178,7 @@ const REDEEM_CODES = prepared(
 @Injectable()
 export class AuthorizationGrantRepository {
   /** Concurrent code exchanges share one statement and one commit for their redemption (group commit). */
-  private readonly redemptions = new GroupCommit<CodeRedemption, ConsumedGrant | undefined>((batch) => this.redeemCodes(batch));
+  private readonly redemptions = new GroupCommit<CodeRedemption, ConsumedGrant | typeof KEY_NOT_ACTIVE | undefined>((batch) => this.redeemCodes(batch));
 
   constructor(
     private readonly db: Database,
@@ -205,13 +217,14 @@ export class AuthorizationGrantRepository {
    * tokens are recorded), undefined when it was unknown, used, expired, revoked or another client's
    * (`findByCode` tells which).
    */
-  redeemCode(redemption: CodeRedemption): Promise<ConsumedGrant | undefined> {
+  redeemCode(redemption: CodeRedemption): Promise<ConsumedGrant | typeof KEY_NOT_ACTIVE | undefined> {
     return this.redemptions.write(redemption);
   }
 
-  private async redeemCodes(batch: CodeRedemption[]): Promise<(ConsumedGrant | undefined)[]> {
+  private async redeemCodes(batch: CodeRedemption[]): Promise<(ConsumedGrant | typeof KEY_NOT_ACTIVE | undefined)[]> {
     type Row = Omit<ConsumedGrant, 'person' | 'redirectUriMatches' | 'verifierMatches'> & {
       jti: string;
+      key_refused: boolean;
       redirect_uri_matches: boolean;
       verifier_matches: boolean;
       user_name: string;
@@ -231,21 +244,25 @@ export class AuthorizationGrantRepository {
       batch.map((r) => r.sourceAddress),
       batch.map((r) => r.correlationId ?? null),
       batch.map((r) => r.accessToken.issuedAt),
+      batch.map((r) => r.accessToken.key.kid),
     ]);
     // One code twice in a batch is consumed once, by one of its presentations: the one whose values (its
     // redirect URI, verifier and token id) the UPDATE took, told by its token id; the other is a replay.
+    const keyRefused = new Set(rows.filter((row) => row.key_refused).map((row) => row.jti));
     const consumed = new Map(
-      rows.map(({ jti, redirect_uri_matches, verifier_matches, user_name, role, disabled, ...grant }): [string, ConsumedGrant] => [
-        jti,
-        {
-          ...grant,
-          person: { id: grant.user_id, org_id: grant.org_id, user_name, role, disabled },
-          redirectUriMatches: redirect_uri_matches,
-          verifierMatches: verifier_matches,
-        },
-      ]),
+      rows
+        .filter((row) => !row.key_refused)
+        .map(({ jti, redirect_uri_matches, verifier_matches, user_name, role, disabled, key_refused: _, ...grant }): [string, ConsumedGrant] => [
+          jti,
+          {
+            ...grant,
+            person: { id: grant.user_id, org_id: grant.org_id, user_name, role, disabled },
+            redirectUriMatches: redirect_uri_matches,
+            verifierMatches: verifier_matches,
+          },
+        ]),
     );
-    return batch.map((r) => consumed.get(r.accessToken.jti));
+    return batch.map((r) => (keyRefused.has(r.accessToken.jti) ? KEY_NOT_ACTIVE : consumed.get(r.accessToken.jti)));
   }
 
   async findByCode(codeHash: Buffer): Promise<GrantRow | undefined> {

@@ -6,7 +6,7 @@ import { Clock, OAuthError, RequestOrigin } from '@app/common';
 import { ClientAuthenticator, ClientAuthRequest } from '../clients/client-authenticator.service';
 import { PersonTokenContext, TokenResponse, TokenService } from '../tokens/token.service';
 import { OidcClientCache } from './oidc-client.cache';
-import { AuthorizationGrantRepository, GrantRow } from './authorization-grant.repository';
+import { AuthorizationGrantRepository, GrantRow, KEY_NOT_ACTIVE } from './authorization-grant.repository';
 import { CODE_VERIFIER } from './authorization-request';
 import { acrFor } from './authorization.service';
 
@@ -47,20 +47,27 @@ export class CodeGrantService {
       throw OAuthError.invalidRequest('code_verifier must be 43-128 characters of A-Z, a-z, 0-9, "-", ".", "_" and "~".');
     const codeHash = this.hasher.hash(params.code);
     const now = this.clock.now();
-    const accessToken = this.tokens.plan(client.orgSettings);
+    let accessToken = await this.tokens.plan(client.orgSettings);
     const refreshToken = randomBytes(32).toString('base64url');
     // One statement consumes the code, checks it and records what it gives (DECISIONS 15.3); the tokens are signed after.
-    const grant = await this.grants.redeemCode({
-      codeHash,
-      accountId: client.accountId,
-      now,
-      redirectUri: params.redirect_uri,
-      verifierChallenge: s256(params.code_verifier),
-      accessToken,
-      refreshToken: { hash: this.hasher.hash(refreshToken), expiresAt: new Date(now.getTime() + REFRESH_TOKEN_LIFETIME_MS) },
-      sourceAddress: request.sourceAddress,
-      correlationId: request.correlationId,
-    });
+    const redeem = () =>
+      this.grants.redeemCode({
+        codeHash,
+        accountId: client.accountId,
+        now,
+        redirectUri: params.redirect_uri!,
+        verifierChallenge: s256(params.code_verifier!),
+        accessToken,
+        refreshToken: { hash: this.hasher.hash(refreshToken), expiresAt: new Date(now.getTime() + REFRESH_TOKEN_LIFETIME_MS) },
+        sourceAddress: request.sourceAddress,
+        correlationId: request.correlationId,
+      });
+    let grant = await redeem();
+    // A code is not consumed while the key chosen for its tokens is no longer active (DECISIONS 12.1): again with the key active now.
+    for (let attempt = 1; grant === KEY_NOT_ACTIVE; attempt++) {
+      accessToken = await this.tokens.rekey(accessToken, attempt);
+      grant = await redeem();
+    }
     if (!grant) throw await this.codeRefused(codeHash, client, request);
     const reject = async (reason: string, description: string) => {
       await this.spend(grant, reason, client, request);

@@ -14,6 +14,16 @@ export function presentSigningKey(row: SigningKeyRow, activatableAt: Date) {
     activated: row.activated_at ? isoTimestamp(row.activated_at) : null,
     retired: row.retired_at ? isoTimestamp(row.retired_at) : null,
     notAfter: row.not_after ? isoTimestamp(row.not_after) : null,
+    lastTokenExpires: row.last_token_expires_at ? isoTimestamp(row.last_token_expires_at) : null,
+    ...(row.withdrawn_at ? { withdrawn: isoTimestamp(row.withdrawn_at), withdrawReason: row.withdraw_reason } : {}),
     publicJwk: row.public_jwk,
+  };
+}
+
+/** An emergency withdrawal's answer: the withdrawn key and, when it was the active key, the key now signing. */
+export function presentWithdrawal(result: { withdrawn: SigningKeyRow; replacement?: SigningKeyRow }, activatableAt: (row: SigningKeyRow) => Date) {
+  return {
+    ...presentSigningKey(result.withdrawn, activatableAt(result.withdrawn)),
+    ...(result.replacement ? { replacedBy: presentSigningKey(result.replacement, activatableAt(result.replacement)) } : {}),
   };
 }

@@ -30,11 +30,18 @@ interface KeyRing {
 }
 
 /**
- * The longest a token can live: ACCESS_TOKEN_LIFETIME_S and an organization's accessTokenLifetime
- * both stop at 86400 s. A retired key stays published this long (plus the publication delay, for an
- * instance that hears of the activation late), so every token it signed expires first.
+ * How far ahead of a token's expiry the token path reserves its key's last token expiry: one
+ * reservation (an UPDATE of the key's row) per this many seconds of the longest lifetime an
+ * instance issues, and a retired key published at most this much longer than its last token lives.
  */
-const LONGEST_TOKEN_LIFETIME_S = 86_400;
+export const RESERVE_AHEAD_S = 10;
+/**
+ * A retired key stays published this long after its last token's expiry: relying parties' clocks
+ * may run behind ours (DECISIONS 12.1).
+ */
+export const RETIRED_KEY_SKEW_S = 30;
+/** Reads of the ring a token request makes, at most, when the database says its key is no longer active. */
+const MAX_KEY_ATTEMPTS = 3;
 /** While the change feed is down, the key ring is read again in the background at most this often. */
 const RELOAD_WITHOUT_FEED_MS = 1_000;
 /** Longest delay setTimeout takes; a later scheduled activation re-arms the timer when it fires. */
@@ -61,6 +68,10 @@ export class SigningKeys implements OnModuleInit, BeforeApplicationShutdown, OnA
   private reloadStartedAt = 0;
   /** Set when the application starts shutting down: the feed's last notices read nothing more. */
   private stopping = false;
+  /** How far (ms) each key's last token expiry is known to be reserved. */
+  private readonly reserved = new Map<string, number>();
+  /** A reservation under way per key, and how far it reaches (ms): concurrent tokens share it. */
+  private readonly reservations = new Map<string, { until: number; covered: Promise<number | undefined> }>();
 
   constructor(
     private readonly keys: SigningKeyRepository,
@@ -123,6 +134,53 @@ export class SigningKeys implements OnModuleInit, BeforeApplicationShutdown, OnA
     const { scheduled } = this.ring;
     if (scheduled !== undefined && this.clock.now().getTime() >= scheduled.at) this.activateScheduled();
     return this.current().active;
+  }
+
+  /**
+   * The key a token expiring at `expiresAt` is signed with: the active key, once its row covers
+   * that expiry (a reservation, made ahead, at most once per RESERVE_AHEAD_S of lifetime). The token's
+   * row is then inserted only while the key is still active (TokenRepository.recordIssued, the code
+   * redemption): when the database refuses it, `afterRefusal` reads the ring again and the token is
+   * signed again with the new key. So no instance hands out a token its key's retirement does not
+   * cover, nor one signed by a key retired before the request came, whatever its change feed does.
+   */
+  async signingKeyFor(expiresAt: Date): Promise<TokenSigningKey> {
+    for (let attempt = 1; ; attempt++) {
+      const key = this.active();
+      if ((this.reserved.get(key.kid) ?? 0) >= expiresAt.getTime()) return key;
+      const covered = await this.reserve(key.kid, expiresAt.getTime());
+      if (covered !== undefined && covered >= expiresAt.getTime()) return key;
+      // The key is no longer active: another instance activated its successor.
+      await this.refresh();
+      if (attempt === MAX_KEY_ATTEMPTS) throw keysChanging();
+    }
+  }
+
+  /**
+   * After the database refused a token (its key is no longer the active key there): reads the ring
+   * again, so that the caller signs again with the key active now. The `attempt`-th refusal of one
+   * token; at the MAX_KEY_ATTEMPTS-th the keys keep changing under it: 503.
+   */
+  async afterRefusal(attempt: number): Promise<void> {
+    if (attempt >= MAX_KEY_ATTEMPTS) throw keysChanging();
+    await this.refresh();
+  }
+
+  private reserve(kid: string, expiresAt: number): Promise<number | undefined> {
+    const pending = this.reservations.get(kid);
+    if (pending !== undefined && pending.until >= expiresAt) return pending.covered;
+    const until = expiresAt + RESERVE_AHEAD_S * 1000;
+    const covered: Promise<number | undefined> = this.keys
+      .reserve(kid, new Date(until))
+      .then((at) => {
+        if (at !== undefined) this.reserved.set(kid, Math.max(this.reserved.get(kid) ?? 0, at.getTime()));
+        return at?.getTime();
+      })
+      .finally(() => {
+        if (this.reservations.get(kid)?.covered === covered) this.reservations.delete(kid);
+      });
+    this.reservations.set(kid, { until, covered });
+    return covered;
   }
 
   /** The published key with this kid, for verifying a token; undefined when none is. */
@@ -219,7 +277,7 @@ export class SigningKeys implements OnModuleInit, BeforeApplicationShutdown, OnA
     let row: SigningKeyRow;
     try {
       row = await this.db.transaction(async (tx) => {
-        const retired = await this.keys.retireActive(kid, now, new Date(now.getTime() + (LONGEST_TOKEN_LIFETIME_S * 1000 + delayMs)), tx);
+        const retired = await this.keys.retireActive(kid, now, RETIRED_KEY_SKEW_S, tx);
         const activated = await this.keys.activate(kid, now, new Date(now.getTime() - delayMs), due, tx);
         if (activated === undefined) throw this.notActivatable(await this.keys.find(kid, tx), kid);
         if (retired !== undefined) {
@@ -283,6 +341,79 @@ export class SigningKeys implements OnModuleInit, BeforeApplicationShutdown, OnA
     });
     await this.refresh();
     return row;
+  }
+
+  /**
+   * The emergency withdrawal of a key believed compromised (issue 32; DECISIONS 12.1): it leaves JWKS
+   * now and its tokens are refused from now on. The active key is replaced at once by a new key of
+   * its algorithm, generated in the HSM and active without a publication delay (a relying party
+   * that cached JWKS before fails closed on the new key's tokens until it fetches JWKS again). A key
+   * withdrawn already is answered as it is. Answers the withdrawn key and, for the active key, its
+   * replacement.
+   */
+  async withdraw(kid: string, reason: string, actor: Actor): Promise<{ withdrawn: SigningKeyRow; replacement?: SigningKeyRow }> {
+    const current = await this.keys.find(kid);
+    if (current === undefined) throw unknownKid(kid);
+    if (current.withdrawn_at !== null) return { withdrawn: current };
+    const result =
+      current.state === 'active' ? await this.withdrawActive(current, reason, actor) : { withdrawn: await this.withdrawInactive(kid, reason, actor) };
+    await this.refresh();
+    return result;
+  }
+
+  private async withdrawActive(current: SigningKeyRow, reason: string, actor: Actor): Promise<{ withdrawn: SigningKeyRow; replacement: SigningKeyRow }> {
+    const label = `${this.signer.keyLabel}/${randomBytes(8).toString('hex')}`;
+    const pair = await this.keyStore.generateKeyPair(label, current.algorithm === 'ES256' ? 'EC-P256' : 'RSA-3072');
+    const jwk = signingJwkFromSpki(pair.publicKeySpki);
+    try {
+      return await this.db.transaction(async (tx) => {
+        const now = this.clock.now();
+        const replaced = await this.keys.withdrawActive(
+          current.kid,
+          { kid: jwk.kid, hsm_label: label, hsm_key_id: pair.id, algorithm: jwk.alg, public_jwk: jwk },
+          now,
+          reason,
+          tx,
+        );
+        if (replaced === undefined) {
+          throw new DomainError(
+            'CONFLICT',
+            `Key ${current.kid} stopped being the active key meanwhile; GET /admin/v1/signing-keys shows the keys, withdraw it again.`,
+          );
+        }
+        const event = { org: PLATFORM_ORG, ...byActor(actor), outcome: 'success' } as const;
+        await this.audit.record({ ...event, action: 'signing_key.withdraw', target: current.kid, details: { reason, replacedBy: jwk.kid } }, tx);
+        await this.audit.record({ ...event, action: 'signing_key.generate', target: jwk.kid, details: { hsmLabel: label, algorithm: jwk.alg } }, tx);
+        await this.audit.record({ ...event, action: 'signing_key.activate', target: jwk.kid, details: { replaces: current.kid, withdrawal: true } }, tx);
+        this.changes.publishOnCommit(tx, 'signing-key', [current.kid, jwk.kid]);
+        return { withdrawn: replaced.withdrawn, replacement: replaced.activated };
+      });
+    } catch (error) {
+      // A key no row names would never be used: take it out of the HSM again.
+      await this.keyStore.destroyKeyPair(label).catch(() => undefined);
+      if (isPgError(error, PG_UNIQUE_VIOLATION)) {
+        throw new DomainError(
+          'CONFLICT',
+          `Another key was activated at the same time; GET /admin/v1/signing-keys shows the keys, withdraw ${current.kid} again.`,
+        );
+      }
+      throw error;
+    }
+  }
+
+  private async withdrawInactive(kid: string, reason: string, actor: Actor): Promise<SigningKeyRow> {
+    return this.db.transaction(async (tx) => {
+      const withdrawn = await this.keys.withdrawInactive(kid, this.clock.now(), reason, tx);
+      if (withdrawn === undefined) {
+        throw new DomainError('CONFLICT', `Key ${kid} changed meanwhile (activated or withdrawn); GET /admin/v1/signing-keys shows it, withdraw it again.`);
+      }
+      await this.audit.record(
+        { org: PLATFORM_ORG, ...byActor(actor), action: 'signing_key.withdraw', target: kid, outcome: 'success', details: { reason } },
+        tx,
+      );
+      this.changes.publishOnCommit(tx, 'signing-key', [kid]);
+      return withdrawn;
+    });
   }
 
   /** The ring; while the change feed is down (no notice of a change) it is read again in the background, never on the caller's path. */
@@ -358,7 +489,13 @@ export class SigningKeys implements OnModuleInit, BeforeApplicationShutdown, OnA
     let seen: number;
     do {
       seen = this.wanted;
-      this.ring = ringOf(await this.keys.all(), this.signer.keyLabel);
+      const rows = await this.keys.all();
+      this.ring = ringOf(rows, this.signer.keyLabel);
+      for (const row of rows) {
+        if (row.state === 'active' && row.last_token_expires_at !== null) {
+          this.reserved.set(row.kid, Math.max(this.reserved.get(row.kid) ?? 0, row.last_token_expires_at.getTime()));
+        } else if (row.state !== 'active') this.reserved.delete(row.kid);
+      }
     } while (seen !== this.wanted);
     this.armScheduleTimer();
   }
@@ -388,12 +525,17 @@ export class SigningKeys implements OnModuleInit, BeforeApplicationShutdown, OnA
   }
 }
 
+function keysChanging(): DomainError {
+  return new DomainError('SERVICE_UNAVAILABLE', 'The token-signing keys are changing; retry in a second.', { 'Retry-After': '1' });
+}
+
 function unknownKid(kid: string): DomainError {
   return notFound(`No token-signing key has kid ${kid}; GET /admin/v1/signing-keys lists them.`);
 }
 
+/** A withdrawn key is out whatever the clocks say: an instance whose clock runs behind the withdrawing one's must not keep it. */
 function isPublished(row: SigningKeyRow, now: Date): boolean {
-  return row.state !== 'retired' || row.not_after!.getTime() > now.getTime();
+  return row.withdrawn_at === null && (row.state !== 'retired' || row.not_after!.getTime() > now.getTime());
 }
 
 function ringOf(rows: SigningKeyRow[], jwtKeyLabel: string): KeyRing {

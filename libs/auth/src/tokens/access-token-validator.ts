@@ -28,7 +28,7 @@ export type ValidationResult = { ok: true; claims: AccessTokenClaims; state: Tok
  */
 @Injectable()
 export class AccessTokenValidator {
-  private readonly verified = new Map<string, AccessTokenClaims>();
+  private readonly verified = new Map<string, { claims: AccessTokenClaims; kid: string }>();
 
   constructor(
     private readonly jws: JwsService,
@@ -72,12 +72,16 @@ export class AccessTokenValidator {
   /**
    * Signature, typ and claim shape. A P-256 verify costs about 100 us, a third of a request's CPU,
    * and a token is presented many times: the claims of a token that verified are remembered by its
-   * exact text (same bytes, same key: same answer), in a bounded map. Every other rule still runs
-   * on every request.
+   * exact text (same bytes, same key: same answer), in a bounded map, as long as that key is still
+   * published (a withdrawn key's tokens are refused at once, DECISIONS 12.1). Every other rule still
+   * runs on every request.
    */
   private verifySignature(token: string): AccessTokenClaims | { description: string } {
     const known = this.verified.get(token);
-    if (known) return known;
+    if (known) {
+      if (this.jws.stillPublished(known.kid)) return known.claims;
+      this.verified.delete(token);
+    }
     const verified = this.jws.verify(token, 'at+jwt');
     if (!verified.ok) {
       return {
@@ -95,7 +99,7 @@ export class AccessTokenValidator {
       return { description: 'The access token is malformed.' };
     }
     if (this.verified.size >= MAX_VERIFIED_TOKENS) this.verified.delete(this.verified.keys().next().value!);
-    this.verified.set(token, claims);
+    this.verified.set(token, { claims, kid: verified.kid });
     return claims;
   }
 }

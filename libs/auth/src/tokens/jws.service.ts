@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { verify as cryptoVerify } from 'node:crypto';
 import { Signer } from '@app/hsm';
-import { SigningKeys } from '../signing-keys/signing-keys.service';
+import { SigningKeys, type TokenSigningKey } from '../signing-keys/signing-keys.service';
 
 export type JwsType = 'at+jwt' | 'JWT';
 
@@ -10,8 +10,9 @@ export type VerifyFailure = 'not_canonical' | 'malformed' | 'bad_signature' | 'w
 /**
  * Compact JWS (RFC 7515) signed by the HSM key. jose cannot hand signing to an external signer, so
  * the compact serialization is built here (header.payload, signed by the Signer port). There is no
- * software signing key anywhere (DECISIONS 12). The key is the active token-signing key, and every
- * published key verifies (DECISIONS 12.1), both held in memory by SigningKeys.
+ * software signing key anywhere (DECISIONS 12). The key is the one the token service chose
+ * (SigningKeys.signingKeyFor: the active key), and every published key verifies (DECISIONS 12.1),
+ * both held in memory by SigningKeys.
  */
 @Injectable()
 export class JwsService {
@@ -20,8 +21,7 @@ export class JwsService {
     private readonly keys: SigningKeys,
   ) {}
 
-  async sign(type: JwsType, claims: Record<string, unknown>): Promise<string> {
-    const key = this.keys.active();
+  async sign(type: JwsType, claims: Record<string, unknown>, key: TokenSigningKey): Promise<string> {
     const header = { alg: key.algorithm, typ: type, kid: key.kid };
     const signingInput = `${base64url(header)}.${base64url(claims)}`;
     const signature = await this.signer.sign(Buffer.from(signingInput, 'ascii'), key.ref);
@@ -40,7 +40,7 @@ export class JwsService {
    * alphabet or other spare bits in the last character, so one token would have many spellings,
    * each missing the verify-once cache and any list keyed on the text.
    */
-  verify(token: string, type: JwsType): { ok: true; claims: Record<string, unknown> } | { ok: false; failure: VerifyFailure } {
+  verify(token: string, type: JwsType): { ok: true; claims: Record<string, unknown>; kid: string } | { ok: false; failure: VerifyFailure } {
     if (token.length > MAX_TOKEN_LENGTH) return { ok: false, failure: 'malformed' };
     if (!COMPACT_JWS.test(token)) return { ok: false, failure: 'not_canonical' };
     const parts = token.split('.');
@@ -54,7 +54,12 @@ export class JwsService {
     if (!cryptoVerify('sha256', signingInput, key.verifyKey, signature)) return { ok: false, failure: 'bad_signature' };
     if (header.typ !== type) return { ok: false, failure: 'wrong_type' };
     const claims = parseJson(parts[1]);
-    return claims ? { ok: true, claims } : { ok: false, failure: 'malformed' };
+    return claims ? { ok: true, claims, kid: key.kid } : { ok: false, failure: 'malformed' };
+  }
+
+  /** Whether the key that verified a token (`verify`'s `kid`) is still published: a withdrawn or expired key's tokens are refused. */
+  stillPublished(kid: string): boolean {
+    return this.keys.published(kid) !== undefined;
   }
 }
 

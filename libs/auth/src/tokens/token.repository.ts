@@ -48,36 +48,47 @@ export interface IssuedTokenRecord {
   method: string;
   /** The issuing request's correlation id, for its audit event. */
   correlationId?: string;
+  /** The key that signed it (and its id_token). */
+  kid: string;
 }
 
 // The statements of the hot paths, prepared once per connection.
 /**
  * Records a batch of issued tokens (arrays, one element per token), refreshes the last use of the
  * secrets used (at most once a minute) and writes one audit event per token: one statement, one
- * commit for the whole batch.
+ * commit for the whole batch. A token is recorded only while its signing key is the active one and
+ * its row covers the token's expiry (DECISIONS 12.1): a key retired or withdrawn before the
+ * statement began refuses it (its caller signs again with the key active now). Answers the jtis
+ * recorded.
  */
 const RECORD_ISSUED = prepared(
   'token-record-issued',
   `WITH issued AS (
-     INSERT INTO access_tokens (jti, org_id, account_id, user_id, issued_at, expires_at, grant_id)
-     SELECT * FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::uuid[], $5::timestamptz[], $6::timestamptz[], $12::uuid[])
+     INSERT INTO access_tokens (jti, org_id, account_id, user_id, issued_at, expires_at, grant_id, kid)
+     SELECT x.* FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::uuid[], $5::timestamptz[], $6::timestamptz[], $12::uuid[], $13::text[])
+       AS x(jti, org_id, account_id, user_id, issued_at, expires_at, grant_id, kid)
+      WHERE EXISTS (SELECT 1 FROM signing_keys k WHERE k.kid = x.kid AND k.state = 'active' AND k.last_token_expires_at >= x.expires_at)
+     RETURNING jti
    ), used_secret AS (
      UPDATE client_secrets s SET last_used_at = u.at
        FROM (SELECT id, max(at) AS at FROM unnest($7::uuid[], $5::timestamptz[]) AS x(id, at) WHERE id IS NOT NULL GROUP BY id) AS u
       WHERE s.id = u.id AND (s.last_used_at IS NULL OR s.last_used_at < u.at - interval '60 seconds')
+   ), audit AS (
+     ${AUDIT_INSERT}
+     SELECT at, org, actor, 'token.issue', ${auditCodeOf('token.issue')}, actor, 'success', address,
+            -- A token of the authorization code flow names its grant: the event is also the code's redemption (DECISIONS 15.3).
+            CASE WHEN grant_id IS NULL THEN jsonb_build_object('jti', jti::text, 'method', method)
+                 ELSE jsonb_build_object('jti', jti::text, 'method', method, 'grantId', grant_id::text) END,
+            correlation
+       FROM unnest($5::timestamptz[], $2::text[], $8::text[], $9::text[], $1::uuid[], $10::text[], $11::text[], $12::uuid[])
+         AS a(at, org, actor, address, jti, method, correlation, grant_id)
+      WHERE jti IN (SELECT jti FROM issued)
    )
-   ${AUDIT_INSERT}
-   SELECT at, org, actor, 'token.issue', ${auditCodeOf('token.issue')}, actor, 'success', address,
-          -- A token of the authorization code flow names its grant: the event is also the code's redemption (DECISIONS 15.3).
-          CASE WHEN grant_id IS NULL THEN jsonb_build_object('jti', jti::text, 'method', method)
-               ELSE jsonb_build_object('jti', jti::text, 'method', method, 'grantId', grant_id::text) END,
-          correlation
-     FROM unnest($5::timestamptz[], $2::text[], $8::text[], $9::text[], $1::uuid[], $10::text[], $11::text[], $12::uuid[])
-       AS a(at, org, actor, address, jti, method, correlation, grant_id)`,
+   SELECT jti FROM issued`,
 );
 const FIND_STATE = prepared(
   'token-find-state',
-  `SELECT t.org_id, t.issued_at, t.expires_at, t.first_used_at, COALESCE(t.revoked_at, g.revoked_at) AS revoked_at,
+  `SELECT t.org_id, t.issued_at, t.expires_at, t.first_used_at, COALESCE(t.revoked_at, g.revoked_at, k.withdrawn_at) AS revoked_at,
               CASE WHEN a.id IS NOT NULL THEN 'system_account' ELSE 'user' END AS subject_kind,
               COALESCE(a.id, u.id) AS subject_id,
               COALESCE(a.client_id, u.user_name) AS subject_name,
@@ -93,6 +104,8 @@ const FIND_STATE = prepared(
          JOIN organizations o ON o.id = t.org_id
          -- A token of the authorization code flow is revoked with its grant (DECISIONS 15.3), even one recorded after the revocation.
          LEFT JOIN authorization_grants g ON g.id = t.grant_id
+         -- A token of a withdrawn key is refused (DECISIONS 12.1), even by an instance that has not heard of the withdrawal.
+         LEFT JOIN signing_keys k ON k.kid = t.kid
         WHERE t.jti = $1`,
 );
 /** A user's live state without a token: for a request a person's session authenticates (DECISIONS 11.1). */
@@ -138,9 +151,12 @@ export class TokenRepository {
 
   constructor(private readonly db: Database) {}
 
-  /** Records issued tokens in one statement and one commit (TokenService batches them with GroupCommit). */
-  async recordIssued(tokens: IssuedTokenRecord[]): Promise<void> {
-    await this.db.query(RECORD_ISSUED, [
+  /**
+   * Records issued tokens in one statement and one commit (TokenService batches them with
+   * GroupCommit); false for a token whose key is no longer the active one.
+   */
+  async recordIssued(tokens: IssuedTokenRecord[]): Promise<boolean[]> {
+    const recorded = await this.db.query<{ jti: string }>(RECORD_ISSUED, [
       tokens.map((t) => t.jti),
       tokens.map((t) => t.orgId),
       tokens.map((t) => t.accountId ?? null),
@@ -153,7 +169,10 @@ export class TokenRepository {
       tokens.map((t) => t.method),
       tokens.map((t) => t.correlationId ?? null),
       tokens.map((t) => t.grantId ?? null),
+      tokens.map((t) => t.kid),
     ]);
+    const jtis = new Set(recorded.map((row) => row.jti));
+    return tokens.map((t) => jtis.has(t.jti));
   }
 
   async findState(jti: string): Promise<TokenState | undefined> {

@@ -7,6 +7,7 @@ import { OrganizationSettings, TokenSubjectWithSettings, UserRow } from '@app/ac
 import { RoleCatalog } from '../authorization/role-catalog';
 import { AuthenticatedClient } from '../clients/client-authenticator.service';
 import { AuthenticatedUser } from '../grants/user-authenticator.service';
+import { SigningKeys, type TokenSigningKey } from '../signing-keys/signing-keys.service';
 import { JwsService } from './jws.service';
 import { IssuedTokenRecord, TokenRepository } from './token.repository';
 import { GroupCommit } from '@app/persistence';
@@ -31,21 +32,24 @@ export interface PersonTokenContext {
   method: 'authorization_code' | 'refresh_token';
 }
 
-/** An access token's id and times, fixed before it is recorded and signed. */
+/** An access token's id, times and signing key, fixed before it is recorded and signed. */
 export interface PlannedAccessToken {
   jti: string;
   issuedAt: Date;
   expiresAt: Date;
+  /** The key that signs it and its id_token, whose row covers `expiresAt` (DECISIONS 12.1). */
+  key: TokenSigningKey;
 }
 
 /** Issues the token pair of DECISIONS 3.4: an RFC 9068 access token and an OpenID id_token. */
 @Injectable()
 export class TokenService {
   /** Concurrent token requests share one statement and one commit for their rows (group commit). */
-  private readonly writes = new GroupCommit<IssuedTokenRecord>((records) => this.tokens.recordIssued(records));
+  private readonly writes = new GroupCommit<IssuedTokenRecord, boolean>((records) => this.tokens.recordIssued(records));
 
   constructor(
     private readonly jws: JwsService,
+    private readonly keys: SigningKeys,
     private readonly tokens: TokenRepository,
     private readonly clock: Clock,
     private readonly config: AppConfig,
@@ -109,14 +113,25 @@ export class TokenService {
   }
 
   /**
-   * The id and times of a person's access token that its caller records before it is signed: the
-   * code exchange records it in the statement that consumes the code (DECISIONS 15.3), then signs it
-   * with `signRecordedForPerson`.
+   * The id, times and key of a person's access token that its caller records before it is signed:
+   * the code exchange records it in the statement that consumes the code (DECISIONS 15.3), then signs
+   * it with `signRecordedForPerson`.
    */
-  plan(orgSettings: OrganizationSettings): PlannedAccessToken {
+  async plan(orgSettings: OrganizationSettings): Promise<PlannedAccessToken> {
     const lifetime = orgSettings.accessTokenLifetime ?? this.config.accessTokenLifetimeS;
     const iat = Math.floor(this.clock.now().getTime() / 1000);
-    return { jti: randomUUID(), issuedAt: new Date(iat * 1000), expiresAt: new Date((iat + lifetime) * 1000) };
+    const expiresAt = new Date((iat + lifetime) * 1000);
+    return { jti: randomUUID(), issuedAt: new Date(iat * 1000), expiresAt, key: await this.keys.signingKeyFor(expiresAt) };
+  }
+
+  /**
+   * After the database refused to record `token` (its key is no longer the active one there:
+   * another instance activated or withdrew a key): the same token with the key active now. The
+   * `attempt`-th refusal; 503 when the keys keep changing (DECISIONS 12.1).
+   */
+  async rekey(token: PlannedAccessToken, attempt: number): Promise<PlannedAccessToken> {
+    await this.keys.afterRefusal(attempt);
+    return { ...token, key: await this.keys.signingKeyFor(token.expiresAt) };
   }
 
   /** Signs a person's tokens whose access token `plan` made and the caller recorded (DECISIONS 15.3, 15.4). */
@@ -144,24 +159,31 @@ export class TokenService {
     context: { sourceAddress: string; correlationId?: string; method: string; secretId?: string },
     idTokenClaims: Record<string, unknown> = {},
   ): Promise<TokenResponse> {
-    const token = this.plan(orgSettings);
-    const response = await this.sign(subject, token, idTokenClaims);
-    await this.writes.write({
-      jti: token.jti,
-      orgId: subject.org,
-      accountId: subject.accountId,
-      userId: subject.userId,
-      grantId: subject.grantId,
-      subjectName: subject.subject,
-      issuedAt: token.issuedAt,
-      expiresAt: token.expiresAt,
-      ...context,
-    });
-    this.metrics.tokensIssued.inc({ method: context.method });
-    return response;
+    let token = await this.plan(orgSettings);
+    for (let attempt = 1; ; attempt++) {
+      const response = await this.sign(subject, token, idTokenClaims);
+      // Recorded only while its key is the active one and covers its expiry (DECISIONS 12.1), else signed again.
+      const recorded = await this.writes.write({
+        jti: token.jti,
+        orgId: subject.org,
+        accountId: subject.accountId,
+        userId: subject.userId,
+        grantId: subject.grantId,
+        subjectName: subject.subject,
+        issuedAt: token.issuedAt,
+        expiresAt: token.expiresAt,
+        kid: token.key.kid,
+        ...context,
+      });
+      if (recorded) {
+        this.metrics.tokensIssued.inc({ method: context.method });
+        return response;
+      }
+      token = await this.rekey(token, attempt);
+    }
   }
 
-  /** The access token and the id_token of `token`, signed in the HSM at once. */
+  /** The access token and the id_token of `token`, signed in the HSM at once, by its key. */
   private async sign(
     subject: { org: string; subject: string; role: string; clientId?: string },
     token: PlannedAccessToken,
@@ -172,19 +194,23 @@ export class TokenService {
     const iss = this.issuer(subject.org);
     const scope = (this.roles.find(subject.role)?.scopes ?? []).join(' ');
     const [accessToken, idToken] = await Promise.all([
-      this.jws.sign('at+jwt', {
-        iss,
-        sub: subject.subject,
-        aud: this.config.publicBaseUrl,
-        ...(subject.clientId ? { client_id: subject.clientId } : {}),
-        org: subject.org,
-        role: subject.role,
-        scope,
-        jti: token.jti,
-        iat,
-        exp,
-      }),
-      this.jws.sign('JWT', { iss, sub: subject.subject, aud: subject.subject, iat, exp, org: subject.org, ...idTokenClaims }),
+      this.jws.sign(
+        'at+jwt',
+        {
+          iss,
+          sub: subject.subject,
+          aud: this.config.publicBaseUrl,
+          ...(subject.clientId ? { client_id: subject.clientId } : {}),
+          org: subject.org,
+          role: subject.role,
+          scope,
+          jti: token.jti,
+          iat,
+          exp,
+        },
+        token.key,
+      ),
+      this.jws.sign('JWT', { iss, sub: subject.subject, aud: subject.subject, iat, exp, org: subject.org, ...idTokenClaims }, token.key),
     ]);
     return { access_token: accessToken, id_token: idToken, token_type: 'Bearer', expires_in: exp - iat };
   }
