@@ -136,7 +136,8 @@ export class EnrolmentService {
     if (step === undefined) {
       await this.lockout.recordFailure(lockoutSubject(org, state.userName), origin, 'wrong_code', {
         org,
-        claimed: state.userName,
+        // The link named this person: an existing account, recorded by name (DECISIONS 11).
+        claimed: { text: state.userName, exists: true },
         method: 'otp',
         actions: { fail: 'sign_in.fail', lockout: 'sign_in.lockout' },
         details: { step: 'enrolment' },
