@@ -27,6 +27,7 @@ import { CreateBackchannelAuthentication1764640000000 } from './1764640000000-Cr
 import { AddUserNamePrefixIndex1764650000000 } from './1764650000000-AddUserNamePrefixIndex';
 import { LeaveRoomForCodeConsumption1764660000000 } from './1764660000000-LeaveRoomForCodeConsumption';
 import { EndPasswordOnlySessionsByPolicy1764670000000 } from './1764670000000-EndPasswordOnlySessionsByPolicy';
+import { ChainAuditEvents1764688000000 } from './1764688000000-ChainAuditEvents';
 
 /** Every migration, in order. The data source takes classes, not a glob, so source and dist/ behave alike. */
 export const MIGRATIONS = [
@@ -59,4 +60,5 @@ export const MIGRATIONS = [
   AddUserNamePrefixIndex1764650000000,
   LeaveRoomForCodeConsumption1764660000000,
   EndPasswordOnlySessionsByPolicy1764670000000,
+  ChainAuditEvents1764688000000,
 ];

@@ -235,5 +235,30 @@ export function auditCatalogueMarkdown(): string {
     '| ---: | --- | --- |',
     ...rows,
     '',
+    ...TAMPER_EVIDENCE_MARKDOWN,
   ].join('\n');
 }
+
+/** The "Tamper evidence" section of docs/audit-events.md (kept here, beside the preamble, because `npm run docs:audit` builds this one file; the encoding is `audit-chain.ts`). */
+export const TAMPER_EVIDENCE_MARKDOWN = [
+  '## Tamper evidence',
+  '',
+  "Each organization's events form a hash chain, and the platform's own events (no organization) one more",
+  '(DECISIONS 11.2). About a second after an event commits, the chainer gives it `chainSeq` (its position,',
+  'from 1), `prevDigest` (the digest before it; 64 zeros for the first) and `digest`:',
+  '',
+  '```',
+  'digest = lowercase hex SHA-256( UTF-8( canonical-JSON({',
+  '  "v": 1, "id": "<event id, decimal string>", "org": <org id or null>,',
+  '  "occurred": "<occurred_at, UTC, YYYY-MM-DDTHH:MM:SS.ffffffZ>", "actor": ..., "action": ..., "code": <number>,',
+  '  "target": ..., "outcome": ..., "sourceAddress": ..., "correlationId": ..., "details": {...}, "prev": "<prevDigest>" })))',
+  '```',
+  '',
+  'Canonical JSON: object members sorted by name (UTF-16 code units, as RFC 8785), no whitespace, strings and',
+  'numbers as ECMAScript `JSON.stringify` writes them; absent values are `null`. `chainSeq` is not covered: the',
+  '`prev` link fixes the order. A walk of the chain names the first event changed (its content no longer gives',
+  'its digest, or the next event no longer links to it), removed (a position missing) or inserted (an event',
+  'its successor skips). The chain alone does not stop whoever holds the database from recomputing it after a',
+  'change; an event inserted before the chainer took it is chained like any other.',
+  '',
+];
