@@ -1,8 +1,10 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Clock } from '@app/common';
 import { AppConfig } from '@app/config';
 import { LOGGER, Logger } from '@app/observability';
 import { Database } from '@app/persistence';
 import { CHAIN_COLUMNS, ChainRow, GENESIS_DIGEST, eventDigest } from './audit-chain';
+import { AuditCheckpoints } from './audit-checkpoints';
 
 /** At most this many events per pass; a larger backlog (the first start after the migration) takes several passes. */
 export const CHAIN_BATCH = 5000;
@@ -10,7 +12,7 @@ export const CHAIN_BATCH = 5000;
 /**
  * Links committed audit events into their organization's hash chain (DECISIONS 11.2). Writers insert
  * as before, without a digest, so no writer waits for another; every instance offers a pass every
- * AUDIT_CHAIN_INTERVAL_MS and the one that gets the transaction-level advisory lock does it (the
+ * AUDIT_CHAIN_INTERVAL_MS (followed by a checkpoint pass) and the one that gets the transaction-level advisory lock does it (the
  * others skip: no queue of waiting instances). A pass reads, in one statement (one snapshot), the
  * events that have no digest yet, oldest id first, and appends them to their chains. An event whose
  * transaction commits after that snapshot is not skipped: it still has no digest, so the next pass
@@ -24,6 +26,8 @@ export class AuditChainer implements OnApplicationBootstrap, OnApplicationShutdo
 
   constructor(
     private readonly db: Database,
+    private readonly checkpoints: AuditCheckpoints,
+    private readonly clock: Clock,
     private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -40,12 +44,18 @@ export class AuditChainer implements OnApplicationBootstrap, OnApplicationShutdo
 
   private async tick(): Promise<void> {
     if (this.running) return;
-    this.running = this.chainOnce().catch((error: unknown) => this.logger.error({ err: error }, 'audit chain pass failed; the next pass retries'));
+    this.running = this.pass().catch((error: unknown) => this.logger.error({ err: error }, 'audit chain pass failed; the next pass retries'));
     try {
       await this.running;
     } finally {
       this.running = undefined;
     }
+  }
+
+  /** Chains what committed, then signs the heads that are due (AuditCheckpoints). */
+  async pass(): Promise<void> {
+    await this.chainOnce();
+    await this.checkpoints.checkpointOnce();
   }
 
   /** One pass: the number of events chained, or undefined when another instance holds the pass. */
@@ -102,8 +112,8 @@ export class AuditChainer implements OnApplicationBootstrap, OnApplicationShutdo
         // A new chain's first checkpoint is due AUDIT_CHECKPOINT_INTERVAL_S after it began (or after AUDIT_CHECKPOINT_EVENTS events).
         await this.db.query(
           `INSERT INTO audit_chain_heads (org_id, chain_seq, digest, checkpoint_at)
-           SELECT u.org_id, u.seq, u.digest, now() FROM unnest($1::text[], $2::bigint[], $3::text[]) AS u(org_id, seq, digest)`,
-          [fresh.map((head) => head.org), fresh.map((head) => head.seq), fresh.map((head) => head.digest)],
+           SELECT u.org_id, u.seq, u.digest, $4 FROM unnest($1::text[], $2::bigint[], $3::text[]) AS u(org_id, seq, digest)`,
+          [fresh.map((head) => head.org), fresh.map((head) => head.seq), fresh.map((head) => head.digest), this.clock.now()],
           tx,
         );
       }

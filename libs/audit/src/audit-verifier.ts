@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Database } from '@app/persistence';
 import { CHAIN_COLUMNS, ChainRow, GENESIS_DIGEST, eventDigest } from './audit-chain';
+import { AuditCheckpoints, StoredCheckpoint } from './audit-checkpoints';
 
 /** Rows read per round trip while walking a chain. */
 const WALK_BATCH = 2000;
@@ -8,10 +9,12 @@ const WALK_BATCH = 2000;
 /**
  * What the walk found first. `changed`: the event's content no longer gives its digest, or (when the
  * digest was recomputed too) the next event no longer links to it. `removed`: an event is missing
- * between two others. `inserted`: an event that its successor skips.
+ * between two others, or after the last one up to a signed checkpoint. `inserted`: an event that its
+ * successor skips. `rewritten`: the events up to a checkpoint link up, but not to the digest it signed
+ * (the chain was recomputed after a change). `checkpoint`: a checkpoint whose signature is refused.
  */
 export interface ChainProblem {
-  kind: 'changed' | 'removed' | 'inserted';
+  kind: 'changed' | 'removed' | 'inserted' | 'rewritten' | 'checkpoint';
   /** The chain position of the event named (for `removed`, the position that is missing). */
   chainSeq: number;
   /** The event changed or inserted; for `removed`, absent (the row is gone). */
@@ -34,13 +37,20 @@ export interface ChainVerification {
   head: { seq: number; digest: string } | null;
   /** Events committed but not yet chained (the chainer takes them within AUDIT_CHAIN_INTERVAL_MS). */
   unchained: number;
+  /** Signed checkpoints checked (signature, and the digest at their position); null without an HSM. */
+  checkpoints: number | null;
+  /** The last checkpoint checked: everything up to its position verifies against a signature. */
+  lastCheckpoint: { seq: number; digest: string; signedAt: string } | null;
   problem?: ChainProblem;
 }
 
 /** Re-walks an organization's chain (DECISIONS 11.2) and names the first event changed, removed or inserted. */
 @Injectable()
 export class AuditVerifier {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly checkpoints: AuditCheckpoints,
+  ) {}
 
   /**
    * `org` null is the platform's chain (events of no organization). From `from` (default 1) the walk
@@ -48,7 +58,50 @@ export class AuditVerifier {
    * genesis digest.
    */
   async verifyChain(org: string | null, from = 1): Promise<ChainVerification> {
-    const result: ChainVerification = { org, verified: true, from, events: 0, head: null, unchained: 0 };
+    const signed = this.checkpoints.available ? (await this.checkpoints.list(org)).filter((checkpoint) => checkpoint.seq >= from) : undefined;
+    const walked = await this.walk(org, from, new Set(signed?.map((checkpoint) => checkpoint.seq)));
+    const result: ChainVerification = { ...walked.result, checkpoints: signed ? 0 : null, lastCheckpoint: null };
+    for (const checkpoint of signed ?? []) {
+      // A problem in the chain before this checkpoint's position is the first one.
+      if (result.problem && result.problem.chainSeq <= checkpoint.seq) break;
+      const problem = await this.checkCheckpoint(checkpoint, walked.digests, result);
+      if (problem) return { ...result, verified: false, problem };
+      result.checkpoints!++;
+      result.lastCheckpoint = { seq: checkpoint.seq, digest: checkpoint.digest, signedAt: checkpoint.signedAt };
+    }
+    return result;
+  }
+
+  private async checkCheckpoint(checkpoint: StoredCheckpoint, digests: Map<number, string>, walked: ChainVerification): Promise<ChainProblem | undefined> {
+    const refusal = await this.checkpoints.refusal(checkpoint);
+    if (refusal)
+      return {
+        kind: 'checkpoint',
+        chainSeq: checkpoint.seq,
+        detail: `the checkpoint of chain position ${checkpoint.seq} signed ${checkpoint.signedAt} is refused: ${refusal}`,
+      };
+    const digest = digests.get(checkpoint.seq);
+    if (digest === undefined) {
+      const end = walked.head?.seq ?? walked.from - 1;
+      return {
+        kind: 'removed',
+        chainSeq: end + 1,
+        detail: `chain positions ${end + 1}-${checkpoint.seq} are missing: the chain ends at ${end}, but a checkpoint signed ${checkpoint.signedAt} covers up to ${checkpoint.seq}`,
+      };
+    }
+    if (digest !== checkpoint.digest) {
+      return {
+        kind: 'rewritten',
+        chainSeq: checkpoint.seq,
+        detail: `the chain up to position ${checkpoint.seq} was recomputed: its digest there is not the one the checkpoint signed ${checkpoint.signedAt}`,
+      };
+    }
+    return undefined;
+  }
+
+  private async walk(org: string | null, from: number, keep: Set<number>): Promise<{ result: ChainVerification; digests: Map<number, string> }> {
+    const digests = new Map<number, string>();
+    const result: ChainVerification = { org, verified: true, from, events: 0, head: null, unchained: 0, checkpoints: null, lastCheckpoint: null };
     let expectedSeq = from;
     let expectedPrev: string | undefined = from === 1 ? GENESIS_DIGEST : undefined;
     let previous: ChainRow | undefined;
@@ -61,7 +114,8 @@ export class AuditVerifier {
       );
       for (const row of rows) {
         const problem = this.check(row, previous, expectedSeq, expectedPrev);
-        if (problem) return { ...result, verified: false, problem, unchained: await this.unchained(org) };
+        if (problem) return { result: { ...result, verified: false, problem, unchained: await this.unchained(org) }, digests };
+        if (keep.has(Number(row.chain_seq))) digests.set(Number(row.chain_seq), row.digest!);
         result.events++;
         result.head = { seq: Number(row.chain_seq), digest: row.digest! };
         previous = row;
@@ -71,7 +125,7 @@ export class AuditVerifier {
       if (rows.length < WALK_BATCH) break;
       cursor = Number(rows[rows.length - 1].chain_seq);
     }
-    return { ...result, unchained: await this.unchained(org) };
+    return { result: { ...result, unchained: await this.unchained(org) }, digests };
   }
 
   private check(row: ChainRow, previous: ChainRow | undefined, expectedSeq: number, expectedPrev: string | undefined): ChainProblem | undefined {
