@@ -2,7 +2,8 @@ import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } fro
 import { Clock } from '@app/common';
 import { AppConfig } from '@app/config';
 import { LOGGER, Logger } from '@app/observability';
-import { Database } from '@app/persistence';
+import { SignerUnavailableError } from '@app/hsm';
+import { Database, DatabaseUnavailableError } from '@app/persistence';
 import { CHAIN_COLUMNS, ChainRow, GENESIS_DIGEST, eventDigest } from './audit-chain';
 import { AuditCheckpoints } from './audit-checkpoints';
 
@@ -44,7 +45,11 @@ export class AuditChainer implements OnApplicationBootstrap, OnApplicationShutdo
 
   private async tick(): Promise<void> {
     if (this.running) return;
-    this.running = this.pass().catch((error: unknown) => this.logger.error({ err: error }, 'audit chain pass failed; the next pass retries'));
+    this.running = this.pass().catch((error: unknown) => {
+      // An outage of the database or the HSM is logged once where it is noticed; the next pass retries.
+      if (error instanceof DatabaseUnavailableError || error instanceof SignerUnavailableError) return;
+      this.logger.error({ err: error }, 'audit chain pass failed; the next pass retries');
+    });
     try {
       await this.running;
     } finally {
