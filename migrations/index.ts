@@ -30,6 +30,7 @@ import { EndPasswordOnlySessionsByPolicy1764670000000 } from './1764670000000-En
 import { RecordSigningKeyTokenExpiry1764682000000 } from './1764682000000-RecordSigningKeyTokenExpiry';
 import { AddCaGenerationCompromise1764683000000 } from './1764683000000-AddCaGenerationCompromise';
 import { CreateEnrolmentLinks1764686000000 } from './1764686000000-CreateEnrolmentLinks';
+import { ChainAuditEvents1764688000000 } from './1764688000000-ChainAuditEvents';
 
 /** Every migration, in order. The data source takes classes, not a glob, so source and dist/ behave alike. */
 export const MIGRATIONS = [
@@ -65,4 +66,5 @@ export const MIGRATIONS = [
   RecordSigningKeyTokenExpiry1764682000000,
   AddCaGenerationCompromise1764683000000,
   CreateEnrolmentLinks1764686000000,
+  ChainAuditEvents1764688000000,
 ];

@@ -24,6 +24,8 @@ const OWNERS: Record<string, string> = {
   refresh_tokens: 'auth',
   backchannel_requests: 'auth',
   audit_events: 'audit',
+  audit_chain_heads: 'audit',
+  audit_checkpoints: 'audit',
   push_delivery_gateways: 'delivery-gateway',
   authenticator_policies: 'delivery-gateway',
   authenticator_policy_gateways: 'delivery-gateway',

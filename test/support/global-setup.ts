@@ -56,6 +56,8 @@ export default async function globalSetup(): Promise<void> {
   const hsm = { directory: join(runDir, 'softhsm'), tokenLabel: 'test-token', soPin: 'test-so-pin', pin: 'test-user-pin' };
   const { modulePath, configPath } = ensureSoftHsmToken(hsm);
   generateSoftHsmKey({ ...hsm, keyLabel: 'JWT_KEY', keyType: 'EC' });
+  // The audit log's checkpoint key (DECISIONS 11.2): made here, since SoftHSM reads the token folder only at C_Initialize (pkcs11.md rule 8).
+  generateSoftHsmKey({ ...hsm, keyLabel: 'AUDIT_KEY', keyType: 'EC' });
 
   Object.assign(process.env, {
     TEST_RUN_DIR: runDir,

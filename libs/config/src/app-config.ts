@@ -109,6 +109,12 @@ export class AppConfig {
   purgeIntervalS!: number;
   /** How often open content requests past their expiresAt are expired and their devices released. */
   contentRequestSweepS!: number;
+  /**
+   * The audit log's hash chain (DECISIONS 11.2): how often each instance offers to chain new events
+   * (AUDIT_CHAIN_INTERVAL_MS), and when a chain's head is signed: after AUDIT_CHECKPOINT_EVENTS new
+   * events or AUDIT_CHECKPOINT_INTERVAL_S seconds, whichever comes first, with the HSM key AUDIT_KEY_LABEL.
+   */
+  auditChain!: { intervalMs: number; checkpointEvents: number; checkpointIntervalS: number; keyLabel: string };
   /** The push outbox sender (DECISIONS 10.1; PUSH_* variables). */
   push!: PushDeliveryConfig;
   /**

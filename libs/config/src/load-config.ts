@@ -117,6 +117,11 @@ const schema = z.object({
   CERTIFICATE_LIFETIME_DAYS: int(365, 1, 36500),
   PURGE_INTERVAL_S: int(300, 1, 86400),
   CONTENT_REQUEST_SWEEP_S: int(60, 1, 86400),
+  // The audit log's hash chain and its signed checkpoints (DECISIONS 11.2).
+  AUDIT_CHAIN_INTERVAL_MS: int(1000, 10, 60000),
+  AUDIT_CHECKPOINT_EVENTS: int(1000, 1, 1000000),
+  AUDIT_CHECKPOINT_INTERVAL_S: int(300, 1, 86400),
+  AUDIT_KEY_LABEL: z.string().min(1).default('AUDIT_KEY'),
   // Push delivery (DECISIONS 10.1): the outbox sender of each instance.
   PUSH_POLL_INTERVAL_MS: int(1000, 10, 60000),
   PUSH_BATCH_SIZE: int(100, 1, 1000),
@@ -265,6 +270,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   config.certificateLifetimeDays = e.CERTIFICATE_LIFETIME_DAYS;
   config.purgeIntervalS = e.PURGE_INTERVAL_S;
   config.contentRequestSweepS = e.CONTENT_REQUEST_SWEEP_S;
+  config.auditChain = {
+    intervalMs: e.AUDIT_CHAIN_INTERVAL_MS,
+    checkpointEvents: e.AUDIT_CHECKPOINT_EVENTS,
+    checkpointIntervalS: e.AUDIT_CHECKPOINT_INTERVAL_S,
+    keyLabel: e.AUDIT_KEY_LABEL,
+  };
   if (e.PUSH_RETRY_MAX_MS < e.PUSH_RETRY_BASE_MS) throw new ConfigurationError('PUSH_RETRY_MAX_MS must be at least PUSH_RETRY_BASE_MS.');
   if (e.PUSH_LEASE_S * 1000 <= e.PUSH_SEND_TIMEOUT_MS) {
     throw new ConfigurationError('PUSH_LEASE_S must be longer than PUSH_SEND_TIMEOUT_MS, so that no send is still running when its row is taken again.');

@@ -1,9 +1,17 @@
 import { Command, Option } from 'commander';
-import { AuditRepository, parseAuditFilter, presentAuditEvent } from '@app/audit';
-import { listResponse } from '@app/common';
+import { AuditRepository, AuditVerifier, ChainVerification, parseAuditFilter, parseFrom, presentAuditEvent } from '@app/audit';
+import { DomainError, listResponse, notFound } from '@app/common';
+import { AppConfig } from '@app/config';
+import { HsmModule } from '@app/hsm';
+import { LOGGER, Logger } from '@app/observability';
+import { Database } from '@app/persistence';
+import { hsmOptions } from '../../../api/src/app.module';
 import { CliRuntime, PAGE_OPTIONS, pageOf } from '../cli-runtime';
 
-/** `audit query`: the audit log with the filters of GET .../audit-events (DECISIONS 11), newest first. */
+/**
+ * `audit query`: the audit log with the filters of GET .../audit-events (DECISIONS 11), newest first.
+ * `audit verify`: the hash chain and its signed checkpoints, as GET /admin/v1/audit-verification (DECISIONS 11.2).
+ */
 export function registerAuditCommands(program: Command, cli: CliRuntime): void {
   const audit = program.command('audit').description('The append-only audit log.');
   const query = audit
@@ -40,4 +48,35 @@ export function registerAuditCommands(program: Command, cli: CliRuntime): void {
       });
     },
   );
+
+  audit
+    .command('verify')
+    .description(
+      "Re-walk a hash chain and its signed checkpoints (opens the HSM like the service): the organization's, or every chain (each organization's and the platform's own) when none is named. Prints one result per chain; exit code 1 when any names a problem.",
+    )
+    .argument('[org]', 'organization id (default: every chain)')
+    .option('--from <seq>', 'start at this chain position, trusting the digest stored there (default 1)')
+    .action(async (org: string | undefined, options: { from?: string }) => {
+      const from = parseFrom(options.from);
+      const results = await cli.withServices(
+        async (app) => {
+          const verifier = app.get(AuditVerifier);
+          if (org !== undefined) {
+            if (!(await app.get(AuditRepository).hasEventsOf(org))) throw notFound(`No audit events of organization ${org}: check the organization id.`);
+            return [await verifier.verifyChain(org, from)];
+          }
+          // Every chain that has events, read from the events themselves (not the chainer's list of heads).
+          const chains = await app.get(Database).query<{ org_id: string | null }>('SELECT DISTINCT org_id FROM audit_events ORDER BY org_id NULLS FIRST');
+          const all: ChainVerification[] = [];
+          for (const chain of chains) all.push(await verifier.verifyChain(chain.org_id, from));
+          return all;
+        },
+        [HsmModule.forRootAsync({ inject: [AppConfig, LOGGER], useFactory: (config: AppConfig, logger: Logger) => hsmOptions(config, logger) })],
+      );
+      cli.print(results);
+      const failed = results.filter((result) => !result.verified);
+      if (failed.length > 0) {
+        throw new DomainError('CONFLICT', failed.map((result) => `${result.org ?? '(platform)'}: ${result.problem!.detail}`).join('; '));
+      }
+    });
 }
