@@ -340,6 +340,29 @@ describe('bad-input sweep over the OpenAPI document', () => {
   );
 
   it(
+    'every write of the administration API refuses a form-encoded or multipart body with a 415 naming application/json (issue 32 item 8)',
+    async () => {
+      const writes = operations.filter((operation) => operation.hasBody && operation.path.startsWith('/admin/v1/'));
+      expect(writes.length).toBeGreaterThan(30);
+      const wrong: string[] = [];
+      for (const operation of writes) {
+        for (const [type, body] of [
+          ['application/x-www-form-urlencoded', 'name=Renamed&role=Issuance'],
+          ['multipart/form-data; boundary=x', '--x\r\nContent-Disposition: form-data; name="name"\r\n\r\nRenamed\r\n--x--'],
+        ]) {
+          const answer = await send(operation, url(operation), [type, body]);
+          const media = type.split(';')[0];
+          const expected = `Content-Type ${media} is not accepted by the administration API; send the body as application/json.`;
+          if (answer.status !== 415 || answer.body.detail !== expected)
+            wrong.push(`${operation.method.toUpperCase()} ${operation.path} [${media}] -> ${answer.status} ${String(answer.body?.detail).slice(0, 120)}`);
+        }
+      }
+      expect(wrong).toEqual([]);
+    },
+    SWEEP_BUDGET_MS,
+  );
+
+  it(
     'malformed bodies and content types: never a 5xx; a NUL byte or a lone surrogate is a 400 naming the attribute',
     async () => {
       const requests = operations
