@@ -214,7 +214,9 @@ export function lockoutSubject(org: string, userName: string): string {
   return `user:${org}/${userName}`;
 }
 
-function retryText(retryAfter: string | undefined): string {
+/** The page's sentence for a Retry-After (seconds): "Try again in 1 second.", "... 30 seconds.", "... 5 minutes.". */
+export function retryText(retryAfter: string | undefined): string {
   const seconds = Number(retryAfter ?? '1');
-  return seconds >= 120 ? `Try again in ${Math.ceil(seconds / 60)} minutes.` : `Try again in ${seconds} seconds.`;
+  if (seconds >= 120) return `Try again in ${Math.ceil(seconds / 60)} minutes.`;
+  return `Try again in ${seconds} ${seconds === 1 ? 'second' : 'seconds'}.`;
 }

@@ -7,7 +7,7 @@ import { Database } from '@app/persistence';
 import { LockoutService } from '../../clients/lockout.service';
 import { SignInSessionService } from '../../sessions/sign-in-session.service';
 import { SignInSession } from '../../sessions/sign-in-sessions';
-import { lockoutSubject } from '../login.service';
+import { lockoutSubject, retryText } from '../login.service';
 import { OfferedTotp, TotpEnrolment } from './totp-enrolment';
 
 type Origin = RequestOrigin & { userAgent?: string };
@@ -128,7 +128,7 @@ export class EnrolmentService {
         userName: state.userName,
         state: stateToken!,
         totp: state.totp,
-        message: `Too many codes tried. Try again in ${retryAfter} seconds.`,
+        message: `Too many codes tried. ${retryText(retryAfter)}`,
         retryAfter,
       };
     }
