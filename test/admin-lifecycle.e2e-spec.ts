@@ -31,6 +31,11 @@ const AUTH_BASE_URL = 'https://auth.example.test';
 const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const PASSWORD = 'lifecycle-passphrase-0123';
 
+/**
+ * The audit record of an organization outlives it (DECISIONS 11, 11.2): its events, its chain's head
+ * and its signed checkpoints, so that the chain still verifies after the deletion.
+ */
+const AUDIT_EVIDENCE = new Set(['audit_events', 'audit_chain_heads', 'audit_checkpoints']);
 describe('admin API: deletions, rotation, disabling (DECISIONS 11, 4)', () => {
   let t: TestApp;
   let admin: string;
@@ -266,12 +271,12 @@ describe('admin API: deletions, rotation, disabling (DECISIONS 11, 4)', () => {
       ).rows.map((r) => r.table_name);
       expect(tables).toEqual(expect.arrayContaining(['organizations', 'client_secrets', 'user_assertion_jtis', 'auth_failures', 'audit_events']));
       for (const { table_name: table } of ownedTables) {
-        if (table === 'audit_events') continue;
+        if (AUDIT_EVIDENCE.has(table)) continue;
         const { rows } = await t.db.query(`SELECT count(*)::int AS n FROM "${table}" WHERE org_id = $1`, [org]);
         expect({ table, rows: rows[0].n }).toEqual({ table, rows: 0 });
       }
       for (const table of tables) {
-        if (table === 'audit_events') continue;
+        if (AUDIT_EVIDENCE.has(table)) continue;
         const { rows } = await t.db.query(
           `SELECT count(*)::int AS n FROM "${table}" t WHERE EXISTS (SELECT 1 FROM unnest($1::text[]) AS needle WHERE position(needle in row_to_json(t)::text) > 0)`,
           [needles],
