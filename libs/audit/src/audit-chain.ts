@@ -56,7 +56,30 @@ export const CHAIN_COLUMNS = `id::text AS id, org_id, to_char(occurred_at AT TIM
  * the digest before it. The chain position (`chain_seq`) is not covered: the `prev` link fixes the order.
  */
 export function eventDigest(row: ChainRow, prev: string): string {
-  const content = {
+  return createHash('sha256')
+    .update(canonicalJson(eventContent(row, prev)), 'utf8')
+    .digest('hex');
+}
+
+/** What an event's digest covers (before canonical JSON), as an export carries it. */
+export interface EventContent {
+  v: 1;
+  id: string;
+  org: string | null;
+  occurred: string;
+  actor: string;
+  action: string;
+  code: number;
+  target: string | null;
+  outcome: string;
+  sourceAddress: string | null;
+  correlationId: string | null;
+  details: Record<string, unknown>;
+  prev: string;
+}
+
+export function eventContent(row: ChainRow, prev: string): EventContent {
+  return {
     v: 1,
     id: row.id,
     org: row.org_id,
@@ -71,7 +94,26 @@ export function eventDigest(row: ChainRow, prev: string): string {
     details: row.details,
     prev,
   };
-  return createHash('sha256').update(canonicalJson(content), 'utf8').digest('hex');
+}
+
+/** The chained row an export line describes (the inverse of `eventContent`). */
+export function rowOfContent(content: EventContent, chainSeq: string, digest: string): ChainRow {
+  return {
+    id: content.id,
+    org_id: content.org,
+    occurred: content.occurred,
+    actor: content.actor,
+    action: content.action,
+    code: content.code,
+    target: content.target,
+    outcome: content.outcome,
+    source_address: content.sourceAddress,
+    correlation_id: content.correlationId,
+    details: content.details,
+    chain_seq: chainSeq,
+    prev_digest: content.prev,
+    digest,
+  };
 }
 
 /** A signed chain head. */

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { verify } from 'node:crypto';
+import { KeyObject, createPublicKey } from 'node:crypto';
 import { Clock, isoTimestamp } from '@app/common';
 import { AppConfig } from '@app/config';
 import { HsmKeyPair, KeyStore, KeyStoreError, SigningJwk, signingJwkFromSpki } from '@app/hsm';
@@ -116,17 +116,9 @@ export class AuditCheckpoints {
     }));
   }
 
-  /** Why the checkpoint's signature is refused, or undefined when the audit key signed exactly it. */
-  async refusal(checkpoint: StoredCheckpoint): Promise<string | undefined> {
-    const pair = await this.keyPair();
-    if (checkpoint.keyId !== signingJwkFromSpki(pair.publicKeySpki).kid) return `it names key ${checkpoint.keyId}, not the audit key`;
-    const { keyId: _keyId, signature, ...signed } = checkpoint;
-    const valid = verify(
-      'sha256',
-      checkpointMessage(signed),
-      { key: pair.publicKeySpki, format: 'der', type: 'spki', dsaEncoding: 'ieee-p1363' },
-      Buffer.from(signature, 'base64url'),
-    );
-    return valid ? undefined : 'its signature does not verify with the audit key';
+  /** The audit key's public half and its RFC 7638 thumbprint, to check checkpoints with (`checkpointRefusal`). */
+  async verificationKey(): Promise<{ key: KeyObject; kid: string }> {
+    const spki = (await this.keyPair()).publicKeySpki;
+    return { key: createPublicKey({ key: spki, format: 'der', type: 'spki' }), kid: signingJwkFromSpki(spki).kid };
   }
 }

@@ -4,6 +4,7 @@ import { AuditEventsController } from './audit-events.controller';
 import { AuditCheckpointKeyController, AuditVerificationController } from './audit-verification.controller';
 import { AuditChainer } from './audit-chainer';
 import { AuditCheckpoints } from './audit-checkpoints';
+import { AuditExporter } from './audit-export';
 import { AuditLog } from './audit-log';
 import { AuditVerifier } from './audit-verifier';
 import { AuditRepository } from './audit.repository';
@@ -15,7 +16,7 @@ import { AuditRepository } from './audit.repository';
 @Global()
 @Module({
   controllers: [AuditEventsController, AuditActionsController, AuditCheckpointKeyController, AuditVerificationController],
-  providers: [AuditLog, AuditRepository, AuditChainer, AuditCheckpoints, AuditVerifier],
-  exports: [AuditLog, AuditRepository, AuditChainer, AuditCheckpoints, AuditVerifier],
+  providers: [AuditLog, AuditRepository, AuditChainer, AuditCheckpoints, AuditVerifier, AuditExporter],
+  exports: [AuditLog, AuditRepository, AuditChainer, AuditCheckpoints, AuditVerifier, AuditExporter],
 })
 export class AuditModule {}

@@ -1,12 +1,23 @@
 import { Command, Option } from 'commander';
-import { AuditRepository, AuditVerifier, ChainVerification, parseAuditFilter, parseFrom, presentAuditEvent } from '@app/audit';
-import { DomainError, listResponse, notFound } from '@app/common';
+import { writeFileSync } from 'node:fs';
+import {
+  AuditExporter,
+  AuditRepository,
+  AuditVerifier,
+  ChainVerification,
+  ExportFormatError,
+  verifyExport,
+  parseAuditFilter,
+  parseFrom,
+  presentAuditEvent,
+} from '@app/audit';
+import { DomainError, invalidValue, listResponse, notFound } from '@app/common';
 import { AppConfig } from '@app/config';
 import { HsmModule } from '@app/hsm';
 import { LOGGER, Logger } from '@app/observability';
 import { Database } from '@app/persistence';
 import { hsmOptions } from '../../../api/src/app.module';
-import { CliRuntime, PAGE_OPTIONS, pageOf } from '../cli-runtime';
+import { CliRuntime, PAGE_OPTIONS, pageOf, readTextFile } from '../cli-runtime';
 
 /**
  * `audit query`: the audit log with the filters of GET .../audit-events (DECISIONS 11), newest first.
@@ -78,5 +89,59 @@ export function registerAuditCommands(program: Command, cli: CliRuntime): void {
       if (failed.length > 0) {
         throw new DomainError('CONFLICT', failed.map((result) => `${result.org ?? '(platform)'}: ${result.problem!.detail}`).join('; '));
       }
+    });
+
+  audit
+    .command('export')
+    .description(
+      'Write one chain as JSON lines that verify offline (DECISIONS 11.2; docs/audit-events.md, "Offline verification"): a header with the checkpoint public key, every event with its digests and the content they cover, every signed checkpoint. Opens the HSM like the service (for the public key only).',
+    )
+    .argument('[org]', "organization id (default: the platform's own chain, events of no organization)")
+    .option('--from <seq>', 'start at this chain position (default 1)')
+    .option('--out <file>', 'write to this file (default: standard output)')
+    .action(async (org: string | undefined, options: { from?: string; out?: string }) => {
+      const from = parseFrom(options.from);
+      const lines = await cli.withServices(
+        async (app) => {
+          if (org !== undefined && !(await app.get(AuditRepository).hasEventsOf(org)))
+            throw notFound(`No audit events of organization ${org}: check the organization id.`);
+          const written: string[] = [];
+          await app.get(AuditExporter).export(org ?? null, from, (line) => written.push(line));
+          return written;
+        },
+        [HsmModule.forRootAsync({ inject: [AppConfig, LOGGER], useFactory: (config: AppConfig, logger: Logger) => hsmOptions(config, logger) })],
+      );
+      const text = lines.map((line) => `${line}\n`).join('');
+      if (options.out === undefined) process.stdout.write(text);
+      else {
+        try {
+          writeFileSync(options.out, text, { flag: 'wx' });
+        } catch (error) {
+          throw invalidValue(
+            `Cannot write ${options.out}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message} (an existing file is never overwritten).`,
+          );
+        }
+      }
+    });
+
+  audit
+    .command('verify-export')
+    .description(
+      'Verify an export of `audit export` with no database and no HSM: every digest, every link, every checkpoint signature. Prints the result; exit code 1 when it names a problem. Without --key the key in the export is used: compare its kid with GET /audit/v1/checkpoint-key.',
+    )
+    .argument('<file>', 'the export (JSON lines)')
+    .option('--key <file>', 'the checkpoint public key, as a JWK (GET /audit/v1/checkpoint-key) or a PEM file')
+    .action((file: string, options: { key?: string }) => {
+      const lines = readTextFile(file).split('\n');
+      const keyText = options.key === undefined ? undefined : readTextFile(options.key);
+      let result;
+      try {
+        result = verifyExport(lines, keyText);
+      } catch (error) {
+        if (error instanceof ExportFormatError) throw invalidValue(`${file}: ${error.message}.`);
+        throw error;
+      }
+      cli.print(result);
+      if (!result.verified) throw new DomainError('CONFLICT', `${result.org ?? '(platform)'}: ${result.problem!.detail}`);
     });
 }
