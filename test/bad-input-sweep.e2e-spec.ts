@@ -125,6 +125,7 @@ describe('bad-input sweep over the OpenAPI document', () => {
         return '987654321';
       case 'thumbprint':
       case 'keyId':
+      case 'enrolmentLink':
         return 'A'.repeat(43);
       case 'applicationId':
         return 'com.example.nothing';
