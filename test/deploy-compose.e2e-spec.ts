@@ -176,6 +176,9 @@ describe('docker-compose.yml configuration, run as processes', () => {
 
     // With every secret configured nothing is written to DATA_DIR, so a read-only root file system holds.
     expect(readdirSync(dataDir)).toEqual([]);
+    // The platform administrator person gets no link written: the log says which command gives it.
+    expect(one.output() + two.output()).toContain('npm run cli -- user enrolment-link platform admin');
+    expect(one.output() + two.output()).not.toMatch(/\/enrol\/[A-Za-z0-9_-]{20,}/);
     // No secret reaches the logs.
     for (const secret of [platformEnv.PLATFORM_ADMIN_SECRET, platformEnv.SECRET_PEPPER, readFileSync(env.PKCS11_PIN_FILE, 'utf8').trim()]) {
       expect(one.output() + two.output()).not.toContain(secret);

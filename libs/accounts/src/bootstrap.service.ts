@@ -124,6 +124,15 @@ export class BootstrapService implements OnApplicationBootstrap {
       { userName, role: ADMINISTRATION_ROLE, displayName: 'Platform administrator', organizationAdministrator: true, platformAdministrator: true },
       system,
     );
+    if (this.config.nodeEnv === 'production') {
+      // Production writes nothing to DATA_DIR (a read-only root file system holds, DECISIONS 13), and a
+      // container's terminal is its log: the link is asked for with the command line instead.
+      this.logger.warn(
+        { userName },
+        `the platform administrator person has no way in yet: run \`npm run cli -- user enrolment-link ${PLATFORM_ORG} ${userName}\` for their one-time enrolment link`,
+      );
+      return undefined;
+    }
     return this.enrolmentLinks.issue(PLATFORM_ORG, person.id, system);
   }
 }
