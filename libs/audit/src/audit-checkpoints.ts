@@ -68,8 +68,6 @@ export class AuditCheckpoints {
   async checkpointOnce(): Promise<number | undefined> {
     if (!this.keys) return 0;
     const keys = this.keys;
-    const pair = await this.keyPair();
-    const jwk = signingJwkFromSpki(pair.publicKeySpki);
     const { checkpointEvents, checkpointIntervalS } = this.config.auditChain;
     return this.db.transaction(async (tx) => {
       const [lock] = await this.db.query<{ locked: boolean }>("SELECT pg_try_advisory_xact_lock(hashtextextended('audit-chain', 0)) AS locked", [], tx);
@@ -81,6 +79,12 @@ export class AuditCheckpoints {
         [checkpointEvents, now, checkpointIntervalS],
         tx,
       );
+      // The HSM is touched only when a head is due: a pass every second must not reach a module that
+      // may be failing slowly (finding and holding the key checks the pair with a sign), and most
+      // passes sign nothing.
+      if (due.length === 0) return 0;
+      const pair = await this.keyPair();
+      const jwk = signingJwkFromSpki(pair.publicKeySpki);
       for (const head of due) {
         const checkpoint: Checkpoint = { org: head.org_id, seq: Number(head.chain_seq), digest: head.digest, signedAt: isoTimestamp(now) };
         const signature = await keys.sign(pair.label, checkpointMessage(checkpoint), { hash: 'SHA-256', encoding: 'raw' });
