@@ -9,17 +9,11 @@ import { AppConfig } from '@app/config';
 import { SignInSessionService } from '../sessions/sign-in-session.service';
 import { EXPIRED_SESSION_COOKIE, SESSION_COOKIE, SignInSession } from '../sessions/sign-in-sessions';
 import { LoginFormProtection } from './login-form-protection';
-import { LOGIN_STYLESHEET, LOGIN_STYLESHEET_PATH, PageFrame, codeForm, messagePage, passwordForm, signedInPage } from './login-page';
+import { LOGIN_STYLESHEET, LOGIN_STYLESHEET_PATH, PageFrame, codeForm, messagePage, passwordForm, sendPage, signedInPage } from './login-page';
 import { LoginOutcome, LoginService } from './login.service';
 import { safeReturnTo } from './return-to';
 import { presentedCertificate, trustedPeers } from './client-certificate';
 
-/**
- * The login page's CSP (DECISIONS 14.3): nothing but this service's stylesheet, no script at all, no
- * framing. No form-action: a sign-in's 303 to the authorization endpoint goes on to the relying
- * party's redirect URI, and browsers check form-action against every redirect of a form's submission.
- */
-export const LOGIN_CSP = ["default-src 'none'", "style-src 'self'", "img-src 'self'", "base-uri 'none'", "frame-ancestors 'none'"].join('; ');
 const REFUSED_FORM = 'This sign-in form has expired or did not come from this page. Here is a new one: please sign in again.';
 /** A sign-out or a session's end whose form did not come from this page (login CSRF rules). */
 const REFUSED_ACTION = 'This request did not come from this page, so nothing was changed.';
@@ -333,15 +327,7 @@ export class LoginController {
   }
 
   private html(reply: FastifyReply, status: number, body: string): void {
-    void reply
-      .code(status)
-      .header('Content-Type', 'text/html; charset=utf-8')
-      .header('Cache-Control', 'no-store')
-      .header('Pragma', 'no-cache')
-      .header('Content-Security-Policy', LOGIN_CSP)
-      .header('X-Frame-Options', 'DENY')
-      .header('Referrer-Policy', 'same-origin')
-      .send(body);
+    sendPage(reply, status, body);
   }
 }
 

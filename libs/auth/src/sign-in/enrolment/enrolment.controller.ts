@@ -7,8 +7,7 @@ import { Audited } from '@app/audit';
 import { CorrelationId, DomainError, PathFormats, Public, SourceAddress } from '@app/common';
 import { SESSION_COOKIE } from '../../sessions/sign-in-sessions';
 import { FORM_COOKIE, LoginFormProtection } from '../login-form-protection';
-import { PageFrame, escapeHtml, messagePage } from '../login-page';
-import { LOGIN_CSP } from '../login.controller';
+import { PageFrame, escapeHtml, messagePage, sendPage } from '../login-page';
 import { enrolPasswordForm, enrolTotpForm } from './enrolment-page';
 import { EnrolmentOutcome, EnrolmentService } from './enrolment.service';
 
@@ -174,15 +173,7 @@ export class EnrolmentController {
   }
 
   private html(reply: FastifyReply, status: number, body: string): void {
-    void reply
-      .code(status)
-      .header('Content-Type', 'text/html; charset=utf-8')
-      .header('Cache-Control', 'no-store')
-      .header('Pragma', 'no-cache')
-      .header('Content-Security-Policy', LOGIN_CSP)
-      .header('X-Frame-Options', 'DENY')
-      .header('Referrer-Policy', 'same-origin')
-      .send(body);
+    sendPage(reply, status, body);
   }
 }
 
