@@ -212,3 +212,12 @@ export function messagePage(frame: PageFrame & { heading: string }, message: str
 ${link ? `<p><a href="${escapeHtml(link.href)}">${escapeHtml(link.text)}</a></p>` : ''}`,
   );
 }
+
+/** The 404 page of a path whose organization does not exist, for every page of the hosted login. */
+export function sendUnknownOrganization(reply: FastifyReply, org: string): void {
+  sendPage(
+    reply,
+    404,
+    messagePage({ title: 'Unknown organization', organizationName: 'Sign in', heading: 'Unknown organization' }, `There is no organization "${org}".`),
+  );
+}

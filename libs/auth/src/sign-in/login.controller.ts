@@ -9,7 +9,17 @@ import { AppConfig } from '@app/config';
 import { SignInSessionService } from '../sessions/sign-in-session.service';
 import { EXPIRED_SESSION_COOKIE, SESSION_COOKIE, SignInSession } from '../sessions/sign-in-sessions';
 import { LoginFormProtection } from './login-form-protection';
-import { LOGIN_STYLESHEET, LOGIN_STYLESHEET_PATH, PageFrame, codeForm, messagePage, passwordForm, sendPage, signedInPage } from './login-page';
+import {
+  LOGIN_STYLESHEET,
+  LOGIN_STYLESHEET_PATH,
+  PageFrame,
+  codeForm,
+  messagePage,
+  passwordForm,
+  sendPage,
+  sendUnknownOrganization,
+  signedInPage,
+} from './login-page';
 import { LoginOutcome, LoginService } from './login.service';
 import { safeReturnTo } from './return-to';
 import { presentedCertificate, trustedPeers } from './client-certificate';
@@ -319,11 +329,7 @@ export class LoginController {
   }
 
   private unknownOrganization(reply: FastifyReply, org: string): void {
-    this.html(
-      reply,
-      404,
-      messagePage({ title: 'Unknown organization', organizationName: 'Sign in', heading: 'Unknown organization' }, `There is no organization "${org}".`),
-    );
+    sendUnknownOrganization(reply, org);
   }
 
   private html(reply: FastifyReply, status: number, body: string): void {

@@ -7,7 +7,7 @@ import { Audited } from '@app/audit';
 import { CorrelationId, DomainError, PathFormats, Public, SourceAddress } from '@app/common';
 import { SESSION_COOKIE } from '../../sessions/sign-in-sessions';
 import { FORM_COOKIE, LoginFormProtection } from '../login-form-protection';
-import { PageFrame, escapeHtml, messagePage, sendPage } from '../login-page';
+import { PageFrame, escapeHtml, messagePage, sendPage, sendUnknownOrganization } from '../login-page';
 import { enrolPasswordForm, enrolTotpForm } from './enrolment-page';
 import { EnrolmentOutcome, EnrolmentService } from './enrolment.service';
 
@@ -165,11 +165,7 @@ export class EnrolmentController {
   }
 
   private unknownOrganization(reply: FastifyReply, org: string): void {
-    this.html(
-      reply,
-      404,
-      messagePage({ title: 'Unknown organization', organizationName: 'Sign in', heading: 'Unknown organization' }, `There is no organization "${org}".`),
-    );
+    sendUnknownOrganization(reply, org);
   }
 
   private html(reply: FastifyReply, status: number, body: string): void {
