@@ -679,7 +679,7 @@ describe('Authorization code flow (people)', () => {
     expect((await whoami(offlineTokens.body.access_token)).status).toBe(200);
     expect((await refresh(offlineTokens.body.refresh_token)).status).toBe(200);
     const [event] = (
-      await t.db.query("SELECT details FROM audit_events WHERE action = 'session.end' AND target = $1 ORDER BY occurred_at DESC LIMIT 1", [jane.id])
+      await t.db.query("SELECT details FROM audit_events WHERE action = 'session.end' AND target = $1 ORDER BY occurred_at DESC, id DESC LIMIT 1", [jane.id])
     ).rows;
     expect(event.details).toMatchObject({ reason: 'administrator', revokedGrants: held.n });
   });

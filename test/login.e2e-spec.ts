@@ -175,7 +175,7 @@ describe('Hosted login page and sessions', () => {
       expect(locked.headers['retry-after']).toMatch(/^\d+$/);
       expect(cookiePair(locked.headers['set-cookie'], '__Host-Http-session')).toBeUndefined();
     }
-    const events = (await t.db.query("SELECT code, target, details FROM audit_events WHERE action = 'sign_in.lockout' ORDER BY occurred_at")).rows;
+    const events = (await t.db.query("SELECT code, target, details FROM audit_events WHERE action = 'sign_in.lockout' ORDER BY occurred_at, id")).rows;
     // 'locky' names no user: recorded by its shape, length and keyed hash (DECISIONS 11), the same for each try.
     const locky = expect.stringMatching(/^<unknown: 5 chars, #[0-9a-f]{16}>$/);
     expect(events.map((e) => [e.code, e.target])).toEqual([
@@ -289,7 +289,7 @@ describe('Hosted login page and sessions', () => {
     expect(out.status).toBe(200);
     expect(out.headers['set-cookie']).toContain('__Host-Http-session=; Path=/; Secure; HttpOnly; SameSite=Strict; Max-Age=0');
     expect((await session(cookie)).text).toContain('name="password"');
-    const [event] = (await t.db.query("SELECT code, actor FROM audit_events WHERE action = 'sign_in.logout' ORDER BY occurred_at DESC LIMIT 1")).rows;
+    const [event] = (await t.db.query("SELECT code, actor FROM audit_events WHERE action = 'sign_in.logout' ORDER BY occurred_at DESC, id DESC LIMIT 1")).rows;
     expect(event).toEqual({ code: 82003, actor: 'jane' });
   });
 
@@ -336,7 +336,7 @@ describe('Hosted login page and sessions', () => {
     const rows = await storedSessions(plain);
     expect(rows.map((r) => [r.amr, r.end_reason])).toEqual([[['pwd'], 'sign_in_policy']]);
     const [event] = (
-      await t.db.query("SELECT code, actor, details FROM audit_events WHERE action = 'session.end' AND target = $1 ORDER BY occurred_at DESC", [plain])
+      await t.db.query("SELECT code, actor, details FROM audit_events WHERE action = 'session.end' AND target = $1 ORDER BY occurred_at DESC, id DESC", [plain])
     ).rows;
     expect(event).toEqual({
       code: 82004,
