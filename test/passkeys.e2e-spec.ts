@@ -2,6 +2,7 @@ import {
   SoftPasskey,
   TestApp,
   cookiePair,
+  createAdminAndPlainAccounts,
   createOrganization,
   createTestApp,
   errorText,
@@ -9,6 +10,7 @@ import {
   hiddenField,
   passkeyOptions,
   platformAdminToken,
+  tokenBySecret,
 } from '@app/testing';
 
 /**
@@ -28,14 +30,23 @@ const ORG = 'acme';
 describe('Passkeys', () => {
   let t: TestApp;
   let admin: string;
+  let accounts: Awaited<ReturnType<typeof createAdminAndPlainAccounts>>;
+  /** Tokens minted now (the tests move the clock past a token's lifetime). */
+  const tokenOf = (account: { clientId: string; secret: string }) => tokenBySecret(t.http, ORG, account.clientId, account.secret);
   const people: Record<string, { id: string; passkeys: SoftPasskey[] }> = {};
 
   beforeAll(async () => {
     t = await createTestApp();
     admin = await platformAdminToken(t.http);
     await createOrganization(t.http, admin, ORG);
+    accounts = await createAdminAndPlainAccounts(t.http, admin, ORG);
   }, 60_000);
   afterAll(() => t.close());
+  // Each test's refusals count toward the lockout (DECISIONS 4): the next test starts past its window.
+  beforeEach(async () => {
+    t.clock.advance(t.config.authFailureWindowS + 1);
+    admin = await platformAdminToken(t.http);
+  });
 
   const newPasskey = () => new SoftPasskey(RP_ID, ORIGIN);
   const enrolPath = `/authentication/customer/${ORG}/enrol`;
@@ -96,8 +107,10 @@ describe('Passkeys', () => {
   const passwordOf = async (userId: string) => (await t.db.query('SELECT password_hash FROM users WHERE id = $1', [userId])).rows[0].password_hash;
   const failures = async (reason: string) =>
     (await t.db.query(`SELECT details FROM audit_events WHERE action = 'sign_in.fail' AND details->>'reason' = $1`, [reason])).rows.length;
+  /** The amr of the person's latest sign-in (audit ids are in order; the test clock gives sessions one time). */
   const amrOf = async (userId: string) =>
-    (await t.db.query('SELECT amr FROM sign_in_sessions WHERE user_id = $1 ORDER BY created_at DESC LIMIT 1', [userId])).rows[0]?.amr;
+    (await t.db.query(`SELECT details->'amr' AS amr FROM audit_events WHERE action = 'sign_in.success' AND target = $1 ORDER BY id DESC LIMIT 1`, [userId])).rows[0]
+      ?.amr;
 
   it('the factor step offers a passkey: options with attestation none, ES256 and RS256, a discoverable key, the RP id of AUTH_BASE_URL; the page may run only this service’s scripts, which it serves', async () => {
     const alice = await createPerson('alice');
@@ -143,7 +156,7 @@ describe('Passkeys', () => {
     await tryAnswer(key.register(options(), { challenge: 'bm90LXRoZS1jaGFsbGVuZ2Utb2YtdGhpcy1zaWduLWlu' }), 'The passkey answer did not match this sign-in; try again.');
     await tryAnswer(
       key.register(options(), { origin: 'https://evil.example' }),
-      "The passkey answer came from another address than this service's. Open this page at the service's own address and try again.",
+      'The passkey answer came from another address than this service’s. Open this page at the service’s own address and try again.',
     );
     await tryAnswer(key.register(options(), { rpId: 'evil.example' }), 'The passkey answer was made for another site than this one. Use a passkey made for this service.');
     // Bob's challenge (his own flow) in Alice's: another person's.
@@ -239,12 +252,12 @@ describe('Passkeys', () => {
       b = { ...b, page: answered };
     };
     const current = () => passkeyOptions(b.page.text, 'passkey-sign-in');
-    await refusedWith(laptop.authenticate(current(), { origin: 'https://evil.example' }), "The passkey answer came from another address than this service's. Open this page at the service's own address and try again.");
+    await refusedWith(laptop.authenticate(current(), { origin: 'https://evil.example' }), 'The passkey answer came from another address than this service’s. Open this page at the service’s own address and try again.');
     await refusedWith(laptop.authenticate(current(), { rpId: 'evil.example' }), 'The passkey answer was made for another site than this one. Use a passkey made for this service.');
     await refusedWith(laptop.authenticate({ challenge: 'c29tZS1vdGhlci1jaGFsbGVuZ2UtdGhhdC13YXMtbmV2ZXItaXNzdWVk' }), 'The passkey answer did not match this sign-in; try again.');
     const flipped = laptop.authenticate(current());
     flipped.response.signature = flipByte(flipped.response.signature, -3);
-    await refusedWith(flipped, "The passkey's signature did not verify. Try again with the same passkey.");
+    await refusedWith(flipped, 'The passkey’s signature did not verify. Try again with the same passkey.');
     const stranger = newPasskey();
     await refusedWith(stranger.authenticate(current()), 'This passkey is not registered. Use a passkey you added here, or sign in another way.');
     expect(await failures('passkey_signature')).toBe(1);
@@ -316,7 +329,7 @@ describe('Passkeys', () => {
     const [credential] = (await t.db.query(`SELECT c.device_id FROM passkeys p JOIN credentials c ON c.id = p.credential_id WHERE p.name = 'Phone'`)).rows;
     const revoked = await t.http
       .post(`/aims/rs/scim/v2/Device/${credential.device_id}/revoke`)
-      .auth(admin, { type: 'bearer' })
+      .auth(await tokenOf(accounts.orgAdmin), { type: 'bearer' })
       .set('Content-Type', 'application/scim+json')
       .send(JSON.stringify({ reason: 'LOST' }));
     expect(revoked.status).toBe(200);
@@ -332,6 +345,9 @@ describe('Passkeys', () => {
     const carol = await createPerson('carol', { password: PASSWORD });
     const noToken = await t.bare.post(`/admin/v1/organizations/${ORG}/users/${carol}/factors/required`);
     expect(noToken.status).toBe(401);
+    const notAdministrator = await t.http.post(`/admin/v1/organizations/${ORG}/users/${carol}/factors/required`).auth(await tokenOf(accounts.plain), { type: 'bearer' });
+    expect(notAdministrator.status).toBe(403);
+    expect((await t.db.query('SELECT must_enrol_second_factor FROM users WHERE id = $1', [carol])).rows).toEqual([{ must_enrol_second_factor: false }]);
     const marked = await t.http.post(`/admin/v1/organizations/${ORG}/users/${carol}/factors/required`).auth(admin, { type: 'bearer' });
     expect(marked.status).toBe(200);
     expect(marked.body).toEqual({ id: carol, userName: 'carol', mustEnrolSecondFactor: true });

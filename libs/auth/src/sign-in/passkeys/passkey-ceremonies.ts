@@ -42,10 +42,10 @@ export type PasskeyRefusal =
 export const PASSKEY_MESSAGES: Record<PasskeyRefusal, string> = {
   malformed: 'The passkey answer could not be read. Try again.',
   challenge: 'The passkey answer did not match this sign-in; try again.',
-  origin: "The passkey answer came from another address than this service's. Open this page at the service's own address and try again.",
+  origin: 'The passkey answer came from another address than this service’s. Open this page at the service’s own address and try again.',
   rp_id: 'The passkey answer was made for another site than this one. Use a passkey made for this service.',
   user_verification: 'Your authenticator did not verify you (PIN, fingerprint or face). Try again and unlock it when it asks.',
-  signature: "The passkey's signature did not verify. Try again with the same passkey.",
+  signature: 'The passkey’s signature did not verify. Try again with the same passkey.',
   unknown_passkey: 'This passkey is not registered. Use a passkey you added here, or sign in another way.',
   other_user: 'This passkey belongs to another account. Use your own passkey.',
   passkey_not_issued: 'This passkey has been suspended or revoked. Sign in another way, or ask an administrator.',
