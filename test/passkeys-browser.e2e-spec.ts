@@ -1,13 +1,5 @@
 import { Browser, CDPSession, Page } from 'playwright-core';
-import {
-  TestApp,
-  createAdminAndPlainAccounts,
-  createOrganization,
-  createTestApp,
-  freePort,
-  platformAdminToken,
-  tokenBySecret,
-} from '@app/testing';
+import { TestApp, createAdminAndPlainAccounts, createOrganization, createTestApp, freePort, platformAdminToken, tokenBySecret } from '@app/testing';
 import { accessibilityViolations, launchBrowser, watchedPage } from './support/browser';
 
 /**

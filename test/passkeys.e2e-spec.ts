@@ -90,7 +90,13 @@ describe('Passkeys', () => {
   const registerWith = (b: Awaited<ReturnType<typeof factorStep>>, page: { text: string }, answer: unknown, name = 'Laptop', session?: string) =>
     b.post(
       enrolPath,
-      { step: 'passkey', ...(hiddenField(page.text, 'link') ? { link: b.link } : {}), state: hiddenField(page.text, 'state')!, passkey_name: name, response: JSON.stringify(answer) },
+      {
+        step: 'passkey',
+        ...(hiddenField(page.text, 'link') ? { link: b.link } : {}),
+        state: hiddenField(page.text, 'state')!,
+        passkey_name: name,
+        response: JSON.stringify(answer),
+      },
       session ? { session } : {},
     );
 
@@ -109,13 +115,13 @@ describe('Passkeys', () => {
     (await t.db.query(`SELECT details FROM audit_events WHERE action = 'sign_in.fail' AND details->>'reason' = $1`, [reason])).rows.length;
   /** The amr of the person's latest sign-in (audit ids are in order; the test clock gives sessions one time). */
   const amrOf = async (userId: string) =>
-    (await t.db.query(`SELECT details->'amr' AS amr FROM audit_events WHERE action = 'sign_in.success' AND target = $1 ORDER BY id DESC LIMIT 1`, [userId])).rows[0]
-      ?.amr;
+    (await t.db.query(`SELECT details->'amr' AS amr FROM audit_events WHERE action = 'sign_in.success' AND target = $1 ORDER BY id DESC LIMIT 1`, [userId]))
+      .rows[0]?.amr;
 
   it('the factor step offers a passkey: options with attestation none, ES256 and RS256, a discoverable key, the RP id of AUTH_BASE_URL; the page may run only this service’s scripts, which it serves', async () => {
     const alice = await createPerson('alice');
     const { page } = await factorStep(await linkOf(alice));
-    const options = passkeyOptions<Record<string, any>>(page.text, 'passkey-register');
+    const options = passkeyOptions<Record<string, unknown> & { challenge: string }>(page.text, 'passkey-register');
     expect(options).toMatchObject({
       rp: { id: RP_ID, name: 'Organization acme' },
       user: { name: 'alice' },
@@ -127,7 +133,9 @@ describe('Passkeys', () => {
       authenticatorSelection: { residentKey: 'required', requireResidentKey: true, userVerification: 'preferred' },
     });
     expect(options.challenge).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(page.headers['content-security-policy']).toBe("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'");
+    expect(page.headers['content-security-policy']).toBe(
+      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'",
+    );
     expect(page.text).toContain('<script src="/authentication/webauthn/simplewebauthn-browser.js" defer></script>');
     expect(page.text).not.toMatch(/<script>|<script [^>]*>[^<]/);
     for (const path of ['/authentication/webauthn/simplewebauthn-browser.js', '/authentication/webauthn/passkey.js']) {
@@ -153,12 +161,18 @@ describe('Passkeys', () => {
       page = answered;
     };
     const options = () => passkeyOptions(page.text, 'passkey-register');
-    await tryAnswer(key.register(options(), { challenge: 'bm90LXRoZS1jaGFsbGVuZ2Utb2YtdGhpcy1zaWduLWlu' }), 'The passkey answer did not match this sign-in; try again.');
+    await tryAnswer(
+      key.register(options(), { challenge: 'bm90LXRoZS1jaGFsbGVuZ2Utb2YtdGhpcy1zaWduLWlu' }),
+      'The passkey answer did not match this sign-in; try again.',
+    );
     await tryAnswer(
       key.register(options(), { origin: 'https://evil.example' }),
       'The passkey answer came from another address than this service’s. Open this page at the service’s own address and try again.',
     );
-    await tryAnswer(key.register(options(), { rpId: 'evil.example' }), 'The passkey answer was made for another site than this one. Use a passkey made for this service.');
+    await tryAnswer(
+      key.register(options(), { rpId: 'evil.example' }),
+      'The passkey answer was made for another site than this one. Use a passkey made for this service.',
+    );
     // Bob's challenge (his own flow) in Alice's: another person's.
     const bobs = await factorStep(await linkOf(bob));
     await tryAnswer(key.register(passkeyOptions(bobs.page.text, 'passkey-register')), 'The passkey answer did not match this sign-in; try again.');
@@ -207,7 +221,14 @@ describe('Passkeys', () => {
       }),
     ]);
     const events = await t.db.query(`SELECT action, details FROM audit_events WHERE actor = 'alice' AND outcome = 'success' ORDER BY id`);
-    expect(events.rows.map((r) => r.action)).toEqual(['user.password.set', 'device.create', 'device.issue', 'credential.issue', 'user.enrolment.complete', 'sign_in.success']);
+    expect(events.rows.map((r) => r.action)).toEqual([
+      'user.password.set',
+      'device.create',
+      'device.issue',
+      'credential.issue',
+      'user.enrolment.complete',
+      'sign_in.success',
+    ]);
     expect(events.rows[4].details).toMatchObject({ via: 'link', factor: 'FIDO2' });
     // The same answer again (its challenge is used): refused, nothing more.
     const again = await registerWith(b, b.page, answer);
@@ -252,9 +273,18 @@ describe('Passkeys', () => {
       b = { ...b, page: answered };
     };
     const current = () => passkeyOptions(b.page.text, 'passkey-sign-in');
-    await refusedWith(laptop.authenticate(current(), { origin: 'https://evil.example' }), 'The passkey answer came from another address than this service’s. Open this page at the service’s own address and try again.');
-    await refusedWith(laptop.authenticate(current(), { rpId: 'evil.example' }), 'The passkey answer was made for another site than this one. Use a passkey made for this service.');
-    await refusedWith(laptop.authenticate({ challenge: 'c29tZS1vdGhlci1jaGFsbGVuZ2UtdGhhdC13YXMtbmV2ZXItaXNzdWVk' }), 'The passkey answer did not match this sign-in; try again.');
+    await refusedWith(
+      laptop.authenticate(current(), { origin: 'https://evil.example' }),
+      'The passkey answer came from another address than this service’s. Open this page at the service’s own address and try again.',
+    );
+    await refusedWith(
+      laptop.authenticate(current(), { rpId: 'evil.example' }),
+      'The passkey answer was made for another site than this one. Use a passkey made for this service.',
+    );
+    await refusedWith(
+      laptop.authenticate({ challenge: 'c29tZS1vdGhlci1jaGFsbGVuZ2UtdGhhdC13YXMtbmV2ZXItaXNzdWVk' }),
+      'The passkey answer did not match this sign-in; try again.',
+    );
     const flipped = laptop.authenticate(current());
     flipped.response.signature = flipByte(flipped.response.signature, -3);
     await refusedWith(flipped, 'The passkey’s signature did not verify. Try again with the same passkey.');
@@ -300,7 +330,9 @@ describe('Passkeys', () => {
     expect(b.page.text).not.toContain('data-passkey');
     expect(b.page.headers['content-security-policy']).not.toContain('script-src');
     const off = await b.post(loginPath, { step: 'passkey', response: JSON.stringify(laptop.authenticate({ challenge: 'AAAA' })) });
-    expect(errorText(off.text)).toBe('This organization does not allow signing in with a passkey alone. Sign in with your user name and password, then your passkey.');
+    expect(errorText(off.text)).toBe(
+      'This organization does not allow signing in with a passkey alone. Sign in with your user name and password, then your passkey.',
+    );
     const settings = await t.http
       .put(`/admin/v1/organizations/${ORG}/settings`)
       .auth(admin, { type: 'bearer' })
@@ -345,7 +377,9 @@ describe('Passkeys', () => {
     const carol = await createPerson('carol', { password: PASSWORD });
     const noToken = await t.bare.post(`/admin/v1/organizations/${ORG}/users/${carol}/factors/required`);
     expect(noToken.status).toBe(401);
-    const notAdministrator = await t.http.post(`/admin/v1/organizations/${ORG}/users/${carol}/factors/required`).auth(await tokenOf(accounts.plain), { type: 'bearer' });
+    const notAdministrator = await t.http
+      .post(`/admin/v1/organizations/${ORG}/users/${carol}/factors/required`)
+      .auth(await tokenOf(accounts.plain), { type: 'bearer' });
     expect(notAdministrator.status).toBe(403);
     expect((await t.db.query('SELECT must_enrol_second_factor FROM users WHERE id = $1', [carol])).rows).toEqual([{ must_enrol_second_factor: false }]);
     const marked = await t.http.post(`/admin/v1/organizations/${ORG}/users/${carol}/factors/required`).auth(admin, { type: 'bearer' });

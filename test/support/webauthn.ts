@@ -110,7 +110,13 @@ export class SoftPasskey {
   private authDataHead(overrides: AnswerOverrides, flags: number, counter: number): Buffer {
     const count = Buffer.alloc(4);
     count.writeUInt32BE(counter);
-    return Buffer.concat([createHash('sha256').update(overrides.rpId ?? this.rpId).digest(), Buffer.from([flags]), count]);
+    return Buffer.concat([
+      createHash('sha256')
+        .update(overrides.rpId ?? this.rpId)
+        .digest(),
+      Buffer.from([flags]),
+      count,
+    ]);
   }
 }
 
@@ -118,7 +124,12 @@ export class SoftPasskey {
 export function passkeyOptions<T = { challenge: string; user: { id: string } }>(html: string, formId: string): T {
   const match = new RegExp(`<form [^>]*id="${formId}" data-passkey="[a-z]+" data-options="([^"]*)"`).exec(html);
   if (!match) throw new Error(`No passkey form ${formId} on the page: ${html.slice(0, 300)}`);
-  const text = match[1].replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  const text = match[1]
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
   return JSON.parse(text) as T;
 }
 

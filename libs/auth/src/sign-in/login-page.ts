@@ -18,9 +18,14 @@ export const LOGIN_CSP = ["default-src 'none'", "style-src 'self'", "img-src 'se
  * The CSP of a page with a passkey form (DECISIONS 14.5): the same, and this service's two scripts
  * (`script-src 'self'`: @simplewebauthn/browser and the passkey form's script, as files; nothing inline).
  */
-export const PASSKEY_PAGE_CSP = ["default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self'", "base-uri 'none'", "frame-ancestors 'none'"].join(
-  '; ',
-);
+export const PASSKEY_PAGE_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
 
 /** Where the passkey forms' scripts are served (libs/auth PasskeyScriptsController). */
 export const WEBAUTHN_BROWSER_PATH = '/authentication/webauthn/simplewebauthn-browser.js';
@@ -151,8 +156,8 @@ ${passkey}
 `
     : ''
 }${
-  certificateAction
-    ? `<div class="alternative">
+      certificateAction
+        ? `<div class="alternative">
 <h2>Smart card</h2>
 <p>With your smart card in its reader, your browser presents its certificate.</p>
 <form method="post" action="${escapeHtml(certificateAction)}">
@@ -160,8 +165,8 @@ ${hidden('form_token', formToken)}${hidden('return_to', returnTo)}
 <button type="submit" class="secondary">Sign in with a smart card</button>
 </form>
 </div>`
-    : ''
-}`,
+        : ''
+    }`,
   );
 }
 

@@ -152,7 +152,11 @@ export class LoginController {
       // An administrator's mark (DECISIONS 14.5): the factor step, before any session opens.
       const step = await this.enrolment.startFactorStep(org, outcome.step, 'mark', formCookie, { returnTo: returnTo?.slice(0, 4096) });
       const enrolFrame = { ...frame, title: 'Set up your sign-in' };
-      return this.html(reply, 200, await this.factorPages.render(org, enrolFrame, formCookie, '', step, 'Your administrator asks you to add a second factor before you sign in.'));
+      return this.html(
+        reply,
+        200,
+        await this.factorPages.render(org, enrolFrame, formCookie, '', step, 'Your administrator asks you to add a second factor before you sign in.'),
+      );
     }
     return this.answer(reply, request, org, frame, formCookie, returnTo, outcome, params.userName);
   }
@@ -181,7 +185,17 @@ export class LoginController {
           button: 'Use a passkey',
         })
       : undefined;
-    return codeForm({ frame, action: loginPath(org), formToken, stepToken, returnTo, userName: step.userName, error, code: code || !passkey, passkey: passkeyHtml });
+    return codeForm({
+      frame,
+      action: loginPath(org),
+      formToken,
+      stepToken,
+      returnTo,
+      userName: step.userName,
+      error,
+      code: code || !passkey,
+      passkey: passkeyHtml,
+    });
   }
 
   /** The first page's "Sign in with a passkey", where the organization allows a passkey alone (DECISIONS 14.5). */

@@ -38,7 +38,8 @@ type Origin = RequestOrigin & { userAgent?: string };
 export type FinalOutcome = Exclude<LoginOutcome, { kind: 'code' } | { kind: 'enrol' }>;
 
 /** The refusal of a passkey alone where the organization does not allow it (DECISIONS 14.5). */
-export const PASSWORDLESS_OFF = 'This organization does not allow signing in with a passkey alone. Sign in with your user name and password, then your passkey.';
+export const PASSWORDLESS_OFF =
+  'This organization does not allow signing in with a passkey alone. Sign in with your user name and password, then your passkey.';
 
 /**
  * The hosted login page's rules (DECISIONS 14.1): the password (hashed in the bounded
@@ -174,7 +175,16 @@ export class LoginService {
     const checked = await this.ceremonies.verifyAuthentication(org, undefined, flow, answer);
     if (!checked.ok) {
       const owner = checked.passkey ? await this.users.findInOrg(org, checked.passkey.userId) : undefined;
-      await this.record(`passkey_${checked.refusal}`, undefined, claimed(owner?.user_name, true), org, origin, 'passkey', undefined, checked.passkey?.credentialId);
+      await this.record(
+        `passkey_${checked.refusal}`,
+        undefined,
+        claimed(owner?.user_name, true),
+        org,
+        origin,
+        'passkey',
+        undefined,
+        checked.passkey?.credentialId,
+      );
       return { kind: 'failed', message: PASSKEY_MESSAGES[checked.refusal] };
     }
     const user = await this.users.findInOrg(org, checked.passkey.userId);

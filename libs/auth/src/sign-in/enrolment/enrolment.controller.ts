@@ -56,7 +56,12 @@ export class EnrolmentController {
    * page that says to sign in first.
    */
   @Get('authentication/customer/:org/factors/new')
-  async addFactor(@Param('org') org: string, @Query() query: Record<string, unknown>, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+  async addFactor(
+    @Param('org') org: string,
+    @Query() query: Record<string, unknown>,
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
     const frame = await this.frame(org);
     if (!frame) return this.unknownOrganization(reply, org);
     const formCookie = this.formCookieFor(request, reply);
@@ -137,10 +142,16 @@ export class EnrolmentController {
         const target = safeReturnTo(org, outcome.returnTo) ?? `/portal/${encodeURIComponent(org)}/`;
         if (outcome.factor === 'FIDO2') {
           // A passkey: the same step again, from the new session, to add another one or go on (DECISIONS 14.5).
-          const step = await this.enrolment.startFactorStep(org, { userId: outcome.session.userId, userName: outcome.session.userName }, 'session', formCookie, {
-            sessionId: outcome.session.id,
-            returnTo: outcome.returnTo,
-          });
+          const step = await this.enrolment.startFactorStep(
+            org,
+            { userId: outcome.session.userId, userName: outcome.session.userName },
+            'session',
+            formCookie,
+            {
+              sessionId: outcome.session.id,
+              returnTo: outcome.returnTo,
+            },
+          );
           return this.html(reply, 200, await this.factorPages.render(org, frame, formCookie, '', step, addedNotice(outcome), target));
         }
         return void reply.code(303).header('Location', target).header('Cache-Control', 'no-store').send();
@@ -209,7 +220,6 @@ function addedNotice(outcome: { factor: 'OATH_TOTP' | 'FIDO2'; passkeyName?: str
     ? `Your passkey "${outcome.passkeyName ?? ''}" was added. Add another one, or continue.`
     : 'Your authenticator app was added. Add another factor, or continue.';
 }
-
 
 function single(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;

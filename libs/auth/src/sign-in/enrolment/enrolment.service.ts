@@ -219,8 +219,13 @@ export class EnrolmentService {
     const { state } = resolved;
     const page = { userId: state.userId, userName: state.userName, state: stateToken!, totp: state.totp, purpose: state.purpose };
     const passkeyName = (name ?? '').trim();
-    if (passkeyName.length === 0 || passkeyName.length > 64 || /[\u0000-\u001f\u007f]/.test(passkeyName)) {
-      return { kind: 'totp', ...page, passkeyName: passkeyName.slice(0, 64), passkeyError: 'Give the passkey a name of 1 to 64 characters, so that you can tell it apart later.' };
+    if (passkeyName.length === 0 || passkeyName.length > 64 || /\p{Cc}/u.test(passkeyName)) {
+      return {
+        kind: 'totp',
+        ...page,
+        passkeyName: passkeyName.slice(0, 64),
+        passkeyError: 'Give the passkey a name of 1 to 64 characters, so that you can tell it apart later.',
+      };
     }
     const checked = await this.ceremonies.verifyRegistration(org, state.userId, formCookie, answer, passkeyName);
     if (!checked.ok) {
@@ -301,7 +306,15 @@ export class EnrolmentService {
         tx,
       );
       if (state.purpose === 'session') {
-        return { kind: 'added', userId: user.id, userName: user.user_name, sessionId: state.sessionId!, factor: factor.kind, passkeyName, returnTo: state.returnTo };
+        return {
+          kind: 'added',
+          userId: user.id,
+          userName: user.user_name,
+          sessionId: state.sessionId!,
+          factor: factor.kind,
+          passkeyName,
+          returnTo: state.returnTo,
+        };
       }
       const amr = factor.kind === 'OATH_TOTP' ? (['pwd', 'otp'] as const) : (['pwd', 'hwk'] as const);
       const opened = await this.sessions.open({ orgId: org, userId: user.id, userName: user.user_name, amr: [...amr] }, origin, tx);

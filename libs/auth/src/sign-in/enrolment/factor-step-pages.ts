@@ -57,7 +57,6 @@ export class FactorStepPages {
       }),
     });
   }
-
 }
 
 export function enrolPath(org: string): string {
@@ -75,4 +74,3 @@ async function qrCode(uri: string): Promise<string> {
     .replace(/^<svg /, `<svg class="qr" width="224" height="224" role="img" aria-label="${escapeHtml(label)}" `)
     .replace(/>/, `><title>${escapeHtml(label)}</title>`);
 }
-

@@ -129,7 +129,13 @@ export class PasskeyCeremonies {
   }
 
   /** Checks a registration answer for `userId` in this flow; consumes its challenge either way. */
-  async verifyRegistration(orgId: string, userId: string, flow: string, answer: string | undefined, name: string): Promise<{ ok: true; passkey: NewPasskey } | Refused> {
+  async verifyRegistration(
+    orgId: string,
+    userId: string,
+    flow: string,
+    answer: string | undefined,
+    name: string,
+  ): Promise<{ ok: true; passkey: NewPasskey } | Refused> {
     const response = parse<RegistrationResponseJSON>(answer);
     if (!response) return refused('malformed');
     const challenge = await this.consume(orgId, userId, 'registration', flow, response.response?.clientDataJSON);
