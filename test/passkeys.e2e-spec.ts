@@ -1,3 +1,4 @@
+import { PurgeJob } from '@app/auth';
 import {
   SoftPasskey,
   TestApp,
@@ -371,6 +372,29 @@ describe('Passkeys', () => {
     const answered = await signInWith(b, phone.authenticate(options));
     expect(errorText(answered.text)).toBe('This passkey has been suspended or revoked. Sign in another way, or ask an administrator.');
     expect(await failures('passkey_passkey_not_issued')).toBe(1);
+  });
+
+  it('wrong passkey answers count toward the lockout as wrong codes do: past the limit the step answers the lockout without checking, and audits it', async () => {
+    const [laptop] = people.alice.passkeys;
+    let b = await secondStep('alice');
+    for (let i = 0; i < t.config.authFailureLimit; i += 1) {
+      const answered = await signInWith(b, laptop.authenticate(passkeyOptions(b.page.text, 'passkey-sign-in'), { origin: 'https://evil.example' }));
+      b = { ...b, page: answered };
+      if (errorText(answered.text).startsWith('Too many')) break;
+    }
+    const locked = await signInWith(b, laptop.authenticate(passkeyOptions(b.page.text, 'passkey-sign-in')));
+    expect(errorText(locked.text)).toMatch(/^Too many failed sign-ins\. Try again in \d+ (seconds|minutes)\.$/);
+    expect(locked.headers['retry-after']).toMatch(/^\d+$/);
+    expect(cookiePair(locked.headers['set-cookie'], '__Host-Http-session')).toBeUndefined();
+    const lockouts = await t.db.query(`SELECT count(*)::int AS n FROM audit_events WHERE action = 'sign_in.lockout'`);
+    expect(lockouts.rows[0].n).toBeGreaterThan(0);
+  });
+
+  it('expired challenges are purged', async () => {
+    t.clock.advance(600);
+    const purged = await t.app.get(PurgeJob).runOnce();
+    expect(purged.challenges).toBeGreaterThan(0);
+    expect((await t.db.query('SELECT count(*)::int AS n FROM webauthn_challenges WHERE expires_at < $1', [t.clock.now()])).rows).toEqual([{ n: 0 }]);
   });
 
   it("an administrator's mark: after a right password a person without a factor enrols one before any session opens; then the mark is gone", async () => {

@@ -211,6 +211,12 @@ export class PasskeyCeremonies {
     }
   }
 
+  /** Deletes challenges past their expiry (used or not): the purge job's (DECISIONS 14.5). */
+  async purgeExpired(): Promise<number> {
+    const rows = await this.db.query<{ id: string }>('DELETE FROM webauthn_challenges WHERE expires_at < $1 RETURNING id', [this.clock.now()]);
+    return rows.length;
+  }
+
   private async newChallenge(orgId: string, userId: string | undefined, purpose: Purpose, flow: string): Promise<string> {
     const challenge = randomBytes(32).toString('base64url');
     const now = this.clock.now();
