@@ -697,6 +697,7 @@ describe('admin API: users (DECISIONS 11, 3.5)', () => {
           accessTokenLifetime: null,
         },
         passwordHash: expect.stringMatching(SCRYPT_HASH),
+        mustEnrolSecondFactor: false,
       });
       // The hash travels only in passwordHash, never inside the user row.
       expect(JSON.stringify(found!.user)).not.toContain('scrypt');
