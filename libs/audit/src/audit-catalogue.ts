@@ -64,9 +64,14 @@ export const AUDIT_CATALOGUE = {
     code: 40009,
     description: "An administrator reset a person's second factors: their software authenticators revoked, their sessions ended, a new enrolment link made",
   },
+  'user.factors.require': {
+    code: 40010,
+    description: 'An administrator marked a person as needing a second factor: after their next right password they enrol one before any session opens',
+  },
   'user.enrolment.complete': {
     code: 40008,
-    description: 'A person used their enrolment link: password chosen and second factor enrolled (details: link id, credential id)',
+    description:
+      "A person enrolled their own second factor: through their enrolment link (password chosen), at sign-in after an administrator's mark, or from their session (details: how, link id, credential id, factor)",
   },
 
   'wallet.suspend': { code: 50001, description: 'Wallet suspended' },

@@ -48,6 +48,10 @@ import { SmartCardLogons } from './sign-in/smart-card-logons';
 import { EnrolmentController } from './sign-in/enrolment/enrolment.controller';
 import { EnrolmentService } from './sign-in/enrolment/enrolment.service';
 import { TotpEnrolment } from './sign-in/enrolment/totp-enrolment';
+import { PasskeyCredentials } from './sign-in/passkeys/passkey-credentials';
+import { FactorStepPages } from './sign-in/enrolment/factor-step-pages';
+import { PasskeyCeremonies } from './sign-in/passkeys/passkey-ceremonies';
+import { PasskeyScriptsController } from './sign-in/passkeys/passkey-scripts.controller';
 
 /** The token service, client authentication, the global bearer guard, and the hosted login page with people's sessions. */
 @Module({
@@ -60,6 +64,7 @@ import { TotpEnrolment } from './sign-in/enrolment/totp-enrolment';
     SigningKeysController,
     LoginController,
     EnrolmentController,
+    PasskeyScriptsController,
     UserSessionsController,
     AuthorizeController,
   ],
@@ -82,6 +87,9 @@ import { TotpEnrolment } from './sign-in/enrolment/totp-enrolment';
     LoginFormProtection,
     OneTimeCodes,
     TotpEnrolment,
+    PasskeyCredentials,
+    PasskeyCeremonies,
+    FactorStepPages,
     EnrolmentService,
     SessionAuthentication,
     SmartCardLogons,
@@ -117,6 +125,7 @@ import { TotpEnrolment } from './sign-in/enrolment/totp-enrolment';
     SignInFactorPolicy,
     OneTimeCodes,
     TotpEnrolment,
+    PasskeyCredentials,
     SmartCardLogons,
     ApprovalDevices,
     BackchannelAuthentication,

@@ -1,6 +1,6 @@
 import { Module, Provider } from '@nestjs/common';
 import { AccountDependents, AccountsModule } from '@app/accounts';
-import { AuthModule, AuthStoreModule, OneTimeCodes, SmartCardLogons, TotpEnrolment } from '@app/auth';
+import { AuthModule, AuthStoreModule, OneTimeCodes, PasskeyCredentials, SmartCardLogons, TotpEnrolment } from '@app/auth';
 import { DeliveryGatewayStoreModule } from '@app/delivery-gateway';
 import { DeviceContents, DeviceModule, DeviceStoreModule } from '@app/device';
 import { Clock, DataCipher } from '@app/common';
@@ -14,6 +14,7 @@ import { ContentRequestsController } from './content-requests/content-requests.c
 import { CredentialFollower } from './credentials/credential-follower';
 import { OneTimeCodeCredentials } from './credentials/one-time-code-credentials';
 import { SelfEnrolledTotp } from './credentials/self-enrolled-totp';
+import { SelfEnrolledPasskeys } from './credentials/self-enrolled-passkeys';
 import { FactorResetController } from './credentials/factor-reset.controller';
 import { FactorResetService } from './credentials/factor-reset.service';
 import { SmartCardLogonCredentials } from './credentials/smart-card-logon-credentials';
@@ -168,6 +169,7 @@ export class CredentialFollowerModule {}
     ContentRequestSweepJob,
     OneTimeCodeCredentials,
     SelfEnrolledTotp,
+    SelfEnrolledPasskeys,
     FactorResetService,
     SmartCardLogonCredentials,
     SyncSessionRepository,
@@ -197,6 +199,8 @@ export class CredentialManagementModule {
     logonCertificates: SmartCardLogonCredentials,
     totpEnrolment: TotpEnrolment,
     selfEnrolledTotp: SelfEnrolledTotp,
+    passkeys: PasskeyCredentials,
+    selfEnrolledPasskeys: SelfEnrolledPasskeys,
   ) {
     // A device shows its credentials and its policy (CREDENTIAL-MANAGEMENT.md "Resources", Device row); this library holds them.
     contents.register((orgId, deviceIds) => credentials.onDevices(orgId, deviceIds));
@@ -206,5 +210,7 @@ export class CredentialManagementModule {
     smartCards.register(logonCertificates);
     // A person's own authenticator app, enrolled through their enrolment link, is an OATH TOTP credential of this library (DECISIONS 14.4).
     totpEnrolment.register(selfEnrolledTotp);
+    // And their passkeys are FIDO2 credentials of this library (DECISIONS 14.5).
+    passkeys.register(selfEnrolledPasskeys);
   }
 }

@@ -7,7 +7,7 @@ import { CertificateSummary, CredentialStatus } from './credential.schema';
 export interface CredentialRow {
   id: string;
   org_id: string;
-  type: CredentialType;
+  type: CredentialType | 'FIDO2';
   status: CredentialStatus;
   device_id: string;
   wallet_id: string | null;
@@ -31,7 +31,7 @@ export interface CredentialRow {
 export interface NewCredential {
   id: string;
   org_id: string;
-  type: CredentialType;
+  type: CredentialType | 'FIDO2';
   status: CredentialStatus;
   device_id: string;
   wallet_id: string | null;
