@@ -30,6 +30,10 @@ const WARM_UP = 60;
 // bench organization, so that the statements' plans are those of a production database (0: skip).
 const ARCHIVE_REQUESTS = Number(process.env.BENCH_ARCHIVE_REQUESTS ?? 1_000_000);
 const POLICIES = Number(process.env.BENCH_POLICIES ?? 10_000);
+// And BENCH_ARCHIVE_PEOPLE (100,000) other cardholders, each with an authenticator app and a
+// certificate on file, and BENCH_GROUPS (20,000) user groups: tables the issuance path reads too.
+const ARCHIVE_PEOPLE = Number(process.env.BENCH_ARCHIVE_PEOPLE ?? 100_000);
+const GROUPS = Number(process.env.BENCH_GROUPS ?? 20_000);
 const SCIM = 'application/scim+json';
 const progress = (message) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${message}\n`);
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
@@ -76,6 +80,30 @@ async function seedArchive(db, org) {
       `INSERT INTO device_policies (id, org_id, name, credential_types, created_at, updated_at)
        SELECT gen_random_uuid(), $1, 'archive policy ' || i, ARRAY['PKI_CERTIFICATE'], now(), now() FROM generate_series(1, $2) AS i`,
       [org, POLICIES],
+    );
+  }
+  if (GROUPS > 0) {
+    progress(`seeding ${GROUPS.toLocaleString('en')} user groups...`);
+    await db.query(
+      `INSERT INTO user_groups (id, org_id, display_name, created_at, updated_at) SELECT gen_random_uuid(), $1, 'archive group ' || i, now(), now()
+         FROM generate_series(1, $2) AS i`,
+      [org, GROUPS],
+    );
+  }
+  if (ARCHIVE_PEOPLE > 0) {
+    progress(`seeding ${ARCHIVE_PEOPLE.toLocaleString('en')} other cardholders with an authenticator and a certificate each...`);
+    await db.query(
+      `WITH made AS (
+         INSERT INTO users (id, org_id, user_name, user_type, role, display_name, emails, created_at, updated_at)
+         SELECT gen_random_uuid(), $1, 'archive' || i, 'cardholder', 'Cardholder', 'Archive ' || i, '[]', now(), now()
+           FROM generate_series(1, $2) AS i RETURNING id),
+       apps AS (
+         INSERT INTO authenticators (id, org_id, user_id, display_name, operating_system, push_handle, public_key, thumbprint, created_at, updated_at)
+         SELECT gen_random_uuid(), $1, id, 'phone', 'Android', 'handle-' || id, '{}', md5(id::text), now(), now() FROM made)
+       INSERT INTO user_certificates (user_id, thumbprint, pem, subject, issuer, serial_number, not_before, not_after, expires_at, created_at)
+       SELECT id, md5(id::text), '-', 'CN=archive', 'CN=archive', '01', now() - interval '1 day', now() + interval '1 year', now() + interval '1 year', now()
+         FROM made`,
+      [org, ARCHIVE_PEOPLE],
     );
   }
   if (ARCHIVE_REQUESTS === 0) return;

@@ -98,6 +98,9 @@ async function deviceGet(ctx) {
 }
 
 const WORKLOADS = [
+  // The cheapest route through the whole stack (Fastify, Nest's guards, the access log): the yardstick
+  // the regression guard divides every workload's CPU per request by (ops/bench/regression.js).
+  { name: 'hello', prepare: (ctx) => ({ url: `${ctx.baseUrl}/health/live` }) },
   {
     name: 'token-secret',
     prepare: (ctx) => ({
