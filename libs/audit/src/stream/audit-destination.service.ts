@@ -220,7 +220,7 @@ export class AuditDestinationService {
     if (!ID_PATTERN.test(eventId)) throw notFound(`Audit event "${eventId.slice(0, 40)}" has no delivery at destination ${destination.id}.`);
     await this.db.transaction(async (tx) => {
       if (!(await this.outbox.redrive(destination.id, eventId, this.clock.now(), tx))) {
-        const state = await this.outbox.stateOf(destination.id, eventId);
+        const state = await this.outbox.stateOf(destination.id, eventId, tx);
         if (state) throw new DomainError('CONFLICT', `The delivery of audit event ${eventId} to destination ${destination.id} is ${state}, not deadLettered; only a dead letter is redriven.`);
         throw notFound(`Audit event ${eventId} has no delivery at destination ${destination.id}.`);
       }
@@ -270,7 +270,7 @@ export class AuditDestinationService {
   }
 
   private check(problem: string | undefined): void {
-    if (problem) throw invalidValue(`${problem[0].toUpperCase()}${problem.slice(1)}.`);
+    if (problem) throw invalidValue(`Invalid request body: ${problem}.`);
   }
 }
 

@@ -132,11 +132,12 @@ export class AuditOutboxRepository {
     return rows.length > 0;
   }
 
-  async stateOf(destinationId: string, eventId: string): Promise<StreamDeliveryState | undefined> {
-    const [row] = await this.db.query<{ state: StreamDeliveryState }>('SELECT state FROM audit_outbox WHERE destination_id = $1 AND event_id = $2', [
-      destinationId,
-      eventId,
-    ]);
+  async stateOf(destinationId: string, eventId: string, tx?: Transaction): Promise<StreamDeliveryState | undefined> {
+    const [row] = await this.db.query<{ state: StreamDeliveryState }>(
+      'SELECT state FROM audit_outbox WHERE destination_id = $1 AND event_id = $2',
+      [destinationId, eventId],
+      tx,
+    );
     return row?.state;
   }
 
