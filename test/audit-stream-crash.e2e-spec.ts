@@ -77,7 +77,7 @@ describe('audit stream survives kill -9', () => {
     const first = startService(env);
     await waitReady(base, first);
     const http = request.agent(base).set('Application-ID', TEST_APPLICATION_ID).set('Application-Version', '1.0');
-    let admin = await platformAdminToken(http);
+    const admin = await platformAdminToken(http);
     const hook = await http
       .post('/admin/v1/audit-destinations')
       .auth(admin, { type: 'bearer' })
@@ -108,7 +108,6 @@ describe('audit stream survives kill -9', () => {
     webhook.hangNext = 0;
     const second = startService(env);
     await waitReady(base, second);
-    admin = await platformAdminToken(http);
     for (let i = 0; i < 2; i++) await tokenBySecret(http, 'streamcrash', account.clientId, account.secret);
 
     const settled = async (id: string) =>

@@ -34,7 +34,9 @@ describe('audit event stream (DECISIONS 11.4)', () => {
   let plainClient: { clientId: string; secret: string };
 
   beforeAll(async () => {
-    t = await createTestApp({ env: { AUDIT_STREAM_RETRY_BASE_MS: '1000', AUDIT_STREAM_RETRY_MAX_MS: '2000', AUDIT_STREAM_MAX_AGE_S: '600', AUDIT_STREAM_SEND_TIMEOUT_MS: '2000' } });
+    t = await createTestApp({
+      env: { AUDIT_STREAM_RETRY_BASE_MS: '1000', AUDIT_STREAM_RETRY_MAX_MS: '2000', AUDIT_STREAM_MAX_AGE_S: '600', AUDIT_STREAM_SEND_TIMEOUT_MS: '2000' },
+    });
     admin = await platformAdminToken(t.http);
     server = selfSignedServerCertificate();
     syslog = await SyslogReceiver.start(server);
@@ -70,12 +72,16 @@ describe('audit event stream (DECISIONS 11.4)', () => {
 
   /** Ids of the events queued for a destination. */
   async function queued(destinationId: string): Promise<string[]> {
-    const { rows } = await t.db.query<{ id: string }>('SELECT event_id::text AS id FROM audit_outbox WHERE destination_id = $1 ORDER BY event_id', [destinationId]);
+    const { rows } = await t.db.query<{ id: string }>('SELECT event_id::text AS id FROM audit_outbox WHERE destination_id = $1 ORDER BY event_id', [
+      destinationId,
+    ]);
     return rows.map((row) => row.id);
   }
 
   async function allDelivered(destinationId: string): Promise<boolean> {
-    const { rows } = await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM audit_outbox WHERE destination_id = $1 AND state <> 'delivered'", [destinationId]);
+    const { rows } = await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM audit_outbox WHERE destination_id = $1 AND state <> 'delivered'", [
+      destinationId,
+    ]);
     return rows[0].n === 0;
   }
 
@@ -100,7 +106,13 @@ describe('audit event stream (DECISIONS 11.4)', () => {
     expect(created.headers['cache-control']).toBe('no-store');
     expect(created.headers.etag).toBe('W/"1"');
     expect(created.headers.location).toBe(`https://api.example.test/admin/v1/organizations/${org}/audit-destinations/${created.body.id}`);
-    expect(created.body).toMatchObject({ name: 'SIEM hook', type: 'webhook', url: webhook.url, enabled: true, meta: { resourceType: 'AuditDestination', version: '1' } });
+    expect(created.body).toMatchObject({
+      name: 'SIEM hook',
+      type: 'webhook',
+      url: webhook.url,
+      enabled: true,
+      meta: { resourceType: 'AuditDestination', version: '1' },
+    });
     const secret = created.body.secret as string;
     expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     // Never again, and never stored in clear.
@@ -142,7 +154,9 @@ describe('audit event stream (DECISIONS 11.4)', () => {
     // The chain digest rides along once the chainer has linked the event.
     await call('patch', `${base()}/${created.body.id}`).send({ name: 'SIEM hook (renamed)' });
     await eventually(async () => webhook.calls.some((c) => JSON.parse(c.body).data.action === 'audit_destination.update'), 'the update event');
-    const digests = await t.db.query<{ id: string; digest: string | null }>('SELECT id::text AS id, digest FROM audit_events WHERE id = ANY($1::bigint[])', [ids]);
+    const digests = await t.db.query<{ id: string; digest: string | null }>('SELECT id::text AS id, digest FROM audit_events WHERE id = ANY($1::bigint[])', [
+      ids,
+    ]);
     for (const c of calls) {
       const chain = JSON.parse(c.body).data.chain as { digest: string } | null;
       if (chain) expect(chain.digest).toBe(digests.rows.find((r) => r.id === c.headers['webhook-id'])!.digest);
@@ -220,7 +234,9 @@ describe('audit event stream (DECISIONS 11.4)', () => {
       [t.clock.now(), org],
     );
     const rolledBack = rows[0].id;
-    expect((await client.query('SELECT count(*)::int AS n FROM audit_outbox WHERE event_id = $1 AND destination_id = $2', [rolledBack, hook.id])).rows[0].n).toBe(1);
+    expect(
+      (await client.query('SELECT count(*)::int AS n FROM audit_outbox WHERE event_id = $1 AND destination_id = $2', [rolledBack, hook.id])).rows[0].n,
+    ).toBe(1);
     await client.query('ROLLBACK');
     // A committed event after it arrives; the rolled-back one never does.
     await tokenBySecret(t.http, org, orgAdminClient.clientId, orgAdminClient.secret);
@@ -240,7 +256,12 @@ describe('audit event stream (DECISIONS 11.4)', () => {
     await tokenBySecret(t.http, org, orgAdminClient.clientId, orgAdminClient.secret);
     await eventually(async () => (await allDelivered(platformHook.id)) && allDelivered(orgHook.id), 'the deliveries');
     const orgs = async (id: string) =>
-      (await t.db.query<{ org: string | null }>('SELECT DISTINCT e.org_id AS org FROM audit_outbox o JOIN audit_events e ON e.id = o.event_id WHERE o.destination_id = $1', [id])).rows.map((r) => r.org);
+      (
+        await t.db.query<{ org: string | null }>(
+          'SELECT DISTINCT e.org_id AS org FROM audit_outbox o JOIN audit_events e ON e.id = o.event_id WHERE o.destination_id = $1',
+          [id],
+        )
+      ).rows.map((r) => r.org);
     expect(await orgs(platformHook.id)).toEqual(expect.arrayContaining([org, otherOrg]));
     expect(await orgs(orgHook.id)).toEqual([org]);
     // The organization administrator neither sees nor reaches the platform's destinations.
@@ -265,13 +286,18 @@ describe('audit event stream (DECISIONS 11.4)', () => {
     expect(failedTest.body).toEqual({ delivered: false, result: 'http_503', detail: 'http_503: the webhook answered 503, not 2xx' });
     await tokenBySecret(t.http, org, orgAdminClient.clientId, orgAdminClient.secret);
     await eventually(async () => {
-      const { rows } = await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM audit_outbox WHERE destination_id = $1 AND state = 'pending' AND attempts >= 1", [hook.id]);
+      const { rows } = await t.db.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM audit_outbox WHERE destination_id = $1 AND state = 'pending' AND attempts >= 1",
+        [hook.id],
+      );
       return rows[0].n >= 1;
     }, 'a failed attempt');
     // Older than AUDIT_STREAM_MAX_AGE_S (600 s) at the next attempt: dead-lettered.
     t.clock.advance(601);
     await eventually(async () => {
-      const { rows } = await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM audit_outbox WHERE destination_id = $1 AND state = 'pending'", [hook.id]);
+      const { rows } = await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM audit_outbox WHERE destination_id = $1 AND state = 'pending'", [
+        hook.id,
+      ]);
       return rows[0].n === 0;
     }, 'the dead letters');
     const dead = await call('get', `${base()}/${hook.id}/deliveries?state=deadLettered&count=1`);
@@ -280,17 +306,27 @@ describe('audit event stream (DECISIONS 11.4)', () => {
     const letter = dead.body.Resources[0];
     expect(letter).toMatchObject({ state: 'deadLettered', nextAttemptAt: null });
     expect(letter.lastError).toMatch(/^dead-lettered after older than AUDIT_STREAM_MAX_AGE_S \(600 s\); last: http_503: the webhook answered 503, not 2xx$/);
-    expect(await t.app.get(Metrics).registry.metrics()).toMatch(new RegExp(`audit_stream_dead_lettered_total\\{org="${org}",destination="${hook.id}"\\} [1-9]`));
+    expect(await t.app.get(Metrics).registry.metrics()).toMatch(
+      new RegExp(`audit_stream_dead_lettered_total\\{org="${org}",destination="${hook.id}"\\} [1-9]`),
+    );
 
     webhook.status = 200;
     expect((await call('post', `${base()}/${hook.id}/deliveries/${letter.eventId}/redrive`)).status).toBe(204);
     await eventually(async () => webhook.acceptedIds().includes(letter.eventId), 'the redriven delivery');
-    await eventually(async () => (await t.db.query('SELECT state FROM audit_outbox WHERE destination_id = $1 AND event_id = $2', [hook.id, letter.eventId])).rows[0].state === 'delivered', 'delivered');
+    await eventually(
+      async () =>
+        (await t.db.query('SELECT state FROM audit_outbox WHERE destination_id = $1 AND event_id = $2', [hook.id, letter.eventId])).rows[0].state ===
+        'delivered',
+      'delivered',
+    );
     // Only a dead letter is redriven.
     const again = await call('post', `${base()}/${hook.id}/deliveries/${letter.eventId}/redrive`);
     expect(again.status).toBe(409);
     expect(again.body.detail).toMatch(/is delivered, not deadLettered/);
-    const events = await t.db.query("SELECT action, outcome, details FROM audit_events WHERE org_id = $1 AND action IN ('audit_destination.test', 'audit_destination.redrive') ORDER BY id", [org]);
+    const events = await t.db.query(
+      "SELECT action, outcome, details FROM audit_events WHERE org_id = $1 AND action IN ('audit_destination.test', 'audit_destination.redrive') ORDER BY id",
+      [org],
+    );
     expect(events.rows.map((r) => [r.action, r.outcome])).toEqual([
       ['audit_destination.test', 'success'],
       ['audit_destination.test', 'failure'],
@@ -320,17 +356,36 @@ describe('audit event stream (DECISIONS 11.4)', () => {
       ['a host with a path', { name: 'x', type: 'syslog', host: 'siem.invalid/x' }, 400, /host must be a DNS name or an IP address/],
       ['a private address', { name: 'x', type: 'syslog', host: '10.1.2.3' }, 400, /private, link-local/],
       ['a metadata address', { name: 'x', type: 'webhook', url: 'https://169.254.169.254/latest' }, 400, /private, link-local/],
-      ['a CA that is no certificate', { name: 'x', type: 'syslog', host: 'siem.invalid', caCertificate: 'hello' }, 400, /caCertificate must hold at least one PEM certificate/],
-      ['a client certificate without key', { name: 'x', type: 'syslog', host: 'siem.invalid', clientCertificate: '-----BEGIN CERTIFICATE-----' }, 400, /give both or neither/],
+      [
+        'a CA that is no certificate',
+        { name: 'x', type: 'syslog', host: 'siem.invalid', caCertificate: 'hello' },
+        400,
+        /caCertificate must hold at least one PEM certificate/,
+      ],
+      [
+        'a client certificate without key',
+        { name: 'x', type: 'syslog', host: 'siem.invalid', clientCertificate: '-----BEGIN CERTIFICATE-----' },
+        400,
+        /give both or neither/,
+      ],
     ])('create with %s: %i', async (_what, body, status, detail) => {
       const response = await call('post', base()).send(body);
       expect({ status: response.status, detail: response.body.detail }).toEqual({ status, detail: expect.stringMatching(detail) });
     });
 
-    it('a client key that is not the certificate\'s, a duplicate name, and the checks of the other routes', async () => {
+    it("a client key that is not the certificate's, a duplicate name, and the checks of the other routes", async () => {
       const other = selfSignedServerCertificate('other');
-      const mismatch = await call('post', base()).send({ name: 'x', type: 'syslog', host: 'siem.invalid', clientCertificate: server.cert, clientKey: other.key });
-      expect({ status: mismatch.status, detail: mismatch.body.detail }).toEqual({ status: 400, detail: 'Invalid request body: clientKey is not the private key of clientCertificate.' });
+      const mismatch = await call('post', base()).send({
+        name: 'x',
+        type: 'syslog',
+        host: 'siem.invalid',
+        clientCertificate: server.cert,
+        clientKey: other.key,
+      });
+      expect({ status: mismatch.status, detail: mismatch.body.detail }).toEqual({
+        status: 400,
+        detail: 'Invalid request body: clientKey is not the private key of clientCertificate.',
+      });
       const notAKey = await call('post', base()).send({ name: 'x', type: 'syslog', host: 'siem.invalid', clientCertificate: server.cert, clientKey: 'nope' });
       expect(notAKey.status).toBe(400);
       const duplicate = await call('post', base()).send({ name: 'bad input syslog', type: 'syslog', host: 'siem.invalid' });
@@ -339,14 +394,23 @@ describe('audit event stream (DECISIONS 11.4)', () => {
         detail: `Organization "${org}" already has an audit destination named "bad input syslog".`,
       });
       // A client certificate with its key is accepted, and the key is never answered.
-      const withKey = await call('post', base()).send({ name: 'mtls', type: 'syslog', host: 'siem.invalid', clientCertificate: other.cert, clientKey: other.key });
+      const withKey = await call('post', base()).send({
+        name: 'mtls',
+        type: 'syslog',
+        host: 'siem.invalid',
+        clientCertificate: other.cert,
+        clientKey: other.key,
+      });
       expect(withKey.status).toBe(201);
       expect(JSON.stringify(withKey.body)).not.toContain('PRIVATE KEY');
       const row = await t.db.query('SELECT row_to_json(d)::text AS row FROM audit_destinations d WHERE id = $1', [withKey.body.id]);
       expect(row.rows[0].row).not.toContain('PRIVATE KEY');
       expect((await call('delete', `${base()}/${withKey.body.id}`)).status).toBe(204);
 
-      const patch = (body: unknown, headers: Record<string, string> = {}) => call('patch', `${base()}/${syslogId}`).set(headers).send(body as object);
+      const patch = (body: unknown, headers: Record<string, string> = {}) =>
+        call('patch', `${base()}/${syslogId}`)
+          .set(headers)
+          .send(body as object);
       expect((await patch({ url: 'https://siem.invalid' })).body.detail).toMatch(/takes host and port, not url/);
       expect((await patch({ type: 'webhook' })).status).toBe(400);
       expect((await patch({ enabled: 'yes' })).status).toBe(400);
@@ -361,7 +425,10 @@ describe('audit event stream (DECISIONS 11.4)', () => {
 
       expect((await call('get', `${base()}/987654321`)).status).toBe(404);
       const malformed = await call('get', `${base()}/abc`);
-      expect({ status: malformed.status, detail: malformed.body.detail }).toEqual({ status: 404, detail: expect.stringMatching(/path parameter id must be a number/) });
+      expect({ status: malformed.status, detail: malformed.body.detail }).toEqual({
+        status: 404,
+        detail: expect.stringMatching(/path parameter id must be a number/),
+      });
       expect((await call('get', `${base()}/${syslogId}/deliveries?state=lost`)).body.detail).toMatch(/state must be one of pending, delivered, deadLettered/);
       expect((await call('get', `${base()}/${syslogId}/deliveries?since=1`)).body.detail).toMatch(/Unknown query parameter since/);
       expect((await call('get', `${base()}/${syslogId}/deliveries?count=x`)).status).toBe(400);
@@ -400,7 +467,10 @@ describe('audit event stream: a loopback destination without AUDIT_STREAM_LOOPBA
       { name: 'd', type: 'webhook', url: 'https://[::1]:8443/hook' },
     ]) {
       const response = await adminCall(t.http, 'post', '/audit-destinations', admin).send(body);
-      expect({ status: response.status, detail: response.body.detail }).toEqual({ status: 400, detail: expect.stringContaining('only AUDIT_STREAM_LOOPBACK=true allows') });
+      expect({ status: response.status, detail: response.body.detail }).toEqual({
+        status: 400,
+        detail: expect.stringContaining('only AUDIT_STREAM_LOOPBACK=true allows'),
+      });
     }
   });
 });

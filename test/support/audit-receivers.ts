@@ -13,8 +13,23 @@ export function selfSignedServerCertificate(subject = 'audit-receiver'): { cert:
     const cert = join(dir, 'cert.pem');
     const key = join(dir, 'key.pem');
     openssl(
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', key, '-out', cert, '-days', '2',
-      '-subj', `/CN=${subject}`, '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '2',
+      '-subj',
+      `/CN=${subject}`,
+      '-addext',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost',
     );
     return { cert: readFileSync(cert, 'utf8'), key: readFileSync(key, 'utf8') };
   } finally {

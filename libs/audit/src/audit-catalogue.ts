@@ -124,7 +124,10 @@ export const AUDIT_CATALOGUE = {
   'audit_destination.create': { code: 75001, description: 'Audit event stream destination (syslog or webhook) added (never its webhook secret or TLS key)' },
   'audit_destination.update': { code: 75002, description: 'Audit event stream destination changed (enabled, address, name, certificates)' },
   'audit_destination.delete': { code: 75003, description: 'Audit event stream destination removed, with its pending deliveries' },
-  'audit_destination.test': { code: 75004, description: 'Test event sent to an audit event stream destination (outcome failure: not delivered, with its coarse class)' },
+  'audit_destination.test': {
+    code: 75004,
+    description: 'Test event sent to an audit event stream destination (outcome failure: not delivered, with its coarse class)',
+  },
   'audit_destination.redrive': { code: 75005, description: "A dead-lettered delivery of an audit event put back in the destination's queue" },
 
   'token.issue': { code: 80001, description: 'Access token issued' },

@@ -289,9 +289,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     checkpointIntervalS: e.AUDIT_CHECKPOINT_INTERVAL_S,
     keyLabel: e.AUDIT_KEY_LABEL,
   };
-  if (e.AUDIT_STREAM_RETRY_MAX_MS < e.AUDIT_STREAM_RETRY_BASE_MS) throw new ConfigurationError('AUDIT_STREAM_RETRY_MAX_MS must be at least AUDIT_STREAM_RETRY_BASE_MS.');
+  if (e.AUDIT_STREAM_RETRY_MAX_MS < e.AUDIT_STREAM_RETRY_BASE_MS)
+    throw new ConfigurationError('AUDIT_STREAM_RETRY_MAX_MS must be at least AUDIT_STREAM_RETRY_BASE_MS.');
   if (e.AUDIT_STREAM_LEASE_S * 1000 <= e.AUDIT_STREAM_SEND_TIMEOUT_MS) {
-    throw new ConfigurationError('AUDIT_STREAM_LEASE_S must be longer than AUDIT_STREAM_SEND_TIMEOUT_MS, so that no send is still running when its row is taken again.');
+    throw new ConfigurationError(
+      'AUDIT_STREAM_LEASE_S must be longer than AUDIT_STREAM_SEND_TIMEOUT_MS, so that no send is still running when its row is taken again.',
+    );
   }
   config.auditStream = {
     pollIntervalMs: e.AUDIT_STREAM_POLL_INTERVAL_MS,

@@ -105,7 +105,15 @@ export class AuditDestinationRepository {
     return row.id;
   }
 
-  async insert(orgId: string | null, id: string, type: DestinationType, fields: DestinationFields, secret: SealedValue | null, now: Date, tx: Transaction): Promise<DestinationRow> {
+  async insert(
+    orgId: string | null,
+    id: string,
+    type: DestinationType,
+    fields: DestinationFields,
+    secret: SealedValue | null,
+    now: Date,
+    tx: Transaction,
+  ): Promise<DestinationRow> {
     const [row] = await this.db.query<DestinationRow>(
       `INSERT INTO audit_destinations (id, org_id, name, type, url, host, port, enabled, ca_certificate, client_certificate, client_key_key_id, client_key_sealed,
                                        secret_key_id, secret_sealed, created_at, updated_at)

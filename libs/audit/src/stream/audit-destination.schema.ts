@@ -4,7 +4,11 @@ import { z } from '@app/common';
 /** The most a PEM field may hold (a chain of a few certificates). */
 const MAX_PEM = 65_536;
 
-const pem = (what: string) => z.string({ message: `must be ${what} in PEM form, as a string` }).min(1).max(MAX_PEM);
+const pem = (what: string) =>
+  z
+    .string({ message: `must be ${what} in PEM form, as a string` })
+    .min(1)
+    .max(MAX_PEM);
 
 /**
  * A destination as an administrator writes it (DECISIONS 11.4). A webhook names an https `url`; a

@@ -221,10 +221,17 @@ export class AuditDestinationService {
     await this.db.transaction(async (tx) => {
       if (!(await this.outbox.redrive(destination.id, eventId, this.clock.now(), tx))) {
         const state = await this.outbox.stateOf(destination.id, eventId, tx);
-        if (state) throw new DomainError('CONFLICT', `The delivery of audit event ${eventId} to destination ${destination.id} is ${state}, not deadLettered; only a dead letter is redriven.`);
+        if (state)
+          throw new DomainError(
+            'CONFLICT',
+            `The delivery of audit event ${eventId} to destination ${destination.id} is ${state}, not deadLettered; only a dead letter is redriven.`,
+          );
         throw notFound(`Audit event ${eventId} has no delivery at destination ${destination.id}.`);
       }
-      await this.audit.record({ org: orgId, ...byActor(actor), action: 'audit_destination.redrive', target: destination.id, outcome: 'success', details: { eventId } }, tx);
+      await this.audit.record(
+        { org: orgId, ...byActor(actor), action: 'audit_destination.redrive', target: destination.id, outcome: 'success', details: { eventId } },
+        tx,
+      );
     });
   }
 
@@ -239,7 +246,14 @@ export class AuditDestinationService {
     }
   }
 
-  private record(orgId: string | null, action: 'audit_destination.create' | 'audit_destination.update' | 'audit_destination.delete', row: DestinationRow, actor: Actor, tx: Transaction, details: Record<string, unknown>) {
+  private record(
+    orgId: string | null,
+    action: 'audit_destination.create' | 'audit_destination.update' | 'audit_destination.delete',
+    row: DestinationRow,
+    actor: Actor,
+    tx: Transaction,
+    details: Record<string, unknown>,
+  ) {
     return this.audit.record({ org: orgId, ...byActor(actor), action, target: row.id, outcome: 'success', details: { name: row.name, ...details } }, tx);
   }
 

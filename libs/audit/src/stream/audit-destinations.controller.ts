@@ -146,7 +146,13 @@ export class OrganizationAuditDestinationsController extends DestinationRoutes {
   @Audited('audit_destination.update')
   @ApiOperation({ summary: 'Change an audit event destination (If-Match optional); null removes a certificate' })
   @ApiJsonBody(updateDestinationSchema, { enabled: false })
-  update(@RequestActor() actor: Actor, @Param('org') org: string, @Param('id') id: string, @IfMatchHeader() ifMatch: IfMatch | undefined, @Body() body: unknown) {
+  update(
+    @RequestActor() actor: Actor,
+    @Param('org') org: string,
+    @Param('id') id: string,
+    @IfMatchHeader() ifMatch: IfMatch | undefined,
+    @Body() body: unknown,
+  ) {
     return this.updateIn(org, id, body, ifMatch, actor);
   }
 
@@ -167,7 +173,9 @@ export class OrganizationAuditDestinationsController extends DestinationRoutes {
   }
 
   @Get(':id/deliveries')
-  @ApiOperation({ summary: "The destination's deliveries, newest event first: pending (with the next attempt), delivered, deadLettered; errors as coarse classes" })
+  @ApiOperation({
+    summary: "The destination's deliveries, newest event first: pending (with the next attempt), delivered, deadLettered; errors as coarse classes",
+  })
   @ApiQuery({ name: 'state', required: false, schema: { type: 'string', enum: ['pending', 'delivered', 'deadLettered'] } })
   @ApiPaging()
   deliveries(@Param('org') org: string, @Param('id') id: string, @Query() query: Record<string, unknown>) {

@@ -92,7 +92,14 @@ export class AuditStreamTransport {
     return Object.keys(tls).length > 0 ? tls : undefined;
   }
 
-  private async post(url: string, secret: string, event: StreamedEvent, tls: OutboundTls | undefined, signal?: AbortSignal, type?: string): Promise<DeliveryResult> {
+  private async post(
+    url: string,
+    secret: string,
+    event: StreamedEvent,
+    tls: OutboundTls | undefined,
+    signal?: AbortSignal,
+    type?: string,
+  ): Promise<DeliveryResult> {
     const body = webhookBody(event, type);
     try {
       const answer = await this.http.post(url, {

@@ -14,7 +14,12 @@ import { AuditStreamTransport } from './audit-stream-transport';
  */
 @Module({
   controllers: [OrganizationAuditDestinationsController, PlatformAuditDestinationsController],
-  providers: [AuditDestinationRepository, AuditOutboxRepository, AuditDestinationService, AuditStreamTransport, AuditStreamSender,
+  providers: [
+    AuditDestinationRepository,
+    AuditOutboxRepository,
+    AuditDestinationService,
+    AuditStreamTransport,
+    AuditStreamSender,
     // Seals the webhook secrets and TLS client keys (DECISIONS 10, as connection strings).
     { provide: DataCipher, inject: [AppConfig], useFactory: (config: AppConfig) => new DataCipher(config.dataEncryptionKeys) },
   ],
