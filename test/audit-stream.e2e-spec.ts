@@ -335,6 +335,50 @@ describe('audit event stream (DECISIONS 11.4)', () => {
     expect((await call('delete', `${base()}/${hook.id}`)).status).toBe(204);
   });
 
+  it('a rotation of DATA_ENCRYPTION_KEYS seals the webhook secret and the client key again at start; the webhook keeps its secret', async () => {
+    const hook = await createWebhook('rotation hook');
+    const client = selfSignedServerCertificate('client');
+    const mtls = await call('post', base()).send({
+      name: 'rotation mtls',
+      type: 'syslog',
+      host: 'siem.invalid',
+      enabled: false,
+      clientCertificate: client.cert,
+      clientKey: client.key,
+    });
+    expect(mtls.status).toBe(201);
+    const before = await t.db.query('SELECT secret_sealed, client_key_sealed FROM audit_destinations WHERE id = ANY($1::bigint[]) ORDER BY id', [
+      [hook.id, mtls.body.id],
+    ]);
+    const rotated = await createTestApp({
+      databaseUrl: t.databaseUrl,
+      shareHsmWith: t,
+      clock: t.clock,
+      env: { DATA_ENCRYPTION_KEYS: `k2:${Buffer.alloc(32, 9).toString('base64')},k1:${Buffer.alloc(32, 7).toString('base64')}` },
+    });
+    try {
+      const after = await t.db.query(
+        'SELECT secret_key_id, secret_sealed, client_key_key_id, client_key_sealed FROM audit_destinations WHERE id = ANY($1::bigint[]) ORDER BY id',
+        [[hook.id, mtls.body.id]],
+      );
+      expect(after.rows.map((r) => [r.secret_key_id, r.client_key_key_id])).toEqual([
+        ['k2', null],
+        [null, 'k2'],
+      ]);
+      expect(after.rows[0].secret_sealed.equals(before.rows[0].secret_sealed)).toBe(false);
+      expect(after.rows[1].client_key_sealed.equals(before.rows[1].client_key_sealed)).toBe(false);
+      // The instance with the new key signs with the same secret.
+      const sent = await adminCall(rotated.http, 'post', `${base()}/${hook.id}/test`, orgAdminToken);
+      expect(sent.body).toEqual({ delivered: true, result: 'delivered', detail: null });
+      const testCall = webhook.calls.filter((c) => JSON.parse(c.body).type === 'audit.test').at(-1)!;
+      expect(verifyWebhook(hook.secret, testCall.headers, testCall.body, Math.floor(Date.now() / 1000))).toBe(true);
+      expect(rotated.logs.join('')).not.toContain(hook.secret);
+    } finally {
+      await rotated.close();
+    }
+    for (const id of [hook.id, mtls.body.id]) expect((await call('delete', `${base()}/${id}`)).status).toBe(204);
+  });
+
   describe('bad input: a clear 4xx naming what is wrong, never a 500', () => {
     let syslogId: string;
     beforeAll(async () => {

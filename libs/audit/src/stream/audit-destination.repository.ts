@@ -170,4 +170,31 @@ export class AuditDestinationRepository {
   async delete(id: string, tx: Transaction): Promise<void> {
     await this.db.query('DELETE FROM audit_destinations WHERE id = $1', [id], tx);
   }
+
+  /**
+   * A batch of destinations with a secret sealed with a key other than `currentKeyId` (all
+   * organizations and the platform: re-sealing after a key rotation is a service task), by id after `afterId`.
+   */
+  async findSealedWithOtherKey(currentKeyId: string, afterId: string, limit: number): Promise<DestinationSecretRow[]> {
+    const rows = await this.db.query<SecretColumns>(
+      `SELECT ${SECRET_COLUMNS} FROM audit_destinations
+        WHERE (secret_key_id <> $1 OR client_key_key_id <> $1) AND id > $2::bigint ORDER BY id LIMIT $3`,
+      [currentKeyId, afterId, limit],
+    );
+    return rows.map(withSecrets);
+  }
+
+  /**
+   * Replaces one sealed field by the same value sealed with another key, only if it is still the one
+   * that was read (a change meanwhile wins). The resource does not change: no new version.
+   */
+  async reseal(id: string, field: 'secret' | 'clientKey', from: SealedValue, to: SealedValue): Promise<boolean> {
+    const [keyColumn, sealedColumn] = field === 'secret' ? ['secret_key_id', 'secret_sealed'] : ['client_key_key_id', 'client_key_sealed'];
+    const rows = await this.db.query(
+      `UPDATE audit_destinations SET ${keyColumn} = $4, ${sealedColumn} = $5
+        WHERE id = $1 AND ${keyColumn} = $2 AND ${sealedColumn} = $3 RETURNING id`,
+      [id, from.keyId, from.sealed, to.keyId, to.sealed],
+    );
+    return rows.length > 0;
+  }
 }

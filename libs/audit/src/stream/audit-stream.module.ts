@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { DataCipher } from '@app/common';
 import { AppConfig } from '@app/config';
 import { AuditDestinationRepository } from './audit-destination.repository';
+import { AuditDestinationResealer } from './audit-destination.resealer';
 import { AuditDestinationService } from './audit-destination.service';
 import { OrganizationAuditDestinationsController, PlatformAuditDestinationsController } from './audit-destinations.controller';
 import { AuditOutboxRepository } from './audit-outbox.repository';
@@ -20,6 +21,7 @@ import { AuditStreamTransport } from './audit-stream-transport';
     AuditDestinationService,
     AuditStreamTransport,
     AuditStreamSender,
+    AuditDestinationResealer,
     // Seals the webhook secrets and TLS client keys (DECISIONS 10, as connection strings).
     { provide: DataCipher, inject: [AppConfig], useFactory: (config: AppConfig) => new DataCipher(config.dataEncryptionKeys) },
   ],
