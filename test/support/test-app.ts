@@ -84,7 +84,7 @@ export function testConfig(databaseUrl: string, env: Record<string, string> = {}
     BACKCHANNEL_LOOPBACK_PINGS: 'true',
     // And the audit stream's syslog and webhook receivers (test/audit-stream.e2e-spec.ts).
     AUDIT_STREAM_LOOPBACK: 'true',
-    AUDIT_STREAM_POLL_INTERVAL_MS: '50',
+    AUDIT_STREAM_POLL_INTERVAL_MS: '100',
     ...env,
   });
 }
