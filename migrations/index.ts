@@ -32,6 +32,7 @@ import { AddCaGenerationCompromise1764683000000 } from './1764683000000-AddCaGen
 import { CreateEnrolmentLinks1764686000000 } from './1764686000000-CreateEnrolmentLinks';
 import { ChainAuditEvents1764688000000 } from './1764688000000-ChainAuditEvents';
 import { CreatePasskeys1764690000000 } from './1764690000000-CreatePasskeys';
+import { CreateAuditStream1764692000000 } from './1764692000000-CreateAuditStream';
 
 /** Every migration, in order. The data source takes classes, not a glob, so source and dist/ behave alike. */
 export const MIGRATIONS = [
@@ -69,4 +70,5 @@ export const MIGRATIONS = [
   CreateEnrolmentLinks1764686000000,
   ChainAuditEvents1764688000000,
   CreatePasskeys1764690000000,
+  CreateAuditStream1764692000000,
 ];

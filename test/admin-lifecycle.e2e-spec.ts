@@ -212,6 +212,9 @@ describe('admin API: deletions, rotation, disabling (DECISIONS 11, 4)', () => {
       expect(cardholderToken.status).toBe(200);
       expect((await call('post', `${base}/applications`, admin).send({ applicationId: 'com.doomed.app' })).status).toBe(201);
       await insertDevice(org);
+      // An audit stream destination (DECISIONS 11.4) with deliveries queued (siem.invalid never resolves: they stay pending).
+      const destination = await call('post', `${base}/audit-destinations`, admin).send({ name: 'SIEM', type: 'syslog', host: 'siem.invalid' });
+      expect(destination.status).toBe(201);
       for (const [token] of [[orgAdminToken], [byAssertion.body.access_token], [operatorToken.body.access_token], [cardholderToken.body.access_token]]) {
         expect((await whoami(org, token as string)).status).toBe(200);
       }
@@ -232,6 +235,8 @@ describe('admin API: deletions, rotation, disabling (DECISIONS 11, 4)', () => {
         ['auth_failures', "starts_with(key, 'pair:' || $1 || '-')", org],
         ['devices', 'org_id = $1', org],
         ['device_external_ids', 'org_id = $1', org],
+        ['audit_destinations', 'org_id = $1', org],
+        ['audit_outbox', 'destination_id = $1', destination.body.id],
       ];
       for (const [table, condition, parameter] of populated) {
         const { rows } = await t.db.query(`SELECT count(*)::int AS n FROM ${table} WHERE ${condition}`, [parameter]);
@@ -283,6 +288,9 @@ describe('admin API: deletions, rotation, disabling (DECISIONS 11, 4)', () => {
         );
         expect({ table, rowsMentioningTheOrganization: rows[0].n }).toEqual({ table, rowsMentioningTheOrganization: 0 });
       }
+
+      // The destination's queued deliveries went with it (no org_id of their own: a foreign key).
+      expect((await t.db.query('SELECT count(*)::int AS n FROM audit_outbox WHERE destination_id = $1', [destination.body.id])).rows[0].n).toBe(0);
 
       // The audit events stay, with the record of the deletion.
       const kept = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM audit_events WHERE org_id = $1', [org]);

@@ -26,6 +26,8 @@ const OWNERS: Record<string, string> = {
   audit_events: 'audit',
   audit_chain_heads: 'audit',
   audit_checkpoints: 'audit',
+  audit_destinations: 'audit',
+  audit_outbox: 'audit',
   push_delivery_gateways: 'delivery-gateway',
   authenticator_policies: 'delivery-gateway',
   authenticator_policy_gateways: 'delivery-gateway',

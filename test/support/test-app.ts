@@ -82,6 +82,9 @@ export function testConfig(databaseUrl: string, env: Record<string, string> = {}
     PUSH_POLL_INTERVAL_MS: '100',
     // CIBA ping receivers listen on loopback too (test/ciba.e2e-spec.ts).
     BACKCHANNEL_LOOPBACK_PINGS: 'true',
+    // And the audit stream's syslog and webhook receivers (test/audit-stream.e2e-spec.ts).
+    AUDIT_STREAM_LOOPBACK: 'true',
+    AUDIT_STREAM_POLL_INTERVAL_MS: '100',
     ...env,
   });
 }

@@ -2,7 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import cluster from 'node:cluster';
 import { join } from 'node:path';
 import { AccountsModule } from '@app/accounts';
-import { AuditModule } from '@app/audit';
+import { AuditModule, AuditStreamModule } from '@app/audit';
 import { PkiModule } from '@app/pki';
 import { AuthModule } from '@app/auth';
 import { ClockModule } from '@app/common';
@@ -71,6 +71,7 @@ export class AppModule {
         PersistenceModule,
         HsmModule.forRootAsync({ inject: [AppConfig, LOGGER, Metrics], useFactory: (c: AppConfig, l: Logger, m: Metrics) => hsmOptions(c, l, m) }),
         AuditModule,
+        AuditStreamModule,
         AccountsModule,
         AuthModule,
         DeliveryGatewayModule,

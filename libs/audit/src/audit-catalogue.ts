@@ -7,7 +7,7 @@
  * Ranges: 1xxxx devices, 2xxxx credentials, 3xxxx content requests, 4xxxx users, 5xxxx wallets,
  * 6xxxx the certification authority (all as the contract numbers them); the platform's own actions
  * follow in 7xxxx organizations and their accounts (73xxx their credential-management reference
- * data: groups, device policies, printers, the global policies), 8xxxx tokens and authentication
+ * data: groups, device policies, printers, the global policies; 75xxx the audit event stream's destinations), 8xxxx tokens and authentication
  * (81xxx token-signing keys, 82xxx people's sign-in at the hosted login page and their sessions, 83xxx the authorization code flow),
  * 9xxxx push gateways, authenticator policies (91xxx), authenticator apps (92xxx), push delivery (93xxx) and out-of-band approval, CIBA (94xxx).
  */
@@ -126,6 +126,14 @@ export const AUDIT_CATALOGUE = {
   'printer.delete': { code: 73203, description: 'Card printer removed' },
   'credential_policy.replace': { code: 73301, description: 'Credential policy replaced' },
   'wallet_policy.replace': { code: 73302, description: 'Wallet policy replaced' },
+  'audit_destination.create': { code: 75001, description: 'Audit event stream destination (syslog or webhook) added (never its webhook secret or TLS key)' },
+  'audit_destination.update': { code: 75002, description: 'Audit event stream destination changed (enabled, address, name, certificates)' },
+  'audit_destination.delete': { code: 75003, description: 'Audit event stream destination removed, with its pending deliveries' },
+  'audit_destination.test': {
+    code: 75004,
+    description: 'Test event sent to an audit event stream destination (outcome failure: not delivered, with its coarse class)',
+  },
+  'audit_destination.redrive': { code: 75005, description: "A dead-lettered delivery of an audit event put back in the destination's queue" },
 
   'token.issue': { code: 80001, description: 'Access token issued' },
   'token.revoke': { code: 80002, description: 'Access token revoked' },

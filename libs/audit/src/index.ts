@@ -13,3 +13,6 @@ export * from './audit-events.controller';
 export * from './audit-actions.controller';
 export * from './audit-verification.controller';
 export * from './audit.module';
+export * from './stream/audit-stream-format';
+export * from './stream/audit-stream-sender';
+export * from './stream/audit-stream.module';

@@ -117,6 +117,8 @@ export class AppConfig {
   auditChain!: { intervalMs: number; checkpointEvents: number; checkpointIntervalS: number; keyLabel: string };
   /** The push outbox sender (DECISIONS 10.1; PUSH_* variables). */
   push!: PushDeliveryConfig;
+  /** The audit event stream's outbox sender (DECISIONS 11.4; AUDIT_STREAM_* variables). */
+  auditStream!: AuditStreamConfig;
   /**
    * Connections each service process keeps to PostgreSQL, the change feed's LISTEN connection among
    * them (DATABASE_POOL_SIZE, default 20). A deployment needs instances x WORKERS x this within the
@@ -155,6 +157,25 @@ export class AppConfig {
   get embeddedHsm(): boolean {
     return this.hsm.modulePath === undefined;
   }
+}
+
+/** The audit event stream's sender (DECISIONS 11.4); README's table describes each AUDIT_STREAM_* variable. */
+export interface AuditStreamConfig {
+  /** How often each instance looks for due deliveries (an event committed on this instance wakes it at once). */
+  pollIntervalMs: number;
+  /** Rows claimed at most per claim statement (also the deliveries in flight per instance). */
+  batchSize: number;
+  sendTimeoutMs: number;
+  /** How long a claimed row stays with its sender before any sender may take it again. */
+  leaseS: number;
+  /** Attempts before a delivery is dead-lettered... */
+  maxAttempts: number;
+  /** ...or this long after its event, whichever comes first. */
+  maxAgeS: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+  /** Destinations on loopback allowed (AUDIT_STREAM_LOOPBACK; tests, a relay on the same machine). */
+  loopback: boolean;
 }
 
 /** The push outbox sender's settings (DECISIONS 10.1); README's table describes each PUSH_* variable. */

@@ -122,6 +122,19 @@ const schema = z.object({
   AUDIT_CHECKPOINT_EVENTS: int(1000, 1, 1000000),
   AUDIT_CHECKPOINT_INTERVAL_S: int(300, 1, 86400),
   AUDIT_KEY_LABEL: z.string().min(1).default('AUDIT_KEY'),
+  // The audit event stream to SIEM destinations (DECISIONS 11.4): the outbox sender of each instance.
+  AUDIT_STREAM_POLL_INTERVAL_MS: int(1000, 10, 60000),
+  AUDIT_STREAM_BATCH_SIZE: int(100, 1, 1000),
+  AUDIT_STREAM_SEND_TIMEOUT_MS: int(10000, 100, 120000),
+  AUDIT_STREAM_LEASE_S: int(60, 1, 3600),
+  AUDIT_STREAM_MAX_ATTEMPTS: int(12, 1, 100),
+  AUDIT_STREAM_MAX_AGE_S: int(86400, 1, 2592000),
+  AUDIT_STREAM_RETRY_BASE_MS: int(1000, 1, 3600000),
+  AUDIT_STREAM_RETRY_MAX_MS: int(300000, 1, 86400000),
+  AUDIT_STREAM_LOOPBACK: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
   // Push delivery (DECISIONS 10.1): the outbox sender of each instance.
   PUSH_POLL_INTERVAL_MS: int(1000, 10, 60000),
   PUSH_BATCH_SIZE: int(100, 1, 1000),
@@ -275,6 +288,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     checkpointEvents: e.AUDIT_CHECKPOINT_EVENTS,
     checkpointIntervalS: e.AUDIT_CHECKPOINT_INTERVAL_S,
     keyLabel: e.AUDIT_KEY_LABEL,
+  };
+  if (e.AUDIT_STREAM_RETRY_MAX_MS < e.AUDIT_STREAM_RETRY_BASE_MS)
+    throw new ConfigurationError('AUDIT_STREAM_RETRY_MAX_MS must be at least AUDIT_STREAM_RETRY_BASE_MS.');
+  if (e.AUDIT_STREAM_LEASE_S * 1000 <= e.AUDIT_STREAM_SEND_TIMEOUT_MS) {
+    throw new ConfigurationError(
+      'AUDIT_STREAM_LEASE_S must be longer than AUDIT_STREAM_SEND_TIMEOUT_MS, so that no send is still running when its row is taken again.',
+    );
+  }
+  config.auditStream = {
+    pollIntervalMs: e.AUDIT_STREAM_POLL_INTERVAL_MS,
+    batchSize: e.AUDIT_STREAM_BATCH_SIZE,
+    sendTimeoutMs: e.AUDIT_STREAM_SEND_TIMEOUT_MS,
+    leaseS: e.AUDIT_STREAM_LEASE_S,
+    maxAttempts: e.AUDIT_STREAM_MAX_ATTEMPTS,
+    maxAgeS: e.AUDIT_STREAM_MAX_AGE_S,
+    retryBaseMs: e.AUDIT_STREAM_RETRY_BASE_MS,
+    retryMaxMs: e.AUDIT_STREAM_RETRY_MAX_MS,
+    loopback: e.AUDIT_STREAM_LOOPBACK,
   };
   if (e.PUSH_RETRY_MAX_MS < e.PUSH_RETRY_BASE_MS) throw new ConfigurationError('PUSH_RETRY_MAX_MS must be at least PUSH_RETRY_BASE_MS.');
   if (e.PUSH_LEASE_S * 1000 <= e.PUSH_SEND_TIMEOUT_MS) {

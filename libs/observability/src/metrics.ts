@@ -75,6 +75,33 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  // The audit event stream per destination (DECISIONS 11.4): `destination` is its id, `org` its organization ('' for the platform's).
+  readonly auditStreamDelivered = new Counter({
+    name: 'audit_stream_delivered_total',
+    help: 'Audit events delivered to a destination',
+    labelNames: ['org', 'destination'] as const,
+    registers: [this.registry],
+  });
+  readonly auditStreamFailed = new Counter({
+    name: 'audit_stream_failed_total',
+    help: 'Failed deliveries of audit events, by destination and coarse reason (timeout, connection_failed, tls_error, http_<status>, ...)',
+    labelNames: ['org', 'destination', 'reason'] as const,
+    registers: [this.registry],
+  });
+  readonly auditStreamDeadLettered = new Counter({
+    name: 'audit_stream_dead_lettered_total',
+    help: 'Audit event deliveries given up (AUDIT_STREAM_MAX_ATTEMPTS or AUDIT_STREAM_MAX_AGE_S), by destination',
+    labelNames: ['org', 'destination'] as const,
+    registers: [this.registry],
+  });
+  readonly auditStreamLag = new Histogram({
+    name: 'audit_stream_lag_seconds',
+    help: 'From an audit event to its delivery at a destination',
+    labelNames: ['org', 'destination'] as const,
+    buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600],
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
   }

@@ -2,6 +2,7 @@ import { LookupAddress, lookup as dnsLookup } from 'node:dns';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { isIP } from 'node:net';
+import * as tls from 'node:tls';
 
 /**
  * The one rule for every outbound call to an address an organization chose (a push hub's endpoint,
@@ -179,12 +180,22 @@ export interface OutboundAnswer {
   headers: http.IncomingHttpHeaders;
 }
 
+/** What a TLS connection trusts and presents beside the system's CAs: a CA to trust (PEM), a client certificate and key (PEM). */
+export interface OutboundTls {
+  /** Trusted instead of the system's CAs when given (a receiver with a private CA). */
+  ca?: string;
+  cert?: string;
+  key?: string;
+}
+
 export interface OutboundPost {
   headers: Record<string, string>;
   body: string;
   timeoutMs: number;
   /** Aborts the call (e.g. at shutdown); reported as connection_failed. */
   signal?: AbortSignal;
+  /** https only: the CA to trust and the client certificate to present. */
+  tls?: OutboundTls;
 }
 
 /**
@@ -227,6 +238,7 @@ export class OutboundHttp {
           method: 'POST',
           headers: { ...request.headers, 'Content-Length': String(Buffer.byteLength(request.body)) },
           agent: secure ? this.httpsAgent : this.httpAgent,
+          ...(secure && request.tls ? tlsOptions(request.tls) : {}),
           lookup: this.lookup as unknown as http.RequestOptions['lookup'],
           signal,
         },
@@ -246,6 +258,60 @@ export class OutboundHttp {
     this.httpAgent.destroy();
     this.httpsAgent.destroy();
   }
+}
+
+function tlsOptions(given: OutboundTls): Pick<tls.ConnectionOptions, 'ca' | 'cert' | 'key'> {
+  return { ...(given.ca ? { ca: given.ca } : {}), ...(given.cert && given.key ? { cert: given.cert, key: given.key } : {}) };
+}
+
+export interface OutboundTlsConnect {
+  host: string;
+  port: number;
+  timeoutMs: number;
+  tls?: OutboundTls;
+  signal?: AbortSignal;
+}
+
+/**
+ * A raw TLS connection (syslog over TLS, RFC 5425) under the same rule as OutboundHttp: an IP
+ * literal is checked here, a name on every address it resolves to (outboundLookup), and the
+ * server's certificate is verified (against `tls.ca` when given, else the system's CAs) for the
+ * host name. Resolves once the handshake is done; rejects only with OutboundFailure.
+ */
+export function outboundTlsConnect(policy: OutboundPolicy, target: OutboundTlsConnect): Promise<tls.TLSSocket> {
+  const literal = addressClassOf(target.host);
+  if (literal && !allowed(literal, policy)) return Promise.reject(new OutboundFailure('address_not_allowed'));
+  const hostname = target.host.replace(/^\[|\]$/g, '');
+  return new Promise<tls.TLSSocket>((resolve, reject) => {
+    let settled = false;
+    const socket = tls.connect({
+      host: hostname,
+      port: target.port,
+      // SNI is a name, never an address (RFC 6066 3).
+      ...(isIP(hostname) ? {} : { servername: hostname }),
+      lookup: outboundLookup(policy) as unknown as tls.ConnectionOptions['lookup'],
+      ...(target.tls ? tlsOptions(target.tls) : {}),
+    });
+    const fail = (kind: OutboundFailureKind | undefined, error: unknown) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      target.signal?.removeEventListener('abort', abort);
+      socket.destroy();
+      reject(error instanceof OutboundFailure ? error : new OutboundFailure(kind ?? failureKind(error, false), error));
+    };
+    const timer = setTimeout(() => fail('timeout', new Error('connect timeout')), target.timeoutMs);
+    const abort = () => fail('connection_failed', new Error('aborted'));
+    target.signal?.addEventListener('abort', abort, { once: true });
+    socket.once('error', (error) => fail(undefined, error));
+    socket.once('secureConnect', () => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      target.signal?.removeEventListener('abort', abort);
+      resolve(socket);
+    });
+  });
 }
 
 function failureKind(error: unknown, timedOut: boolean): OutboundFailureKind {
