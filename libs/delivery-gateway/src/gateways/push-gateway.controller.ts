@@ -1,6 +1,6 @@
 import { Audited } from '@app/audit';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Permission } from '@app/auth';
 import {
@@ -14,10 +14,12 @@ import {
   Actor,
   RequestActor,
   PathFormats,
+  ApiJsonBody,
 } from '@app/common';
 import { parseApiVersion, requireTenant } from '../common/request-rules';
 import { PushGatewayPresenter } from './push-gateway.presenter';
 import { PushGatewayService } from './push-gateway.service';
+import { PushTestService, testSendSchema } from '../delivery/push-test.service';
 
 /**
  * `/configuration/{tenant}/v2/DeliveryGateway/Push` (interface, "Push delivery gateways"; DECISIONS
@@ -34,6 +36,7 @@ export class PushGatewayController {
   constructor(
     private readonly gateways: PushGatewayService,
     private readonly presenter: PushGatewayPresenter,
+    private readonly tests: PushTestService,
   ) {}
 
   @Get()
@@ -89,6 +92,29 @@ export class PushGatewayController {
     const version = parseApiVersion(query);
     const written = await this.gateways.replace(org, id, body, version, ifMatch, actor);
     return this.presenter.gateway(written.row, version, written.connectionString);
+  }
+
+  /** DECISIONS 10.7: one notification straight to the hub, its outcome answered; nothing queued or retried. */
+  @Post(':id/test')
+  @HttpCode(200)
+  @Audited('deliveryGateway.test')
+  @RequirePermission(Permission.ReferenceDataRead, Permission.OobAdapterConfigurationManage)
+  @ApiOperation({
+    summary:
+      "Test-send: one notification with the gateway's credential template to the device handle given, now; answers sent, refused or unreachable with the reason's class",
+  })
+  @ApiJsonBody(testSendSchema, { pushHandle: 'fcm-registration-token-of-my-phone' })
+  async test(
+    @CurrentPrincipal() principal: Principal,
+    @RequestActor() actor: Actor,
+    @Param('tenant') tenant: string,
+    @Param('id') id: string,
+    @Query() query: Record<string, unknown>,
+    @Body() body: unknown,
+  ) {
+    const org = requireTenant(principal, tenant);
+    parseApiVersion(query);
+    return this.tests.send(org, id, body, actor);
   }
 
   @Delete(':id')
