@@ -1,6 +1,6 @@
 import { Audited } from '@app/audit';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiHeader, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Permission } from '@app/auth';
 import {
@@ -19,7 +19,19 @@ import {
 import { parseApiVersion, requireTenant } from '../common/request-rules';
 import { PushGatewayPresenter } from './push-gateway.presenter';
 import { PushGatewayService } from './push-gateway.service';
+import { PUSH_GATEWAY_SCHEMA, createGatewaySchema, replaceGatewaySchema } from './push-gateway.schema';
 import { PushTestService, testSendSchema } from '../delivery/push-test.service';
+
+/** The documented example body (api-version=3). */
+const GATEWAY_EXAMPLE = {
+  schemas: [PUSH_GATEWAY_SCHEMA],
+  type: 'CLOUD_GCM_PUSH',
+  name: 'Android push',
+  hub: 'wallet-hub',
+  connectionString: 'Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=DefaultFullSharedAccessSignature;SharedAccessKey=...',
+  notificationTimeToLive: '3600',
+  supportedOperatingSystems: ['Android'],
+};
 
 /**
  * `/configuration/{tenant}/v2/DeliveryGateway/Push` (interface, "Push delivery gateways"; DECISIONS
@@ -29,6 +41,12 @@ import { PushTestService, testSendSchema } from '../delivery/push-test.service';
  */
 @ApiTags('push delivery gateways')
 @ApiBearerAuth()
+@ApiQuery({
+  name: 'api-version',
+  required: false,
+  schema: { type: 'string', enum: ['1', '2', '3'] },
+  description: 'Interface version (DECISIONS 10); 1 when absent',
+})
 @ScimMediaTypes()
 @PathFormats({ id: 'numericId' })
 @Controller('configuration/:tenant/v2/DeliveryGateway/Push')
@@ -57,6 +75,7 @@ export class PushGatewayController {
 
   @Post()
   @Audited('deliveryGateway.create')
+  @ApiJsonBody(createGatewaySchema, GATEWAY_EXAMPLE)
   @AnswersWithSecrets()
   @RequirePermission(Permission.ReferenceDataRead, Permission.OobAdapterConfigurationManage)
   async create(
@@ -77,6 +96,8 @@ export class PushGatewayController {
 
   @Put(':id')
   @Audited('deliveryGateway.replace')
+  @ApiHeader({ name: 'If-Match', required: false, description: 'W/"<version>" as read: 412 when the gateway changed meanwhile' })
+  @ApiJsonBody(replaceGatewaySchema, { ...GATEWAY_EXAMPLE, type: undefined, notes: 'Rotated the key' })
   @AnswersWithSecrets()
   @RequirePermission(Permission.ReferenceDataRead, Permission.OobAdapterConfigurationManage)
   async replace(
@@ -119,6 +140,7 @@ export class PushGatewayController {
 
   @Delete(':id')
   @Audited('deliveryGateway.delete')
+  @ApiHeader({ name: 'If-Match', required: false, description: 'W/"<version>" as read: 412 when the gateway changed meanwhile' })
   @HttpCode(204)
   @RequirePermission(Permission.ReferenceDataRead, Permission.OobAdapterConfigurationManage)
   async delete(
