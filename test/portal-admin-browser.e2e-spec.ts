@@ -14,6 +14,8 @@ import {
   createCardholder,
   createOrganization,
   createPersonWithCard,
+  createSystemAccount,
+  tokenBySecret,
   eventually,
   insertAuthenticator,
   makeOrganizationAdministrator,
@@ -182,13 +184,15 @@ describe('The portal administration screens in a browser', () => {
     expect(crossPem).toBe(ca.previousGenerations[0].crossCertificates.newWithOld + ca.previousGenerations[0].crossCertificates.oldWithNew);
 
     // A leaf issued now is signed by generation 2's key: openssl verifies it under the certificate the page links.
-    const leaf = await t.app.get(CertificateAuthority).issue(
-      org,
-      { userId: nina.id, userName: 'nina', displayName: 'Nina', email: null, userPrincipalName: null, objectSid: null },
-      opensslCsr(dir),
-      'Portal Corp',
-      { name: 'portal-admin-suite' },
-    );
+    const leaf = await t.app
+      .get(CertificateAuthority)
+      .issue(
+        org,
+        { userId: nina.id, userName: 'nina', displayName: 'Nina', email: null, userPrincipalName: null, objectSid: null },
+        opensslCsr(dir),
+        'Portal Corp',
+        { name: 'portal-admin-suite' },
+      );
     const leafFile = join(dir, 'leaf.pem');
     writeFileSync(leafFile, `-----BEGIN CERTIFICATE-----\n${leaf.der.toString('base64')}\n-----END CERTIFICATE-----\n`);
     const caHref = await region.getByRole('link', { name: 'Download the CA certificate', exact: true }).getAttribute('href');
@@ -215,6 +219,9 @@ describe('The portal administration screens in a browser', () => {
   it('creates a push gateway, test-sends it to a fake hub, edits and deletes it (the name typed), and shows a dead letter with its reason', async () => {
     const hub = await FakeNotificationHub.start();
     hubs.push(hub);
+    // The gateway API takes its own tenant's tokens only: a configuration operator of the organization, for the checks beside the page.
+    const account = await createSystemAccount(t.http, platform, ORG, { suffix: 'gwcheck', role: 'Administration' });
+    const orgToken = await tokenBySecret(t.http, ORG, account.clientId, account.secret);
     const { context, page, problems } = await signedIn(ada, `/portal/${ORG}/organization`);
     const region = page.getByRole('region', { name: 'Push gateways' });
     await region.getByRole('cell', { name: 'Default WNS gateway', exact: true }).waitFor();
@@ -222,9 +229,9 @@ describe('The portal administration screens in a browser', () => {
 
     await region.getByRole('button', { name: 'Create push gateway' }).click();
     const create = page.getByRole('dialog', { name: 'Create a push gateway' });
-    await create.getByLabel('Type', { exact: true }).click();
+    await create.getByLabel(/^Type/).click();
     await page.getByRole('option', { name: 'Android (FCM)' }).click();
-    await create.getByRole('textbox', { name: 'Name' }).fill('Portal hub');
+    await create.getByRole('textbox', { name: /^Name/ }).fill('Portal hub');
     await create.getByRole('textbox', { name: 'Hub', exact: true }).fill('wallet-hub');
     await create.getByLabel('Connection string').fill(hub.connectionString());
     await create.getByRole('textbox', { name: 'Notification lifetime (seconds)' }).fill('3600');
@@ -235,7 +242,7 @@ describe('The portal administration screens in a browser', () => {
     const row = region.getByRole('row', { name: /Portal hub/ });
     await row.getByRole('cell', { name: 'wallet-hub' }).waitFor();
     expect(await page.content()).not.toContain(hub.key);
-    const listed = await t.http.get(`/configuration/${ORG}/v2/DeliveryGateway/Push?api-version=3`).auth(platform, { type: 'bearer' });
+    const listed = await t.http.get(`/configuration/${ORG}/v2/DeliveryGateway/Push?api-version=3`).auth(orgToken, { type: 'bearer' });
     const created = listed.body.resources.find((gateway: { name: string }) => gateway.name === 'Portal hub');
     expect(created).toMatchObject({ type: 'CLOUD_GCM_PUSH', hub: 'wallet-hub', notificationTimeToLive: '3600', supportedOperatingSystems: ['Android'] });
 
@@ -256,14 +263,17 @@ describe('The portal administration screens in a browser', () => {
     const edit = page.getByRole('dialog', { name: 'Edit push gateway Portal hub' });
     await edit.getByRole('textbox', { name: 'Notification lifetime (seconds)' }).fill('soon');
     await edit.getByRole('button', { name: 'Save' }).click();
-    await edit.getByText(/notificationTimeToLive|number of seconds|must be/i).first().waitFor();
+    await edit
+      .getByText(/notificationTimeToLive|number of seconds|must be/i)
+      .first()
+      .waitFor();
     expect(await edit.getByRole('textbox', { name: 'Notification lifetime (seconds)' }).getAttribute('aria-invalid')).toBe('true');
     await edit.getByRole('textbox', { name: 'Notification lifetime (seconds)' }).fill('600');
     await edit.getByRole('textbox', { name: 'Notes' }).fill('Ada’s test hub');
     await edit.getByRole('button', { name: 'Save' }).click();
     await edit.waitFor({ state: 'hidden' });
     await row.getByRole('cell', { name: '600' }).waitFor();
-    const edited = await t.http.get(`/configuration/${ORG}/v2/DeliveryGateway/Push/${created.id}?api-version=3`).auth(platform, { type: 'bearer' });
+    const edited = await t.http.get(`/configuration/${ORG}/v2/DeliveryGateway/Push/${created.id}?api-version=3`).auth(orgToken, { type: 'bearer' });
     expect(edited.body).toMatchObject({ notificationTimeToLive: '600', notes: 'Ada’s test hub', meta: { version: '2' } });
     // The connection string kept: a second test send still reaches the hub, signed.
     await region.getByRole('button', { name: 'Test Portal hub' }).click();
@@ -278,8 +288,7 @@ describe('The portal administration screens in a browser', () => {
     const failing = await FakeNotificationHub.start();
     hubs.push(failing);
     failing.answerAlways({ status: 500 });
-    const adminToken = await platformAdminToken(t.http);
-    await configureHubGateway(t, adminToken, ORG, failing, { name: 'Failing hub' });
+    await configureHubGateway(t, orgToken, ORG, failing, { name: 'Failing hub' });
     const { id: userId } = await createCardholder(t, platform, ORG, 'paula');
     await insertAuthenticator(t, ORG, userId, { operatingSystem: 'Android' });
     await t.app
@@ -291,6 +300,9 @@ describe('The portal administration screens in a browser', () => {
       async () => (await t.db.query("SELECT 1 FROM push_outbox WHERE user_id = $1 AND state = 'deadLettered'", [userId])).rows.length === 1,
       'the notification dead-lettered',
     );
+    // The failing gateway was made beside the page: read the page again.
+    await page.reload();
+    await region.getByRole('cell', { name: 'Failing hub', exact: true }).waitFor();
     const deliveries = page.getByRole('region', { name: 'Push deliveries' });
     await deliveries.getByLabel('State', { exact: true }).click();
     await page.getByRole('option', { name: 'Dead-lettered' }).click();
@@ -313,7 +325,7 @@ describe('The portal administration screens in a browser', () => {
     await confirm.click();
     await remove.waitFor({ state: 'hidden' });
     await row.waitFor({ state: 'detached' });
-    expect((await t.http.get(`/configuration/${ORG}/v2/DeliveryGateway/Push/${created.id}`).auth(platform, { type: 'bearer' })).status).toBe(404);
+    expect((await t.http.get(`/configuration/${ORG}/v2/DeliveryGateway/Push/${created.id}`).auth(orgToken, { type: 'bearer' })).status).toBe(404);
     await expectClean(page, problems, 400);
     await context.close();
   }, 120_000);

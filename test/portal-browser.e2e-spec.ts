@@ -1128,7 +1128,10 @@ describe('The management portal in a browser', () => {
     await expectClean(page, problems);
     await region.getByRole('button', { name: 'Create the CA' }).click();
     // Creating a CA is confirmed in a dialog that names the organization.
-    await page.getByRole('dialog', { name: `Create the CA of ${org}` }).getByRole('button', { name: 'Create' }).click();
+    await page
+      .getByRole('dialog', { name: `Create the CA of ${org}` })
+      .getByRole('button', { name: 'Create' })
+      .click();
     await region.getByRole('link', { name: 'Download the CA certificate', exact: true }).waitFor();
     expect(await region.getByText(`CN=${org} Issuing CA`, { exact: false }).isVisible()).toBe(true);
     expect((await t.http.get(`/admin/v1/organizations/${org}/ca`).auth(platform, { type: 'bearer' })).body.status).toBe('active');
