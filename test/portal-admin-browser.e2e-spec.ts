@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Browser, Page } from 'playwright-core';
+import { Browser, Locator, Page } from 'playwright-core';
 import { PushNotifications } from '@app/delivery-gateway';
 import { Database } from '@app/persistence';
 import { CertificateAuthority } from '@app/pki';
@@ -37,11 +37,11 @@ import { accessibilityViolations, launchBrowser, watchedPage, WatchedPage } from
 const ORG = 'padmin';
 const SCREENSHOTS = resolve(__dirname, '..', 'docs', 'portal');
 
-/** The README's screenshots of these screens, written only when asked (UPDATE_SCREENSHOTS=1). */
-async function saveScreenshot(page: Page, name: string): Promise<void> {
+/** The README's screenshot of a section of the page, written only when asked (UPDATE_SCREENSHOTS=1). */
+async function saveScreenshot(section: Locator, name: string): Promise<void> {
   if (process.env.UPDATE_SCREENSHOTS !== '1') return;
   mkdirSync(SCREENSHOTS, { recursive: true });
-  await page.screenshot({ path: join(SCREENSHOTS, name), fullPage: true });
+  await section.screenshot({ path: join(SCREENSHOTS, name) });
 }
 
 describe('The portal administration screens in a browser', () => {
@@ -115,7 +115,7 @@ describe('The portal administration screens in a browser', () => {
     // The server's reason, at the field it names.
     await settings.getByText(/Too small|>=300/).waitFor();
     expect(await lifetime.getAttribute('aria-invalid')).toBe('true');
-    await saveScreenshot(page, 'organization-settings.png');
+    await saveScreenshot(settings, 'organization-settings.png');
     const described = (await lifetime.getAttribute('aria-describedby'))!.split(' ').filter(Boolean);
     const texts = await Promise.all(described.map((id) => page.locator(`[id="${id}"]`).textContent()));
     expect(texts.join(' ')).toMatch(/Too small|>=300/);
@@ -221,7 +221,7 @@ describe('The portal administration screens in a browser', () => {
     await page.reload();
     await region.getByText(/Last CRL \(number \d+\) signed/).waitFor();
     await page.waitForLoadState('networkidle');
-    await saveScreenshot(page, 'certificate-authority.png');
+    await saveScreenshot(region, 'certificate-authority.png');
     await expectCleanInBothThemes(page, problems);
     await context.close();
   }, 120_000);
@@ -323,7 +323,7 @@ describe('The portal administration screens in a browser', () => {
     expect(await dead.getByText('dead-lettered after 1 attempts; last: the hub answered 500').isVisible()).toBe(true);
     expect(await dead.getByRole('cell', { name: 'credential.revoke' }).isVisible()).toBe(true);
     await page.waitForLoadState('networkidle');
-    await saveScreenshot(page, 'push-gateways.png');
+    await saveScreenshot(deliveries, 'push-gateways.png');
     await expectCleanInBothThemes(page, problems, 400);
 
     // Delete, confirmed by typing the gateway's name.
