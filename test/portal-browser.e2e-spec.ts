@@ -966,7 +966,7 @@ describe('The management portal in a browser', () => {
     await saveScreenshot(page, 'system-accounts.png');
     expect(problems).toEqual([]);
     await context.close();
-  }, 60_000);
+  }, 90_000);
 
   it("disables several accounts at once, each row's result shown, and the token endpoint refuses each", async () => {
     const first = await createSystemAccount(t.http, platform, ORG, { suffix: 'bulkone', role: 'Issuance' });
