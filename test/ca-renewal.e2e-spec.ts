@@ -347,8 +347,23 @@ describe('CA renewal', () => {
     const one = await generations();
     expect(one.body).toMatchObject({ totalResults: 1 });
     expect(one.body.Resources).toEqual([
-      { generation: 1, status: 'active', mode: 'self-signed', keyAlgorithm: 'EC-P256', subject: `CN=${org} Issuing CA`, notAfter: first.notAfter },
+      {
+        generation: 1,
+        status: 'active',
+        mode: 'self-signed',
+        keyAlgorithm: 'EC-P256',
+        subject: `CN=${org} Issuing CA`,
+        notAfter: first.notAfter,
+        lastCrl: null,
+      },
     ]);
+    // Once a CRL is signed (a relying party fetched it), the list says when and when the next one is due.
+    const crl = await t.http.get(`/pki/${org}/crl`);
+    expect(crl.status).toBe(200);
+    const signed = (await generations()).body.Resources[0].lastCrl;
+    expect(signed).toEqual({ crlNumber: expect.stringMatching(/^\d+$/), thisUpdate: expect.any(String), nextUpdate: expect.any(String) });
+    expect(new Date(signed.nextUpdate).getTime() - new Date(signed.thisUpdate).getTime()).toBe(7 * 86_400_000);
+    expect(crl.headers['last-modified']).toBe(new Date(signed.thisUpdate).toUTCString());
     expect((await renew(org, orgAdminToken, { keyAlgorithm: 'EC-P384' })).status).toBe(201);
     const two = await generations();
     expect(two.body.Resources.map((g: { generation: number; status: string; keyAlgorithm: string }) => [g.generation, g.status, g.keyAlgorithm])).toEqual([

@@ -959,14 +959,14 @@ describe('The management portal in a browser', () => {
     await saveScreenshot(page, 'stats.png');
     // The organization page read its CA and its push gateways (the defaults every organization gets).
     await page.goto(`${base}/portal/${ORG}/organization`);
-    await page.getByRole('region', { name: 'Push gateways' }).getByRole('cell', { name: 'Default WNS gateway' }).waitFor();
-    expect(await page.getByRole('link', { name: 'Download the CA certificate' }).getAttribute('href')).toBe(`/pki/${ORG}/ca.crt`);
+    await page.getByRole('region', { name: 'Push gateways' }).getByRole('cell', { name: 'Default WNS gateway', exact: true }).waitFor();
+    expect(await page.getByRole('link', { name: 'Download the CA certificate', exact: true }).getAttribute('href')).toBe(`/pki/${ORG}/ca.crt`);
     await page.goto(`${base}/portal/${ORG}/system-accounts`);
     await page.getByRole('heading', { name: 'System accounts', level: 1 }).waitFor();
     await saveScreenshot(page, 'system-accounts.png');
     expect(problems).toEqual([]);
     await context.close();
-  }, 60_000);
+  }, 90_000);
 
   it("disables several accounts at once, each row's result shown, and the token endpoint refuses each", async () => {
     const first = await createSystemAccount(t.http, platform, ORG, { suffix: 'bulkone', role: 'Issuance' });
@@ -1127,7 +1127,12 @@ describe('The management portal in a browser', () => {
     await page.waitForLoadState('networkidle');
     await expectClean(page, problems);
     await region.getByRole('button', { name: 'Create the CA' }).click();
-    await region.getByRole('link', { name: 'Download the CA certificate' }).waitFor();
+    // Creating a CA is confirmed in a dialog that names the organization.
+    await page
+      .getByRole('dialog', { name: `Create the CA of ${org}` })
+      .getByRole('button', { name: 'Create' })
+      .click();
+    await region.getByRole('link', { name: 'Download the CA certificate', exact: true }).waitFor();
     expect(await region.getByText(`CN=${org} Issuing CA`, { exact: false }).isVisible()).toBe(true);
     expect((await t.http.get(`/admin/v1/organizations/${org}/ca`).auth(platform, { type: 'bearer' })).body.status).toBe('active');
     await expectClean(page, problems);

@@ -18,7 +18,6 @@ import { UsersPage } from './users/users-page';
 import { DeskPage } from './desk/desk-page';
 import { DevicesPage } from './desk/devices-page';
 import { RequestsPage } from './desk/requests-page';
-import { OrganizationPage } from './organization/organization-page';
 import { StatsPage } from './stats/stats-page';
 
 /**
@@ -138,6 +137,8 @@ const requests = createRoute({ ...screenOptions, path: 'requests', component: on
 const stats = createRoute({ ...screenOptions, path: 'stats', component: onlyFor('stats', StatsPage) });
 const audit = createRoute({ ...screenOptions, path: 'audit', component: onlyFor('audit', AuditPage) });
 const roles = createRoute({ ...screenOptions, path: 'roles', component: onlyFor('roles', RolesPage) });
+/** The organization's administration (settings, CA, push gateways): split from the first load (DECISIONS 17). */
+const OrganizationPage = lazy(() => import('./organization/organization-page').then((module) => ({ default: module.OrganizationPage })));
 const organizationSettings = createRoute({
   ...screenOptions,
   path: 'organization',

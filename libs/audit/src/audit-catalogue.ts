@@ -200,6 +200,11 @@ export const AUDIT_CATALOGUE = {
   'deliveryGateway.create': { code: 90001, description: 'Push gateway created' },
   'deliveryGateway.replace': { code: 90002, description: 'Push gateway replaced' },
   'deliveryGateway.delete': { code: 90003, description: 'Push gateway deleted' },
+  'deliveryGateway.test': {
+    code: 90004,
+    description:
+      'Push gateway test-sent: one notification straight to its hub (outcome failure when the hub refused it or gave no answer; never the push handle)',
+  },
   'authenticatorPolicy.create': { code: 91001, description: 'Authenticator policy created' },
   'authenticatorPolicy.replace': { code: 91002, description: 'Authenticator policy replaced' },
   'authenticatorPolicy.delete': { code: 91003, description: 'Authenticator policy deleted' },

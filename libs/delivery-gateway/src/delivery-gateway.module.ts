@@ -23,6 +23,7 @@ import { PushDeliveryController } from './delivery/push-delivery.controller';
 import { PushDeliveryPresenter } from './delivery/push-delivery.presenter';
 import { PushDeliveryService } from './delivery/push-delivery.service';
 import { PushSender } from './delivery/push-sender';
+import { PushTestService } from './delivery/push-test.service';
 import { OutboxPushNotifications } from './notifications/outbox-push-notifications';
 import { PushNotifications } from './notifications/push-notifications';
 import { PushOutboxRepository } from './notifications/push-outbox.repository';
@@ -114,6 +115,7 @@ export class DeliveryGatewayStoreModule {
     AuthenticatorPolicyService,
     ConnectionStringResealer,
     PushSender,
+    PushTestService,
     PushDeliveryService,
     { provide: PushDeliveryPresenter, inject: [AppConfig], useFactory: (config: AppConfig) => new PushDeliveryPresenter(config.publicBaseUrl) },
     { provide: DataCipher, inject: [AppConfig], useFactory: (config: AppConfig) => new DataCipher(config.dataEncryptionKeys) },

@@ -335,6 +335,11 @@ export class CertificateAuthorityRepository {
     return row;
   }
 
+  /** When each generation's CRL was last signed and when it says the next comes (without the DER): what the portal shows. */
+  async publishedCrlTimes(orgId: string): Promise<{ generation: number; crl_number: string; this_update: Date; next_update: Date }[]> {
+    return this.db.query('SELECT generation, crl_number::text, this_update, next_update FROM published_crls WHERE org_id = $1', [orgId]);
+  }
+
   async publishCrl(orgId: string, generation: number, crl: PublishedCrl, tx: Transaction): Promise<void> {
     await this.db.query(
       `INSERT INTO published_crls (org_id, generation, crl_number, der, this_update, next_update) VALUES ($1, $2, $3, $4, $5, $6)

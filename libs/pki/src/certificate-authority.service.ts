@@ -409,6 +409,11 @@ export class CertificateAuthority {
     return { current, others: current ? await this.cas.generations(orgId) : [] };
   }
 
+  /** The last CRL each generation's key signed (number, thisUpdate, nextUpdate), by generation; none before the first fetch of a CRL. */
+  async lastCrls(orgId: string): Promise<Map<number, { crl_number: string; this_update: Date; next_update: Date }>> {
+    return new Map((await this.cas.publishedCrlTimes(orgId)).map((row) => [row.generation, row]));
+  }
+
   /** The generations besides the current one: a renewal awaiting its certificate, the retired ones. */
   async generations(orgId: string): Promise<CaGenerationRow[]> {
     return this.cas.generations(orgId);

@@ -115,10 +115,19 @@ export interface AuditEvent {
   details: Record<string, unknown> | null;
 }
 
+/** An organization's settings as GET answers them (every one, defaults filled in). */
+export interface OrganizationSettings {
+  automaticDeviceCreation: boolean;
+  applicationIdPolicy: 'any' | 'certified';
+  passwordGrant: boolean;
+  passwordOnlySignIn: boolean;
+  accessTokenLifetime: number | null;
+}
+
 export interface Organization {
   id: string;
   name: string;
-  settings: Record<string, unknown>;
+  settings: OrganizationSettings;
   meta: Meta;
 }
 
@@ -137,24 +146,59 @@ export interface CertificateAuthority {
   subject: string;
   certificate?: string;
   notAfter?: string;
+  compromisedAt?: string;
+  /** A subordinate CA awaiting its first certificate: the CSR for the enterprise root. */
+  csr?: string;
+  /** A subordinate CA's renewal awaiting its certificate. */
+  renewal?: { generation: number; status: string; keyAlgorithm: string; subject: string; csr: string };
+  previousGenerations?: {
+    generation: number;
+    subject: string;
+    certificate: string;
+    notAfter: string;
+    compromisedAt?: string;
+    crossCertificates?: { oldWithNew: string; newWithOld: string };
+  }[];
+  meta: Meta;
 }
 
 /** One generation of the CA (GET .../ca/generations, newest first). */
-export interface CaGeneration {
-  generation: number;
-  status: 'active' | 'awaiting-certificate' | 'retired';
-  mode: string;
-  keyAlgorithm: string;
-  subject: string;
-  notAfter: string | null;
-}
+export type CaGeneration = NonNullable<
+  paths['/admin/v1/organizations/{org}/ca/generations']['get']['responses'][200]['content']['application/json']['Resources']
+>[number];
 
 export interface PushGateway {
   id: string;
-  type: string;
+  type: 'CLOUD_WNS_PUSH' | 'CLOUD_GCM_PUSH' | 'CLOUD_APNS_PUSH';
   name: string;
   hub?: string;
   notificationTimeToLive: string;
   supportedOperatingSystems?: string[];
+  appId?: string;
   notes?: string;
+  meta: Meta;
+}
+
+/** A push notification's delivery state (GET /configuration/{tenant}/v2/DeliveryGateway/Notifications; DECISIONS 10.5). */
+export interface PushNotification {
+  id: string;
+  template: string;
+  cause: string;
+  user: { value: string };
+  gateway: { value: string } | null;
+  state: 'pending' | 'sent' | 'failed' | 'deadLettered' | 'discarded';
+  attempts: number;
+  nextAttemptAt: string | null;
+  lastStatus: number | null;
+  lastError: string | null;
+  sentAt: string | null;
+  meta: { created: string; lastModified: string };
+}
+
+/** What a gateway's test send did (POST .../Push/{id}/test; DECISIONS 10.7). */
+export interface TestSendResult {
+  outcome: 'sent' | 'refused' | 'unreachable';
+  status: number | null;
+  reason: string;
+  detail: string;
 }

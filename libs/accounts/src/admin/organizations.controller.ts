@@ -1,6 +1,6 @@
 import { Audited } from '@app/audit';
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query, Req, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiQuery, ApiTags, ApiParam } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiHeader, ApiOperation, ApiQuery, ApiTags, ApiParam } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   ApiJsonBody,
@@ -14,6 +14,9 @@ import {
   RequireAdministrator,
   Actor,
   RequestActor,
+  IfMatch,
+  IfMatchHeader,
+  keepVersion,
 } from '@app/common';
 import { organizationSettingsSchema } from '../organizations/organization-settings';
 import { Organization, OrganizationService } from '../organizations/organization.service';
@@ -81,6 +84,7 @@ export class OrganizationsController {
     @Param('org') orgId: string,
     @Body() body: unknown,
     @Req() request: FastifyRequest,
+    @IfMatchHeader() ifMatch: IfMatch | undefined,
   ) {
     const changes = parseBody(patchOrganizationSchema, body);
     // The one admin rule that depends on the body: only the platform administrator renames.
@@ -93,7 +97,7 @@ export class OrganizationsController {
         correlationId: actor.correlationId,
       });
     }
-    const org = await this.organizations.update(orgId, changes, actor);
+    const org = await this.organizations.update(orgId, changes, actor, 'organization.update', ifMatch);
     return this.presenter.organization(org);
   }
 
@@ -120,11 +124,23 @@ export class OrganizationsController {
   @Put(':org/settings')
   @Audited('organization.settings.update')
   @HttpCode(200)
-  @ApiOperation({ summary: "Replace an organization's settings", description: 'accessTokenLifetime: 300-86400 seconds, or null for the service default.' })
+  @ApiOperation({
+    summary: "Replace an organization's settings",
+    description:
+      'accessTokenLifetime: 300-86400 seconds, or null for the service default. If-Match (the ETag of GET /organizations/{org}, W/"<version>") makes the change conditional: 412 when the organization changed meanwhile. The answer carries the new ETag.',
+  })
+  @ApiHeader({ name: 'If-Match', required: false, description: 'W/"<version>" of the organization as read' })
   @ApiJsonBody(organizationSettingsSchema, { automaticDeviceCreation: false, applicationIdPolicy: 'certified', passwordGrant: true, accessTokenLifetime: 900 })
-  async putSettings(@CurrentPrincipal() principal: Principal, @RequestActor() actor: Actor, @Param('org') orgId: string, @Body() body: unknown) {
+  async putSettings(
+    @CurrentPrincipal() principal: Principal,
+    @RequestActor() actor: Actor,
+    @Param('org') orgId: string,
+    @IfMatchHeader() ifMatch: IfMatch | undefined,
+    @Body() body: unknown,
+  ) {
     const settings = parseBody(organizationSettingsSchema, body, 'settings');
-    const org = await this.organizations.update(orgId, { settings }, actor, 'organization.settings.update');
-    return org.settings;
+    const org = await this.organizations.update(orgId, { settings }, actor, 'organization.settings.update', ifMatch);
+    // The organization's new version rides on the answer (not serialised): the ETag of what was written.
+    return keepVersion({ ...org.settings }, org.version);
   }
 }

@@ -64,6 +64,12 @@ export class OrganizationRepository {
     return row;
   }
 
+  /** The organization's version, its row locked until the transaction ends (a change conditional on If-Match). */
+  async lockVersion(id: string, tx: Transaction): Promise<number | undefined> {
+    const [row] = await this.db.query<{ version: number }>('SELECT version FROM organizations WHERE id = $1 FOR UPDATE', [id], tx);
+    return row?.version;
+  }
+
   /** Locks the organization row until the transaction ends, so no account, user or device can be added meanwhile. */
   async lockForDelete(id: string, tx: Transaction): Promise<boolean> {
     const rows = await this.db.query('SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE', [id], tx);

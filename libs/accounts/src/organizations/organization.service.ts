@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Clock, DomainError, isOrgId, notFound } from '@app/common';
+import { Clock, DomainError, IfMatch, isOrgId, notFound, preconditionFailed } from '@app/common';
 import { ChangeFeed, Database, FeedCache } from '@app/persistence';
 import { Actor, AuditLog } from '@app/audit';
 import { AccountDependents } from '../account-dependents';
@@ -100,8 +100,15 @@ export class OrganizationService {
     changes: { name?: string; settings?: Partial<OrganizationSettings> },
     actor: Actor,
     action: 'organization.update' | 'organization.settings.update' = 'organization.update',
+    ifMatch?: IfMatch,
   ): Promise<Organization> {
     const row = await this.db.transaction(async (tx) => {
+      // If-Match (RFC 7644 3.14): the row is locked, so the version compared is the one changed.
+      if (ifMatch) {
+        const version = await this.organizations.lockVersion(id, tx);
+        if (version === undefined) throw notFound(`Organization "${id}" does not exist.`);
+        if (!ifMatch.matches(version)) throw preconditionFailed(`Organization "${id}"`, version);
+      }
       const updated = await this.organizations.update(id, changes, this.clock.now(), tx);
       if (!updated) throw notFound(`Organization "${id}" does not exist.`);
       await this.audit.record(

@@ -1,7 +1,7 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { Permission } from '@app/auth';
-import { CurrentPrincipal, PathFormats, Principal, RequirePermission, ScimMediaTypes } from '@app/common';
+import { ApiPaging, CurrentPrincipal, PathFormats, Principal, RequirePermission, ScimMediaTypes } from '@app/common';
 import { requireTenant } from '../common/request-rules';
 import { PushDeliveryPresenter } from './push-delivery.presenter';
 import { PushDeliveryService } from './push-delivery.service';
@@ -24,6 +24,9 @@ export class PushDeliveryController {
 
   @Get()
   @RequirePermission(Permission.ReferenceDataRead, Permission.OobAdapterConfigurationManage)
+  @ApiPaging()
+  @ApiQuery({ name: 'state', required: false, schema: { type: 'string', enum: ['pending', 'sent', 'failed', 'deadLettered', 'discarded'] } })
+  @ApiQuery({ name: 'userId', required: false, schema: { type: 'string', format: 'uuid' } })
   async list(@CurrentPrincipal() principal: Principal, @Param('tenant') tenant: string, @Query() query: Record<string, unknown>) {
     const org = requireTenant(principal, tenant);
     const parsed = this.deliveries.parseQuery(query);

@@ -436,7 +436,7 @@ export class PushSender implements OnApplicationBootstrap, OnApplicationShutdown
 }
 
 /** A network failure's cause in a few words for the service's log (ECONNREFUSED, a certificate error's code), never a URL's credentials. */
-function networkCause(error: unknown): string {
+export function networkCause(error: unknown): string {
   const outer = error as { name?: unknown; cause?: { code?: unknown; name?: unknown } } | undefined;
   if (typeof outer?.cause?.code === 'string') return outer.cause.code;
   if (typeof outer?.cause?.name === 'string') return outer.cause.name;
@@ -448,7 +448,7 @@ function networkCause(error: unknown): string {
  * fixed sentence, never the network's error, which would make the view a scanner of the service's
  * network (which ports answer, which names resolve, whose certificate is there).
  */
-function failureText(kind: OutboundFailureKind, timeoutMs: number): string {
+export function failureText(kind: OutboundFailureKind, timeoutMs: number): string {
   switch (kind) {
     case 'timeout':
       return `timeout: no answer within ${timeoutMs} ms`;

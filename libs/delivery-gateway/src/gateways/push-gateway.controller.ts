@@ -1,6 +1,6 @@
 import { Audited } from '@app/audit';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiHeader, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Permission } from '@app/auth';
 import {
@@ -15,10 +15,24 @@ import {
   RequestActor,
   PathFormats,
   serializedOnce,
+  ApiJsonBody,
 } from '@app/common';
 import { parseApiVersion, requireTenant } from '../common/request-rules';
 import { PushGatewayPresenter } from './push-gateway.presenter';
 import { PushGatewayService } from './push-gateway.service';
+import { PUSH_GATEWAY_SCHEMA, createGatewaySchema, replaceGatewaySchema } from './push-gateway.schema';
+import { PushTestService, testSendSchema } from '../delivery/push-test.service';
+
+/** The documented example body (api-version=3). */
+const GATEWAY_EXAMPLE = {
+  schemas: [PUSH_GATEWAY_SCHEMA],
+  type: 'CLOUD_GCM_PUSH',
+  name: 'Android push',
+  hub: 'wallet-hub',
+  connectionString: 'Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=DefaultFullSharedAccessSignature;SharedAccessKey=...',
+  notificationTimeToLive: '3600',
+  supportedOperatingSystems: ['Android'],
+};
 
 /**
  * `/configuration/{tenant}/v2/DeliveryGateway/Push` (interface, "Push delivery gateways"; DECISIONS
@@ -28,6 +42,12 @@ import { PushGatewayService } from './push-gateway.service';
  */
 @ApiTags('push delivery gateways')
 @ApiBearerAuth()
+@ApiQuery({
+  name: 'api-version',
+  required: false,
+  schema: { type: 'string', enum: ['1', '2', '3'] },
+  description: 'Interface version (DECISIONS 10); 1 when absent',
+})
 @ScimMediaTypes()
 @PathFormats({ id: 'numericId' })
 @Controller('configuration/:tenant/v2/DeliveryGateway/Push')
@@ -35,6 +55,7 @@ export class PushGatewayController {
   constructor(
     private readonly gateways: PushGatewayService,
     private readonly presenter: PushGatewayPresenter,
+    private readonly tests: PushTestService,
   ) {}
 
   @Get()
@@ -58,6 +79,7 @@ export class PushGatewayController {
 
   @Post()
   @Audited('deliveryGateway.create')
+  @ApiJsonBody(createGatewaySchema, GATEWAY_EXAMPLE)
   @AnswersWithSecrets()
   @RequirePermission(Permission.ReferenceDataRead, Permission.OobAdapterConfigurationManage)
   async create(
@@ -78,6 +100,8 @@ export class PushGatewayController {
 
   @Put(':id')
   @Audited('deliveryGateway.replace')
+  @ApiHeader({ name: 'If-Match', required: false, description: 'W/"<version>" as read: 412 when the gateway changed meanwhile' })
+  @ApiJsonBody(replaceGatewaySchema, { ...GATEWAY_EXAMPLE, type: undefined, notes: 'Rotated the key' })
   @AnswersWithSecrets()
   @RequirePermission(Permission.ReferenceDataRead, Permission.OobAdapterConfigurationManage)
   async replace(
@@ -95,8 +119,32 @@ export class PushGatewayController {
     return this.presenter.gateway(written.row, version, written.connectionString);
   }
 
+  /** DECISIONS 10.7: one notification straight to the hub, its outcome answered; nothing queued or retried. */
+  @Post(':id/test')
+  @HttpCode(200)
+  @Audited('deliveryGateway.test')
+  @RequirePermission(Permission.ReferenceDataRead, Permission.OobAdapterConfigurationManage)
+  @ApiOperation({
+    summary:
+      "Test-send: one notification with the gateway's credential template to the device handle given, now; answers sent, refused or unreachable with the reason's class",
+  })
+  @ApiJsonBody(testSendSchema, { pushHandle: 'fcm-registration-token-of-my-phone' })
+  async test(
+    @CurrentPrincipal() principal: Principal,
+    @RequestActor() actor: Actor,
+    @Param('tenant') tenant: string,
+    @Param('id') id: string,
+    @Query() query: Record<string, unknown>,
+    @Body() body: unknown,
+  ) {
+    const org = requireTenant(principal, tenant);
+    parseApiVersion(query);
+    return this.tests.send(org, id, body, actor);
+  }
+
   @Delete(':id')
   @Audited('deliveryGateway.delete')
+  @ApiHeader({ name: 'If-Match', required: false, description: 'W/"<version>" as read: 412 when the gateway changed meanwhile' })
   @HttpCode(204)
   @RequirePermission(Permission.ReferenceDataRead, Permission.OobAdapterConfigurationManage)
   async delete(

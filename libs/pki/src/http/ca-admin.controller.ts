@@ -41,7 +41,7 @@ export const revokeGenerationSchema = z
 
 const CA_GENERATION_SCHEMA = {
   type: 'object' as const,
-  required: ['generation', 'status', 'mode', 'keyAlgorithm', 'subject', 'notAfter'],
+  required: ['generation', 'status', 'mode', 'keyAlgorithm', 'subject', 'notAfter', 'lastCrl'],
   properties: {
     generation: { type: 'integer' as const, example: 1 },
     status: { type: 'string' as const, enum: ['active', 'awaiting-certificate', 'retired'] },
@@ -50,6 +50,17 @@ const CA_GENERATION_SCHEMA = {
     subject: { type: 'string' as const, example: 'CN=acme Issuing CA' },
     notAfter: { type: 'string' as const, format: 'date-time', nullable: true, description: 'null while awaiting its certificate' },
     compromisedAt: { type: 'string' as const, format: 'date-time', description: 'present once the generation was revoked as compromised (DECISIONS 9.1)' },
+    lastCrl: {
+      type: 'object' as const,
+      nullable: true,
+      description: "the CRL this generation's key signed last (/pki/{org}/crl for generation 1, /pki/{org}/crl/{n} after); null until one is signed",
+      required: ['crlNumber', 'thisUpdate', 'nextUpdate'],
+      properties: {
+        crlNumber: { type: 'string' as const, example: '12' },
+        thisUpdate: { type: 'string' as const, format: 'date-time' },
+        nextUpdate: { type: 'string' as const, format: 'date-time' },
+      },
+    },
   },
 };
 
@@ -78,7 +89,10 @@ export class CaAdminController {
   @ApiSchemaResponse(scimListSchema(CA_GENERATION_SCHEMA))
   async generations(@Param('org') org: string) {
     const { current, others } = await this.authority.allGenerations(org);
-    const rows = [...(current ? [current] : []), ...others].sort((a, b) => b.generation - a.generation).map((row) => this.presenter.generation(row));
+    const crls = current ? await this.authority.lastCrls(org) : new Map();
+    const rows = [...(current ? [current] : []), ...others]
+      .sort((a, b) => b.generation - a.generation)
+      .map((row) => this.presenter.generation(row, crls.get(row.generation)));
     return listResponse(rows, rows.length, { startIndex: 1, count: Math.max(rows.length, 1) });
   }
 

@@ -25,7 +25,7 @@ export class CaPresenter {
   }
 
   /** One generation as GET .../ca/generations lists it: which key, which name, how far it is, until when. */
-  generation(row: CaRow | CaGenerationRow) {
+  generation(row: CaRow | CaGenerationRow, crl?: { crl_number: string; this_update: Date; next_update: Date }) {
     return {
       generation: row.generation,
       status: row.status,
@@ -35,6 +35,8 @@ export class CaPresenter {
       notAfter: row.not_after ? isoTimestamp(row.not_after) : null,
       // Revoked as compromised (DECISIONS 9.1): shown so the desk can tell it from a plain retirement.
       ...(row.compromised_at ? { compromisedAt: isoTimestamp(row.compromised_at) } : {}),
+      // The CRL its key signed last (the one relying parties fetch), null before anyone fetched one.
+      lastCrl: crl ? { crlNumber: crl.crl_number, thisUpdate: isoTimestamp(crl.this_update), nextUpdate: isoTimestamp(crl.next_update) } : null,
     };
   }
 
