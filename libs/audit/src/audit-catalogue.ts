@@ -7,7 +7,7 @@
  * Ranges: 1xxxx devices, 2xxxx credentials, 3xxxx content requests, 4xxxx users, 5xxxx wallets,
  * 6xxxx the certification authority (all as the contract numbers them); the platform's own actions
  * follow in 7xxxx organizations and their accounts (73xxx their credential-management reference
- * data: groups, device policies, printers, the global policies), 8xxxx tokens and authentication
+ * data: groups, device policies, printers, the global policies; 76xxx the audit log itself), 8xxxx tokens and authentication
  * (81xxx token-signing keys, 82xxx people's sign-in at the hosted login page and their sessions, 83xxx the authorization code flow),
  * 9xxxx push gateways, authenticator policies (91xxx), authenticator apps (92xxx), push delivery (93xxx) and out-of-band approval, CIBA (94xxx).
  */
@@ -112,6 +112,11 @@ export const AUDIT_CATALOGUE = {
     code: 74001,
     description:
       "A call with a person's session cookie was refused as a possible cross-site request forgery, and changed nothing (details: method, the failed rule, session id)",
+  },
+  'audit.pruned': {
+    code: 76001,
+    description:
+      "The retention job removed an organization's (or the platform's) oldest audit events up to a signed checkpoint (a platform event; details: org, events, throughSeq, checkpointSignedAt, retentionDays)",
   },
   'device_policy.create': { code: 73101, description: 'Device policy created' },
   'device_policy.update': { code: 73102, description: 'Device policy changed' },

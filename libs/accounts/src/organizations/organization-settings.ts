@@ -8,6 +8,7 @@ export const organizationSettingsSchema = z
     passwordGrant: z.boolean().optional(),
     passwordOnlySignIn: z.boolean().optional(),
     accessTokenLifetime: z.number().int().min(300).max(86400).nullable().optional(),
+    auditRetentionDays: z.number().int().min(1).max(36500).nullable().optional(),
   })
   .strict();
 
@@ -24,6 +25,12 @@ export interface OrganizationSettings {
   passwordOnlySignIn: boolean;
   /** Seconds; null means the service default ACCESS_TOKEN_LIFETIME_S. */
   accessTokenLifetime: number | null;
+  /**
+   * How many days the organization's audit events are kept (DECISIONS 11.3): at least the platform's
+   * AUDIT_RETENTION_MIN_DAYS (checked where it is set); null: for ever. The `platform`
+   * organization's also governs the platform's own events.
+   */
+  auditRetentionDays: number | null;
 }
 
 export const DEFAULT_SETTINGS: OrganizationSettings = {
@@ -32,6 +39,7 @@ export const DEFAULT_SETTINGS: OrganizationSettings = {
   passwordGrant: true,
   passwordOnlySignIn: false,
   accessTokenLifetime: null,
+  auditRetentionDays: null,
 };
 
 export function withDefaults(stored: Partial<OrganizationSettings> | null | undefined): OrganizationSettings {
