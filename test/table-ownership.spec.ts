@@ -26,6 +26,7 @@ const OWNERS: Record<string, string> = {
   audit_events: 'audit',
   audit_chain_heads: 'audit',
   audit_checkpoints: 'audit',
+  audit_prune_points: 'audit',
   push_delivery_gateways: 'delivery-gateway',
   authenticator_policies: 'delivery-gateway',
   authenticator_policy_gateways: 'delivery-gateway',
