@@ -8,7 +8,7 @@ import type * as OtelApi from '@opentelemetry/api';
  * Nest, pg and the HTTP server), so that the HTTP and pg instrumentations patch those modules as they
  * load. Spans: each HTTP request (named by its route template), each SQL statement (statement text
  * with its placeholders, never a parameter value), each HSM call (`traced`), each outbound push.
- * No attribute carries a secret, a token or personal data: `RedactingSpanProcessor` removes or cuts
+ * No attribute carries a secret, a token or personal data: the span processor of `startTracing` (rules: `redactAttributes`) removes or cuts
  * what the instrumentations record (query strings, raw paths, addresses, user agents, headers).
  */
 
@@ -94,7 +94,7 @@ const DROPPED = [
 /** Attributes that hold a URL or a path: cut to what names no one (the route template, or the origin). */
 const URL_ATTRIBUTES = ['http.url', 'url.full', 'http.target', 'url.path', 'url.query', 'http.host', 'url.original'];
 
-/** The changes `RedactingSpanProcessor` makes to one span's attributes (exported for its unit test). */
+/** What the span processor of `startTracing` does to one span's (or span event's) attributes before export; `server`: an incoming request's span. */
 export function redactAttributes(attributes: Record<string, unknown>, server: boolean): void {
   for (const key of Object.keys(attributes)) {
     if (DROPPED.some((pattern) => pattern.test(key))) delete attributes[key];
