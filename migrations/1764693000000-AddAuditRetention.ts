@@ -25,6 +25,9 @@ export class AddAuditRetention1764693000000 implements MigrationInterface {
       )`);
     await q.query(`
       CREATE OR REPLACE FUNCTION audit_events_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE
+        pruned bigint;
+        covered boolean;
       BEGIN
         -- The chainer fills in the chain columns once; nothing else may ever change.
         IF TG_OP = 'UPDATE' AND OLD.chain_seq IS NULL AND OLD.prev_digest IS NULL AND OLD.digest IS NULL
@@ -32,11 +35,19 @@ export class AddAuditRetention1764693000000 implements MigrationInterface {
            AND (to_jsonb(OLD) - 'chain_seq' - 'prev_digest' - 'digest') = (to_jsonb(NEW) - 'chain_seq' - 'prev_digest' - 'digest') THEN
           RETURN NEW;
         END IF;
-        -- The retention job removes a chain's prefix up to its prune point, which is a signed checkpoint's position.
-        IF TG_OP = 'DELETE' AND current_setting('audit.retention_prune', true) = 'on' AND OLD.chain_seq IS NOT NULL
-           AND EXISTS (SELECT 1 FROM audit_prune_points p WHERE p.org_id IS NOT DISTINCT FROM OLD.org_id AND OLD.chain_seq <= p.pruned_seq)
-           AND EXISTS (SELECT 1 FROM audit_checkpoints c WHERE c.org_id IS NOT DISTINCT FROM OLD.org_id AND c.chain_seq >= OLD.chain_seq) THEN
-          RETURN OLD;
+        -- The retention job removes a chain's prefix up to its prune point, which is a signed checkpoint's
+        -- position. Two branches rather than IS NOT DISTINCT FROM, which no index serves.
+        IF TG_OP = 'DELETE' AND current_setting('audit.retention_prune', true) = 'on' AND OLD.chain_seq IS NOT NULL THEN
+          IF OLD.org_id IS NULL THEN
+            SELECT p.pruned_seq INTO pruned FROM audit_prune_points p WHERE p.org_id IS NULL;
+            covered := EXISTS (SELECT 1 FROM audit_checkpoints c WHERE c.org_id IS NULL AND c.chain_seq >= OLD.chain_seq);
+          ELSE
+            SELECT p.pruned_seq INTO pruned FROM audit_prune_points p WHERE p.org_id = OLD.org_id;
+            covered := EXISTS (SELECT 1 FROM audit_checkpoints c WHERE c.org_id = OLD.org_id AND c.chain_seq >= OLD.chain_seq);
+          END IF;
+          IF pruned IS NOT NULL AND OLD.chain_seq <= pruned AND covered THEN
+            RETURN OLD;
+          END IF;
         END IF;
         RAISE EXCEPTION 'audit_events is append-only';
       END $$`);
