@@ -35,6 +35,7 @@ const DEFAULT_SETTINGS = {
   passwordGrant: true,
   passwordOnlySignIn: false,
   accessTokenLifetime: null,
+  auditRetentionDays: null,
 };
 
 describe('admin API (DECISIONS 11)', () => {
@@ -214,6 +215,7 @@ describe('admin API (DECISIONS 11)', () => {
         passwordGrant: false,
         passwordOnlySignIn: true,
         accessTokenLifetime: 600,
+        auditRetentionDays: 400,
       };
       const response = await call('put', `/organizations/${id}/settings`, admin).send(settings);
       expect(response.status).toBe(200);

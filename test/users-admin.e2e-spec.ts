@@ -688,7 +688,14 @@ describe('admin API: users (DECISIONS 11, 3.5)', () => {
           disabled: false,
           has_password: true,
         }),
-        orgSettings: { automaticDeviceCreation: false, applicationIdPolicy: 'any', passwordGrant: true, passwordOnlySignIn: false, accessTokenLifetime: null },
+        orgSettings: {
+          automaticDeviceCreation: false,
+          applicationIdPolicy: 'any',
+          passwordGrant: true,
+          passwordOnlySignIn: false,
+          accessTokenLifetime: null,
+          auditRetentionDays: null,
+        },
         passwordHash: expect.stringMatching(SCRYPT_HASH),
       });
       // The hash travels only in passwordHash, never inside the user row.
