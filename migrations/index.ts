@@ -33,6 +33,7 @@ import { CreateEnrolmentLinks1764686000000 } from './1764686000000-CreateEnrolme
 import { ChainAuditEvents1764688000000 } from './1764688000000-ChainAuditEvents';
 import { CreatePasskeys1764690000000 } from './1764690000000-CreatePasskeys';
 import { CreateAuditStream1764692000000 } from './1764692000000-CreateAuditStream';
+import { AddAuditRetention1764693000000 } from './1764693000000-AddAuditRetention';
 
 /** Every migration, in order. The data source takes classes, not a glob, so source and dist/ behave alike. */
 export const MIGRATIONS = [
@@ -71,4 +72,5 @@ export const MIGRATIONS = [
   ChainAuditEvents1764688000000,
   CreatePasskeys1764690000000,
   CreateAuditStream1764692000000,
+  AddAuditRetention1764693000000,
 ];

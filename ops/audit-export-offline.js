@@ -62,6 +62,16 @@ writeFileSync(join(dir, 'pub.pem'), createPublicKey({ key: header.key, format: '
 const digests = new Map();
 let expectedSeq = header.from;
 let expectedPrev = header.from === 1 ? GENESIS : undefined;
+// A chain pruned by retention (DECISIONS 11.3): its first event links to the digest of the checkpoint
+// signed at the prune point, which the export carries among its checkpoints (its signature is checked
+// with openssl like every other).
+if (header.pruned) {
+  if (header.pruned.through !== header.from - 1) fail('line 1: the prune point is not the position before the first event');
+  const anchor = lines.map((line) => JSON.parse(line.text)).find((line) => line.type === 'checkpoint' && line.seq === header.pruned.through);
+  if (!anchor) fail(`the checkpoint at the prune point (chain position ${header.pruned.through}) is missing`);
+  digests.set(anchor.seq, anchor.digest);
+  expectedPrev = anchor.digest;
+}
 const commands = [];
 for (const { text, number } of lines.slice(1)) {
   const line = JSON.parse(text);
@@ -89,6 +99,9 @@ for (const { text, number } of lines.slice(1)) {
     commands.push(`openssl dgst -sha256 -verify ${join(dir, 'pub.pem')} -signature ${sig} ${msg}`);
   } else fail(`line ${number} is neither an event nor a checkpoint`);
 }
+const pruned = header.pruned
+  ? ` (the ${header.pruned.events} events up to chain position ${header.pruned.through} were removed by retention behind its checkpoint)`
+  : '';
 process.stdout.write(
-  `${digests.size} events and ${commands.length} checkpoints agree; check each signature (each prints "Verified OK"):\n${commands.join('\n')}\n`,
+  `${digests.size - (header.pruned ? 1 : 0)} events${pruned} and ${commands.length} checkpoints agree; check each signature (each prints "Verified OK"):\n${commands.join('\n')}\n`,
 );

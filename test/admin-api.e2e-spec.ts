@@ -36,6 +36,7 @@ const DEFAULT_SETTINGS = {
   passwordOnlySignIn: false,
   passwordlessSignIn: false,
   accessTokenLifetime: null,
+  auditRetentionDays: null,
 };
 
 describe('admin API (DECISIONS 11)', () => {
@@ -216,6 +217,7 @@ describe('admin API (DECISIONS 11)', () => {
         passwordOnlySignIn: true,
         passwordlessSignIn: true,
         accessTokenLifetime: 600,
+        auditRetentionDays: 400,
       };
       const response = await call('put', `/organizations/${id}/settings`, admin).send(settings);
       expect(response.status).toBe(200);

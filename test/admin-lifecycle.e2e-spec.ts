@@ -35,7 +35,7 @@ const PASSWORD = 'lifecycle-passphrase-0123';
  * The audit record of an organization outlives it (DECISIONS 11, 11.2): its events, its chain's head
  * and its signed checkpoints, so that the chain still verifies after the deletion.
  */
-const AUDIT_EVIDENCE = new Set(['audit_events', 'audit_chain_heads', 'audit_checkpoints']);
+const AUDIT_EVIDENCE = new Set(['audit_events', 'audit_chain_heads', 'audit_checkpoints', 'audit_prune_points']);
 describe('admin API: deletions, rotation, disabling (DECISIONS 11, 4)', () => {
   let t: TestApp;
   let admin: string;

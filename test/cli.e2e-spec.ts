@@ -233,6 +233,7 @@ describe('command line (apps/cli)', () => {
       passwordOnlySignIn: true,
       passwordlessSignIn: true,
       accessTokenLifetime: 900,
+      auditRetentionDays: null,
     });
     expect((await api('get', `/organizations/${org}`)).body.settings).toEqual(settings.json());
     const listed = await cli(['organization', 'list', '--count', '1000']);

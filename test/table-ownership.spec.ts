@@ -28,6 +28,7 @@ const OWNERS: Record<string, string> = {
   audit_checkpoints: 'audit',
   audit_destinations: 'audit',
   audit_outbox: 'audit',
+  audit_prune_points: 'audit',
   push_delivery_gateways: 'delivery-gateway',
   authenticator_policies: 'delivery-gateway',
   authenticator_policy_gateways: 'delivery-gateway',

@@ -695,6 +695,7 @@ describe('admin API: users (DECISIONS 11, 3.5)', () => {
           passwordOnlySignIn: false,
           passwordlessSignIn: false,
           accessTokenLifetime: null,
+          auditRetentionDays: null,
         },
         passwordHash: expect.stringMatching(SCRYPT_HASH),
         mustEnrolSecondFactor: false,

@@ -63,6 +63,9 @@ async function serviceEnvironment({ dataDir, placementDir, logLevel, databaseUrl
     WORKERS: process.env.BENCH_WORKERS ?? '1',
   };
   if (databaseUrl) env.DATABASE_URL = databaseUrl;
+  // OpenTelemetry (DECISIONS 13.2): OTEL_* variables reach the service as given, to measure tracing's cost
+  // (OTEL_EXPORTER_OTLP_ENDPOINT on: tracing on; docs/performance.md "Traces").
+  for (const [name, value] of Object.entries(process.env)) if (name.startsWith('OTEL_') && value !== undefined) env[name] = value;
   return { env: { ...env, ...extraEnv }, baseUrl };
 }
 

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, ResourceETagInterceptor, canonicalResourceSpelling, declareErrorResponses, routeFamilyOfRequest } from '@app/common';
 import { AppConfig } from '@app/config';
 import { SignInSessions, loginLocation } from '@app/auth';
-import { Loggers, Metrics } from '@app/observability';
+import { Loggers, Metrics, annotateRequest } from '@app/observability';
 import { toErrorResponse } from './error-response';
 import { ServiceClosingError, ShutdownState } from './shutdown';
 import { HttpExceptionFilter } from './http-exception.filter';
@@ -120,6 +120,8 @@ export async function configureApp(app: NestFastifyApplication, config: AppConfi
   const shutdown = app.get(ShutdownState);
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Correlation-ID', request.id).header('X-Content-Type-Options', 'nosniff');
+    // The request's trace span, when tracing is on (DECISIONS 13.1): its route template and correlation id.
+    annotateRequest(request.method, request.routeOptions.url, String(request.id));
     if (shutdown.closing && !request.routeOptions.url?.startsWith('/health/')) {
       const answer = toErrorResponse(new ServiceClosingError(), request, String(request.id));
       void reply.code(answer.status).headers(answer.headers).header('Connection', 'close').send(answer.body);

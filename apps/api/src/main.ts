@@ -1,3 +1,5 @@
+// First: tracing (when OTEL_EXPORTER_OTLP_ENDPOINT is set) must start before Nest, pg and http load.
+import './tracing';
 import 'reflect-metadata';
 import cluster from 'node:cluster';
 import { NestFactory } from '@nestjs/core';

@@ -7,7 +7,7 @@
  * Ranges: 1xxxx devices, 2xxxx credentials, 3xxxx content requests, 4xxxx users, 5xxxx wallets,
  * 6xxxx the certification authority (all as the contract numbers them); the platform's own actions
  * follow in 7xxxx organizations and their accounts (73xxx their credential-management reference
- * data: groups, device policies, printers, the global policies; 75xxx the audit event stream's destinations), 8xxxx tokens and authentication
+ * data: groups, device policies, printers, the global policies; 75xxx the audit event stream's destinations; 76xxx the audit log itself), 8xxxx tokens and authentication
  * (81xxx token-signing keys, 82xxx people's sign-in at the hosted login page and their sessions, 83xxx the authorization code flow),
  * 9xxxx push gateways, authenticator policies (91xxx), authenticator apps (92xxx), push delivery (93xxx) and out-of-band approval, CIBA (94xxx).
  */
@@ -117,6 +117,11 @@ export const AUDIT_CATALOGUE = {
     code: 74001,
     description:
       "A call with a person's session cookie was refused as a possible cross-site request forgery, and changed nothing (details: method, the failed rule, session id)",
+  },
+  'audit.pruned': {
+    code: 76001,
+    description:
+      "The retention job removed an organization's (or the platform's) oldest audit events up to a signed checkpoint (a platform event; details: org, events, throughSeq, checkpointSignedAt, retentionDays)",
   },
   'device_policy.create': { code: 73101, description: 'Device policy created' },
   'device_policy.update': { code: 73102, description: 'Device policy changed' },
@@ -341,5 +346,17 @@ export const TAMPER_EVIDENCE_MARKDOWN = [
   'or truncated tail is not seen until the next checkpoint); an export with `--from` trusts the digest at its first',
   'position; an export cut short after a checkpoint looks like an older, complete one (compare its last checkpoint',
   'with `audit verify`); and whoever holds both the database and the HSM can produce a new history that verifies.',
+  '',
+  '### Retention',
+  '',
+  "An organization's `settings.auditRetentionDays` (at least `AUDIT_RETENTION_MIN_DAYS`; absent: for ever) says how long",
+  'its events stay (DECISIONS 11.3). The retention job removes the oldest events of a chain only up to a signed',
+  'checkpoint that has nothing younger than the retention before it, after checking that what it removes leads to',
+  'the digest that checkpoint signed; events after the last checkpoint stay, however old. Each removal is a',
+  'platform event `audit.pruned` (76001). `audit verify` then starts at the position after that checkpoint, anchored',
+  'on its signed digest, and answers `pruned: {through, events, at, checkpoint}`. An export of a pruned chain has',
+  '`"pruned": {"through": <position>, "events": <count>, "at": ...}` in its first line and `from` = `through` + 1; the',
+  'checkpoint at `through` is among its lines, and the first event must link to its digest (`audit verify-export`',
+  "and `ops/audit-export-offline.js` check that; openssl checks that checkpoint's signature like the others).",
   '',
 ];

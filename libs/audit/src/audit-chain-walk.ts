@@ -40,12 +40,19 @@ export class ChainWalk {
   private expectedPrev: string | undefined;
   private previous?: ChainRow;
 
+  /**
+   * `anchor`: the digest the event at `from` must link to, when it is known from a signed checkpoint
+   * (a chain pruned by retention: `from` is the position after the prune point, the anchor the digest
+   * the checkpoint there signed; DECISIONS 11.3). Without it, from 1 the anchor is the genesis digest,
+   * from a later position the `prev_digest` stored there is trusted.
+   */
   constructor(
     readonly from: number,
     private readonly keep: Set<number>,
+    anchor?: string,
   ) {
     this.expectedSeq = from;
-    this.expectedPrev = from === 1 ? GENESIS_DIGEST : undefined;
+    this.expectedPrev = anchor ?? (from === 1 ? GENESIS_DIGEST : undefined);
   }
 
   push(row: ChainRow): ChainProblem | undefined {
@@ -148,7 +155,57 @@ function linkProblem(row: ChainRow, previous: ChainRow | undefined, expectedSeq:
       detail: `event ${previous.id} (chain position ${previous.chain_seq}) was changed and its digest recomputed, or an event after it removed and the rest renumbered: event ${row.id} does not link to it`,
     };
   }
+  if (seq === expectedSeq && expectedPrev !== undefined) {
+    return {
+      kind: 'changed',
+      chainSeq: seq,
+      eventId: row.id,
+      detail: `event ${row.id} (chain position ${seq}) does not link to the digest before it${expectedSeq === 1 ? '' : ' (the signed checkpoint it follows)'}: it was changed and its digest recomputed, or put in the place of the event that was there`,
+    };
+  }
   return { kind: 'inserted', chainSeq: seq, eventId: row.id, detail: `event ${row.id} holds chain position ${seq} twice or out of order` };
+}
+
+/** Where a chain pruned by retention starts again (DECISIONS 11.3): the last position removed, and the checkpoint signed there. */
+export interface PrunePoint {
+  /** The last chain position removed by retention (a checkpoint's position). */
+  through: number;
+  /** Events removed by retention in all. */
+  events: number;
+  /** When the last removal ran (ISO 8601). */
+  at: string;
+}
+
+/**
+ * The anchor of a walk that starts after a prune point: the digest the checkpoint at the prune point
+ * signed, once that checkpoint is found and its signature holds; otherwise the problem (kind
+ * `checkpoint`), and the walk cannot start.
+ */
+export function pruneAnchor(
+  prune: PrunePoint,
+  checkpoint: StoredCheckpoint | undefined,
+  refusal: (checkpoint: StoredCheckpoint) => string | undefined,
+): { anchor: string; problem?: undefined } | { anchor?: undefined; problem: ChainProblem } {
+  if (!checkpoint) {
+    return {
+      problem: {
+        kind: 'checkpoint',
+        chainSeq: prune.through,
+        detail: `the chain was pruned by retention up to position ${prune.through}, but the checkpoint signed there is missing: nothing anchors what remains`,
+      },
+    };
+  }
+  const refused = refusal(checkpoint);
+  if (refused) {
+    return {
+      problem: {
+        kind: 'checkpoint',
+        chainSeq: checkpoint.seq,
+        detail: `the checkpoint of chain position ${checkpoint.seq} signed ${checkpoint.signedAt}, which anchors the chain after its pruning by retention, is refused: ${refused}`,
+      },
+    };
+  }
+  return { anchor: checkpoint.digest };
 }
 
 /** Why a checkpoint's signature is refused by the audit key `key` (whose RFC 7638 thumbprint is `kid`), or undefined when that key signed exactly it. */

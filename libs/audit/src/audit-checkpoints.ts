@@ -4,7 +4,7 @@ import { Clock, isoTimestamp } from '@app/common';
 import { AppConfig } from '@app/config';
 import { HsmKeyPair, KeyStore, KeyStoreError, SigningJwk, signingJwkFromSpki } from '@app/hsm';
 import { LOGGER, Logger } from '@app/observability';
-import { Database } from '@app/persistence';
+import { Database, Transaction } from '@app/persistence';
 import { Checkpoint, checkpointMessage } from './audit-chain';
 
 /** A checkpoint as stored: the signed head, the key's RFC 7638 thumbprint and the ES256 signature (raw r||s, base64url). */
@@ -104,11 +104,12 @@ export class AuditCheckpoints {
   }
 
   /** A chain's checkpoints, oldest first. */
-  async list(org: string | null): Promise<StoredCheckpoint[]> {
+  async list(org: string | null, tx?: Transaction): Promise<StoredCheckpoint[]> {
     const rows = await this.db.query<{ chain_seq: string; digest: string; signed_at: Date; key_id: string; signature: string }>(
       `SELECT chain_seq::text AS chain_seq, digest, signed_at, key_id, signature FROM audit_checkpoints
         WHERE ${org === null ? 'org_id IS NULL' : 'org_id = $1'} ORDER BY audit_checkpoints.chain_seq`,
       org === null ? [] : [org],
+      tx,
     );
     return rows.map((row) => ({
       org,

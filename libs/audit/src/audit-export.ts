@@ -3,9 +3,10 @@ import { createPublicKey } from 'node:crypto';
 import { SigningJwk, signingJwkFromSpki } from '@app/hsm';
 import { Database } from '@app/persistence';
 import { CHAIN_COLUMNS, ChainRow, EventContent, checkpointMessage, eventContent, rowOfContent } from './audit-chain';
-import { ChainProblem, ChainWalk, checkpointRefusal } from './audit-chain-walk';
+import { ChainProblem, ChainWalk, checkpointRefusal, pruneAnchor } from './audit-chain-walk';
 import { AuditCheckpoints, StoredCheckpoint } from './audit-checkpoints';
 import { ChainVerification, ofChain } from './audit-verifier';
+import { AuditRepository } from './audit.repository';
 
 /**
  * `audit export` and `audit verify-export` (DECISIONS 11.2; docs/audit-events.md, "Offline verification"):
@@ -20,6 +21,12 @@ export interface ExportHeader {
   org: string | null;
   from: number;
   key: SigningJwk;
+  /**
+   * Present when retention removed the chain's oldest events (DECISIONS 11.3): the last position
+   * removed (`from` is the one after it) and how many. The checkpoint signed at `through` is among the
+   * lines; its digest is what the first event links to.
+   */
+  pruned?: { through: number; events: number; at: string };
 }
 
 /** An event: its chain position and digests, and the content its digest covers (sha256 of its canonical JSON). */
@@ -50,16 +57,22 @@ export class AuditExporter {
   constructor(
     private readonly db: Database,
     private readonly checkpoints: AuditCheckpoints,
+    private readonly events: AuditRepository,
   ) {}
 
   /** Writes the chain of `org` (null: the platform's) from position `from` as lines, each given to `write` without its line break. */
-  async export(org: string | null, from: number, write: (line: string) => void): Promise<void> {
+  async export(org: string | null, requestedFrom: number, write: (line: string) => void): Promise<void> {
     const { key } = await this.checkpoints.verificationKey();
+    // After a prune point the export starts at the position after it, anchored on the checkpoint there.
+    const prune = await this.events.prunePoint(org);
+    const anchored = prune !== undefined && requestedFrom <= prune.through + 1;
+    const from = prune && requestedFrom <= prune.through ? prune.through + 1 : requestedFrom;
     const header: ExportHeader = {
       format: AUDIT_EXPORT_FORMAT,
       org,
       from,
       key: signingJwkFromSpki(key.export({ format: 'der', type: 'spki' })),
+      ...(anchored ? { pruned: { through: prune.through, events: prune.events, at: prune.at } } : {}),
     };
     write(JSON.stringify(header));
     let cursor = from - 1;
@@ -83,7 +96,7 @@ export class AuditExporter {
       cursor = Number(rows[rows.length - 1].chain_seq);
     }
     for (const checkpoint of await this.checkpoints.list(org)) {
-      if (checkpoint.seq < from) continue;
+      if (checkpoint.seq < (anchored ? from - 1 : from)) continue;
       const { keyId, signature, ...signed } = checkpoint;
       const line: ExportCheckpoint = { type: 'checkpoint', ...signed, keyId, message: checkpointMessage(signed).toString('utf8'), signature };
       write(JSON.stringify(line));
@@ -140,9 +153,26 @@ export function verifyExport(lines: string[], keyText?: string): ExportVerificat
       throw new ExportFormatError(`line ${number} is neither an event nor a checkpoint`);
     }
   }
-  const walk = new ChainWalk(from, new Set(checkpoints.map((c) => c.checkpoint.seq)));
-  let walkProblem: { problem: ChainProblem; line: number } | undefined;
-  for (const { row, line } of events) {
+  const refusal = (checkpoint: StoredCheckpoint): string | undefined => {
+    const entry = checkpoints.find((c) => c.checkpoint === checkpoint)!;
+    if (checkpoint.org !== org) return `it is a checkpoint of ${checkpoint.org ?? '(platform)'}, not of this chain`;
+    const { keyId: _keyId, signature: _signature, ...signed } = checkpoint;
+    if (entry.message !== checkpointMessage(signed).toString('utf8')) return 'its message is not the checkpoint it carries';
+    return checkpointRefusal(checkpoint, key, kid);
+  };
+  // A pruned chain (DECISIONS 11.3): the first event links to the digest the checkpoint at the prune point signed.
+  const pruned = header.pruned && Number.isSafeInteger(header.pruned.through) && header.pruned.through === from - 1 ? header.pruned : undefined;
+  let anchor: string | undefined;
+  let anchorProblem: { problem: ChainProblem; line: number } | undefined;
+  if (pruned) {
+    const entry = checkpoints.find((c) => c.checkpoint.seq === pruned.through);
+    const found = pruneAnchor(pruned, entry?.checkpoint, refusal);
+    if (found.problem) anchorProblem = { problem: found.problem, line: entry?.line ?? 1 };
+    else anchor = found.anchor;
+  }
+  const walk = new ChainWalk(from, new Set(checkpoints.map((c) => c.checkpoint.seq)), anchor);
+  let walkProblem: { problem: ChainProblem; line: number } | undefined = anchorProblem;
+  for (const { row, line } of anchorProblem ? [] : events) {
     if (formatProblem && formatProblem.line < line) break;
     const problem = walk.push(row);
     if (problem) {
@@ -157,12 +187,8 @@ export function verifyExport(lines: string[], keyText?: string): ExportVerificat
     checkpoints.map((c) => c.checkpoint),
     walkProblem?.problem,
     (checkpoint) => {
-      const entry = checkpoints.find((c) => c.checkpoint === checkpoint)!;
-      examined = entry;
-      if (checkpoint.org !== org) return `it is a checkpoint of ${checkpoint.org ?? '(platform)'}, not of this chain`;
-      const { keyId: _keyId, signature: _signature, ...signed } = checkpoint;
-      if (entry.message !== checkpointMessage(signed).toString('utf8')) return 'its message is not the checkpoint it carries';
-      return checkpointRefusal(checkpoint, key, kid);
+      examined = checkpoints.find((c) => c.checkpoint === checkpoint)!;
+      return refusal(checkpoint);
     },
   );
   const problemLine = problem === undefined ? undefined : problem === walkProblem?.problem ? walkProblem.line : examined?.line;
@@ -170,6 +196,18 @@ export function verifyExport(lines: string[], keyText?: string): ExportVerificat
     org,
     verified: !problem,
     from,
+    ...(pruned
+      ? {
+          pruned: {
+            through: pruned.through,
+            events: pruned.events,
+            at: pruned.at,
+            checkpoint: anchor
+              ? { seq: pruned.through, digest: anchor, signedAt: checkpoints.find((c) => c.checkpoint.seq === pruned.through)!.checkpoint.signedAt }
+              : null,
+          },
+        }
+      : {}),
     events: walk.events,
     head: walk.head,
     unchained: 0,

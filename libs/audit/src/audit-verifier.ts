@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { Database } from '@app/persistence';
 import { CHAIN_COLUMNS, ChainRow } from './audit-chain';
-import { ChainProblem, ChainWalk, checkpointRefusal } from './audit-chain-walk';
-import { AuditCheckpoints } from './audit-checkpoints';
+import { ChainProblem, ChainWalk, PrunePoint, checkpointRefusal, pruneAnchor } from './audit-chain-walk';
+import { AuditCheckpoints, StoredCheckpoint } from './audit-checkpoints';
+import { AuditRepository } from './audit.repository';
 
 /** Rows read per round trip while walking a chain. */
 const WALK_BATCH = 2000;
@@ -11,8 +12,13 @@ export interface ChainVerification {
   org: string | null;
   /** True when no problem was found. */
   verified: boolean;
-  /** The first chain position walked (1, or --from). */
+  /** The first chain position walked (1, or --from; after a prune point, the position after it). */
   from: number;
+  /**
+   * Present when retention removed the chain's oldest events (DECISIONS 11.3): up to which position,
+   * how many, when, and the signed checkpoint at that position the rest is anchored on.
+   */
+  pruned?: PrunePoint & { checkpoint: { seq: number; digest: string; signedAt: string } | null };
   /** Events walked. */
   events: number;
   /** The last chain position walked and its digest (null for an empty chain). */
@@ -32,6 +38,7 @@ export class AuditVerifier {
   constructor(
     private readonly db: Database,
     private readonly checkpoints: AuditCheckpoints,
+    private readonly events: AuditRepository,
   ) {}
 
   /**
@@ -39,15 +46,28 @@ export class AuditVerifier {
    * trusts the `prev_digest` stored on the event at `from` as its anchor; from 1 the anchor is the
    * genesis digest.
    */
-  async verifyChain(org: string | null, from = 1): Promise<ChainVerification> {
-    const signed = this.checkpoints.available ? (await this.checkpoints.list(org)).filter((checkpoint) => checkpoint.seq >= from) : undefined;
-    const walk = new ChainWalk(from, new Set(signed?.map((checkpoint) => checkpoint.seq)));
-    const walkProblem = await this.walk(org, walk);
+  async verifyChain(org: string | null, requestedFrom = 1): Promise<ChainVerification> {
+    const all = await this.checkpoints.list(org);
+    const prune = await this.events.prunePoint(org);
+    // A chain pruned by retention starts after its prune point, anchored on the checkpoint signed there.
+    const from = prune && requestedFrom <= prune.through ? prune.through + 1 : requestedFrom;
+    const signed = this.checkpoints.available ? all.filter((checkpoint) => checkpoint.seq >= from) : undefined;
+    const key = this.checkpoints.available ? await this.checkpoints.verificationKey() : undefined;
+    const refusal = (checkpoint: StoredCheckpoint) => (key ? checkpointRefusal(checkpoint, key.key, key.kid) : undefined);
+    let anchor: string | undefined;
+    let anchorProblem: ChainProblem | undefined;
+    let pruned: ChainVerification['pruned'];
+    if (prune) {
+      const at = all.find((checkpoint) => checkpoint.seq === prune.through);
+      pruned = { ...prune, checkpoint: at ? { seq: at.seq, digest: at.digest, signedAt: at.signedAt } : null };
+      if (from === prune.through + 1) ({ anchor, problem: anchorProblem } = pruneAnchor(prune, at, refusal));
+    }
+    const walk = new ChainWalk(from, new Set(signed?.map((checkpoint) => checkpoint.seq)), anchor);
+    const walkProblem = anchorProblem ?? (await this.walk(org, walk));
     const unchained = await this.unchained(org);
-    const base = { org, from, events: walk.events, head: walk.head, unchained };
+    const base = { org, from, ...(pruned ? { pruned } : {}), events: walk.events, head: walk.head, unchained };
     if (!signed) return { ...base, verified: !walkProblem, checkpoints: null, lastCheckpoint: null, ...(walkProblem ? { problem: walkProblem } : {}) };
-    const { key, kid } = await this.checkpoints.verificationKey();
-    const { problem, checked, last } = walk.checkpoints(signed, walkProblem, (checkpoint) => checkpointRefusal(checkpoint, key, kid));
+    const { problem, checked, last } = walk.checkpoints(signed, walkProblem, refusal);
     return { ...base, verified: !problem, checkpoints: checked, lastCheckpoint: last, ...(problem ? { problem } : {}) };
   }
 

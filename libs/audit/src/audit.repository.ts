@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
+import { isoTimestamp } from '@app/common';
 import { Database } from '@app/persistence';
+import { PrunePoint } from './audit-chain-walk';
 import { AuditFilter } from './audit-filter';
 
 export interface AuditEventRow {
@@ -55,9 +57,21 @@ export class AuditRepository {
     return { rows: rows.map(({ total: _total, ...row }) => row), total: Number(rows[0].total) };
   }
 
-  /** Whether any event names the organization: a deleted organization keeps its audit events. */
+  /** Whether any event names the organization (or retention removed some): a deleted organization keeps its audit events. */
   async hasEventsOf(orgId: string): Promise<boolean> {
-    const [row] = await this.db.query<{ found: boolean }>('SELECT EXISTS (SELECT 1 FROM audit_events WHERE org_id = $1) AS found', [orgId]);
+    const [row] = await this.db.query<{ found: boolean }>(
+      'SELECT EXISTS (SELECT 1 FROM audit_events WHERE org_id = $1) OR EXISTS (SELECT 1 FROM audit_prune_points WHERE org_id = $1) AS found',
+      [orgId],
+    );
     return row.found;
+  }
+
+  /** Where retention last cut a chain (DECISIONS 11.3); undefined when it never did. `org` null: the platform's chain. */
+  async prunePoint(org: string | null): Promise<PrunePoint | undefined> {
+    const [row] = await this.db.query<{ pruned_seq: string; pruned_events: string; pruned_at: Date }>(
+      'SELECT pruned_seq::text AS pruned_seq, pruned_events::text AS pruned_events, pruned_at FROM audit_prune_points WHERE org_id IS NOT DISTINCT FROM $1',
+      [org],
+    );
+    return row ? { through: Number(row.pruned_seq), events: Number(row.pruned_events), at: isoTimestamp(row.pruned_at) } : undefined;
   }
 }

@@ -6,6 +6,7 @@ export * from './audit-export';
 export * from './audit-chainer';
 export * from './audit-checkpoints';
 export * from './audit-verifier';
+export * from './audit-retention';
 export * from './audit.repository';
 export * from './audit-filter';
 export * from './audited.decorator';

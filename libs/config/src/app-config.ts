@@ -115,6 +115,12 @@ export class AppConfig {
    * events or AUDIT_CHECKPOINT_INTERVAL_S seconds, whichever comes first, with the HSM key AUDIT_KEY_LABEL.
    */
   auditChain!: { intervalMs: number; checkpointEvents: number; checkpointIntervalS: number; keyLabel: string };
+  /**
+   * Retention of the audit log (DECISIONS 11.3): the floor an organization's `auditRetentionDays` may
+   * not go below (AUDIT_RETENTION_MIN_DAYS, default 365), and how often each instance offers the
+   * retention job (AUDIT_RETENTION_INTERVAL_S, default 3600; one instance at a time runs it).
+   */
+  auditRetention!: { minDays: number; intervalS: number };
   /** The push outbox sender (DECISIONS 10.1; PUSH_* variables). */
   push!: PushDeliveryConfig;
   /** The audit event stream's outbox sender (DECISIONS 11.4; AUDIT_STREAM_* variables). */

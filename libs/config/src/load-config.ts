@@ -135,6 +135,9 @@ const schema = z.object({
     .enum(['true', 'false'])
     .default('false')
     .transform((v) => v === 'true'),
+  // Retention (DECISIONS 11.3): the least an organization may keep its events, and how often the retention job runs.
+  AUDIT_RETENTION_MIN_DAYS: int(365, 1, 36500),
+  AUDIT_RETENTION_INTERVAL_S: int(3600, 1, 86400),
   // Push delivery (DECISIONS 10.1): the outbox sender of each instance.
   PUSH_POLL_INTERVAL_MS: int(1000, 10, 60000),
   PUSH_BATCH_SIZE: int(100, 1, 1000),
@@ -307,6 +310,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     retryMaxMs: e.AUDIT_STREAM_RETRY_MAX_MS,
     loopback: e.AUDIT_STREAM_LOOPBACK,
   };
+  config.auditRetention = { minDays: e.AUDIT_RETENTION_MIN_DAYS, intervalS: e.AUDIT_RETENTION_INTERVAL_S };
   if (e.PUSH_RETRY_MAX_MS < e.PUSH_RETRY_BASE_MS) throw new ConfigurationError('PUSH_RETRY_MAX_MS must be at least PUSH_RETRY_BASE_MS.');
   if (e.PUSH_LEASE_S * 1000 <= e.PUSH_SEND_TIMEOUT_MS) {
     throw new ConfigurationError('PUSH_LEASE_S must be longer than PUSH_SEND_TIMEOUT_MS, so that no send is still running when its row is taken again.');

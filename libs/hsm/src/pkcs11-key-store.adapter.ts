@@ -1,4 +1,5 @@
 import { webcrypto } from 'node:crypto';
+import { traced } from '@app/observability';
 import { createHsmCrypto, hsmPrivateKey, webCryptoAlgorithm } from './hsm-web-crypto';
 import { KeyStore, type HsmKeyPair, type KeyAlgorithm, type SignOptions } from './key-store.port';
 import { Pkcs11Hsm, type HeldKeyPair } from './pkcs11-hsm';
@@ -24,7 +25,7 @@ export class Pkcs11KeyStore extends KeyStore {
   }
 
   override async findKeyPair(label: string): Promise<HsmKeyPair | undefined> {
-    const held = await this.hsm.findKeyPair(label);
+    const held = await traced('hsm.find', { 'hsm.key_label': label }, () => this.hsm.findKeyPair(label));
     return held === undefined ? undefined : this.pairOf(held);
   }
 
@@ -34,7 +35,7 @@ export class Pkcs11KeyStore extends KeyStore {
   }
 
   override async sign(label: string, data: Buffer, options: SignOptions): Promise<Buffer> {
-    const { signature, kty } = await this.hsm.sign(label, data, options.hash);
+    const { signature, kty } = await traced('hsm.sign', { 'hsm.key_label': label }, () => this.hsm.sign(label, data, options.hash));
     return kty === 'EC' && options.encoding === 'der' ? ecdsaDerSignature(signature) : signature;
   }
 

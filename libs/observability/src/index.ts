@@ -1,3 +1,4 @@
 export * from './logger';
 export * from './metrics';
 export * from './observability.module';
+export * from './tracing';

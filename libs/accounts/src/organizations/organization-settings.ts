@@ -9,6 +9,7 @@ export const organizationSettingsSchema = z
     passwordOnlySignIn: z.boolean().optional(),
     passwordlessSignIn: z.boolean().optional(),
     accessTokenLifetime: z.number().int().min(300).max(86400).nullable().optional(),
+    auditRetentionDays: z.number().int().min(1).max(36500).nullable().optional(),
   })
   .strict();
 
@@ -31,6 +32,12 @@ export interface OrganizationSettings {
   passwordlessSignIn: boolean;
   /** Seconds; null means the service default ACCESS_TOKEN_LIFETIME_S. */
   accessTokenLifetime: number | null;
+  /**
+   * How many days the organization's audit events are kept (DECISIONS 11.3): at least the platform's
+   * AUDIT_RETENTION_MIN_DAYS (checked where it is set); null: for ever. The `platform`
+   * organization's also governs the platform's own events.
+   */
+  auditRetentionDays: number | null;
 }
 
 export const DEFAULT_SETTINGS: OrganizationSettings = {
@@ -40,6 +47,7 @@ export const DEFAULT_SETTINGS: OrganizationSettings = {
   passwordOnlySignIn: false,
   passwordlessSignIn: false,
   accessTokenLifetime: null,
+  auditRetentionDays: null,
 };
 
 export function withDefaults(stored: Partial<OrganizationSettings> | null | undefined): OrganizationSettings {

@@ -42,6 +42,14 @@ export class OrganizationRepository {
     return { rows, total: await this.count() };
   }
 
+  /** The organizations that set an audit retention (DECISIONS 11.3), with its days. */
+  async auditRetentionDays(): Promise<Map<string, number>> {
+    const rows = await this.db.query<{ id: string; days: number }>(
+      "SELECT id, (settings->>'auditRetentionDays')::int AS days FROM organizations WHERE jsonb_typeof(settings->'auditRetentionDays') = 'number'",
+    );
+    return new Map(rows.map((row) => [row.id, row.days]));
+  }
+
   async count(): Promise<number> {
     const [row] = await this.db.query<{ n: string }>('SELECT count(*) AS n FROM organizations');
     return Number(row.n);

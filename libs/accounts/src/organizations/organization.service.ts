@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { Clock, DomainError, IfMatch, isOrgId, notFound, preconditionFailed } from '@app/common';
+import { Clock, DomainError, IfMatch, invalidValue, isOrgId, notFound, preconditionFailed } from '@app/common';
+import { AppConfig } from '@app/config';
 import { ChangeFeed, Database, FeedCache } from '@app/persistence';
-import { Actor, AuditLog } from '@app/audit';
+import { Actor, AuditLog, AuditRetention } from '@app/audit';
 import { AccountDependents } from '../account-dependents';
 import { OrganizationRepository, OrganizationRow } from './organization.repository';
 
@@ -44,7 +45,10 @@ export class OrganizationService {
     private readonly db: Database,
     private readonly audit: AuditLog,
     private readonly dependents: AccountDependents,
+    private readonly config: AppConfig,
+    retention: AuditRetention,
   ) {
+    retention.useSettings(() => this.organizations.auditRetentionDays());
     this.cache = new FeedCache(changes, {
       evicts: (change) => (change.topic === 'organization' ? { key: change.id } : undefined),
       maxEntries: MAX_CACHED_ORGANIZATIONS,
@@ -76,6 +80,7 @@ export class OrganizationService {
   }
 
   async create(input: { id: string; name: string; settings?: Partial<OrganizationSettings> }, actor: Actor): Promise<Organization> {
+    this.checkRetention(input.settings);
     return this.db.transaction(async (tx) => {
       const row = await this.organizations.create({ id: input.id, name: input.name, settings: withDefaults(input.settings), now: this.clock.now() }, tx);
       await this.audit.record(
@@ -102,6 +107,7 @@ export class OrganizationService {
     action: 'organization.update' | 'organization.settings.update' = 'organization.update',
     ifMatch?: IfMatch,
   ): Promise<Organization> {
+    this.checkRetention(changes.settings);
     const row = await this.db.transaction(async (tx) => {
       // If-Match (RFC 7644 3.14): the row is locked, so the version compared is the one changed.
       if (ifMatch) {
@@ -173,6 +179,17 @@ export class OrganizationService {
       return holdings;
     });
     return removed;
+  }
+
+  /** An organization keeps its audit events at least as long as the platform requires (AUDIT_RETENTION_MIN_DAYS; DECISIONS 11.3). */
+  private checkRetention(settings: Partial<OrganizationSettings> | undefined): void {
+    const days = settings?.auditRetentionDays;
+    const floor = this.config.auditRetention.minDays;
+    if (typeof days === 'number' && days < floor) {
+      throw invalidValue(
+        `settings.auditRetentionDays must be at least ${floor} (the platform's AUDIT_RETENTION_MIN_DAYS), or null to keep audit events for ever; got ${days}.`,
+      );
+    }
   }
 
   private describe(holdings: OrganizationHoldings): string {

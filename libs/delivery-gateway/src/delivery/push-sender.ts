@@ -4,7 +4,7 @@ import { AuditLog } from '@app/audit';
 import { Clock, DataCipher, OutboundFailure, OutboundFailureKind, OutboundHttp } from '@app/common';
 import { DatabaseUnavailableError, GroupCommit } from '@app/persistence';
 import { AppConfig, PushDeliveryConfig } from '@app/config';
-import { LOGGER, Logger, Metrics } from '@app/observability';
+import { LOGGER, Logger, Metrics, traced } from '@app/observability';
 import { connectionStringParts } from '../gateways/connection-string';
 import { PushGatewayRepository, PushGatewaySecretRow } from '../gateways/push-gateway.repository';
 import { hubPolicy, sealContext } from '../gateways/push-gateway.service';
@@ -310,12 +310,15 @@ export class PushSender implements OnApplicationBootstrap, OnApplicationShutdown
     let failure: { reason: string; error: string } | undefined;
     try {
       // The hub's body is not kept (it is not needed, and nothing it echoes may reach a log).
-      const answer = await this.http.post(gateway.sendUrl, {
-        headers: { ...message.headers, Authorization: gateway.authorization() },
-        body: message.body,
-        timeoutMs: this.settings.sendTimeoutMs,
-        signal: this.shutdown.signal,
-      });
+      // With tracing on (DECISIONS 13.2), a span per send naming the notification and gateway (never the hub's URL path, handle or credential).
+      const answer = await traced('push.send', { 'push.notification_id': String(row.id), 'push.gateway_id': gateway.row.id, 'app.org': row.org_id }, () =>
+        this.http.post(gateway.sendUrl, {
+          headers: { ...message.headers, Authorization: gateway.authorization() },
+          body: message.body,
+          timeoutMs: this.settings.sendTimeoutMs,
+          signal: this.shutdown.signal,
+        }),
+      );
       status = answer.status;
       retryAfter = typeof answer.headers['retry-after'] === 'string' ? answer.headers['retry-after'] : null;
     } catch (error) {
