@@ -144,9 +144,35 @@ const organizationSettings = createRoute({
   component: onlyFor('organization', OrganizationPage),
 });
 
+/** Reference data (issue 37 item 3), each split from the first load. */
+const DevicePoliciesPage = lazy(() => import('./reference-data/device-policies-page').then((module) => ({ default: module.DevicePoliciesPage })));
+const devicePolicies = createRoute({ ...screenOptions, path: 'device-policies', component: onlyFor('device-policies', DevicePoliciesPage) });
+const PoliciesPage = lazy(() => import('./reference-data/policies-page').then((module) => ({ default: module.PoliciesPage })));
+const policies = createRoute({ ...screenOptions, path: 'policies', component: onlyFor('policies', PoliciesPage) });
+const GroupsPage = lazy(() => import('./reference-data/groups-page').then((module) => ({ default: module.GroupsPage })));
+const groups = createRoute({ ...screenOptions, path: 'groups', component: onlyFor('groups', GroupsPage) });
+const PrintersPage = lazy(() => import('./reference-data/printers-page').then((module) => ({ default: module.PrintersPage })));
+const printers = createRoute({ ...screenOptions, path: 'printers', component: onlyFor('printers', PrintersPage) });
+const referenceData = [devicePolicies, policies, groups, printers];
+
 const routeTree = root.addChildren([
   start,
-  organization.addChildren([home, systemAccounts, systemAccount, users, desk, devices, device, requests, request, stats, audit, roles, organizationSettings]),
+  organization.addChildren([
+    home,
+    systemAccounts,
+    systemAccount,
+    users,
+    desk,
+    devices,
+    device,
+    requests,
+    request,
+    stats,
+    audit,
+    roles,
+    organizationSettings,
+    ...referenceData,
+  ]),
 ]);
 
 export function createPortalRouter(queryClient: QueryClient) {

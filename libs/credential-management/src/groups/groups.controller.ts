@@ -19,6 +19,7 @@ import {
   projectionFromQuery,
   searchFromQuery,
   ApiScimResponse,
+  ApiPaging,
 } from '@app/common';
 import { GroupPresenter } from './group.presenter';
 import { GROUP_SEARCH_DEFINITION, createGroupSchema, patchGroupSchema } from './group.schema';
@@ -91,6 +92,8 @@ export class GroupAdminController {
 
   @Get()
   @ApiOperation({ summary: 'List the groups' })
+  @ApiPaging()
+  @ApiQuery({ name: 'filter', required: false, example: 'displayName sw "Ber"' })
   @ApiScimResponse(GROUP_SEARCH_DEFINITION, { multiValued: ['members'], list: true })
   async list(@Param('org') orgId: string, @Query() query: Record<string, unknown>) {
     const search = searchFromQuery(query, GROUP_SEARCH_DEFINITION);

@@ -19,6 +19,7 @@ import {
   projectionFromQuery,
   searchFromQuery,
   ApiScimResponse,
+  ApiPaging,
 } from '@app/common';
 import { PrinterPresenter } from './printer.presenter';
 import { PRINTER_SEARCH_DEFINITION, createPrinterSchema, patchPrinterSchema } from './printer.schema';
@@ -86,6 +87,8 @@ export class PrinterAdminController {
 
   @Get()
   @ApiOperation({ summary: 'List the card printers' })
+  @ApiPaging()
+  @ApiQuery({ name: 'filter', required: false, example: 'status eq "READY"' })
   @ApiScimResponse(PRINTER_SEARCH_DEFINITION, { list: true })
   async list(@Param('org') orgId: string, @Query() query: Record<string, unknown>) {
     const search = searchFromQuery(query, PRINTER_SEARCH_DEFINITION);
