@@ -1,4 +1,4 @@
-import { Button, Checkbox, Group, NumberInput, Paper, Select, Stack, Text, Title } from '@mantine/core';
+import { Button, Checkbox, Group, Paper, Select, Stack, Text, TextInput, Title } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useParams } from '@tanstack/react-router';
 import { useState } from 'react';
@@ -53,9 +53,12 @@ export function PoliciesPage() {
   );
 }
 
+/** What was typed, as a number when it is one; anything else is sent as typed, for the server to name the problem at the field. */
+const wholeNumber = (text: string): number => (/^\s*-?\d+\s*$/.test(text) ? Number(text) : (text as unknown as number));
+
 function CredentialPolicyForm({ org, policy, onSaved }: { org: string; policy: CredentialPolicy; onSaved: () => void }) {
   const queryClient = useQueryClient();
-  const [lifetime, setLifetime] = useState<number | string>(policy.certificateLifetimeDays ?? 365);
+  const [lifetime, setLifetime] = useState(String(policy.certificateLifetimeDays ?? 365));
   const [algorithms, setAlgorithms] = useState<string[]>(policy.keyAlgorithms ?? []);
   const [digits, setDigits] = useState(String(policy.oathDigits ?? 6));
   const [period, setPeriod] = useState(String(policy.oathPeriod ?? 30));
@@ -66,7 +69,7 @@ function CredentialPolicyForm({ org, policy, onSaved }: { org: string; policy: C
         api.PUT('/admin/v1/organizations/{org}/credential-policy', {
           params: { path: { org } },
           body: {
-            certificateLifetimeDays: typeof lifetime === 'number' ? lifetime : (Number(lifetime) as number),
+            certificateLifetimeDays: wholeNumber(lifetime),
             keyAlgorithms: algorithms as NonNullable<CredentialPolicy['keyAlgorithms']>,
             oathDigits: Number(digits) as 6 | 8,
             oathPeriod: Number(period) as 30 | 60,
@@ -93,12 +96,12 @@ function CredentialPolicyForm({ org, policy, onSaved }: { org: string; policy: C
           <Title order={2} size="h3" id="credential-policy-title">
             Credential policy
           </Title>
-          <NumberInput
+          <TextInput
             label="Certificate lifetime (days)"
             description="How long a certificate issued to a card is valid: 1 to 1825 days, never past the CA's own expiry"
+            inputMode="numeric"
             value={lifetime}
-            onChange={setLifetime}
-            allowDecimal={false}
+            onChange={(event) => setLifetime(event.currentTarget.value)}
             error={errors.at.certificateLifetimeDays}
           />
           <Checkbox.Group
@@ -150,14 +153,14 @@ function CredentialPolicyForm({ org, policy, onSaved }: { org: string; policy: C
 
 function WalletPolicyForm({ org, policy, onSaved }: { org: string; policy: WalletPolicy; onSaved: () => void }) {
   const queryClient = useQueryClient();
-  const [maxDevices, setMaxDevices] = useState<number | string>(policy.maxDevicesPerWallet ?? 3);
+  const [maxDevices, setMaxDevices] = useState(String(policy.maxDevicesPerWallet ?? 3));
   const [selfService, setSelfService] = useState(policy.allowSelfService ?? true);
   const save = useMutation({
     mutationFn: () =>
       answer<WalletPolicy>(
         api.PUT('/admin/v1/organizations/{org}/wallet-policy', {
           params: { path: { org } },
-          body: { maxDevicesPerWallet: typeof maxDevices === 'number' ? maxDevices : Number(maxDevices), allowSelfService: selfService },
+          body: { maxDevicesPerWallet: wholeNumber(maxDevices), allowSelfService: selfService },
           headers: ifMatch(policy.meta.version),
         }),
       ),
@@ -179,12 +182,12 @@ function WalletPolicyForm({ org, policy, onSaved }: { org: string; policy: Walle
           <Title order={2} size="h3" id="wallet-policy-title">
             Wallet policy
           </Title>
-          <NumberInput
+          <TextInput
             label="Devices per person"
             description="How many live devices (assigned, produced, issued or on hold) one person's wallet may hold: 1 to 20"
+            inputMode="numeric"
             value={maxDevices}
-            onChange={setMaxDevices}
-            allowDecimal={false}
+            onChange={(event) => setMaxDevices(event.currentTarget.value)}
             error={errors.at.maxDevicesPerWallet}
           />
           <Checkbox

@@ -160,7 +160,8 @@ export function UserSignInDialog({ org, user, onClose, onChanged }: { org: strin
             <Text size="sm" fw={500} id="enrolment-link-label">
               Enrolment link
             </Text>
-            <Code block aria-labelledby="enrolment-link-label">
+            {/* Wrapped, not scrolled: a scrolling region would need to take focus (axe scrollable-region-focusable). */}
+            <Code block aria-labelledby="enrolment-link-label" style={{ whiteSpace: 'pre-wrap', wordBreak: 'break-all' }}>
               {link.data.url}
             </Code>
             <Group justify="space-between">
