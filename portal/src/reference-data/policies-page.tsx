@@ -44,11 +44,18 @@ export function PoliciesPage() {
       <ErrorText error={credential.error ?? wallet.error} />
       {saved ? <Text role="status">{saved}</Text> : null}
       {credential.data ? (
-        <CredentialPolicyForm key={credential.data.meta.version} org={org} policy={credential.data} onSaved={() => setSaved('Credential policy saved.')} />
+        <CredentialPolicyForm
+          key={`credential-${credential.data.meta.version}`}
+          org={org}
+          policy={credential.data}
+          onSaved={() => setSaved('Credential policy saved.')}
+        />
       ) : (
         <Loading />
       )}
-      {wallet.data ? <WalletPolicyForm key={wallet.data.meta.version} org={org} policy={wallet.data} onSaved={() => setSaved('Wallet policy saved.')} /> : null}
+      {wallet.data ? (
+        <WalletPolicyForm key={`wallet-${wallet.data.meta.version}`} org={org} policy={wallet.data} onSaved={() => setSaved('Wallet policy saved.')} />
+      ) : null}
     </Stack>
   );
 }

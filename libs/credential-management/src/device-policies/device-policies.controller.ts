@@ -22,6 +22,8 @@ import {
   ApiScimResponse,
   ApiSearchBody,
   ApiPaging,
+  IfMatch,
+  IfMatchHeader,
 } from '@app/common';
 import { DevicePolicyPresenter } from './device-policy.presenter';
 import { CREDENTIAL_TYPES, DEVICE_POLICY_SEARCH_DEFINITION, createDevicePolicySchema, patchDevicePolicySchema } from './device-policy.schema';
@@ -133,15 +135,26 @@ export class DevicePolicyAdminController {
   @ApiOperation({ summary: 'Change a device policy' })
   @ApiJsonBody(patchDevicePolicySchema, { requiresApproval: false })
   @ApiScimResponse(DEVICE_POLICY_SEARCH_DEFINITION, ANSWERED)
-  async update(@RequestActor() actor: Actor, @Param('org') orgId: string, @Param('id') id: string, @Body() body: unknown) {
-    return this.presenter.policy(await this.policies.update(orgId, id, body, actor));
+  async update(
+    @RequestActor() actor: Actor,
+    @Param('org') orgId: string,
+    @Param('id') id: string,
+    @Body() body: unknown,
+    @IfMatchHeader() ifMatch: IfMatch | undefined,
+  ) {
+    return this.presenter.policy(await this.policies.update(orgId, id, body, actor, ifMatch));
   }
 
   @Delete(':id')
   @Audited('device_policy.delete')
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete a device policy' })
-  async remove(@RequestActor() actor: Actor, @Param('org') orgId: string, @Param('id') id: string): Promise<void> {
-    await this.policies.delete(orgId, id, actor);
+  async remove(
+    @RequestActor() actor: Actor,
+    @Param('org') orgId: string,
+    @Param('id') id: string,
+    @IfMatchHeader() ifMatch: IfMatch | undefined,
+  ): Promise<void> {
+    await this.policies.delete(orgId, id, actor, ifMatch);
   }
 }
