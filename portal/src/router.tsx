@@ -14,7 +14,6 @@ import { SystemAccountsPage } from './system-accounts/system-accounts-page';
 import { SystemAccountPage } from './system-accounts/system-account-page';
 import { RolesPage } from './roles/roles-page';
 import { AuditPage } from './audit/audit-page';
-import { UsersPage } from './users/users-page';
 import { DeskPage } from './desk/desk-page';
 import { DevicesPage } from './desk/devices-page';
 import { RequestsPage } from './desk/requests-page';
@@ -126,6 +125,8 @@ const systemAccount = createRoute({
   pendingComponent: screenOptions.pendingComponent,
   errorComponent: screenOptions.errorComponent,
 });
+/** Users and operators: split from the first load (DECISIONS 17.9). */
+const UsersPage = lazy(() => import('./users/users-page').then((module) => ({ default: module.UsersPage })));
 const users = createRoute({ ...screenOptions, path: 'users', component: onlyFor('users', UsersPage) });
 const desk = createRoute({ ...screenOptions, path: 'desk', component: onlyFor('desk', DeskPage) });
 const devices = createRoute({ ...screenOptions, path: 'devices', component: onlyFor('devices', DevicesPage) });
