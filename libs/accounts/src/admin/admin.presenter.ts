@@ -106,7 +106,8 @@ export class AdminPresenter {
 
   /**
    * A user (DECISIONS 11): never the password or its hash, only whether there is one. `lastSignIn`
-   * where the answer reads it (the list and one user): null when none is on record.
+   * on every answer of the admin API (DECISIONS 17.9): null when none is on record; the command
+   * line's listing leaves it out.
    */
   user(row: UserRow, lastSignIn?: Date | null) {
     return {

@@ -63,7 +63,8 @@ export class UsersController {
   ) {
     const input = parseBody(createUserSchema, body);
     const user = await this.users.create(orgId, input, actor);
-    const view = this.presenter.user(user);
+    // A person just created has signed in nowhere yet.
+    const view = this.presenter.user(user, null);
     reply.header('Location', view.meta.location);
     return view;
   }
@@ -96,7 +97,7 @@ export class UsersController {
   }
 
   @Get(':id')
-  @ApiOperation({ summary: 'Read a user', description: 'With lastSignIn, as in the list.' })
+  @ApiOperation({ summary: 'Read a user', description: 'Every answer that is a user carries lastSignIn, as in the list.' })
   async get(@Param('org') orgId: string, @Param('id') id: string) {
     const user = await this.users.get(orgId, id);
     const lastSignIns = await this.dependents.lastSignIns(orgId, [user.id]);
@@ -119,7 +120,8 @@ export class UsersController {
   ) {
     const changes = parseBody(patchUserSchema, body);
     const user = await this.users.update(orgId, id, changes, actor);
-    return this.presenter.user(user);
+    const lastSignIns = await this.dependents.lastSignIns(orgId, [user.id]);
+    return this.presenter.user(user, lastSignIns.get(user.id) ?? null);
   }
 
   @Delete(':id')
