@@ -108,7 +108,7 @@ describe('The portal administers reference data and people in a browser', () => 
         deviceTypes: ['IDPrime 940', 'IDPrime 3940'],
       }),
     ]);
-    // The ETag read is sent back: the version moved on from 1.
+    // Changed once (the portal sent If-Match W/"1", which test/reference-data-if-match shows the server honours).
     expect(stored[0].meta.version).toBe('2');
 
     await renamed.getByRole('button', { name: 'Delete Visitor badge' }).click();

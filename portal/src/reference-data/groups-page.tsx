@@ -11,7 +11,7 @@ import { fieldErrors } from '../components/field-errors';
 import { HiddenHeader } from '../components/hidden-header';
 import { ListFooter } from '../components/list-footer';
 import { scimString } from '../users/user-filter';
-import { PAGE, groupsQuery, type Group } from './queries';
+import { PAGE, groupsQuery, ifMatch, type Group } from './queries';
 
 /** Groups of users (they decide who may get a device policy, and what an Operator Dependent role reaches). */
 export function GroupsPage() {
@@ -130,7 +130,13 @@ function GroupForm({ org, group, onClose, onSaved }: { org: string; group: Group
   const save = useMutation({
     mutationFn: () =>
       group
-        ? answer(api.PATCH('/admin/v1/organizations/{org}/groups/{id}', { params: { path: { org, id: group.id } }, body: { displayName, members } }))
+        ? answer(
+            api.PATCH('/admin/v1/organizations/{org}/groups/{id}', {
+              params: { path: { org, id: group.id } },
+              body: { displayName, members },
+              headers: ifMatch(group.meta?.version),
+            }),
+          )
         : answer(api.POST('/admin/v1/organizations/{org}/groups', { params: { path: { org } }, body: { displayName, members } })),
     onSuccess: onSaved,
   });
