@@ -34,6 +34,7 @@ import { ChainAuditEvents1764688000000 } from './1764688000000-ChainAuditEvents'
 import { CreatePasskeys1764690000000 } from './1764690000000-CreatePasskeys';
 import { CreateAuditStream1764692000000 } from './1764692000000-CreateAuditStream';
 import { AddAuditRetention1764693000000 } from './1764693000000-AddAuditRetention';
+import { IndexSignInSessionsByUserAuthTime1764696000000 } from './1764696000000-IndexSignInSessionsByUserAuthTime';
 
 /** Every migration, in order. The data source takes classes, not a glob, so source and dist/ behave alike. */
 export const MIGRATIONS = [
@@ -73,4 +74,5 @@ export const MIGRATIONS = [
   CreatePasskeys1764690000000,
   CreateAuditStream1764692000000,
   AddAuditRetention1764693000000,
+  IndexSignInSessionsByUserAuthTime1764696000000,
 ];

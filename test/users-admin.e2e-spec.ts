@@ -91,6 +91,7 @@ describe('admin API: users (DECISIONS 11, 3.5)', () => {
       platformAdministrator: false,
       hasPassword: false,
       certificates: [],
+      lastSignIn: null,
       ...fields,
       meta: {
         resourceType: 'User',

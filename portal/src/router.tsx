@@ -14,7 +14,6 @@ import { SystemAccountsPage } from './system-accounts/system-accounts-page';
 import { SystemAccountPage } from './system-accounts/system-account-page';
 import { RolesPage } from './roles/roles-page';
 import { AuditPage } from './audit/audit-page';
-import { UsersPage } from './users/users-page';
 import { DeskPage } from './desk/desk-page';
 import { DevicesPage } from './desk/devices-page';
 import { RequestsPage } from './desk/requests-page';
@@ -125,6 +124,8 @@ const systemAccount = createRoute({
   pendingComponent: screenOptions.pendingComponent,
   errorComponent: screenOptions.errorComponent,
 });
+/** Users and operators: split from the first load (DECISIONS 17.9). */
+const UsersPage = lazy(() => import('./users/users-page').then((module) => ({ default: module.UsersPage })));
 const users = createRoute({ ...screenOptions, path: 'users', component: onlyFor('users', UsersPage) });
 const desk = createRoute({ ...screenOptions, path: 'desk', component: onlyFor('desk', DeskPage) });
 const devices = createRoute({ ...screenOptions, path: 'devices', component: onlyFor('devices', DevicesPage) });
@@ -145,9 +146,35 @@ const organizationSettings = createRoute({
   component: onlyFor('organization', OrganizationPage),
 });
 
+/** Reference data (issue 37 item 3), each split from the first load. */
+const DevicePoliciesPage = lazy(() => import('./reference-data/device-policies-page').then((module) => ({ default: module.DevicePoliciesPage })));
+const devicePolicies = createRoute({ ...screenOptions, path: 'device-policies', component: onlyFor('device-policies', DevicePoliciesPage) });
+const PoliciesPage = lazy(() => import('./reference-data/policies-page').then((module) => ({ default: module.PoliciesPage })));
+const policies = createRoute({ ...screenOptions, path: 'policies', component: onlyFor('policies', PoliciesPage) });
+const GroupsPage = lazy(() => import('./reference-data/groups-page').then((module) => ({ default: module.GroupsPage })));
+const groups = createRoute({ ...screenOptions, path: 'groups', component: onlyFor('groups', GroupsPage) });
+const PrintersPage = lazy(() => import('./reference-data/printers-page').then((module) => ({ default: module.PrintersPage })));
+const printers = createRoute({ ...screenOptions, path: 'printers', component: onlyFor('printers', PrintersPage) });
+const referenceData = [devicePolicies, policies, groups, printers];
+
 const routeTree = root.addChildren([
   start,
-  organization.addChildren([home, systemAccounts, systemAccount, users, desk, devices, device, requests, request, stats, audit, roles, organizationSettings]),
+  organization.addChildren([
+    home,
+    systemAccounts,
+    systemAccount,
+    users,
+    desk,
+    devices,
+    device,
+    requests,
+    request,
+    stats,
+    audit,
+    roles,
+    organizationSettings,
+    ...referenceData,
+  ]),
 ]);
 
 export function createPortalRouter(queryClient: QueryClient) {

@@ -30,6 +30,9 @@ export type PasswordChangeListener = (user: UserRow, actor: Actor, tx: Transacti
 /** Told of an organization's settings (defaults filled in) after each change of them, in the transaction of the change. */
 export type SettingsChangeListener = (orgId: string, settings: OrganizationSettings, actor: Actor, tx: Transaction) => Promise<void>;
 
+/** When each of the given users last signed in (absent: no sign-in on record). */
+export type LastSignInReader = (orgId: string, userIds: readonly string[]) => Promise<Map<string, Date>>;
+
 /**
  * The ports through which accounts asks other libraries about data they own (each library owns its
  * tables; docs/decisions.md "Table ownership"). A library registers its side when its module starts
@@ -45,6 +48,7 @@ export class AccountDependents {
   private readonly userWriteListeners: UserWriteListener[] = [];
   private readonly passwordChangeListeners: PasswordChangeListener[] = [];
   private readonly settingsChangeListeners: SettingsChangeListener[] = [];
+  private lastSignInReader?: LastSignInReader;
 
   /** Counted before a delete without force; its rows go with the organization (ON DELETE CASCADE). */
   registerHolding(holding: Holding): void {
@@ -82,6 +86,16 @@ export class AccountDependents {
   /** libs/auth ends the sessions of people who signed in with a password alone when the organization no longer allows it (DECISIONS 14.2). */
   registerSettingsChangeListener(listener: SettingsChangeListener): void {
     this.settingsChangeListeners.push(listener);
+  }
+
+  /** libs/auth answers when each person last signed in (from its record of sessions). */
+  registerLastSignInReader(reader: LastSignInReader): void {
+    this.lastSignInReader = reader;
+  }
+
+  /** Each user's last sign-in, by id; empty when no session store is loaded (the command line). */
+  lastSignIns(orgId: string, userIds: readonly string[]): Promise<Map<string, Date>> {
+    return this.lastSignInReader ? this.lastSignInReader(orgId, userIds) : Promise.resolve(new Map());
   }
 
   async settingsChanged(orgId: string, settings: OrganizationSettings, actor: Actor, tx: Transaction): Promise<void> {

@@ -91,6 +91,9 @@ export interface AdminUser {
   organizationAdministrator?: boolean;
   hasPassword: boolean;
   certificates: string[];
+  emails: { value: string; type?: string; primary?: boolean }[];
+  /** The latest sign-in at the login page, null when none is on record (DECISIONS 17.9). */
+  lastSignIn?: string | null;
   meta: Meta;
 }
 

@@ -25,6 +25,10 @@ export function can(whoami: Whoami, screen: Screen): boolean {
     case 'organization':
     case 'audit':
     case 'roles':
+    case 'device-policies':
+    case 'groups':
+    case 'printers':
+    case 'policies':
       return administrator;
     case 'desk':
       return has('user.search') || has('contentRequest.search');
@@ -37,4 +41,18 @@ export function can(whoami: Whoami, screen: Screen): boolean {
   }
 }
 
-export type Screen = 'system-accounts' | 'users' | 'organization' | 'audit' | 'roles' | 'desk' | 'devices' | 'requests' | 'stats';
+export type Screen =
+  | 'system-accounts'
+  | 'users'
+  | 'organization'
+  | 'audit'
+  | 'roles'
+  | 'desk'
+  | 'devices'
+  | 'requests'
+  | 'stats'
+  // Reference data (issue 37 item 3).
+  | 'device-policies'
+  | 'groups'
+  | 'printers'
+  | 'policies';

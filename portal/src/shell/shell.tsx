@@ -33,6 +33,10 @@ const MENU = [
   { screen: 'audit', label: 'Audit events', to: '/$org/audit' },
   { screen: 'roles', label: 'Roles', to: '/$org/roles' },
   { screen: 'organization', label: 'Organization', to: '/$org/organization' },
+  { screen: 'device-policies', label: 'Device policies', to: '/$org/device-policies' },
+  { screen: 'policies', label: 'Credential and wallet policies', to: '/$org/policies' },
+  { screen: 'groups', label: 'Groups', to: '/$org/groups' },
+  { screen: 'printers', label: 'Printers', to: '/$org/printers' },
 ] as const satisfies ReadonlyArray<{ screen: Screen; label: string; to: string }>;
 
 /** Light and dark follow the system until the person chooses; Mantine remembers the choice (localStorage). */

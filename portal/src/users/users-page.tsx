@@ -1,7 +1,8 @@
 import { Button, Checkbox, Group, Modal, PasswordInput, Select, Stack, Table, Text, TextInput, Textarea, Title } from '@mantine/core';
+import { useDebouncedValue } from '@mantine/hooks';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useParams } from '@tanstack/react-router';
-import { useState } from 'react';
+import { Suspense, lazy, useState } from 'react';
 import { api, answer, done } from '../api/client';
 import type { AdminUser, ListResponse } from '../api/resources';
 import { ConfirmByTyping } from '../components/confirm-by-typing';
@@ -9,10 +10,19 @@ import { rolesQuery } from '../system-accounts/queries';
 import { ListFooter } from '../components/list-footer';
 import { HiddenHeader } from '../components/hidden-header';
 import { ErrorText } from '../components/error-text';
+import { DateTime } from '../components/date-time';
+import { userSearchFilter } from './user-filter';
+
+/** A person's sessions and sign-in dialogs: fetched when first opened (DECISIONS 17). */
+const UserSessionsDialog = lazy(() => import('./user-dialogs').then((module) => ({ default: module.UserSessionsDialog })));
+const UserSignInDialog = lazy(() => import('./user-dialogs').then((module) => ({ default: module.UserSignInDialog })));
 
 const PAGE = 50;
 
-/** Users and operators of the organization (admin API): list by page, create, disable, delete, end their sessions. */
+/**
+ * Users and operators of the organization (admin API): searched on the server (user name, display
+ * name, e-mail), by page; create, edit, disable, delete; their sessions and their sign-in.
+ */
 export function UsersPage() {
   const { org } = useParams({ from: '/$org/users' });
   const [page, setPage] = useState(1);
@@ -20,12 +30,18 @@ export function UsersPage() {
   const [deleting, setDeleting] = useState<AdminUser | null>(null);
   const [editing, setEditing] = useState<AdminUser | null>(null);
   const [results, setResults] = useState<Record<string, string>>({});
+  const [sessionsOf, setSessionsOf] = useState<AdminUser | null>(null);
+  const [signInOf, setSignInOf] = useState<AdminUser | null>(null);
+  const [search, setSearch] = useState('');
+  const [needle] = useDebouncedValue(search.trim(), 250);
   const queryClient = useQueryClient();
   const users = useQuery({
-    queryKey: ['users', org, page],
+    queryKey: ['users', org, page, needle],
     queryFn: () =>
       answer<ListResponse<AdminUser>>(
-        api.GET('/admin/v1/organizations/{org}/users', { params: { path: { org }, query: { startIndex: (page - 1) * PAGE + 1, count: PAGE } } }),
+        api.GET('/admin/v1/organizations/{org}/users', {
+          params: { path: { org }, query: { startIndex: (page - 1) * PAGE + 1, count: PAGE, ...(needle ? { filter: userSearchFilter(needle) } : {}) } },
+        }),
       ),
     placeholderData: keepPreviousData,
   });
@@ -53,83 +69,113 @@ export function UsersPage() {
         <Title order={1}>Users and operators</Title>
         <Button onClick={() => setCreating(true)}>Create user</Button>
       </Group>
+      <TextInput
+        label="Search"
+        description="The beginning of a user name, or part of a display name or e-mail address"
+        type="search"
+        maw={420}
+        value={search}
+        onChange={(event) => {
+          setSearch(event.currentTarget.value);
+          setPage(1);
+        }}
+      />
       <ErrorText error={users.error} />
-      <Table striped aria-label="Users">
-        <Table.Thead>
-          <Table.Tr>
-            <Table.Th>User name</Table.Th>
-            <Table.Th>Display name</Table.Th>
-            <Table.Th>Type</Table.Th>
-            <Table.Th>Role</Table.Th>
-            <Table.Th>Administrator</Table.Th>
-            <Table.Th>State</Table.Th>
-            <HiddenHeader>Actions</HiddenHeader>
-          </Table.Tr>
-        </Table.Thead>
-        <Table.Tbody>
-          {users.data?.Resources.map((user) => (
-            <Table.Tr key={user.id}>
-              <Table.Td>{user.userName}</Table.Td>
-              <Table.Td>{user.displayName ?? ''}</Table.Td>
-              <Table.Td>{user.userType}</Table.Td>
-              <Table.Td>{user.role}</Table.Td>
-              <Table.Td>{user.organizationAdministrator ? 'Yes' : 'No'}</Table.Td>
-              <Table.Td>
-                <Text fw={600} size="sm" span>
-                  {user.active ? 'Enabled' : 'Disabled'}
-                </Text>
-                {results[user.id] ? (
-                  <Text size="xs" role="status">
-                    {results[user.id]}
-                  </Text>
-                ) : null}
-              </Table.Td>
-              <Table.Td>
-                <Group gap="xs" wrap="nowrap">
-                  <Button
-                    size="xs"
-                    variant="default"
-                    aria-label={`${user.active ? 'Disable' : 'Enable'} ${user.userName}`}
-                    onClick={() =>
-                      void act(user, user.active ? 'Disabled' : 'Enabled', () =>
-                        answer(
-                          api.PATCH('/admin/v1/organizations/{org}/users/{id}', {
-                            params: { path: { org, id: user.id } },
-                            body: { disabled: user.active },
-                          }),
-                        ),
-                      )
-                    }
-                  >
-                    {user.active ? 'Disable' : 'Enable'}
-                  </Button>
-                  <Button
-                    size="xs"
-                    variant="default"
-                    aria-label={`End the sessions of ${user.userName}`}
-                    onClick={() =>
-                      void act(user, 'Sessions ended', () =>
-                        done(api.DELETE('/admin/v1/organizations/{org}/users/{id}/sessions', { params: { path: { org, id: user.id } } })),
-                      )
-                    }
-                  >
-                    End sessions
-                  </Button>
-                  <Button size="xs" variant="default" aria-label={`Edit ${user.userName}`} onClick={() => setEditing(user)}>
-                    Edit
-                  </Button>
-                  <Button size="xs" variant="default" aria-label={`Delete ${user.userName}`} onClick={() => setDeleting(user)}>
-                    Delete
-                  </Button>
-                </Group>
-              </Table.Td>
+      <Table.ScrollContainer minWidth={900}>
+        <Table striped aria-label="Users">
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>User name</Table.Th>
+              <Table.Th>Display name</Table.Th>
+              <Table.Th>E-mail</Table.Th>
+              <Table.Th>Type</Table.Th>
+              <Table.Th>Role</Table.Th>
+              <Table.Th>Administrator</Table.Th>
+              <Table.Th>Last sign-in</Table.Th>
+              <Table.Th>State</Table.Th>
+              <HiddenHeader>Actions</HiddenHeader>
             </Table.Tr>
-          ))}
-        </Table.Tbody>
-      </Table>
-      {users.isSuccess && total === 0 ? <Text>No user yet. Create one with Create user, or provision them through SCIM.</Text> : null}
+          </Table.Thead>
+          <Table.Tbody>
+            {users.data?.Resources.map((user) => (
+              <Table.Tr key={user.id}>
+                <Table.Td>{user.userName}</Table.Td>
+                <Table.Td>{user.displayName ?? ''}</Table.Td>
+                <Table.Td>{primaryEmail(user)}</Table.Td>
+                <Table.Td>{user.userType}</Table.Td>
+                <Table.Td>{user.role}</Table.Td>
+                <Table.Td>{user.organizationAdministrator ? 'Yes' : 'No'}</Table.Td>
+                <Table.Td>{user.lastSignIn ? <DateTime iso={user.lastSignIn} /> : 'None on record'}</Table.Td>
+                <Table.Td>
+                  <Text fw={600} size="sm" span>
+                    {user.active ? 'Enabled' : 'Disabled'}
+                  </Text>
+                  {results[user.id] ? (
+                    <Text size="xs" role="status">
+                      {results[user.id]}
+                    </Text>
+                  ) : null}
+                </Table.Td>
+                <Table.Td>
+                  <Group gap="xs" wrap="nowrap">
+                    <Button
+                      size="xs"
+                      variant="default"
+                      aria-label={`${user.active ? 'Disable' : 'Enable'} ${user.userName}`}
+                      onClick={() =>
+                        void act(user, user.active ? 'Disabled' : 'Enabled', () =>
+                          answer(
+                            api.PATCH('/admin/v1/organizations/{org}/users/{id}', {
+                              params: { path: { org, id: user.id } },
+                              body: { disabled: user.active },
+                            }),
+                          ),
+                        )
+                      }
+                    >
+                      {user.active ? 'Disable' : 'Enable'}
+                    </Button>
+                    <Button
+                      size="xs"
+                      variant="default"
+                      aria-label={`End the sessions of ${user.userName}`}
+                      onClick={() =>
+                        void act(user, 'Sessions ended', () =>
+                          done(api.DELETE('/admin/v1/organizations/{org}/users/{id}/sessions', { params: { path: { org, id: user.id } } })),
+                        )
+                      }
+                    >
+                      End sessions
+                    </Button>
+                    <Button size="xs" variant="default" aria-label={`Sessions of ${user.userName}`} onClick={() => setSessionsOf(user)}>
+                      Sessions
+                    </Button>
+                    <Button size="xs" variant="default" aria-label={`Sign-in of ${user.userName}`} onClick={() => setSignInOf(user)}>
+                      Sign-in
+                    </Button>
+                    <Button size="xs" variant="default" aria-label={`Edit ${user.userName}`} onClick={() => setEditing(user)}>
+                      Edit
+                    </Button>
+                    <Button size="xs" variant="default" aria-label={`Delete ${user.userName}`} onClick={() => setDeleting(user)}>
+                      Delete
+                    </Button>
+                  </Group>
+                </Table.Td>
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </Table>
+      </Table.ScrollContainer>
+      {users.isSuccess && total === 0 && needle ? (
+        <Text>No user matches “{needle}”. Check the spelling, or search by the beginning of the user name.</Text>
+      ) : null}
+      {users.isSuccess && total === 0 && !needle ? <Text>No user yet. Create one with Create user, or provision them through SCIM.</Text> : null}
       <ListFooter loaded={Boolean(users.data)} total={total} noun="user" pageSize={PAGE} page={page} onPage={setPage} />
       <CreateUser org={org} opened={creating} onClose={() => setCreating(false)} onCreated={() => void refresh()} />
+      <Suspense fallback={null}>
+        {sessionsOf ? <UserSessionsDialog org={org} user={sessionsOf} onClose={() => setSessionsOf(null)} /> : null}
+        {signInOf ? <UserSignInDialog org={org} user={signInOf} onClose={() => setSignInOf(null)} onChanged={() => void refresh()} /> : null}
+      </Suspense>
       {editing ? <EditUser org={org} user={editing} onClose={() => setEditing(null)} onChanged={() => void refresh()} /> : null}
       {deleting ? (
         <ConfirmByTyping
@@ -149,6 +195,11 @@ export function UsersPage() {
       ) : null}
     </Stack>
   );
+}
+
+/** The address marked primary, else the first. */
+function primaryEmail(user: AdminUser): string {
+  return (user.emails.find((email) => email.primary) ?? user.emails[0])?.value ?? '';
 }
 
 type UserType = 'operator' | 'cardholder';

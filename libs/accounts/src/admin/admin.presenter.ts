@@ -104,8 +104,12 @@ export class AdminPresenter {
     };
   }
 
-  /** A user (DECISIONS 11): never the password or its hash, only whether there is one. */
-  user(row: UserRow) {
+  /**
+   * A user (DECISIONS 11): never the password or its hash, only whether there is one. `lastSignIn`
+   * on every answer of the admin API (DECISIONS 17.9): null when none is on record; the command
+   * line's listing leaves it out.
+   */
+  user(row: UserRow, lastSignIn?: Date | null) {
     return {
       id: row.id,
       userName: row.user_name,
@@ -120,6 +124,7 @@ export class AdminPresenter {
       platformAdministrator: row.platform_administrator,
       hasPassword: row.has_password,
       certificates: row.certificate_thumbprints,
+      ...(lastSignIn === undefined ? {} : { lastSignIn: lastSignIn ? isoTimestamp(lastSignIn) : null }),
       meta: {
         resourceType: 'User',
         created: isoTimestamp(row.created_at),

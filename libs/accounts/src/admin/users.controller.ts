@@ -17,7 +17,10 @@ import {
   PathFormats,
   readPem,
   readForce,
+  searchFromQuery,
 } from '@app/common';
+import { AccountDependents } from '../account-dependents';
+import { USER_SEARCH_DEFINITION } from '../users/user-search';
 import { UserService } from '../users/user.service';
 import { EnrolmentLinks } from '../users/enrolment-links';
 import { AdminPresenter } from './admin.presenter';
@@ -34,6 +37,7 @@ export class UsersController {
     private readonly users: UserService,
     private readonly presenter: AdminPresenter,
     private readonly enrolmentLinks: EnrolmentLinks,
+    private readonly dependents: AccountDependents,
   ) {}
 
   @Post()
@@ -59,28 +63,45 @@ export class UsersController {
   ) {
     const input = parseBody(createUserSchema, body);
     const user = await this.users.create(orgId, input, actor);
-    const view = this.presenter.user(user);
+    // A person just created has signed in nowhere yet.
+    const view = this.presenter.user(user, null);
     reply.header('Location', view.meta.location);
     return view;
   }
 
   @Get()
-  @ApiOperation({ summary: 'List the users of an organization, by userName' })
+  @ApiOperation({
+    summary: 'List the users of an organization, by userName',
+    description:
+      'filter: a SCIM filter (RFC 7644 3.4.2.2) on the attributes of the SCIM Users resource, e.g. userName sw "ja" or displayName co "ja" or emails.value co "ja". ' +
+      "Each user carries lastSignIn: their latest sign-in at the organization's login page, or null when none is on record (the record of a session is kept 30 days past its end).",
+  })
   @ApiPaging()
+  @ApiQuery({ name: 'filter', required: false, example: 'userName sw "ja" or displayName co "ja" or emails.value co "ja"' })
   async list(@Param('org') orgId: string, @Query() query: Record<string, unknown>) {
-    const page = parsePage(query);
-    const { rows, total } = await this.users.list(orgId, page.startIndex - 1, page.count);
+    const { filter, ...paging } = query;
+    const page = parsePage(paging);
+    const { rows, total } =
+      filter === undefined
+        ? await this.users.list(orgId, page.startIndex - 1, page.count)
+        : await this.users.search(orgId, searchFromQuery({ ...paging, filter, sortBy: 'userName' }, USER_SEARCH_DEFINITION));
+    const lastSignIns = await this.dependents.lastSignIns(
+      orgId,
+      rows.map((row) => row.id),
+    );
     return listResponse(
-      rows.map((r) => this.presenter.user(r)),
+      rows.map((row) => this.presenter.user(row, lastSignIns.get(row.id) ?? null)),
       total,
       page,
     );
   }
 
   @Get(':id')
-  @ApiOperation({ summary: 'Read a user' })
+  @ApiOperation({ summary: 'Read a user', description: 'Every answer that is a user carries lastSignIn, as in the list.' })
   async get(@Param('org') orgId: string, @Param('id') id: string) {
-    return this.presenter.user(await this.users.get(orgId, id));
+    const user = await this.users.get(orgId, id);
+    const lastSignIns = await this.dependents.lastSignIns(orgId, [user.id]);
+    return this.presenter.user(user, lastSignIns.get(user.id) ?? null);
   }
 
   @Patch(':id')
@@ -99,7 +120,8 @@ export class UsersController {
   ) {
     const changes = parseBody(patchUserSchema, body);
     const user = await this.users.update(orgId, id, changes, actor);
-    return this.presenter.user(user);
+    const lastSignIns = await this.dependents.lastSignIns(orgId, [user.id]);
+    return this.presenter.user(user, lastSignIns.get(user.id) ?? null);
   }
 
   @Delete(':id')

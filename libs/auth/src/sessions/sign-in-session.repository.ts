@@ -163,6 +163,21 @@ export class SignInSessionRepository {
     );
   }
 
+  /**
+   * Each user's latest sign-in (`auth_time`) among their sessions, live or ended while their record
+   * is kept (sign_in_sessions_user_auth_time_idx: one index probe per user).
+   */
+  async lastSignIns(orgId: string, userIds: readonly string[]): Promise<Map<string, Date>> {
+    if (userIds.length === 0) return new Map();
+    const rows = await this.db.query<{ user_id: string; at: Date }>(
+      `SELECT x.id AS user_id, last.at
+         FROM unnest($2::uuid[]) AS x(id)
+         CROSS JOIN LATERAL (SELECT s.auth_time AS at FROM sign_in_sessions s WHERE s.user_id = x.id AND s.org_id = $1 ORDER BY s.auth_time DESC LIMIT 1) AS last`,
+      [orgId, userIds],
+    );
+    return new Map(rows.map((row) => [row.user_id, row.at]));
+  }
+
   /** A user's live sessions, newest first. */
   async listLiveOfUser(orgId: string, userId: string, now: Date): Promise<LiveSessionRow[]> {
     return this.db.query<LiveSessionRow>(

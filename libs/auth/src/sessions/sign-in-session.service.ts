@@ -183,6 +183,11 @@ export class SignInSessionService extends SignInSessions {
     return inTransaction ? work(inTransaction) : this.db.transaction(work);
   }
 
+  /** Each user's last sign-in at the login page, as far as the record of sessions goes back (KEEP_ENDED_MS past their end). */
+  lastSignIns(orgId: string, userIds: readonly string[]): Promise<Map<string, Date>> {
+    return this.sessions.lastSignIns(orgId, userIds.filter(isUuid));
+  }
+
   /** A user's live sessions, newest first (their own list, or an administrator's view). */
   async listOfUser(orgId: string, userId: string): Promise<SessionSummary[]> {
     const rows = await this.sessions.listLiveOfUser(orgId, userId, this.clock.now());

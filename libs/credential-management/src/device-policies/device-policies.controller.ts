@@ -1,6 +1,6 @@
 import { Audited, NotAudited } from '@app/audit';
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Permission } from '@app/auth';
 import {
@@ -21,9 +21,23 @@ import {
   searchFromQuery,
   ApiScimResponse,
   ApiSearchBody,
+  ApiPaging,
+  IfMatch,
+  IfMatchHeader,
 } from '@app/common';
 import { DevicePolicyPresenter } from './device-policy.presenter';
-import { DEVICE_POLICY_SEARCH_DEFINITION, createDevicePolicySchema, patchDevicePolicySchema } from './device-policy.schema';
+import { CREDENTIAL_TYPES, DEVICE_POLICY_SEARCH_DEFINITION, createDevicePolicySchema, patchDevicePolicySchema } from './device-policy.schema';
+
+/**
+ * deviceTypes and credentialTypes are answered as arrays of strings (DevicePolicyPresenter); a
+ * filter reaches them as `deviceTypes.value`, which is how the search definition declares them.
+ */
+const ANSWERED = {
+  extra: {
+    deviceTypes: { type: 'array' as const, items: { type: 'string' as const } },
+    credentialTypes: { type: 'array' as const, items: { type: 'string' as const, enum: [...CREDENTIAL_TYPES] } },
+  },
+};
 import { DevicePolicyService } from './device-policy.service';
 
 /** GET /DevicePolicy/{id} and POST /DevicePolicy/.search (DECISIONS 5.2: devicePolicy.read, devicePolicy.search). */
@@ -44,7 +58,7 @@ export class DevicePolicyController {
   @RequirePermission(Permission.DevicePolicySearch)
   @ApiSearchBody('credentialTypes.value eq "PKI_CERTIFICATE"')
   @ApiOperation({ summary: 'Search device policies with a SCIM SearchRequest' })
-  @ApiScimResponse(DEVICE_POLICY_SEARCH_DEFINITION, { list: true })
+  @ApiScimResponse(DEVICE_POLICY_SEARCH_DEFINITION, { ...ANSWERED, list: true })
   async search(@CurrentPrincipal() principal: Principal, @Body() body: unknown) {
     const search = searchFromBody(body, DEVICE_POLICY_SEARCH_DEFINITION);
     const { rows, total } = await this.policies.search(principal.org, search);
@@ -58,7 +72,7 @@ export class DevicePolicyController {
   @Get(':id')
   @RequirePermission(Permission.DevicePolicyRead)
   @ApiOperation({ summary: 'Read a device policy' })
-  @ApiScimResponse(DEVICE_POLICY_SEARCH_DEFINITION)
+  @ApiScimResponse(DEVICE_POLICY_SEARCH_DEFINITION, ANSWERED)
   async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() query: Record<string, unknown>) {
     const projection = projectionFromQuery(query, DEVICE_POLICY_SEARCH_DEFINITION);
     return projectResource(this.presenter.policy(await this.policies.get(principal.org, id)), DEVICE_POLICY_SEARCH_DEFINITION, projection);
@@ -87,7 +101,7 @@ export class DevicePolicyAdminController {
     groups: [],
     requiresApproval: true,
   })
-  @ApiScimResponse(DEVICE_POLICY_SEARCH_DEFINITION, { status: 201 })
+  @ApiScimResponse(DEVICE_POLICY_SEARCH_DEFINITION, { ...ANSWERED, status: 201 })
   async create(@RequestActor() actor: Actor, @Param('org') orgId: string, @Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
     const view = this.presenter.policy(await this.policies.create(orgId, body, actor));
     reply.header('Location', view.meta.location);
@@ -96,7 +110,9 @@ export class DevicePolicyAdminController {
 
   @Get()
   @ApiOperation({ summary: 'List the device policies' })
-  @ApiScimResponse(DEVICE_POLICY_SEARCH_DEFINITION, { list: true })
+  @ApiPaging()
+  @ApiQuery({ name: 'filter', required: false, example: 'credentialTypes.value eq "OATH_TOTP"' })
+  @ApiScimResponse(DEVICE_POLICY_SEARCH_DEFINITION, { ...ANSWERED, list: true })
   async list(@Param('org') orgId: string, @Query() query: Record<string, unknown>) {
     const search = searchFromQuery(query, DEVICE_POLICY_SEARCH_DEFINITION);
     const { rows, total } = await this.policies.search(orgId, search);
@@ -109,7 +125,7 @@ export class DevicePolicyAdminController {
 
   @Get(':id')
   @ApiOperation({ summary: 'Read a device policy' })
-  @ApiScimResponse(DEVICE_POLICY_SEARCH_DEFINITION)
+  @ApiScimResponse(DEVICE_POLICY_SEARCH_DEFINITION, ANSWERED)
   async get(@Param('org') orgId: string, @Param('id') id: string) {
     return this.presenter.policy(await this.policies.get(orgId, id));
   }
@@ -118,16 +134,27 @@ export class DevicePolicyAdminController {
   @Audited('device_policy.update')
   @ApiOperation({ summary: 'Change a device policy' })
   @ApiJsonBody(patchDevicePolicySchema, { requiresApproval: false })
-  @ApiScimResponse(DEVICE_POLICY_SEARCH_DEFINITION)
-  async update(@RequestActor() actor: Actor, @Param('org') orgId: string, @Param('id') id: string, @Body() body: unknown) {
-    return this.presenter.policy(await this.policies.update(orgId, id, body, actor));
+  @ApiScimResponse(DEVICE_POLICY_SEARCH_DEFINITION, ANSWERED)
+  async update(
+    @RequestActor() actor: Actor,
+    @Param('org') orgId: string,
+    @Param('id') id: string,
+    @Body() body: unknown,
+    @IfMatchHeader() ifMatch: IfMatch | undefined,
+  ) {
+    return this.presenter.policy(await this.policies.update(orgId, id, body, actor, ifMatch));
   }
 
   @Delete(':id')
   @Audited('device_policy.delete')
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete a device policy' })
-  async remove(@RequestActor() actor: Actor, @Param('org') orgId: string, @Param('id') id: string): Promise<void> {
-    await this.policies.delete(orgId, id, actor);
+  async remove(
+    @RequestActor() actor: Actor,
+    @Param('org') orgId: string,
+    @Param('id') id: string,
+    @IfMatchHeader() ifMatch: IfMatch | undefined,
+  ): Promise<void> {
+    await this.policies.delete(orgId, id, actor, ifMatch);
   }
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Actor, AuditLog, byActor } from '@app/audit';
-import { Clock, DomainError, ScimSearch, notFound, parseBody, isUuid } from '@app/common';
+import { Clock, DomainError, IfMatch, ScimSearch, notFound, parseBody, isUuid } from '@app/common';
 import { Database } from '@app/persistence';
 import { ContentRequestRepository } from '../content-requests/content-request.repository';
 import { CredentialRepository } from '../credentials/credential.repository';
@@ -45,9 +45,15 @@ export class DevicePolicyService {
     return this.policies.search(orgId, search);
   }
 
-  update(orgId: string, id: string, body: unknown, actor: Actor): Promise<DevicePolicyRow> {
+  /** `ifMatch`: the change applies only to that version (else 412), compared under the row lock. */
+  update(orgId: string, id: string, body: unknown, actor: Actor, ifMatch?: IfMatch): Promise<DevicePolicyRow> {
     const changes = parseBody(patchDevicePolicySchema, body, 'device policy');
     return this.db.transaction(async (tx) => {
+      if (ifMatch) {
+        const current = isUuid(id) ? await this.policies.findForUpdate(orgId, id, tx) : undefined;
+        if (!current) throw policyNotFound(id);
+        ifMatch.assertMatches(`Device policy "${current.name}"`, current.version);
+      }
       const row = isUuid(id) ? await this.policies.update(orgId, id, changes, this.clock.now(), tx) : undefined;
       if (!row) throw policyNotFound(id);
       await this.audit.record(
@@ -65,13 +71,14 @@ export class DevicePolicyService {
     });
   }
 
-  async delete(orgId: string, id: string, actor: Actor): Promise<void> {
+  async delete(orgId: string, id: string, actor: Actor, ifMatch?: IfMatch): Promise<void> {
     await this.db.transaction(async (tx) => {
       // Under the row's update lock, a request being created with the policy (which share-locks it) has
       // committed before the count below, and one created later finds no policy. The count comes
       // before the delete, whose foreign key action clears the requests' reference.
       const row = isUuid(id) ? await this.policies.findForUpdate(orgId, id, tx) : undefined;
       if (!row) throw policyNotFound(id);
+      ifMatch?.assertMatches(`Device policy "${row.name}"`, row.version);
       const open = await this.requests.countOpenWithPolicy(orgId, row.id, tx);
       if (open > 0) {
         throw new DomainError(

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Actor, AuditLog, byActor } from '@app/audit';
 import { UserService } from '@app/accounts';
-import { Clock, ScimSearch, notFound, parseBody, isUuid } from '@app/common';
+import { Clock, IfMatch, ScimSearch, notFound, parseBody, isUuid } from '@app/common';
 import { ChangeFeed, Database } from '@app/persistence';
 import { DevicePolicyRepository } from '../device-policies/device-policy.repository';
 import { GroupRepository, GroupRow } from './group.repository';
@@ -74,12 +74,14 @@ export class GroupService {
     return { views: rows.map((row) => ({ row, members: members.get(row.display_name) ?? [] })), total };
   }
 
-  async update(orgId: string, id: string, body: unknown, actor: Actor): Promise<GroupView> {
+  /** `ifMatch`: the change applies only to that version (else 412), compared under the row lock. */
+  async update(orgId: string, id: string, body: unknown, actor: Actor, ifMatch?: IfMatch): Promise<GroupView> {
     const input = parseBody(patchGroupSchema, body, 'group');
     if (!isUuid(id)) throw groupNotFound(id);
     const row = await this.db.transaction(async (tx) => {
       const current = await this.groups.find(orgId, id, tx, true);
       if (!current) throw groupNotFound(id);
+      ifMatch?.assertMatches(`Group "${current.display_name}"`, current.version);
       const now = this.clock.now();
       const renamed = input.displayName !== undefined && input.displayName !== current.display_name;
       const updated = await this.groups.touch(orgId, id, renamed ? input.displayName : undefined, now, tx);
@@ -108,11 +110,12 @@ export class GroupService {
   }
 
   /** The group leaves its members and the device policies that named it. */
-  async delete(orgId: string, id: string, actor: Actor): Promise<void> {
+  async delete(orgId: string, id: string, actor: Actor, ifMatch?: IfMatch): Promise<void> {
     if (!isUuid(id)) throw groupNotFound(id);
     await this.db.transaction(async (tx) => {
       const current = await this.groups.find(orgId, id, tx, true);
       if (!current) throw groupNotFound(id);
+      ifMatch?.assertMatches(`Group "${current.display_name}"`, current.version);
       const now = this.clock.now();
       const users = await this.users.removeGroup(orgId, current.display_name, now, tx);
       await this.devicePolicies.forgetGroup(orgId, id, now, tx);

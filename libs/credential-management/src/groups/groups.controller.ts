@@ -19,6 +19,9 @@ import {
   projectionFromQuery,
   searchFromQuery,
   ApiScimResponse,
+  ApiPaging,
+  IfMatch,
+  IfMatchHeader,
 } from '@app/common';
 import { GroupPresenter } from './group.presenter';
 import { GROUP_SEARCH_DEFINITION, createGroupSchema, patchGroupSchema } from './group.schema';
@@ -91,6 +94,8 @@ export class GroupAdminController {
 
   @Get()
   @ApiOperation({ summary: 'List the groups' })
+  @ApiPaging()
+  @ApiQuery({ name: 'filter', required: false, example: 'displayName sw "Ber"' })
   @ApiScimResponse(GROUP_SEARCH_DEFINITION, { multiValued: ['members'], list: true })
   async list(@Param('org') orgId: string, @Query() query: Record<string, unknown>) {
     const search = searchFromQuery(query, GROUP_SEARCH_DEFINITION);
@@ -114,15 +119,26 @@ export class GroupAdminController {
   @ApiOperation({ summary: 'Rename a group and/or replace its members', description: 'members is the whole list: users left out leave the group.' })
   @ApiJsonBody(patchGroupSchema, { displayName: 'Berlin Mitte' })
   @ApiScimResponse(GROUP_SEARCH_DEFINITION, { multiValued: ['members'] })
-  async update(@RequestActor() actor: Actor, @Param('org') orgId: string, @Param('id') id: string, @Body() body: unknown) {
-    return this.presenter.group(await this.groups.update(orgId, id, body, actor));
+  async update(
+    @RequestActor() actor: Actor,
+    @Param('org') orgId: string,
+    @Param('id') id: string,
+    @Body() body: unknown,
+    @IfMatchHeader() ifMatch: IfMatch | undefined,
+  ) {
+    return this.presenter.group(await this.groups.update(orgId, id, body, actor, ifMatch));
   }
 
   @Delete(':id')
   @Audited('group.delete')
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete a group', description: 'Its members leave it; device policies that named it no longer do.' })
-  async remove(@RequestActor() actor: Actor, @Param('org') orgId: string, @Param('id') id: string): Promise<void> {
-    await this.groups.delete(orgId, id, actor);
+  async remove(
+    @RequestActor() actor: Actor,
+    @Param('org') orgId: string,
+    @Param('id') id: string,
+    @IfMatchHeader() ifMatch: IfMatch | undefined,
+  ): Promise<void> {
+    await this.groups.delete(orgId, id, actor, ifMatch);
   }
 }

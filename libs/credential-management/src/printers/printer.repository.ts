@@ -41,6 +41,12 @@ export class PrinterRepository {
     return row;
   }
 
+  /** The printer about to change, update-locked: an If-Match is compared with the version no one else can move meanwhile. */
+  async findForUpdate(orgId: string, id: string, tx: Transaction): Promise<PrinterRow | undefined> {
+    const [row] = await this.db.query<PrinterRow>(`SELECT ${COLUMNS} FROM printers p WHERE p.org_id = $1 AND p.id = $2 FOR UPDATE`, [orgId, id], tx);
+    return row;
+  }
+
   async search(orgId: string, search: ScimSearch): Promise<{ rows: PrinterRow[]; total: number }> {
     const params = new SqlParameters([orgId]);
     const sql = searchSql(search, PRINTER_SEARCH_DEFINITION, params);

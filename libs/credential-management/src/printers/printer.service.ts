@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Actor, AuditLog, byActor } from '@app/audit';
-import { Clock, ScimSearch, notFound, parseBody, isUuid } from '@app/common';
-import { Database } from '@app/persistence';
+import { Clock, IfMatch, ScimSearch, notFound, parseBody, isUuid } from '@app/common';
+import { Database, Transaction } from '@app/persistence';
 import { PrinterRepository, PrinterRow } from './printer.repository';
 import { createPrinterSchema, patchPrinterSchema } from './printer.schema';
 
@@ -34,9 +34,11 @@ export class PrinterService {
     return this.printers.search(orgId, search);
   }
 
-  update(orgId: string, id: string, body: unknown, actor: Actor): Promise<PrinterRow> {
+  /** `ifMatch`: the change applies only to that version (else 412), compared under the row lock. */
+  update(orgId: string, id: string, body: unknown, actor: Actor, ifMatch?: IfMatch): Promise<PrinterRow> {
     const changes = parseBody(patchPrinterSchema, body, 'printer');
     return this.db.transaction(async (tx) => {
+      if (ifMatch) await this.assertVersion(orgId, id, ifMatch, tx);
       const row = isUuid(id) ? await this.printers.update(orgId, id, changes, this.clock.now(), tx) : undefined;
       if (!row) throw printerNotFound(id);
       await this.audit.record(
@@ -47,12 +49,19 @@ export class PrinterService {
     });
   }
 
-  async delete(orgId: string, id: string, actor: Actor): Promise<void> {
+  async delete(orgId: string, id: string, actor: Actor, ifMatch?: IfMatch): Promise<void> {
     await this.db.transaction(async (tx) => {
+      if (ifMatch) await this.assertVersion(orgId, id, ifMatch, tx);
       const row = isUuid(id) ? await this.printers.delete(orgId, id, tx) : undefined;
       if (!row) throw printerNotFound(id);
       await this.audit.record({ org: orgId, ...byActor(actor), action: 'printer.delete', target: id, outcome: 'success', details: { name: row.name } }, tx);
     });
+  }
+
+  private async assertVersion(orgId: string, id: string, ifMatch: IfMatch, tx: Transaction): Promise<void> {
+    const current = isUuid(id) ? await this.printers.findForUpdate(orgId, id, tx) : undefined;
+    if (!current) throw printerNotFound(id);
+    ifMatch.assertMatches(`Printer "${current.name}"`, current.version);
   }
 }
 

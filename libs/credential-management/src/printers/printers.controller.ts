@@ -19,6 +19,9 @@ import {
   projectionFromQuery,
   searchFromQuery,
   ApiScimResponse,
+  ApiPaging,
+  IfMatch,
+  IfMatchHeader,
 } from '@app/common';
 import { PrinterPresenter } from './printer.presenter';
 import { PRINTER_SEARCH_DEFINITION, createPrinterSchema, patchPrinterSchema } from './printer.schema';
@@ -86,6 +89,8 @@ export class PrinterAdminController {
 
   @Get()
   @ApiOperation({ summary: 'List the card printers' })
+  @ApiPaging()
+  @ApiQuery({ name: 'filter', required: false, example: 'status eq "READY"' })
   @ApiScimResponse(PRINTER_SEARCH_DEFINITION, { list: true })
   async list(@Param('org') orgId: string, @Query() query: Record<string, unknown>) {
     const search = searchFromQuery(query, PRINTER_SEARCH_DEFINITION);
@@ -109,15 +114,26 @@ export class PrinterAdminController {
   @ApiOperation({ summary: 'Change a card printer (null clears model or location)' })
   @ApiJsonBody(patchPrinterSchema, { status: 'OFFLINE' })
   @ApiScimResponse(PRINTER_SEARCH_DEFINITION)
-  async update(@RequestActor() actor: Actor, @Param('org') orgId: string, @Param('id') id: string, @Body() body: unknown) {
-    return this.presenter.printer(await this.printers.update(orgId, id, body, actor));
+  async update(
+    @RequestActor() actor: Actor,
+    @Param('org') orgId: string,
+    @Param('id') id: string,
+    @Body() body: unknown,
+    @IfMatchHeader() ifMatch: IfMatch | undefined,
+  ) {
+    return this.presenter.printer(await this.printers.update(orgId, id, body, actor, ifMatch));
   }
 
   @Delete(':id')
   @Audited('printer.delete')
   @HttpCode(204)
   @ApiOperation({ summary: 'Remove a card printer' })
-  async remove(@RequestActor() actor: Actor, @Param('org') orgId: string, @Param('id') id: string): Promise<void> {
-    await this.printers.delete(orgId, id, actor);
+  async remove(
+    @RequestActor() actor: Actor,
+    @Param('org') orgId: string,
+    @Param('id') id: string,
+    @IfMatchHeader() ifMatch: IfMatch | undefined,
+  ): Promise<void> {
+    await this.printers.delete(orgId, id, actor, ifMatch);
   }
 }
