@@ -141,6 +141,17 @@ describe('admin API (DECISIONS 11)', () => {
       expect(read.body).toEqual(response.body);
     });
 
+    it('an organization read before it existed is found once created: the 404 is not kept', async () => {
+      const id = newOrgId();
+      expect((await call('get', `/organizations/${id}`, admin)).status).toBe(404);
+      expect((await call('post', '/organizations', admin).send({ id, name: 'Late' })).status).toBe(201);
+      // The creation evicts the cached "no such organization" once committed (and on every instance through the change feed).
+      expect((await call('get', `/organizations/${id}`, admin)).status).toBe(200);
+      const renamed = await call('patch', `/organizations/${id}`, admin).send({ name: 'Late, renamed' });
+      expect(renamed.status).toBe(200);
+      expect(renamed.body.name).toBe('Late, renamed');
+    });
+
     it('POST takes partial settings and fills the rest with defaults', async () => {
       const id = newOrgId();
       const response = await call('post', '/organizations', admin).send({

@@ -95,6 +95,8 @@ export class OrganizationService {
         },
         tx,
       );
+      // An earlier read of this id cached "no such organization" on every instance: evict it.
+      this.changes.publishOnCommit(tx, 'organization', [row.id]);
       return toOrganization(row);
     });
   }
