@@ -277,7 +277,14 @@ describe('audit log (DECISIONS 11)', () => {
       // The actor: every event the organization's administrator caused.
       const byActor = await list(`?q=${encodeURIComponent(orgAdmin.clientId.toUpperCase())}`);
       expect(byActor.totalResults).toBeGreaterThanOrEqual(3);
-      expect(byActor.Resources.every((e) => e.actor === orgAdmin.clientId || e.target === orgAdmin.clientId || JSON.stringify(e.details).toLowerCase().includes(orgAdmin.clientId.toLowerCase()))).toBe(true);
+      expect(
+        byActor.Resources.every(
+          (e) =>
+            e.actor === orgAdmin.clientId ||
+            e.target === orgAdmin.clientId ||
+            JSON.stringify(e.details).toLowerCase().includes(orgAdmin.clientId.toLowerCase()),
+        ),
+      ).toBe(true);
       // % and _ are literal characters, not wildcards.
       expect((await list(`?q=${encodeURIComponent('7_')}`)).totalResults).toBe(0);
       expect((await list(`?q=${encodeURIComponent('r%7')}`)).totalResults).toBe(0);

@@ -254,7 +254,10 @@ describe("The portal's whoami and sign-out (credential-management family)", () =
     // Off (the default): false, and the server refuses.
     expect((await whoami(accounts.plainToken)).deviceCreation).toBe(false);
     expect((await addCard(accounts.plainToken, '7001')).status).toBe(403);
-    const on = await t.http.patch('/admin/v1/organizations/acme').auth(platform, { type: 'bearer' }).send({ settings: { automaticDeviceCreation: true } });
+    const on = await t.http
+      .patch('/admin/v1/organizations/acme')
+      .auth(platform, { type: 'bearer' })
+      .send({ settings: { automaticDeviceCreation: true } });
     expect(on.status).toBe(200);
     // On: true for a role with device.create (Issuance), and the server takes the card; false for one without (Help Desk).
     expect((await whoami(accounts.plainToken)).deviceCreation).toBe(true);

@@ -249,7 +249,11 @@ function EventDetail({ org, event, actor, target }: { org: string; event: AuditE
       <Title order={3} size="h5">
         Details
       </Title>
-      {event.details && Object.keys(event.details).length > 0 ? <DetailList value={event.details} label="Details" /> : <Text size="sm">No details recorded.</Text>}
+      {event.details && Object.keys(event.details).length > 0 ? (
+        <DetailList value={event.details} label="Details" />
+      ) : (
+        <Text size="sm">No details recorded.</Text>
+      )}
     </Stack>
   );
 }

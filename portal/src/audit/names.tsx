@@ -72,9 +72,8 @@ export function useAuditNames(org: string, events: AuditEvent[]) {
   const users = useQuery({
     queryKey: ['audit-names', org, 'users', userIds, actors],
     queryFn: () =>
-      searchAll(
-        [...userIds.map((id): [string, string] => ['id', id]), ...actors.map((name): [string, string] => ['userName', name])],
-        (filter) => answer<UserList>(api.POST('/aims/rs/scim/v2/Users/.search', { body: { schemas: [SEARCH_REQUEST], filter, count: 200 } })),
+      searchAll([...userIds.map((id): [string, string] => ['id', id]), ...actors.map((name): [string, string] => ['userName', name])], (filter) =>
+        answer<UserList>(api.POST('/aims/rs/scim/v2/Users/.search', { body: { schemas: [SEARCH_REQUEST], filter, count: 200 } })),
       ),
     enabled: has('user.search') && userIds.length + actors.length > 0,
     staleTime: 60_000,
@@ -125,7 +124,11 @@ export function useAuditNames(org: string, events: AuditEvent[]) {
     if (!id) return null;
     switch (targetKind(event.action)) {
       case 'device':
-        return { text: deviceText(id) ?? `Device ${id.slice(0, 8)}`, title: `Device ${id}`, link: has('device.search') ? { to: '/$org/devices/$id', id } : undefined };
+        return {
+          text: deviceText(id) ?? `Device ${id.slice(0, 8)}`,
+          title: `Device ${id}`,
+          link: has('device.search') ? { to: '/$org/devices/$id', id } : undefined,
+        };
       case 'request': {
         const request = requests.data?.Resources.find((r) => r.id === id);
         return {

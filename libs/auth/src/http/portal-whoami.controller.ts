@@ -74,7 +74,8 @@ export class PortalWhoamiController {
     const session = (await this.sessions?.fromRequest(request)) ?? null;
     const permissions = role?.sortedPermissions ?? [];
     // What POST /Device decides (DECISIONS 8), told ahead so that the desk offers no move the server refuses.
-    const deviceCreation = permissions.includes(Permission.DeviceCreate) && Boolean((await this.organizations.findSettings(principal.org))?.automaticDeviceCreation);
+    const deviceCreation =
+      permissions.includes(Permission.DeviceCreate) && Boolean((await this.organizations.findSettings(principal.org))?.automaticDeviceCreation);
     return {
       kind: principal.kind,
       name: principal.name,
