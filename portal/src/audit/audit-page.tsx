@@ -236,7 +236,7 @@ export function AuditPage() {
 function EventDetail({ org, event, actor, target }: { org: string; event: AuditEvent; actor: Named; target: Named | null }) {
   return (
     <Stack>
-      <SimpleGrid cols={{ base: 1, sm: 2 }} component="dl" spacing="xs" aria-label="Event">
+      <SimpleGrid cols={{ base: 1, sm: 2 }} component="dl" spacing="xs">
         <Fact term="Time" value={<DateTime iso={event.occurred} />} />
         <Fact term="Action" value={`${event.action} (code ${event.code})`} />
         <Fact term="Outcome" value={event.outcome === 'success' ? 'Success' : 'Failure'} />
@@ -249,11 +249,7 @@ function EventDetail({ org, event, actor, target }: { org: string; event: AuditE
       <Title order={3} size="h5">
         Details
       </Title>
-      {event.details && Object.keys(event.details).length > 0 ? (
-        <DetailList value={event.details} label="Details" />
-      ) : (
-        <Text size="sm">No details recorded.</Text>
-      )}
+      {event.details && Object.keys(event.details).length > 0 ? <DetailList value={event.details} /> : <Text size="sm">No details recorded.</Text>}
     </Stack>
   );
 }
@@ -299,9 +295,9 @@ function DetailValue({ value }: { value: unknown }) {
   return <>{String(value)}</>;
 }
 
-function DetailList({ value, label }: { value: Record<string, unknown>; label?: string }) {
+function DetailList({ value }: { value: Record<string, unknown> }) {
   return (
-    <dl aria-label={label} style={{ margin: 0 }}>
+    <dl style={{ margin: 0 }}>
       {Object.entries(value).map(([name, item]) => (
         <div key={name} style={{ display: 'flex', gap: '0.5em', flexWrap: 'wrap' }}>
           <Text component="dt" size="sm" fw={700} title={name}>
