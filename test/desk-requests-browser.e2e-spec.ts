@@ -94,12 +94,12 @@ describe("The desk's requests and the readable audit in a browser", () => {
   }
 
   /** The card client's sync session for a request, through the API as a card client sends it. */
-  async function encode(request: string, device: { ATR: string; CUID: string }, results: unknown[]) {
+  async function encode(request: string, { ATR, CUID }: { ATR: string; CUID: string }, results: unknown[]) {
     return t.http
       .post('/aims/rs/scim/v2/SyncSession')
       .auth(encoderToken, { type: 'bearer' })
       .set('Content-Type', 'application/scim+json')
-      .send(JSON.stringify({ schemas: ['urn:vendor:scim:api:cms:1.0:SyncSession'], contentRequest: { value: request }, device, results }));
+      .send(JSON.stringify({ schemas: ['urn:vendor:scim:api:cms:1.0:SyncSession'], contentRequest: { value: request }, device: { ATR, CUID }, results }));
   }
 
   it('adds a card not on file at the desk by its CUID and ATR, and issues it to the person', async () => {
@@ -263,7 +263,7 @@ describe("The desk's requests and the readable audit in a browser", () => {
     const created = page.getByRole('row', { name: /user\.create/ }).first();
     await created.waitFor();
     // Every row found names dana.import somewhere (the search is the server's, over actor, target and details).
-    expect(await created.getByRole('link', { name: 'dana.import' }).isVisible()).toBe(true);
+    await created.getByRole('link', { name: 'dana.import' }).waitFor();
     await page.getByLabel('Search').fill('ines');
     await page.getByRole('combobox', { name: 'Action' }).click();
     await page.getByRole('combobox', { name: 'Action' }).fill('Device created');
@@ -271,7 +271,7 @@ describe("The desk's requests and the readable audit in a browser", () => {
     await page.getByRole('button', { name: 'Apply filters' }).click();
     const added = page.getByRole('row', { name: /device\.create/ }).first();
     await added.getByRole('link', { name: `Card 77${process.pid}01` }).waitFor();
-    expect(await added.getByRole('link', { name: 'ines', exact: true }).isVisible()).toBe(true);
+    await added.getByRole('link', { name: 'ines', exact: true }).waitFor();
     await added.getByRole('button', { name: /Detail of device\.create/ }).click();
     const detail = page.getByRole('dialog', { name: 'Audit event: Device created' });
     await detail.waitFor();
