@@ -272,6 +272,8 @@ describe("The desk's requests and the readable audit in a browser", () => {
     const added = page.getByRole('row', { name: /device\.create/ }).first();
     await added.getByRole('link', { name: `Card 77${process.pid}01` }).waitFor();
     await added.getByRole('link', { name: 'ines', exact: true }).waitFor();
+    // The list with its names and links, in both themes.
+    await expectCleanInBothThemes(page, problems);
     await added.getByRole('button', { name: /Detail of device\.create/ }).click();
     const detail = page.getByRole('dialog', { name: 'Audit event: Device created' });
     await detail.waitFor();
