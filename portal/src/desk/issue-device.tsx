@@ -1,6 +1,6 @@
 import { Button, Group, Modal, Radio, Select, Stack, Table, Text, TextInput } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
 import { useState } from 'react';
 import { api, answer } from '../api/client';
@@ -63,6 +63,8 @@ export function IssueDevice({
           },
         }),
       ),
+    // The rows stay while the next CUID's answer comes: a card chosen (or focused) meanwhile keeps its radio.
+    placeholderData: keepPreviousData,
   });
   const policies = useQuery({
     queryKey: ['device-policies', org],
