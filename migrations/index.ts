@@ -35,6 +35,7 @@ import { CreatePasskeys1764690000000 } from './1764690000000-CreatePasskeys';
 import { CreateAuditStream1764692000000 } from './1764692000000-CreateAuditStream';
 import { AddAuditRetention1764693000000 } from './1764693000000-AddAuditRetention';
 import { IndexSignInSessionsByUserAuthTime1764696000000 } from './1764696000000-IndexSignInSessionsByUserAuthTime';
+import { IndexAuditEventSearch1764697000000 } from './1764697000000-IndexAuditEventSearch';
 
 /** Every migration, in order. The data source takes classes, not a glob, so source and dist/ behave alike. */
 export const MIGRATIONS = [
@@ -75,4 +76,5 @@ export const MIGRATIONS = [
   CreateAuditStream1764692000000,
   AddAuditRetention1764693000000,
   IndexSignInSessionsByUserAuthTime1764696000000,
+  IndexAuditEventSearch1764697000000,
 ];

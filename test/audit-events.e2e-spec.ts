@@ -253,6 +253,49 @@ describe('audit log (DECISIONS 11)', () => {
       expect(none).toEqual({ schemas: [LIST_RESPONSE], totalResults: 0, itemsPerPage: 0, startIndex: 1, Resources: [] });
     });
 
+    it('q finds free text in the actor, the target or the details, in any case, with % and _ taken literally; it combines with the other filters', async () => {
+      const { org, orgAdmin, orgAdminToken } = await orgWithAdmin();
+      const created: string[] = [];
+      for (const suffix of ['Harbour7', 'harbourX', 'Quay5']) {
+        const response = await t.http
+          .post(`/admin/v1/organizations/${org}/system-accounts`)
+          .auth(orgAdminToken, { type: 'bearer' })
+          .send({ suffix, role: 'Issuance' });
+        expect(response.status).toBe(201);
+        secretsUsed.add(response.body.secret.value);
+        created.push(response.body.clientId);
+      }
+      const list = async (query: string) => {
+        const response = await events(org, query);
+        expect(response.status).toBe(200);
+        return response.body as { totalResults: number; Resources: AuditItem[] };
+      };
+      // The target, in any case.
+      const harbour = await list('?q=HARBOUR&action=system_account.create');
+      expect(harbour.Resources.map((e) => e.target).sort()).toEqual([created[0], created[1]].sort());
+      expect(harbour.totalResults).toBe(2);
+      // The actor: every event the organization's administrator caused.
+      const byActor = await list(`?q=${encodeURIComponent(orgAdmin.clientId.toUpperCase())}`);
+      expect(byActor.totalResults).toBeGreaterThanOrEqual(3);
+      expect(
+        byActor.Resources.every(
+          (e) =>
+            e.actor === orgAdmin.clientId ||
+            e.target === orgAdmin.clientId ||
+            JSON.stringify(e.details).toLowerCase().includes(orgAdmin.clientId.toLowerCase()),
+        ),
+      ).toBe(true);
+      // % and _ are literal characters, not wildcards.
+      expect((await list(`?q=${encodeURIComponent('7_')}`)).totalResults).toBe(0);
+      expect((await list(`?q=${encodeURIComponent('r%7')}`)).totalResults).toBe(0);
+      // The details: a word found only there (the role given, `{"role": "Issuance"}`).
+      const issuance = await list('?q=issuanc&action=system_account.create');
+      expect(issuance.Resources.map((e) => e.target).sort()).toEqual([...created].sort());
+      expect(issuance.Resources.every((e) => e.details.role === 'Issuance')).toBe(true);
+      // Nothing matches: an empty list, not an error.
+      expect(await list('?q=no-such-words-here')).toEqual(expect.objectContaining({ totalResults: 0, Resources: [] }));
+    });
+
     it.each<[string, string]>([
       ['from=yesterday', 'from'],
       ['from=2030-01-01', 'from'],
@@ -268,6 +311,10 @@ describe('audit log (DECISIONS 11)', () => {
       ['outcome=success&outcome=failure', 'outcome may be given once'],
       ['count=abc', 'count'],
       ['startIndex=first', 'startIndex'],
+      ['q=a', 'q: must be at least 2 characters'],
+      ['q=%20%20', 'q: must be at least 2 characters'],
+      [`q=${'y'.repeat(101)}`, 'q: must be at most 100 characters'],
+      ['q=ab&q=cd', 'q may be given once'],
     ])('?%s is a 400 naming the problem', async (query, detail) => {
       const response = await events('platform', `?${query}`);
       expectScimError(response, 400, 'invalidValue', detail);

@@ -722,6 +722,8 @@ describe('The management portal in a browser', () => {
     // Focus starts in the CUID field.
     await page.keyboard.type(card.CUID);
     const radio = dialog.getByRole('radio', { name: `Card ${card.CUID}` });
+    // The search answers after its debounce: on a loaded host, later than 40 presses of Tab.
+    await radio.waitFor();
     await tabTo(page, radio);
     await page.keyboard.press('Space');
     expect(await radio.isChecked()).toBe(true);

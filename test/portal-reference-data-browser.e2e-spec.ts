@@ -15,7 +15,7 @@ import { accessibilityViolations, launchBrowser, watchedPage, WatchedPage } from
 
 /**
  * The portal's administration of reference data and people (issue 37 item 3, second half; DECISIONS
- * 17.9) in a real browser, as test/portal-browser.e2e-spec.ts drives the rest: device policies,
+ * 17.2) in a real browser, as test/portal-browser.e2e-spec.ts drives the rest: device policies,
  * groups and printers created, edited and deleted (the deletion confirmed by typing the name), the
  * credential and wallet policies saved, the server's 400 shown at its field; users searched on the
  * server, with e-mail and last sign-in, a person's sessions ended one and then all, and their

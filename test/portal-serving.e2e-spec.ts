@@ -7,10 +7,12 @@ import {
   createIssuingOrganization,
   createOrganization,
   createPersonWithCard,
+  createSystemAccount,
   createTestApp,
   platformAdminToken,
   signIn,
   TestApp,
+  tokenBySecret,
 } from './support';
 
 /**
@@ -232,10 +234,36 @@ describe("The portal's whoami and sign-out (credential-management family)", () =
       platformAdministrator: false,
       scopes: expect.arrayContaining(['Scope.helpdesk']),
       permissions: expect.arrayContaining(['user.search', 'contentRequest.search']),
+      deviceCreation: false,
       session: null,
     });
     const plain = await t.http.get('/credential-management/customer/acme/whoami').auth(accounts.plainToken, { type: 'bearer' }).expect(200);
     expect(plain.body).toMatchObject({ name: accounts.plain.clientId, role: 'Issuance', organizationAdministrator: false });
+  });
+
+  it("deviceCreation says whether POST /Device takes a device from the caller: device.create and the organization's automaticDeviceCreation", async () => {
+    const platform = await platformAdminToken(t.http);
+    const whoami = async (token: string) => (await t.http.get('/credential-management/customer/acme/whoami').auth(token, { type: 'bearer' }).expect(200)).body;
+    const addCard = (token: string, CUID: string) =>
+      t.http
+        .post('/aims/rs/scim/v2/Device')
+        .auth(token, { type: 'bearer' })
+        .send({ schemas: ['urn:vendor:scim:api:cms:1.0:Device'], externalIds: [{ ATR: '3B8F8001', CUID }] });
+    const helpDesk = await createSystemAccount(t.http, platform, 'acme', { role: 'Help Desk' });
+    const helpDeskToken = await tokenBySecret(t.http, 'acme', helpDesk.clientId, helpDesk.secret);
+    // Off (the default): false, and the server refuses.
+    expect((await whoami(accounts.plainToken)).deviceCreation).toBe(false);
+    expect((await addCard(accounts.plainToken, '7001')).status).toBe(403);
+    const on = await t.http
+      .patch('/admin/v1/organizations/acme')
+      .auth(platform, { type: 'bearer' })
+      .send({ settings: { automaticDeviceCreation: true } });
+    expect(on.status).toBe(200);
+    // On: true for a role with device.create (Issuance), and the server takes the card; false for one without (Help Desk).
+    expect((await whoami(accounts.plainToken)).deviceCreation).toBe(true);
+    expect((await addCard(accounts.plainToken, '7002')).status).toBe(201);
+    expect((await whoami(helpDeskToken)).deviceCreation).toBe(false);
+    expect((await addCard(helpDeskToken, '7003')).status).toBe(403);
   });
 
   it('401 without credentials, 403 for another organization, 400 without the Application-ID header', async () => {

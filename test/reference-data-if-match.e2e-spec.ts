@@ -2,7 +2,7 @@ import { TestApp, adminCall, createOrganization, createTestApp, expectScimError,
 
 /**
  * If-Match on the admin API's reference data (CREDENTIAL-MANAGEMENT.md: "meta.version is the ETag and
- * If-Match works on every update"; DECISIONS 17.9): PATCH and DELETE of device policies, groups and
+ * If-Match works on every update"; DECISIONS 17.2): PATCH and DELETE of device policies, groups and
  * printers apply only to the version named (412 otherwise, naming the current one), a malformed
  * header is a 400, and another organization's object is not found.
  */

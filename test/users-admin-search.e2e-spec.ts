@@ -1,7 +1,7 @@
 import { TestApp, adminCall, createOrganization, createTestApp, expectScimError, platformAdminToken, signIn } from '@app/testing';
 
 /**
- * The portal's user administration over the admin API (issue 37 item 3; DECISIONS 17.9): the user
+ * The portal's user administration over the admin API (issue 37 item 3; DECISIONS 17.2): the user
  * list searched on the server with a SCIM filter (userName, displayName, e-mail), each user with
  * their last sign-in at the login page, and bad input answered with a 400 naming what was wrong.
  */
@@ -15,7 +15,7 @@ interface Listed {
   lastSignIn?: string | null;
 }
 
-describe('admin API: users searched, with their last sign-in (DECISIONS 17.9)', () => {
+describe('admin API: users searched, with their last sign-in (DECISIONS 17.2)', () => {
   let t: TestApp;
   let admin: string;
   const ids: Record<string, string> = {};

@@ -124,7 +124,7 @@ const systemAccount = createRoute({
   pendingComponent: screenOptions.pendingComponent,
   errorComponent: screenOptions.errorComponent,
 });
-/** Users and operators: split from the first load (DECISIONS 17.9). */
+/** Users and operators: split from the first load (DECISIONS 17.2). */
 const UsersPage = lazy(() => import('./users/users-page').then((module) => ({ default: module.UsersPage })));
 const users = createRoute({ ...screenOptions, path: 'users', component: onlyFor('users', UsersPage) });
 const desk = createRoute({ ...screenOptions, path: 'desk', component: onlyFor('desk', DeskPage) });

@@ -19,7 +19,7 @@ export class AuditEventsController {
   @ApiOperation({
     summary: "Query an organization's audit events, newest first",
     description:
-      'Every state change and every security event (token issued, authentication failed, lockout, token revoked, certificate expired in use), each with its numeric code (docs/audit-events.md). from is inclusive, to exclusive; action matches exactly, or as a prefix when it ends in * (e.g. user.*); code matches exactly.',
+      'Every state change and every security event (token issued, authentication failed, lockout, token revoked, certificate expired in use), each with its numeric code (docs/audit-events.md). from is inclusive, to exclusive; action matches exactly, or as a prefix when it ends in * (e.g. user.*); code matches exactly; q is free text found in the actor, the target or the details.',
   })
   @ApiQuery({ name: 'from', required: false, schema: { type: 'string', format: 'date-time' }, example: '2030-01-01T00:00:00Z' })
   @ApiQuery({ name: 'to', required: false, schema: { type: 'string', format: 'date-time' }, example: '2030-02-01T00:00:00Z' })
@@ -28,6 +28,13 @@ export class AuditEventsController {
   @ApiQuery({ name: 'code', required: false, schema: { type: 'integer' }, example: 10000 })
   @ApiQuery({ name: 'target', required: false, schema: { type: 'string' }, example: 'acme-billing' })
   @ApiQuery({ name: 'outcome', required: false, schema: { type: 'string', enum: ['success', 'failure'] } })
+  @ApiQuery({
+    name: 'q',
+    required: false,
+    description: 'Free text (2-100 characters) found anywhere in the actor, the target or the details, in any case',
+    schema: { type: 'string', minLength: 2, maxLength: 100 },
+    example: 'billing',
+  })
   @ApiPaging()
   async list(@Param('org') orgId: string, @Query() query: Record<string, unknown>) {
     const page = parsePage(query);

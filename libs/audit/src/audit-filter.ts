@@ -3,7 +3,8 @@ import { DomainError, invalidValue, z } from '@app/common';
 /**
  * Filters of `GET /admin/v1/organizations/{org}/audit-events` (DECISIONS 11) and of the command
  * line's `audit query`. `from` is inclusive, `to` exclusive; `action` is an exact action, or a
- * prefix when it ends in `*` (`user.*`); `code` is the action's numeric code; actor and target match exactly.
+ * prefix when it ends in `*` (`user.*`); `code` is the action's numeric code; actor and target match exactly;
+ * `q` is free text found anywhere in the actor, the target or the details, in any case.
  */
 export interface AuditFilter {
   from?: Date;
@@ -16,9 +17,11 @@ export interface AuditFilter {
   actionPrefix?: boolean;
   target?: string;
   outcome?: 'success' | 'failure';
+  /** Free text: a substring of the actor, the target or the details, in any case. */
+  q?: string;
 }
 
-export const AUDIT_FILTER_NAMES = ['from', 'to', 'actor', 'action', 'code', 'target', 'outcome'] as const;
+export const AUDIT_FILTER_NAMES = ['from', 'to', 'actor', 'action', 'code', 'target', 'outcome', 'q'] as const;
 const PAGING_NAMES = ['startIndex', 'count'];
 
 const instant = z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time with a time zone, e.g. 2030-01-31T00:00:00Z' });
@@ -38,6 +41,12 @@ const schema = z
       .optional(),
     target: text.optional(),
     outcome: z.enum(['success', 'failure'], { message: 'must be "success" or "failure"' }).optional(),
+    q: z
+      .string()
+      .trim()
+      .min(2, 'must be at least 2 characters (a word of the actor, the target or the details)')
+      .max(100, 'must be at most 100 characters')
+      .optional(),
   })
   .strict();
 
@@ -73,6 +82,7 @@ export function parseAuditFilter(query: Record<string, unknown>): AuditFilter {
     code: parsed.code === undefined ? undefined : Number(parsed.code),
     target: parsed.target,
     outcome: parsed.outcome,
+    q: parsed.q,
   };
   if (parsed.action !== undefined) {
     filter.actionPrefix = parsed.action.endsWith('*');

@@ -18,6 +18,15 @@ export interface AuditEventRow {
   correlation_id: string | null;
 }
 
+/**
+ * The text `q` searches: the same expression as the trigram index audit_events_search_idx (migration
+ * 1764697000000), so that the planner uses it.
+ */
+const AUDIT_SEARCH_TEXT = `(actor || ' ' || coalesce(target, '') || ' ' || coalesce(details::text, ''))`;
+
+/** `q` as an ILIKE pattern that finds it anywhere, its own % _ and \\ taken literally. */
+const containing = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
 /** Reads of the append-only audit log; every write goes through AuditLog or its AUDIT_INSERT head. */
 @Injectable()
 export class AuditRepository {
@@ -42,6 +51,7 @@ export class AuditRepository {
     if (filter.action !== undefined) add((p) => (filter.actionPrefix ? `starts_with(action, ${p})` : `action = ${p}`), filter.action);
     if (filter.target !== undefined) add((p) => `target = ${p}`, filter.target);
     if (filter.outcome !== undefined) add((p) => `outcome = ${p}`, filter.outcome);
+    if (filter.q !== undefined) add((p) => `${AUDIT_SEARCH_TEXT} ILIKE ${p}`, containing(filter.q));
     const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
     const rows = await this.db.query<AuditEventRow & { total: string }>(
       `SELECT id::text AS id, occurred_at, org_id, actor, action, code, target, outcome, source_address, details, correlation_id, count(*) OVER () AS total

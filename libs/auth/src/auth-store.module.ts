@@ -43,7 +43,7 @@ export class AuthStoreModule {
     dependents.registerSettingsChangeListener(async (orgId, settings, actor, tx) => {
       if (!settings.passwordOnlySignIn) await sessions.endAllPasswordOnly(orgId, actor, tx);
     });
-    // The admin API's lastSignIn of each user (DECISIONS 17.9): read from the record of sessions this library owns.
+    // The admin API's lastSignIn of each user (DECISIONS 17.2): read from the record of sessions this library owns.
     dependents.registerLastSignInReader((orgId, userIds) => sessions.lastSignIns(orgId, userIds));
     dependents.registerRemover((orgId, tx) => tokens.forgetOrganization(orgId, tx));
     dependents.registerRemover((orgId, tx) => lockout.forgetOrganization(orgId, tx));

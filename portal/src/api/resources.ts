@@ -92,7 +92,7 @@ export interface AdminUser {
   hasPassword: boolean;
   certificates: string[];
   emails: { value: string; type?: string; primary?: boolean }[];
-  /** The latest sign-in at the login page, null when none is on record (DECISIONS 17.9). */
+  /** The latest sign-in at the login page, null when none is on record (DECISIONS 17.2). */
   lastSignIn?: string | null;
   meta: Meta;
 }

@@ -1,4 +1,4 @@
-import { Button, Code, Group, Modal, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { Button, Group, Modal, SimpleGrid, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { keepPreviousData, queryOptions, useQuery } from '@tanstack/react-query';
 import { useParams } from '@tanstack/react-router';
 import { useState } from 'react';
@@ -8,10 +8,13 @@ import { ListFooter } from '../components/list-footer';
 import { HiddenHeader } from '../components/hidden-header';
 import { ErrorText } from '../components/error-text';
 import { DateTime } from '../components/date-time';
+import { NameLink, useAuditNames, type Named } from './names';
 
 const PAGE = 50;
 
 interface Filters {
+  /** Free text found in the actor, the target or the details (the API's `q`). */
+  q: string;
   from: string;
   to: string;
   actor: string;
@@ -21,7 +24,7 @@ interface Filters {
   outcome: string | null;
 }
 
-const EMPTY: Filters = { from: '', to: '', actor: '', action: null, target: '', outcome: null };
+const EMPTY: Filters = { q: '', from: '', to: '', actor: '', action: null, target: '', outcome: null };
 
 interface AuditAction {
   action: string;
@@ -54,6 +57,7 @@ function actionOptions(actions: AuditAction[]) {
 /** The filters as the audit API's query (GET /admin/v1/organizations/{org}/audit-events). */
 function query(filters: Filters) {
   return {
+    ...(filters.q.trim() ? { q: filters.q.trim() } : {}),
     ...(filters.from ? { from: new Date(filters.from).toISOString() } : {}),
     ...(filters.to ? { to: new Date(filters.to).toISOString() } : {}),
     ...(filters.actor.trim() ? { actor: filters.actor.trim() } : {}),
@@ -107,6 +111,8 @@ export function AuditPage() {
     placeholderData: keepPreviousData,
   });
   const actions = useQuery(actionsQuery());
+  const names = useAuditNames(org, events.data?.Resources ?? []);
+  const describe = (action: string) => actions.data?.Resources.find((a) => a.action === action)?.description ?? action;
   const set = (field: keyof Filters) => (event: React.ChangeEvent<HTMLInputElement>) => setDraft({ ...draft, [field]: event.currentTarget.value });
   const total = events.data?.totalResults ?? 0;
   return (
@@ -120,6 +126,16 @@ export function AuditPage() {
         }}
       >
         <Group align="flex-end">
+          <TextInput
+            label="Search"
+            description="Words of the actor, the target or the details"
+            type="search"
+            value={draft.q}
+            onChange={set('q')}
+            minLength={2}
+            maxLength={100}
+            error={draft.q.trim().length === 1 ? 'Type at least 2 characters' : undefined}
+          />
           <TextInput label="From" type="datetime-local" value={draft.from} onChange={set('from')} />
           <TextInput label="To" type="datetime-local" value={draft.to} onChange={set('to')} />
           <TextInput label="Actor" value={draft.actor} onChange={set('actor')} />
@@ -146,7 +162,9 @@ export function AuditPage() {
             clearable
             w={140}
           />
-          <Button type="submit">Apply filters</Button>
+          <Button type="submit" disabled={draft.q.trim().length === 1}>
+            Apply filters
+          </Button>
           <Button
             variant="default"
             loading={exporting}
@@ -183,12 +201,21 @@ export function AuditPage() {
                 <DateTime iso={event.occurred} />
               </Table.Td>
               <Table.Td>{event.code}</Table.Td>
-              <Table.Td>{event.action}</Table.Td>
-              <Table.Td>{event.actor}</Table.Td>
-              <Table.Td>{event.target}</Table.Td>
+              <Table.Td title={describe(event.action)}>{event.action}</Table.Td>
+              <Table.Td>
+                <NameLink org={org} named={names.actor(event)} />
+              </Table.Td>
+              <Table.Td>
+                <NameLink org={org} named={names.target(event)} />
+              </Table.Td>
               <Table.Td>{event.outcome}</Table.Td>
               <Table.Td>
-                <Button size="xs" variant="default" aria-label={`Detail of ${event.action} at ${event.occurred}`} onClick={() => setShown(event)}>
+                <Button
+                  size="xs"
+                  variant="default"
+                  aria-label={`Detail of ${event.action} at ${new Date(event.occurred).toLocaleString()}`}
+                  onClick={() => setShown(event)}
+                >
                   Detail
                 </Button>
               </Table.Td>
@@ -198,9 +225,89 @@ export function AuditPage() {
       </Table>
       {events.isSuccess && total === 0 ? <Text>No event matches these filters. Widen the dates or clear a filter.</Text> : null}
       <ListFooter loaded={Boolean(events.data)} total={total} noun="event" pageSize={PAGE} page={page} onPage={setPage} />
-      <Modal opened={shown !== null} onClose={() => setShown(null)} title="Audit event" size="lg">
-        {shown ? <Code block>{JSON.stringify(shown, null, 2)}</Code> : null}
+      <Modal opened={shown !== null} onClose={() => setShown(null)} title={shown ? `Audit event: ${describe(shown.action)}` : 'Audit event'} size="lg">
+        {shown ? <EventDetail org={org} event={shown} actor={names.actor(shown)} target={names.target(shown)} /> : null}
       </Modal>
     </Stack>
+  );
+}
+
+/** An event as a person reads it: every field labelled, its details a definition list (nested values as lists too, never JSON). */
+function EventDetail({ org, event, actor, target }: { org: string; event: AuditEvent; actor: Named; target: Named | null }) {
+  return (
+    <Stack>
+      <SimpleGrid cols={{ base: 1, sm: 2 }} component="dl" spacing="xs">
+        <Fact term="Time" value={<DateTime iso={event.occurred} />} />
+        <Fact term="Action" value={`${event.action} (code ${event.code})`} />
+        <Fact term="Outcome" value={event.outcome === 'success' ? 'Success' : 'Failure'} />
+        <Fact term="Actor" value={<NameLink org={org} named={actor} />} />
+        <Fact term="Target" value={<NameLink org={org} named={target} />} />
+        <Fact term="Source address" value={event.sourceAddress ?? 'not recorded'} />
+        <Fact term="Correlation id" value={event.correlationId ? <code>{event.correlationId}</code> : 'none'} />
+        <Fact term="Event id" value={<code>{event.id}</code>} />
+      </SimpleGrid>
+      <Title order={3} size="h5">
+        Details
+      </Title>
+      {event.details && Object.keys(event.details).length > 0 ? <DetailList value={event.details} /> : <Text size="sm">No details recorded.</Text>}
+    </Stack>
+  );
+}
+
+function Fact({ term, value }: { term: string; value: React.ReactNode }) {
+  return (
+    <div>
+      <Text component="dt" size="sm" fw={700}>
+        {term}
+      </Text>
+      <Text component="dd" ms={0}>
+        {value}
+      </Text>
+    </div>
+  );
+}
+
+/** `revokedTokens` -> "Revoked tokens": a detail's name as words. */
+const words = (name: string) => {
+  const spaced = name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').replaceAll('_', ' ');
+  return spaced.charAt(0).toUpperCase() + spaced.slice(1).toLowerCase();
+};
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** A detail value: an object as a nested definition list, a list as a list, an instant as the portal's date, anything else as text. */
+function DetailValue({ value }: { value: unknown }) {
+  if (value === null || value === undefined) return <>none</>;
+  if (Array.isArray(value))
+    return value.length === 0 ? (
+      <>none</>
+    ) : (
+      <ul style={{ margin: 0, paddingInlineStart: '1.2em' }}>
+        {value.map((item, index) => (
+          <li key={index}>
+            <DetailValue value={item} />
+          </li>
+        ))}
+      </ul>
+    );
+  if (typeof value === 'object') return <DetailList value={value as Record<string, unknown>} />;
+  if (typeof value === 'boolean') return <>{value ? 'yes' : 'no'}</>;
+  if (typeof value === 'string' && ISO_INSTANT.test(value)) return <DateTime iso={value} />;
+  return <>{String(value)}</>;
+}
+
+function DetailList({ value }: { value: Record<string, unknown> }) {
+  return (
+    <dl style={{ margin: 0 }}>
+      {Object.entries(value).map(([name, item]) => (
+        <div key={name} style={{ display: 'flex', gap: '0.5em', flexWrap: 'wrap' }}>
+          <Text component="dt" size="sm" fw={700} title={name}>
+            {words(name)}
+          </Text>
+          <Text component="dd" size="sm" ms={0}>
+            <DetailValue value={item} />
+          </Text>
+        </div>
+      ))}
+    </dl>
   );
 }

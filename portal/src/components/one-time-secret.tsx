@@ -1,5 +1,6 @@
 import { Button, Code, CopyButton, Group, Stack, Text } from '@mantine/core';
 import { Notice } from './notice';
+import { DateTime } from './date-time';
 
 /**
  * A secret value shown once: it lives only in the dialog that shows it (never in a query cache or a
@@ -18,7 +19,9 @@ export function OneTimeSecret({ label, value, expiresAt }: { label: string; valu
         {value}
       </Code>
       <Group justify="space-between">
-        <Text size="sm">Expires {new Date(expiresAt).toLocaleString()}</Text>
+        <Text size="sm">
+          Expires <DateTime iso={expiresAt} />
+        </Text>
         <CopyButton value={value}>
           {({ copied, copy }) => (
             <Button variant={copied ? 'filled' : 'default'} onClick={copy}>

@@ -10,7 +10,7 @@ import { ListFooter } from '../components/list-footer';
 import { ErrorText } from '../components/error-text';
 import { HiddenHeader } from '../components/hidden-header';
 import { CredentialsTable } from './credentials';
-import { IssueDevice } from './issue-device';
+import { IssueDevice, type Issuing } from './issue-device';
 
 export const PAGE = 25;
 export const SEARCH_REQUEST = 'urn:ietf:params:scim:api:messages:2.0:SearchRequest' as const;
@@ -115,7 +115,7 @@ function WalletPanel({ org, user }: { org: string; user: User }) {
   const wallet = wallets.data?.Resources[0];
   const whoami = useWhoami(org);
   const mayIssue = ['contentRequest.issuance.create', 'device.search', 'devicePolicy.search'].every((p) => whoami.permissions.includes(p));
-  const [issuing, setIssuing] = useState(false);
+  const [issuing, setIssuing] = useState<Issuing | null>(null);
   return (
     <Paper withBorder p="md" component="section" aria-labelledby="wallet-title">
       <Stack>
@@ -124,12 +124,19 @@ function WalletPanel({ org, user }: { org: string; user: User }) {
             Wallet of {user.userName}
           </Title>
           {wallet && mayIssue ? (
-            <Button variant="default" onClick={() => setIssuing(true)}>
-              Issue a device
-            </Button>
+            <Group gap="xs">
+              <Button variant="default" onClick={() => setIssuing('card')}>
+                Issue a device
+              </Button>
+              <Button variant="default" onClick={() => setIssuing('otp')}>
+                Issue an OTP token
+              </Button>
+            </Group>
           ) : null}
         </Group>
-        {issuing && wallet ? <IssueDevice org={org} wallet={wallet.id!} userName={user.userName!} onClose={() => setIssuing(false)} /> : null}
+        {issuing && wallet ? (
+          <IssueDevice key={issuing} org={org} wallet={wallet.id!} userName={user.userName!} issuing={issuing} onClose={() => setIssuing(null)} />
+        ) : null}
         <ErrorText error={wallets.error} />
         {wallet ? (
           <>

@@ -1,15 +1,15 @@
-import { Anchor, Button, Group, Modal, Paper, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
+import { Anchor, Button, Group, List, Modal, Paper, Select, SimpleGrid, Stack, Text, Title } from '@mantine/core';
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useNavigate, useParams } from '@tanstack/react-router';
 import { api, answer } from '../api/client';
-import type { AuditEvent, ListResponse } from '../api/resources';
 import type { paths } from '../api/schema';
 import { DateTime } from '../components/date-time';
 import { ErrorText } from '../components/error-text';
 import { Loading, NotFoundPage } from '../components/pages';
 import { can, useWhoami } from '../session/whoami';
 import { CredentialsTable } from './credentials';
+import { History } from '../audit/history';
 import { DeviceMoves, SEARCH_REQUEST, deviceName, scimString, type Device } from './desk-page';
 
 type DeviceList = paths['/aims/rs/scim/v2/Device/.search']['post']['responses'][200]['content']['application/scim+json'];
@@ -52,6 +52,11 @@ export function DevicePage() {
           {['TERMINATED', 'AVAILABLE'].includes(status) && whoami.permissions.includes('contentRequest.recycle.create') ? (
             <Recycle org={org} id={id} name={name} />
           ) : null}
+          {status === 'ISSUED' && whoami.permissions.includes('contentRequest.unlockPin.create') ? <UnlockPin org={org} id={id} name={name} /> : null}
+          {status === 'ISSUED' &&
+          ['contentRequest.issuance.create', 'contentRequest.validate', 'devicePolicy.search'].every((p) => whoami.permissions.includes(p)) ? (
+            <Update org={org} id={id} name={name} />
+          ) : null}
         </Group>
       </Group>
       <Paper withBorder p="md" component="section" aria-labelledby="device-facts-title">
@@ -88,7 +93,11 @@ export function DevicePage() {
           <Title order={2} size="h3" id="device-history-title">
             History
           </Title>
-          {can(whoami, 'audit') ? <History org={org} id={id} /> : <Text>The device's history is in the audit log, which administrators read.</Text>}
+          {can(whoami, 'audit') ? (
+            <History org={org} target={id} noun="device" />
+          ) : (
+            <Text>The device's history is in the audit log, which administrators read.</Text>
+          )}
         </Stack>
       </Paper>
       <Anchor renderRoot={(props) => <Link {...props} to="/$org/devices" params={{ org }} />}>Back to the device search</Anchor>
@@ -135,6 +144,144 @@ function Recycle({ org, id, name }: { org: string; id: string; name: string }) {
   );
 }
 
+const REQUEST_SCHEMA = 'urn:vendor:scim:api:cms:1.0:ContentRequest';
+type PolicyList = paths['/aims/rs/scim/v2/DevicePolicy/.search']['post']['responses'][200]['content']['application/scim+json'];
+type Prediction = paths['/aims/rs/scim/v2/ContentRequest/validate']['post']['responses'][200]['content']['application/scim+json'];
+
+/**
+ * An `unlock pin` request for an issued card, asked once, then the request's page: it needs no
+ * approval, and the card client unlocks the PIN through a sync session (the holder present with
+ * the card at a reader); completing it records the unlock in the audit log (CREDENTIAL-MANAGEMENT
+ * "ContentRequest lifecycle"). It expires after 10 minutes.
+ */
+function UnlockPin({ org, id, name }: { org: string; id: string; name: string }) {
+  const navigate = useNavigate();
+  const [asking, setAsking] = useState(false);
+  const unlock = useMutation({
+    mutationFn: () =>
+      answer<{ id: string }>(
+        api.POST('/aims/rs/scim/v2/ContentRequest', { body: { schemas: [REQUEST_SCHEMA], type: 'unlock pin', target: { device: { value: id } } } }),
+      ),
+    onSuccess: (request) => navigate({ to: '/$org/requests/$id', params: { org, id: request.id } }),
+  });
+  const close = () => {
+    setAsking(false);
+    unlock.reset();
+  };
+  return (
+    <>
+      <Button size="xs" variant="default" aria-label={`Unlock the PIN of ${name}`} onClick={() => setAsking(true)}>
+        Unlock PIN
+      </Button>
+      <Modal opened={asking} onClose={close} title={`Unlock the PIN of ${name}?`}>
+        <Stack>
+          <Text size="sm">
+            The card client unlocks the PIN when the holder presents the card at a reader, within 10 minutes; the holder then sets a new PIN. The card and its
+            credentials keep their status.
+          </Text>
+          <ErrorText error={unlock.error} />
+          <Group justify="flex-end">
+            <Button variant="default" onClick={close}>
+              Back
+            </Button>
+            <Button loading={unlock.isPending} onClick={() => unlock.mutate()} data-autofocus>
+              Unlock PIN
+            </Button>
+          </Group>
+        </Stack>
+      </Modal>
+    </>
+  );
+}
+
+/**
+ * An `update` of an issued card to another device policy: `POST /ContentRequest/validate` first
+ * says what the card will carry (nothing stored), then the request is filed, confirmed by that
+ * same dialog, and opens on its page.
+ */
+function Update({ org, id, name }: { org: string; id: string; name: string }) {
+  const navigate = useNavigate();
+  const [asking, setAsking] = useState(false);
+  const [policy, setPolicy] = useState<string | null>(null);
+  const policies = useQuery({
+    queryKey: ['device-policies', org],
+    queryFn: () => answer<PolicyList>(api.POST('/aims/rs/scim/v2/DevicePolicy/.search', { body: { schemas: [SEARCH_REQUEST], count: 200 } })),
+    enabled: asking,
+  });
+  const body = () => ({ schemas: [REQUEST_SCHEMA], type: 'update', target: { device: { value: id }, devicePolicy: { value: policy! } } });
+  const validate = useMutation({
+    mutationFn: () => answer<Prediction>(api.POST('/aims/rs/scim/v2/ContentRequest/validate', { body: body() as never })),
+  });
+  const file = useMutation({
+    mutationFn: () => answer<{ id: string }>(api.POST('/aims/rs/scim/v2/ContentRequest', { body: body() as never })),
+    onSuccess: (request) => navigate({ to: '/$org/requests/$id', params: { org, id: request.id } }),
+  });
+  const close = () => {
+    setAsking(false);
+    setPolicy(null);
+    validate.reset();
+    file.reset();
+  };
+  const policyName = policies.data?.Resources.find((p) => p.id === policy)?.name ?? '';
+  return (
+    <>
+      <Button size="xs" variant="default" aria-label={`Update ${name}`} onClick={() => setAsking(true)}>
+        Update
+      </Button>
+      <Modal opened={asking} onClose={close} title={`Update ${name}`}>
+        <form
+          onSubmit={(event) => {
+            event.preventDefault();
+            if (!policy) return;
+            if (validate.data) file.mutate();
+            else validate.mutate();
+          }}
+        >
+          <Stack>
+            <Select
+              label="New device policy"
+              placeholder="Choose a policy"
+              data={policies.data?.Resources.map((p) => ({ value: p.id!, label: p.name ?? p.id! })) ?? []}
+              value={policy}
+              onChange={(value) => {
+                setPolicy(value);
+                validate.reset();
+              }}
+              allowDeselect={false}
+              searchable
+              required
+              data-autofocus
+            />
+            <ErrorText error={policies.error ?? validate.error ?? file.error} />
+            {validate.data ? (
+              <Stack gap={4} role="status" aria-label="What the update does">
+                <Text size="sm">
+                  Validated: under {policyName} the card stays {validate.data.device?.status} and carries
+                </Text>
+                <List size="sm">
+                  {(validate.data.credentials ?? []).map((credential, index) => (
+                    <List.Item key={index}>
+                      {credential.type}, {credential.status}
+                    </List.Item>
+                  ))}
+                </List>
+              </Stack>
+            ) : null}
+            <Group justify="flex-end">
+              <Button variant="default" onClick={close}>
+                Back
+              </Button>
+              <Button type="submit" disabled={!policy} loading={validate.isPending || file.isPending}>
+                {validate.data ? 'File the update' : 'Validate'}
+              </Button>
+            </Group>
+          </Stack>
+        </form>
+      </Modal>
+    </>
+  );
+}
+
 function Fact({ term, value }: { term: string; value: React.ReactNode }) {
   return (
     <div>
@@ -158,43 +305,4 @@ function PolicyName({ org, id }: { org: string; id: string }) {
     staleTime: 60_000,
   });
   return <span title={`Device policy ${id}`}>{policy.data?.name ?? id}</span>;
-}
-
-/** What happened to the device, newest first: the audit events whose target it is. */
-function History({ org, id }: { org: string; id: string }) {
-  const events = useQuery({
-    queryKey: ['audit', org, 'target', id],
-    queryFn: () =>
-      answer<ListResponse<AuditEvent>>(
-        api.GET('/admin/v1/organizations/{org}/audit-events', { params: { path: { org }, query: { target: id, startIndex: 1, count: 50 } } }),
-      ),
-  });
-  return (
-    <>
-      <ErrorText error={events.error} />
-      <Table aria-label="History">
-        <Table.Thead>
-          <Table.Tr>
-            <Table.Th>Time</Table.Th>
-            <Table.Th>Action</Table.Th>
-            <Table.Th>By</Table.Th>
-            <Table.Th>Outcome</Table.Th>
-          </Table.Tr>
-        </Table.Thead>
-        <Table.Tbody>
-          {events.data?.Resources.map((event) => (
-            <Table.Tr key={event.id}>
-              <Table.Td>
-                <DateTime iso={event.occurred} />
-              </Table.Td>
-              <Table.Td>{event.action}</Table.Td>
-              <Table.Td>{event.actor}</Table.Td>
-              <Table.Td>{event.outcome}</Table.Td>
-            </Table.Tr>
-          ))}
-        </Table.Tbody>
-      </Table>
-      {events.isSuccess && events.data.totalResults === 0 ? <Text>Nothing recorded for this device yet.</Text> : null}
-    </>
-  );
 }

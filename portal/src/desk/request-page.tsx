@@ -7,7 +7,8 @@ import type { paths } from '../api/schema';
 import { DateTime } from '../components/date-time';
 import { ErrorText } from '../components/error-text';
 import { Loading, NotFoundPage } from '../components/pages';
-import { useWhoami } from '../session/whoami';
+import { can, useWhoami } from '../session/whoami';
+import { History } from '../audit/history';
 import { SEARCH_REQUEST, scimString, type Device } from './desk-page';
 import { ConfirmDecision, STATUS_LABELS, fourEyes, requestLabel, type ContentRequest, type RequestAction } from './requests-page';
 
@@ -64,6 +65,21 @@ export function RequestPage() {
           </SimpleGrid>
           {data.status === 'approved' ? <Text>Awaiting encoding: the card client encodes the card with a sync session; this page follows it.</Text> : null}
           {['requested', 'approved', 'failed'].includes(data.status ?? '') ? <Decide org={org} request={data} me={whoami.name} /> : null}
+        </Stack>
+      </Paper>
+      <Paper withBorder p="md" component="section" aria-labelledby="request-history-title">
+        <Stack>
+          <Title order={2} size="h3" id="request-history-title">
+            History
+          </Title>
+          {can(whoami, 'audit') ? (
+            <History org={org} target={data.id} noun="request" />
+          ) : (
+            <Text>
+              Filed by {data.requestedBy}
+              {data.approvedBy ? `, approved by ${data.approvedBy}` : ''}; the full history is in the audit log, which administrators read.
+            </Text>
+          )}
         </Stack>
       </Paper>
       <Anchor renderRoot={(props) => <Link {...props} to="/$org/requests" params={{ org }} />}>Back to the content requests</Anchor>

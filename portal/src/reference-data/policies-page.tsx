@@ -22,7 +22,7 @@ const KEY_ALGORITHMS = [
 
 /**
  * The organization's credential policy and wallet policy: one of each (id `global`), so a form each
- * rather than a list (DECISIONS 17.9). Each is saved with If-Match, the version read: a change made
+ * rather than a list (DECISIONS 17.2). Each is saved with If-Match, the version read: a change made
  * meanwhile by someone else is refused (412) with the server's sentence, and read again.
  */
 export function PoliciesPage() {

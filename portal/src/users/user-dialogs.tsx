@@ -114,7 +114,7 @@ export function UserSessionsDialog({ org, user, onClose }: { org: string; user: 
 }
 
 /**
- * How a person signs in, and getting them back in (Keycloak's "Credentials" tab; DECISIONS 17.9):
+ * How a person signs in, and getting them back in (Keycloak's "Credentials" tab; DECISIONS 17.2):
  * an enrolment link (they choose a new password and add an authenticator app; shown once here, to
  * pass on), or a password set by the administrator (cardholders only: an operator signs in with a
  * certificate). Either way their earlier enrolment links stop working; a new password also ends their

@@ -2,7 +2,7 @@
 export const scimString = (text: string) => JSON.stringify(text);
 
 /**
- * The admin user list's search (DECISIONS 17.9): the beginning of the user name (an indexed prefix
+ * The admin user list's search (DECISIONS 17.2): the beginning of the user name (an indexed prefix
  * search), or a part of the display name or of an e-mail address.
  */
 export const userSearchFilter = (text: string) => {

@@ -35,7 +35,8 @@ export function registerAuditCommands(program: Command, cli: CliRuntime): void {
     .option('--action <action>', 'an action such as system_account.create, or a prefix ending in * such as user.*')
     .option('--code <code>', 'the numeric event code, e.g. 10000 (docs/audit-events.md)')
     .option('--target <target>', 'the target, e.g. a Client ID or a user id')
-    .addOption(new Option('--outcome <outcome>', 'success or failure').choices(['success', 'failure']));
+    .addOption(new Option('--outcome <outcome>', 'success or failure').choices(['success', 'failure']))
+    .option('--q <text>', 'free text (2-100 characters) found in the actor, the target or the details, in any case');
   for (const [flags, text] of PAGE_OPTIONS) query.option(flags, text);
   query.action(
     async (options: {
@@ -49,6 +50,7 @@ export function registerAuditCommands(program: Command, cli: CliRuntime): void {
       code?: string;
       target?: string;
       outcome?: string;
+      q?: string;
     }) => {
       const { org, startIndex, count, ...filters } = options;
       const page = pageOf({ startIndex, count });

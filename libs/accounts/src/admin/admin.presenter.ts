@@ -106,7 +106,7 @@ export class AdminPresenter {
 
   /**
    * A user (DECISIONS 11): never the password or its hash, only whether there is one. `lastSignIn`
-   * on every answer of the admin API (DECISIONS 17.9): null when none is on record; the command
+   * on every answer of the admin API (DECISIONS 17.2): null when none is on record; the command
    * line's listing leaves it out.
    */
   user(row: UserRow, lastSignIn?: Date | null) {

@@ -1,10 +1,12 @@
 import { Controller, Get, HttpCode, Optional, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { OrganizationService } from '@app/accounts';
 import { Actor, AuthorizedBy, Clock, CurrentPrincipal, Principal, RequestActor } from '@app/common';
 import { NotAudited } from '@app/audit';
 import { AppConfig } from '@app/config';
 import { RoleCatalog } from '../authorization/role-catalog';
+import { Permission } from '../authorization/permissions';
 import { readCookie } from '../sessions/sign-in-session.service';
 import { EXPIRED_SESSION_COOKIE, SESSION_COOKIE, SignInSessions } from '../sessions/sign-in-sessions';
 
@@ -21,6 +23,7 @@ export class PortalWhoamiController {
     private readonly roles: RoleCatalog,
     private readonly config: AppConfig,
     private readonly clock: Clock,
+    private readonly organizations: OrganizationService,
     // Bound by the module that opens people's sessions; absent, every caller is token-authenticated.
     @Optional() private readonly sessions?: SignInSessions,
   ) {}
@@ -31,7 +34,7 @@ export class PortalWhoamiController {
   @ApiOkResponse({
     schema: {
       type: 'object',
-      required: ['kind', 'name', 'org', 'role', 'organizationAdministrator', 'platformAdministrator', 'scopes', 'permissions', 'session'],
+      required: ['kind', 'name', 'org', 'role', 'organizationAdministrator', 'platformAdministrator', 'scopes', 'permissions', 'deviceCreation', 'session'],
       properties: {
         kind: { type: 'string', enum: ['user', 'system_account'] },
         name: { type: 'string', description: 'userName of a person, Client ID of a system account' },
@@ -41,6 +44,11 @@ export class PortalWhoamiController {
         platformAdministrator: { type: 'boolean' },
         scopes: { type: 'array', items: { type: 'string' } },
         permissions: { type: 'array', items: { type: 'string' } },
+        deviceCreation: {
+          type: 'boolean',
+          description:
+            "Whether POST /Device takes a new device from this caller: its role holds device.create and the organization's automaticDeviceCreation is on (the desk offers to add a card by its CUID only then)",
+        },
         session: {
           type: 'object',
           nullable: true,
@@ -64,6 +72,10 @@ export class PortalWhoamiController {
     // The access guard has checked that :org is the caller's organization (customer form, DECISIONS 1).
     const role = this.roles.find(principal.role);
     const session = (await this.sessions?.fromRequest(request)) ?? null;
+    const permissions = role?.sortedPermissions ?? [];
+    // What POST /Device decides (DECISIONS 8), told ahead so that the desk offers no move the server refuses.
+    const deviceCreation =
+      permissions.includes(Permission.DeviceCreate) && Boolean((await this.organizations.findSettings(principal.org))?.automaticDeviceCreation);
     return {
       kind: principal.kind,
       name: principal.name,
@@ -72,7 +84,8 @@ export class PortalWhoamiController {
       organizationAdministrator: principal.organizationAdministrator,
       platformAdministrator: principal.platformAdministrator,
       scopes: [...(role?.scopes ?? [])],
-      permissions: role?.sortedPermissions ?? [],
+      permissions,
+      deviceCreation,
       session: session
         ? {
             idleTimeoutSeconds: this.config.sessionIdleTimeoutS,
