@@ -14,7 +14,7 @@ import {
   startServiceForBrowser,
   tokenBySecret,
 } from './support';
-import { accessibilityViolations, launchBrowser, watchedPage, WatchedPage } from './support/browser';
+import { accessibilityViolations, launchBrowser, saveScreenshot, watchedPage, WatchedPage } from './support/browser';
 
 /**
  * The desk's other request types and the readable audit (issue 37 items 1 and 4), in Debian's headless
@@ -232,6 +232,7 @@ describe("The desk's requests and the readable audit in a browser", () => {
         .isVisible(),
     ).toBe(true);
     await history.getByRole('row', { name: /content_request\.complete/ }).waitFor();
+    await saveScreenshot(page, 'request-history.png', { fullPage: true });
     expect(
       (await t.db.query("SELECT count(*)::int AS n FROM audit_events WHERE action = 'content_request.unlock_pin' AND target = $1", [unlock])).rows[0].n,
     ).toBe(1);
@@ -279,6 +280,7 @@ describe("The desk's requests and the readable audit in a browser", () => {
     await detail.waitFor();
     const terms = (await detail.getByRole('term').allTextContents()).map((text) => text.trim());
     expect(terms.slice(0, 8)).toEqual(['Time', 'Action', 'Outcome', 'Actor', 'Target', 'Source address', 'Correlation id', 'Event id']);
+    await saveScreenshot(page, 'audit-event.png');
     expect(await detail.getByRole('link', { name: 'ines', exact: true }).isVisible()).toBe(true);
     expect(await detail.getByRole('link', { name: `Card 77${process.pid}01` }).getAttribute('href')).toMatch(
       new RegExp(`/portal/${ORG}/devices/[0-9a-f-]{36}$`),

@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { Browser, Locator, Page } from 'playwright-core';
+import { join } from 'node:path';
+import { Browser, Page } from 'playwright-core';
 import { PushNotifications } from '@app/delivery-gateway';
 import { Database } from '@app/persistence';
 import { CertificateAuthority } from '@app/pki';
@@ -24,7 +24,7 @@ import {
   signInOnLoginPage,
   startServiceForBrowser,
 } from '@app/testing';
-import { accessibilityViolations, launchBrowser, watchedPage, WatchedPage } from './support/browser';
+import { accessibilityViolations, launchBrowser, saveScreenshot, watchedPage, WatchedPage } from './support/browser';
 
 /**
  * The portal's administration that edits (issue 37 item 3; DECISIONS 17) in a real browser: the
@@ -35,14 +35,6 @@ import { accessibilityViolations, launchBrowser, watchedPage, WatchedPage } from
  * no CSP violation beyond the refusals a test provokes on purpose.
  */
 const ORG = 'padmin';
-const SCREENSHOTS = resolve(__dirname, '..', 'docs', 'portal');
-
-/** The README's screenshot of a section of the page, written only when asked (UPDATE_SCREENSHOTS=1). */
-async function saveScreenshot(section: Locator, name: string): Promise<void> {
-  if (process.env.UPDATE_SCREENSHOTS !== '1') return;
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  await section.screenshot({ path: join(SCREENSHOTS, name) });
-}
 
 describe('The portal administration screens in a browser', () => {
   let t: TestApp;

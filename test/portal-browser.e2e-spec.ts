@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Browser, BrowserContext, Page } from 'playwright-core';
 import {
   IssuedPerson,
@@ -26,7 +26,7 @@ import {
   tokenRequest,
   uploadCertificate,
 } from '@app/testing';
-import { accessibilityViolations, launchBrowser, watchedPage, WatchedPage } from './support/browser';
+import { accessibilityViolations, launchBrowser, saveScreenshot, watchedPage, WatchedPage } from './support/browser';
 
 /**
  * The management portal in a real browser (issue 24; DECISIONS 17): Debian's headless Chromium
@@ -41,18 +41,6 @@ interface BrowserWindow {
   document: { activeElement: unknown };
   getComputedStyle(element: unknown): { outlineStyle: string };
 }
-const SCREENSHOTS = resolve(__dirname, '..', 'docs', 'portal');
-
-/**
- * The README's screenshots are taken by these flows, but written only when asked
- * (UPDATE_SCREENSHOTS=1): a test run must leave the working tree as it found it.
- */
-async function saveScreenshot(page: Page, name: string, options: { fullPage?: boolean } = {}): Promise<void> {
-  if (process.env.UPDATE_SCREENSHOTS !== '1') return;
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  await page.screenshot({ path: join(SCREENSHOTS, name), ...options });
-}
-
 describe('The management portal in a browser', () => {
   let t: TestApp;
   let base: string;

@@ -11,7 +11,7 @@ import {
   signInOnLoginPage,
   startServiceForBrowser,
 } from '@app/testing';
-import { accessibilityViolations, launchBrowser, watchedPage, WatchedPage } from './support/browser';
+import { accessibilityViolations, launchBrowser, saveScreenshot, watchedPage, WatchedPage } from './support/browser';
 
 /**
  * The portal's administration of reference data and people (issue 37 item 3, second half; DECISIONS
@@ -89,6 +89,7 @@ describe('The portal administers reference data and people in a browser', () => 
     const row = page.getByRole('row', { name: /Employee badge/ });
     await row.getByRole('cell', { name: 'IDPrime 940, IDPrime 3940' }).waitFor();
     expect(await row.getByRole('cell', { name: 'Second operator' }).isVisible()).toBe(true);
+    await saveScreenshot(page, 'device-policies.png');
     await expectClean(page, problems, 400);
 
     await row.getByRole('button', { name: 'Edit Employee badge' }).click();
@@ -257,6 +258,7 @@ describe('The portal administers reference data and people in a browser', () => 
     const sessionRows = sessions.getByRole('table', { name: 'Sessions of lee' }).getByRole('row');
     await sessions.getByRole('cell', { name: 'password + one-time code' }).first().waitFor();
     expect(await sessionRows.count()).toBe(3);
+    await saveScreenshot(page, 'user-sessions.png');
     await expectClean(page, problems);
     await sessions
       .getByRole('button', { name: /^End the session signed in / })

@@ -1,6 +1,7 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
-import { Browser, BrowserContext, BrowserContextOptions, ConsoleMessage, Page, chromium } from 'playwright-core';
+import { Browser, BrowserContext, BrowserContextOptions, ConsoleMessage, Locator, Page, chromium } from 'playwright-core';
 
 /**
  * Debian's headless Chromium (`npm test` installs the package when it is missing; no browser
@@ -46,4 +47,17 @@ export async function watchedPage(browser: Browser, options: BrowserContextOptio
 export async function accessibilityViolations(page: Page): Promise<string[]> {
   const results = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
   return results.violations.map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`);
+}
+
+/** Where the README's screenshots of the portal live. */
+const SCREENSHOTS = resolve(__dirname, '..', '..', 'docs', 'portal');
+
+/**
+ * A README screenshot of a page or a section of it, taken by the browser tests' own flows but
+ * written only when asked (UPDATE_SCREENSHOTS=1): a test run must leave the working tree as it found it.
+ */
+export async function saveScreenshot(target: Page | Locator, name: string, options: { fullPage?: boolean } = {}): Promise<void> {
+  if (process.env.UPDATE_SCREENSHOTS !== '1') return;
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await target.screenshot({ path: join(SCREENSHOTS, name), ...options });
 }
