@@ -22,6 +22,9 @@ import { SignInFactorPolicy } from './grants/sign-in-factor.policy';
 import { UserAuthenticator } from './grants/user-authenticator.service';
 import { BearerGuard } from './http/bearer.guard';
 import { PortalWhoamiController } from './http/portal-whoami.controller';
+import { OwnSecurityController } from './account/own-security.controller';
+import { OwnSecurityService } from './account/own-security.service';
+import { SignInFactors } from './account/sign-in-factors';
 import { DiscoveryController } from './http/discovery.controller';
 import { SigningKeysController } from './http/signing-keys.controller';
 import { TokenController } from './http/token.controller';
@@ -56,6 +59,7 @@ import { TotpEnrolment } from './sign-in/enrolment/totp-enrolment';
     TokenController,
     DiscoveryController,
     PortalWhoamiController,
+    OwnSecurityController,
     RolesController,
     SigningKeysController,
     LoginController,
@@ -82,6 +86,8 @@ import { TotpEnrolment } from './sign-in/enrolment/totp-enrolment';
     LoginFormProtection,
     OneTimeCodes,
     TotpEnrolment,
+    SignInFactors,
+    OwnSecurityService,
     EnrolmentService,
     SessionAuthentication,
     SmartCardLogons,
@@ -117,6 +123,7 @@ import { TotpEnrolment } from './sign-in/enrolment/totp-enrolment';
     SignInFactorPolicy,
     OneTimeCodes,
     TotpEnrolment,
+    SignInFactors,
     SmartCardLogons,
     ApprovalDevices,
     BackchannelAuthentication,

@@ -1,6 +1,6 @@
 import { Module, Provider } from '@nestjs/common';
 import { AccountDependents, AccountsModule } from '@app/accounts';
-import { AuthModule, AuthStoreModule, OneTimeCodes, SmartCardLogons, TotpEnrolment } from '@app/auth';
+import { AuthModule, AuthStoreModule, OneTimeCodes, SignInFactors, SmartCardLogons, TotpEnrolment } from '@app/auth';
 import { DeliveryGatewayStoreModule } from '@app/delivery-gateway';
 import { DeviceContents, DeviceModule, DeviceStoreModule } from '@app/device';
 import { Clock, DataCipher } from '@app/common';
@@ -14,6 +14,7 @@ import { ContentRequestsController } from './content-requests/content-requests.c
 import { CredentialFollower } from './credentials/credential-follower';
 import { OneTimeCodeCredentials } from './credentials/one-time-code-credentials';
 import { SelfEnrolledTotp } from './credentials/self-enrolled-totp';
+import { OwnFactorCredentials } from './credentials/own-factor-credentials';
 import { FactorResetController } from './credentials/factor-reset.controller';
 import { FactorResetService } from './credentials/factor-reset.service';
 import { SmartCardLogonCredentials } from './credentials/smart-card-logon-credentials';
@@ -197,6 +198,8 @@ export class CredentialManagementModule {
     logonCertificates: SmartCardLogonCredentials,
     totpEnrolment: TotpEnrolment,
     selfEnrolledTotp: SelfEnrolledTotp,
+    factors: SignInFactors,
+    ownFactors: OwnFactorCredentials,
   ) {
     // A device shows its credentials and its policy (CREDENTIAL-MANAGEMENT.md "Resources", Device row); this library holds them.
     contents.register((orgId, deviceIds) => credentials.onDevices(orgId, deviceIds));
@@ -206,5 +209,7 @@ export class CredentialManagementModule {
     smartCards.register(logonCertificates);
     // A person's own authenticator app, enrolled through their enrolment link, is an OATH TOTP credential of this library (DECISIONS 14.4).
     totpEnrolment.register(selfEnrolledTotp);
+    // The person's own second factors on their Security page are credentials of this library (DECISIONS 14.5).
+    factors.register(ownFactors);
   }
 }

@@ -50,15 +50,17 @@ export interface EnrolTotpView {
   secret: string;
   digits: number;
   error?: string;
+  /** A signed-in person adding a factor (DECISIONS 14.5): no sign-in at the end, and a way back. */
+  addFactor?: { cancelHref: string };
 }
 
 /** Step two: the authenticator app reads the QR code (or the secret, typed), and the person confirms one code. */
 export function enrolTotpForm(view: EnrolTotpView): string {
-  const { frame, action, formToken, link, state, userName, qrSvg, uri, secret, digits, error } = view;
+  const { frame, action, formToken, link, state, userName, qrSvg, uri, secret, digits, error, addFactor } = view;
   return page(
     { ...frame, title: 'Add your authenticator' },
     `<h1>Add your authenticator app</h1>
-<p>Signing in as <strong>${escapeHtml(userName)}</strong>. Scan this code with your authenticator app (any app for one-time codes).</p>
+<p>${addFactor ? 'Adding a second factor for' : 'Signing in as'} <strong>${escapeHtml(userName)}</strong>. Scan this code with your authenticator app (any app for one-time codes).</p>
 ${qrSvg}
 <p id="totp-uri-text" class="hint">The QR code holds this address: <code>${escapeHtml(uri)}</code></p>
 <p>Cannot scan it? Type this key into the app instead: <code class="secret">${escapeHtml(secret)}</code></p>
@@ -67,7 +69,7 @@ ${errorBlock(error)}
 ${hidden('form_token', formToken)}${hidden('link', link)}${hidden('state', state)}<input type="hidden" name="step" value="totp">
 <label for="code">The ${digits}-digit code the app shows now</label>
 <input type="text" id="code" name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{${digits}}" required maxlength="${digits}" autofocus${invalid(error)}>
-<button type="submit">Confirm and sign in</button>
-</form>`,
+<button type="submit">${addFactor ? 'Confirm and add' : 'Confirm and sign in'}</button>
+</form>${addFactor ? `\n<p><a href="${escapeHtml(addFactor.cancelHref)}">Cancel and go back to Security</a></p>` : ''}`,
   );
 }

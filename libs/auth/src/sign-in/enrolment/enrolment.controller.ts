@@ -5,7 +5,7 @@ import QRCode from 'qrcode';
 import { OrganizationService } from '@app/accounts';
 import { Audited } from '@app/audit';
 import { CorrelationId, DomainError, PathFormats, Public, SourceAddress } from '@app/common';
-import { SESSION_COOKIE } from '../../sessions/sign-in-sessions';
+import { SESSION_COOKIE, SignInSessions } from '../../sessions/sign-in-sessions';
 import { FORM_COOKIE, LoginFormProtection } from '../login-form-protection';
 import { PageFrame, escapeHtml, messagePage, sendPage, sendUnknownOrganization } from '../login-page';
 import { enrolPasswordForm, enrolTotpForm } from './enrolment-page';
@@ -33,6 +33,7 @@ export class EnrolmentController {
     private readonly enrolment: EnrolmentService,
     private readonly forms: LoginFormProtection,
     private readonly organizations: OrganizationService,
+    private readonly sessions: SignInSessions,
   ) {}
 
   @Get('authentication/customer/:org/enrol/:link')
@@ -41,9 +42,9 @@ export class EnrolmentController {
     const frame = await this.frame(org);
     if (!frame) return this.unknownOrganization(reply, org);
     const formCookie = this.formCookieFor(request, reply);
-    const opened = await this.enrolment.open(org, link);
-    if (opened.kind === 'refused') return this.refused(reply, frame, opened.message, 200);
-    this.html(reply, 200, this.passwordPage(org, frame, formCookie, link, opened.userName));
+    // An add-factor ticket opens only in the browser session that asked for it (DECISIONS 14.5).
+    const opened = await this.enrolment.open(org, link, await this.sessions.fromRequest(request), formCookie);
+    return this.answer(reply, org, frame, formCookie, link, opened);
   }
 
   @Post('authentication/customer/:org/enrol')
@@ -53,6 +54,7 @@ export class EnrolmentController {
     'device.issue',
     'credential.issue',
     'user.enrolment.complete',
+    'user.factor.add',
     'sign_in.success',
     'sign_in.fail',
     'sign_in.lockout',
@@ -77,11 +79,19 @@ export class EnrolmentController {
     }
     const outcome =
       params.step === 'totp'
-        ? await this.enrolment.confirmTotp(org, params.link, params.state, params.code, existing, {
-            sourceAddress,
-            correlationId,
-            userAgent: single(headers['user-agent']),
-          })
+        ? await this.enrolment.confirmTotp(
+            org,
+            params.link,
+            params.state,
+            params.code,
+            existing,
+            {
+              sourceAddress,
+              correlationId,
+              userAgent: single(headers['user-agent']),
+            },
+            await this.sessions.fromRequest(request),
+          )
         : await this.enrolment.choosePassword(org, params.link, params.password, params.confirmation, existing);
     return this.answer(reply, org, frame, existing, params.link ?? '', outcome);
   }
@@ -91,7 +101,7 @@ export class EnrolmentController {
       case 'refused':
         return this.refused(reply, frame, outcome.message, 200);
       case 'password':
-        return this.html(reply, 200, this.passwordPage(org, frame, formCookie, link, outcome.userName, outcome.error));
+        return this.html(reply, 200, this.passwordPage(org, frame, formCookie, link, outcome.userName, outcome.error || undefined));
       case 'locked':
         reply.header('Retry-After', outcome.retryAfter);
         return this.html(reply, 200, await this.totpPage(org, frame, formCookie, link, { ...outcome, error: outcome.message }));
@@ -105,6 +115,9 @@ export class EnrolmentController {
           .header('Location', `/portal/${encodeURIComponent(org)}/`)
           .header('Cache-Control', 'no-store')
           .send();
+      case 'factor-added':
+        // Back where adding started, signed in as before (DECISIONS 14.5).
+        return void reply.code(303).header('Location', securityPage(org)).header('Cache-Control', 'no-store').send();
     }
   }
 
@@ -139,6 +152,7 @@ export class EnrolmentController {
       secret: outcome.totp.secret,
       digits: outcome.totp.digits,
       error: outcome.error,
+      addFactor: outcome.addFactor ? { cancelHref: securityPage(org) } : undefined,
     });
   }
 
@@ -171,6 +185,11 @@ export class EnrolmentController {
   private html(reply: FastifyReply, status: number, body: string): void {
     sendPage(reply, status, body);
   }
+}
+
+/** The portal's Security page of the organization, where adding a factor starts and ends. */
+function securityPage(org: string): string {
+  return `/portal/${encodeURIComponent(org)}/security`;
 }
 
 function enrolPath(org: string): string {

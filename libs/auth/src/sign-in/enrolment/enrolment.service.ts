@@ -30,9 +30,14 @@ interface EnrolmentState {
   linkId: string;
   userId: string;
   userName: string;
-  passwordHash: string;
+  /** Null for an add-factor ticket, which keeps the person's password (DECISIONS 14.5). */
+  passwordHash: string | null;
   totp: OfferedTotp;
 }
+
+/** Said when an add-factor ticket is opened outside the browser session that asked for it (DECISIONS 14.5). */
+export const OTHER_SESSION =
+  'This link adds a factor only in the browser session that asked for it, while it is signed in. Go back to the Security page of the portal and start again.';
 
 export type EnrolmentOutcome =
   /** The link does not work (or no longer): a page that says why. */
@@ -40,9 +45,11 @@ export type EnrolmentOutcome =
   /** The password form again, with its error. */
   | { kind: 'password'; userName: string; error: string }
   /** The authenticator step: the QR code of `totp.uri`, with `error` after a wrong code. */
-  | { kind: 'totp'; userName: string; state: string; totp: OfferedTotp; error?: string }
-  | { kind: 'locked'; userName: string; state: string; totp: OfferedTotp; message: string; retryAfter: string }
-  | { kind: 'signed-in'; cookieValue: string; session: SignInSession };
+  | { kind: 'totp'; userName: string; state: string; totp: OfferedTotp; error?: string; addFactor?: boolean }
+  | { kind: 'locked'; userName: string; state: string; totp: OfferedTotp; message: string; retryAfter: string; addFactor?: boolean }
+  | { kind: 'signed-in'; cookieValue: string; session: SignInSession }
+  /** An add-factor ticket's factor enrolled: back to the portal's Security page, signed in as before. */
+  | { kind: 'factor-added' };
 
 /**
  * A person's enrolment through their one-time link (DECISIONS 14.4): the link opens a page where they
@@ -70,10 +77,22 @@ export class EnrolmentService {
     private readonly clock: Clock,
   ) {}
 
-  /** Opening the link: whose it is, or why it does not work. */
-  async open(org: string, link: string | undefined): Promise<{ kind: 'password'; userName: string } | { kind: 'refused'; message: string }> {
-    const found = await this.usableLink(org, link);
-    return 'refused' in found ? { kind: 'refused', message: found.refused } : { kind: 'password', userName: found.user.user_name };
+  /**
+   * Opening the link: the password step of an enrolment link, or, for a signed-in person's add-factor
+   * ticket opened in its own browser session, the factor step at once (DECISIONS 14.5); or why it does not work.
+   */
+  async open(org: string, link: string | undefined, session: SignInSession | null, formCookie: string): Promise<EnrolmentOutcome> {
+    const found = await this.usableLink(org, link, session);
+    if ('refused' in found) return { kind: 'refused', message: found.refused };
+    if (!found.addFactor) return { kind: 'password', userName: found.user.user_name, error: '' };
+    return this.offerFactor(org, formCookie, link!, { linkId: found.linkId, userId: found.user.id, userName: found.user.user_name, passwordHash: null });
+  }
+
+  /** The factor step: a new authenticator secret, sealed with what the code step needs. Writes nothing. */
+  private async offerFactor(org: string, formCookie: string, link: string, state: Omit<EnrolmentState, 'totp'>): Promise<EnrolmentOutcome> {
+    const totp = await this.totp.offer(org, state.userName);
+    const addFactor = state.passwordHash === null;
+    return { kind: 'totp', userName: state.userName, state: this.seal(org, formCookie, link, { ...state, totp }), totp, addFactor };
   }
 
   /** The password step: checks the rules, hashes it, and offers a new authenticator secret. Writes nothing. */
@@ -84,7 +103,7 @@ export class EnrolmentService {
     confirmation: string | undefined,
     formCookie: string,
   ): Promise<EnrolmentOutcome> {
-    const found = await this.usableLink(org, link);
+    const found = await this.usableLink(org, link, null);
     if ('refused' in found) return { kind: 'refused', message: found.refused };
     const { linkId, user } = found;
     const userName = user.user_name;
@@ -97,9 +116,7 @@ export class EnrolmentService {
       if (error instanceof DomainError && error.code === 'INVALID_VALUE') return { kind: 'password', userName, error: sentence(error.message) };
       throw error;
     }
-    const totp = await this.totp.offer(org, userName);
-    const sealed = this.seal(org, formCookie, link!, { linkId, userId: user.id, userName, passwordHash, totp });
-    return { kind: 'totp', userName, state: sealed, totp };
+    return this.offerFactor(org, formCookie, link!, { linkId, userId: user.id, userName, passwordHash });
   }
 
   /** The code step: a right code enrols the person and signs them in, in one transaction. */
@@ -110,11 +127,14 @@ export class EnrolmentService {
     code: string | undefined,
     formCookie: string,
     origin: Origin,
+    session: SignInSession | null = null,
   ): Promise<EnrolmentOutcome> {
     const linkState = await this.links.state(org, link);
     if (!linkState.open) return { kind: 'refused', message: LINK_REFUSALS[linkState.refusal] };
+    const addFactor = linkState.purpose === 'add_factor';
+    if (addFactor && !ownSession(session, org, linkState)) return { kind: 'refused', message: OTHER_SESSION };
     const state = this.unseal(org, formCookie, link!, stateToken);
-    if (!state || state.linkId !== linkState.id || state.userId !== linkState.userId) {
+    if (!state || state.linkId !== linkState.id || state.userId !== linkState.userId || (state.passwordHash === null) !== addFactor) {
       return { kind: 'refused', message: 'This step took too long or did not come from this page. Open your enrolment link again: it still works.' };
     }
     try {
@@ -130,6 +150,7 @@ export class EnrolmentService {
         totp: state.totp,
         message: `Too many codes tried. ${retryText(retryAfter)}`,
         retryAfter,
+        addFactor,
       };
     }
     const step = code && /^[0-9]{6,8}$/.test(code) ? this.totp.check(state.totp, code, this.clock.now()) : undefined;
@@ -148,6 +169,7 @@ export class EnrolmentService {
         state: stateToken!,
         totp: state.totp,
         error: 'That code is not right. Check that the app shows this account, and type the code it shows now.',
+        addFactor,
       };
     }
     const actor = { name: state.userName, sourceAddress: origin.sourceAddress, correlationId: origin.correlationId };
@@ -156,6 +178,24 @@ export class EnrolmentService {
       if (!user || user.disabled) return { kind: 'refused', message: DISABLED };
       // Used meanwhile (another tab, the same form twice), replaced or expired: why is read after this transaction.
       if (!(await this.links.use(org, link!, state.userId, tx))) return { kind: 'refused', message: '' };
+      if (state.passwordHash === null) {
+        // An add-factor ticket (DECISIONS 14.5): one more factor, nothing else; the password, the other factors and the sessions stay.
+        const added = await this.totp.enrol(org, user.id, { ...state.totp, step }, actor, tx);
+        await this.audit.record(
+          {
+            org,
+            actor: actor.name,
+            action: 'user.factor.add',
+            target: user.id,
+            outcome: 'success',
+            sourceAddress: actor.sourceAddress,
+            correlationId: actor.correlationId,
+            details: { link: state.linkId, credential: added, type: 'OATH_TOTP' },
+          },
+          tx,
+        );
+        return { kind: 'factor-added' };
+      }
       await this.users.writePasswordHash(org, user.id, state.passwordHash, actor, tx);
       const credential = await this.totp.enrol(org, user.id, { ...state.totp, step }, actor, tx);
       await this.audit.record(
@@ -178,19 +218,28 @@ export class EnrolmentService {
       const now = await this.links.state(org, link);
       return { kind: 'refused', message: LINK_REFUSALS[now.open ? 'used' : now.refusal] };
     }
-    if (outcome.kind === 'signed-in') await this.lockout.forgetCodeAttempts(org, state.userId);
+    if (outcome.kind === 'signed-in' || outcome.kind === 'factor-added') await this.lockout.forgetCodeAttempts(org, state.userId);
     return outcome;
   }
 
-  /** The link's open state and its person, or why it does not work (a disabled person's link opens nothing). */
-  private async usableLink(org: string, link: string | undefined): Promise<{ linkId: string; user: UserRow } | { refused: string }> {
+  /**
+   * The link's open state and its person, or why it does not work (a disabled person's link opens
+   * nothing; an add-factor ticket opens only in its browser session, when `session` is given).
+   */
+  private async usableLink(
+    org: string,
+    link: string | undefined,
+    session: SignInSession | null,
+  ): Promise<{ linkId: string; user: UserRow; addFactor: boolean } | { refused: string }> {
     const state = await this.links.state(org, link);
     if (!state.open) return { refused: LINK_REFUSALS[state.refusal] };
+    const addFactor = state.purpose === 'add_factor';
+    if (addFactor && !ownSession(session, org, state)) return { refused: OTHER_SESSION };
     const user = await this.userRows.findInOrg(org, state.userId);
     if (!user || user.disabled) return { refused: DISABLED };
     if (user.user_type === 'operator')
       return { refused: 'This account is an operator, who signs in with a certificate, not a password. Ask an administrator.' };
-    return { linkId: state.id, user };
+    return { linkId: state.id, user, addFactor };
   }
 
   private seal(org: string, formCookie: string, link: string, state: EnrolmentState): string {
@@ -211,6 +260,11 @@ export class EnrolmentService {
       return undefined;
     }
   }
+}
+
+/** Whether the browser's live session is the one an add-factor ticket was made in, of its person and organization. */
+function ownSession(session: SignInSession | null, org: string, link: { userId: string; sessionId: string | null }): boolean {
+  return session !== null && session.org === org && session.userId === link.userId && session.id === link.sessionId;
 }
 
 /** The sealed state opens only for this organization, this browser's pre-session cookie and this link. */
