@@ -14,3 +14,4 @@ export * from './oidc';
 export * from './push';
 export * from './authenticator-app';
 export * from './portal';
+export * from './enrolment';

@@ -169,6 +169,7 @@ export class CredentialFollowerModule {}
     ContentRequestSweepJob,
     OneTimeCodeCredentials,
     SelfEnrolledTotp,
+    OwnFactorCredentials,
     FactorResetService,
     SmartCardLogonCredentials,
     SyncSessionRepository,
