@@ -34,7 +34,10 @@ export function can(whoami: Whoami, screen: Screen): boolean {
       return has('contentRequest.search');
     case 'stats':
       return has('stats.read');
+    case 'security':
+      // A person's own factors and sessions; a system account has neither.
+      return whoami.kind === 'user';
   }
 }
 
-export type Screen = 'system-accounts' | 'users' | 'organization' | 'audit' | 'roles' | 'desk' | 'devices' | 'requests' | 'stats';
+export type Screen = 'system-accounts' | 'users' | 'organization' | 'audit' | 'roles' | 'desk' | 'devices' | 'requests' | 'stats' | 'security';

@@ -33,6 +33,7 @@ const MENU = [
   { screen: 'audit', label: 'Audit events', to: '/$org/audit' },
   { screen: 'roles', label: 'Roles', to: '/$org/roles' },
   { screen: 'organization', label: 'Organization', to: '/$org/organization' },
+  { screen: 'security', label: 'Security', to: '/$org/security' },
 ] as const satisfies ReadonlyArray<{ screen: Screen; label: string; to: string }>;
 
 /** Light and dark follow the system until the person chooses; Mantine remembers the choice (localStorage). */

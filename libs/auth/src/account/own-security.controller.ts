@@ -1,9 +1,9 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Req } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Header, HttpCode, Param, Patch, Post, Req } from '@nestjs/common';
 import type { SchemaObject } from '@nestjs/swagger';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import { Audited } from '@app/audit';
-import { Actor, AnswersWithSecrets, ApiJsonBody, AuthorizedBy, CurrentPrincipal, PathFormats, Principal, RequestActor, listResponse, z } from '@app/common';
+import { Actor, ApiJsonBody, AuthorizedBy, CurrentPrincipal, PathFormats, Principal, RequestActor, listResponse, z } from '@app/common';
 import { SessionSummary } from '../sessions/sign-in-session.service';
 import { SignInSessions } from '../sessions/sign-in-sessions';
 import { ListedFactor, OwnSecurityService, RECENT_SIGN_IN_S } from './own-security.service';
@@ -110,7 +110,8 @@ export class OwnSecurityController {
   }
 
   @Post('factor-enrolments')
-  @AnswersWithSecrets()
+  // The link is shown once, like an administrator's enrolment link (DECISIONS 14.4): no cache keeps it.
+  @Header('Cache-Control', 'no-store')
   @Audited('user.enrolment_link.create')
   @ApiOperation({
     summary: 'Start adding a second factor',
