@@ -1,5 +1,5 @@
 import { Browser, Page } from 'playwright-core';
-import { TestApp, platformAdminToken, createOrganization, signIn, startServiceForBrowser, totpCode } from '@app/testing';
+import { IssuedPerson, TestApp, createOrganization, platformAdminToken, signIn, signInOnLoginPage, startServiceForBrowser, totpCode } from '@app/testing';
 import { accessibilityViolations, launchBrowser, watchedPage } from './support/browser';
 
 /**
@@ -19,6 +19,8 @@ describe('The Security page in a browser', () => {
   let base: string;
   let browser: Browser;
   let link: string;
+  /** The authenticator app Ada keeps after the first test. */
+  let keptSecret: string;
 
   beforeAll(async () => {
     ({ t, base } = await startServiceForBrowser());
@@ -131,6 +133,38 @@ describe('The Security page in a browser', () => {
       { name: 'My phone', status: 'REVOKED' },
       { name: null, status: 'ISSUED' },
     ]);
+    keptSecret = new URL(secondUri).searchParams.get('secret')!;
+    expect(problems).toEqual([]);
+    await context.close();
+  }, 120_000);
+
+  it('a sign-in older than 5 minutes signs in again (prompt=login) before adding a factor, then comes back to Security', async () => {
+    const ada = { userName: 'ada', password: PASSWORD, totpSecret: keptSecret } as IssuedPerson;
+    const { context, page, problems } = await watchedPage(browser, { colorScheme: 'light', reducedMotion: 'reduce' });
+    page.setDefaultTimeout(15_000);
+    // The code of the first test's step was used: move on a step.
+    t.clock.advance(31);
+    await page.goto(`${base}/portal/${ORG}/security`);
+    await page.waitForURL(/\/authentication\/customer\/secure\/login/);
+    await signInOnLoginPage(page, t, ada);
+    await page.waitForURL(`${base}/portal/${ORG}/security`);
+    await page.getByRole('heading', { name: 'Security', level: 1 }).waitFor();
+    expect(await page.getByText('asks for your password and code again').count()).toBe(0);
+
+    t.clock.advance(301);
+    await page.reload();
+    const add = page.getByRole('button', { name: 'Add a second factor' });
+    await page.getByText('Adding or removing a factor asks for your password and code again first.').waitFor();
+    expect(await page.locator(`#${await add.getAttribute('aria-describedby')}`).textContent()).toContain('asks for your password and code again');
+    await add.click();
+    await page.waitForURL(/\/authentication\/customer\/secure\/login\?.*prompt=login/);
+    await signInOnLoginPage(page, t, ada);
+    await page.waitForURL(`${base}/portal/${ORG}/security`);
+    await page.getByRole('button', { name: 'Add a second factor' }).click();
+    await offeredUri(page);
+    await page.getByRole('link', { name: 'Cancel and go back to Security' }).click();
+    await page.waitForURL(`${base}/portal/${ORG}/security`);
+    await page.getByRole('table', { name: 'Second factors' }).waitFor();
     expect(problems).toEqual([]);
     await context.close();
   }, 120_000);
