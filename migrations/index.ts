@@ -31,6 +31,7 @@ import { RecordSigningKeyTokenExpiry1764682000000 } from './1764682000000-Record
 import { AddCaGenerationCompromise1764683000000 } from './1764683000000-AddCaGenerationCompromise';
 import { CreateEnrolmentLinks1764686000000 } from './1764686000000-CreateEnrolmentLinks';
 import { ChainAuditEvents1764688000000 } from './1764688000000-ChainAuditEvents';
+import { CreatePasskeys1764690000000 } from './1764690000000-CreatePasskeys';
 import { AddOwnFactorManagement1764691000000 } from './1764691000000-AddOwnFactorManagement';
 
 /** Every migration, in order. The data source takes classes, not a glob, so source and dist/ behave alike. */
@@ -68,5 +69,6 @@ export const MIGRATIONS = [
   AddCaGenerationCompromise1764683000000,
   CreateEnrolmentLinks1764686000000,
   ChainAuditEvents1764688000000,
+  CreatePasskeys1764690000000,
   AddOwnFactorManagement1764691000000,
 ];

@@ -22,7 +22,10 @@
 // unless it says otherwise) or any connection error/timeout fails the run (exit 1); the status
 // codes and the first unexpected answer are then printed.
 //
-// Options (environment): BENCH_DURATION_S (10), BENCH_CONNECTIONS (50), BENCH_WORKERS (1), BENCH_WORKLOADS (a comma
+// The figures are also written as JSON to BENCH_JSON (.test-run/bench.json), which the regression
+// guard (ops/bench/regression.js, test/bench-regression.spec.ts) compares with ops/bench/baseline.json.
+//
+// Options (environment): BENCH_JSON, BENCH_DURATION_S (10), BENCH_CONNECTIONS (50), BENCH_WORKERS (1), BENCH_WORKLOADS (a comma
 // list, default all), LOG_LEVEL of the service (info, so the access log is included as deployed),
 // DATABASE_URL (an empty database instead of the embedded one).
 const os = require('node:os');
@@ -143,6 +146,24 @@ function machine() {
   return `${os.cpus().length} cores (${os.cpus()[0]?.model.trim()}), node ${process.version}, load average ${load}`;
 }
 
+/** The run's figures as JSON (BENCH_JSON), for the regression guard. */
+function writeFigures(settings, rows) {
+  const { mkdirSync, writeFileSync } = require('node:fs');
+  const { dirname, join } = require('node:path');
+  const file = process.env.BENCH_JSON || join(__dirname, '..', '.test-run', 'bench.json');
+  const workloads = Object.fromEntries(
+    rows.map((row) => {
+      const { result: r } = row;
+      const cpu = { serviceUs: r.cpu.serviceUs, databaseUs: r.cpu.databaseUs, generatorUs: r.cpu.generatorUs };
+      return [row.name, { rate: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, ...cpu, failed: failed(row) }];
+    }),
+  );
+  const figures = { machine: machine(), date: new Date().toISOString(), connections: settings.connections, durationS: settings.durationS, workloads };
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, `${JSON.stringify(figures, null, 2)}\n`);
+  process.stdout.write(`Figures written to ${file}\n`);
+}
+
 /** Stops the service and removes its DATA_DIR, once, whoever asks first (end, error, Ctrl-C). */
 function makeShutdown(state, { stopService, removeWorkDir, logTail }) {
   let done;
@@ -179,6 +200,7 @@ async function main(settings, state, service) {
   );
   printTable(rows);
   printNotes(rows, settings.durationS);
+  writeFigures(settings, rows);
   return rows.some(failed) ? 1 : 0;
 }
 

@@ -34,6 +34,7 @@ const DEFAULT_SETTINGS = {
   applicationIdPolicy: 'any',
   passwordGrant: true,
   passwordOnlySignIn: false,
+  passwordlessSignIn: false,
   accessTokenLifetime: null,
 };
 
@@ -213,6 +214,7 @@ describe('admin API (DECISIONS 11)', () => {
         applicationIdPolicy: 'certified',
         passwordGrant: false,
         passwordOnlySignIn: true,
+        passwordlessSignIn: true,
         accessTokenLifetime: 600,
       };
       const response = await call('put', `/organizations/${id}/settings`, admin).send(settings);

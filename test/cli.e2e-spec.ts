@@ -220,6 +220,8 @@ describe('command line (apps/cli)', () => {
       'false',
       '--password-only-sign-in',
       'true',
+      '--passwordless-sign-in',
+      'true',
       '--access-token-lifetime',
       '900',
     ]);
@@ -229,6 +231,7 @@ describe('command line (apps/cli)', () => {
       applicationIdPolicy: 'any',
       passwordGrant: false,
       passwordOnlySignIn: true,
+      passwordlessSignIn: true,
       accessTokenLifetime: 900,
     });
     expect((await api('get', `/organizations/${org}`)).body.settings).toEqual(settings.json());

@@ -1,4 +1,4 @@
-import { Database } from '@app/persistence';
+import { Database, DatabaseUnavailableError } from '@app/persistence';
 import { TestApp, createTestApp, eventually } from '@app/testing';
 
 /**
@@ -40,6 +40,27 @@ describe('database connections', () => {
     await expect(db.transaction(async () => db.query("SELECT 'second connection'"))).rejects.toThrow(
       /inside a transaction was sent to the pool instead of the transaction's connection \(pass tx\): SELECT 'second connection'/,
     );
+    const [row] = await db.transaction(async (tx) => db.query<{ one: number }>('SELECT 1 AS one', [], tx));
+    expect(row).toEqual({ one: 1 });
+  });
+
+  it('a connection the server ends while a transaction waits between statements fails that transaction with a 503, and the process lives on', async () => {
+    // The embedded PostgreSQL killed while a token's transaction awaited its HSM sign: the server's
+    // FATAL arrived on a connection with no statement running, an 'error' event nobody listened to,
+    // and the service exited (chaos-kill). pg_terminate_backend sends the same FATAL.
+    const db = t.app.get(Database);
+    const ended = db.transaction(async (tx) => {
+      // Someone listens: an 'error' event without a listener throws out of the socket's callback.
+      expect(tx.client.listenerCount('error')).toBeGreaterThan(0);
+      const [{ pid }] = await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid', [], tx);
+      const [terminated] = await t.db.query<{ done: boolean }>('SELECT pg_terminate_backend($1) AS done', [pid]).then((r) => r.rows);
+      expect(terminated).toEqual({ done: true });
+      // Waiting here, as for a sign: the server's message arrives with no statement running.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return db.query('SELECT 1', [], tx);
+    });
+    await expect(ended).rejects.toBeInstanceOf(DatabaseUnavailableError);
+    // The broken connection was not handed back: the next transaction runs.
     const [row] = await db.transaction(async (tx) => db.query<{ one: number }>('SELECT 1 AS one', [], tx));
     expect(row).toEqual({ one: 1 });
   });

@@ -304,6 +304,21 @@ describe('Device resource', () => {
       expectScimError(unknown, 400, 'invalidValue', 'attributes: "colour" is not an attribute of this resource.');
     });
 
+    it('a read again answers the same text from the cache, in the media type asked for, until the device goes (DECISIONS 13.1)', async () => {
+      const created = await create(exampleRequest(newCuid()));
+      const read = (accept: string) =>
+        t.http.get(`/aims/rs/scim/v2/Device/${created.body.id}`).auth(tokens['Help Desk'], { type: 'bearer' }).set('Accept', accept);
+      const first = await read(SCIM);
+      const second = await read('application/json');
+      expect(second.status).toBe(200);
+      expect(second.text).toBe(first.text);
+      expect(second.headers['content-type']).toMatch(/^application\/json; charset=utf-8$/);
+      expect(second.headers.etag).toBe('W/"1"');
+      expect(JSON.parse(second.text)).toEqual(created.body);
+      expect((await t.http.delete(`/aims/rs/scim/v2/Device/${created.body.id}`).auth(tokens.Administration, { type: 'bearer' })).status).toBe(204);
+      expectScimError(await read(SCIM), 404, undefined, `Device ${created.body.id} does not exist.`);
+    });
+
     it("an unknown id, a malformed id and another organization's device all answer 404 (DECISIONS 2)", async () => {
       const theirs = await create(exampleRequest(newCuid()), tokens.other);
       expect(theirs.status).toBe(201);

@@ -17,7 +17,7 @@ import {
 
 /**
  * A person's own second factors and sessions (issue 33 item 2, the portal's Security page; DECISIONS
- * 14.5): listed, renamed, removed (never the last one while a second factor is required, only
+ * 14.6): listed, renamed, removed (never the last one while a second factor is required, only
  * shortly after a sign-in), a new one added through an add-factor ticket that works once, in the
  * browser session that asked for it only, and changes nothing else; sessions listed, one ended, all
  * others ended. Another person's factor or session is not found; bad input is a 400 naming the field.

@@ -178,7 +178,7 @@ describe('The management portal at /portal/', () => {
       recentSignInSeconds: 300,
     });
     expect(Math.abs(whoami.body.session.absoluteExpiresInSeconds - t.config.sessionAbsoluteTimeoutS)).toBeLessThanOrEqual(120);
-    // Just signed in: the sign-in is recent, as adding or removing a factor needs (DECISIONS 14.5).
+    // Just signed in: the sign-in is recent, as adding or removing a factor needs (DECISIONS 14.6).
     expect(whoami.body.session.signedInSecondsAgo).toBeLessThan(60);
     // Sign-out changes state: it needs the service's own Origin (or Sec-Fetch-Site) besides the header.
     await t.bare.post('/credential-management/customer/acme/whoami/sign-out').set(headers).set('Origin', 'https://evil.example').expect(403);

@@ -3,7 +3,7 @@ import { IssuedPerson, TestApp, createOrganization, platformAdminToken, signIn, 
 import { accessibilityViolations, launchBrowser, watchedPage } from './support/browser';
 
 /**
- * The portal's Security page in a real browser (issue 33 item 2; DECISIONS 14.5): a person who
+ * The portal's Security page in a real browser (issue 33 item 2; DECISIONS 14.6): a person who
  * enrolled through their link lands on it, renames their authenticator app, finds the last one's
  * Remove disabled with the reason, adds a second authenticator through the hosted factor step (the
  * code computed from the otpauth URI in the QR code's text alternative) and comes back, removes the
@@ -154,7 +154,7 @@ describe('The Security page in a browser', () => {
     t.clock.advance(301);
     await page.reload();
     const add = page.getByRole('button', { name: 'Add a second factor' });
-    await page.getByText('Adding or removing a factor asks for your password and code again first.').waitFor();
+    await page.getByText('Adding or removing a factor asks you to sign in again first.').waitFor();
     expect(await page.locator(`#${await add.getAttribute('aria-describedby')}`).textContent()).toContain('asks for your password and code again');
     await add.click();
     await page.waitForURL(/\/authentication\/customer\/secure\/login\?.*prompt=login/);

@@ -48,6 +48,8 @@ const OWNERS: Record<string, string> = {
   credentials: 'credential-management',
   sync_sessions: 'credential-management',
   device_flows: 'credential-management',
+  passkeys: 'credential-management',
+  webauthn_challenges: 'auth',
 };
 
 /**

@@ -688,8 +688,16 @@ describe('admin API: users (DECISIONS 11, 3.5)', () => {
           disabled: false,
           has_password: true,
         }),
-        orgSettings: { automaticDeviceCreation: false, applicationIdPolicy: 'any', passwordGrant: true, passwordOnlySignIn: false, accessTokenLifetime: null },
+        orgSettings: {
+          automaticDeviceCreation: false,
+          applicationIdPolicy: 'any',
+          passwordGrant: true,
+          passwordOnlySignIn: false,
+          passwordlessSignIn: false,
+          accessTokenLifetime: null,
+        },
         passwordHash: expect.stringMatching(SCRYPT_HASH),
+        mustEnrolSecondFactor: false,
       });
       // The hash travels only in passwordHash, never inside the user row.
       expect(JSON.stringify(found!.user)).not.toContain('scrypt');

@@ -49,9 +49,13 @@ async function main() {
   const { modulePath } = provisionSoftHsmToken(token);
   const hsm = await Pkcs11Hsm.connect({ modulePath, tokenLabel: 'bench', pin: token.pin });
   try {
-    const jws = new JwsService(new Pkcs11Signer(hsm));
     const publicJwk = { ...hsm.jwsKey.publicJwk };
     const publicKey = createPublicKey({ key: publicJwk, format: 'jwk' });
+    // JWT_KEY as the token path holds it (SigningKeys' ring: ref undefined = the Signer's own key),
+    // and a key ring of that one key in place of SigningKeys (which reads signing_keys in PostgreSQL).
+    const signingKey = { kid: publicJwk.kid, algorithm: hsm.jwsKey.algorithm, ref: undefined, verifyKey: { key: publicKey, dsaEncoding: 'ieee-p1363' } };
+    const keyRing = { active: () => signingKey, published: (kid) => (kid === signingKey.kid ? signingKey : undefined) };
+    const jws = new JwsService(new Pkcs11Signer(hsm), keyRing);
     const publicPem = publicKey.export({ type: 'spki', format: 'pem' });
     const joseKey = await jose.importJWK(publicJwk, 'ES256');
 
@@ -61,7 +65,7 @@ async function main() {
     const sign = () => {
       const iat = Math.floor(Date.now() / 1000);
       const claims = { iss: issuer, sub: 'acme-billing', aud: audience, client_id: 'acme-billing', org: 'acme', role: 'Issuance' };
-      return jws.sign('at+jwt', { ...claims, scope: 'Scope.device_management', jti: randomUUID(), iat, exp: iat + 3600 });
+      return jws.sign('at+jwt', { ...claims, scope: 'Scope.device_management', jti: randomUUID(), iat, exp: iat + 3600 }, signingKey);
     };
     const signBatch = async () => Promise.all(Array.from({ length: tokensPerRound }, sign));
 
@@ -129,7 +133,9 @@ async function main() {
       const clock = { now: () => new Date() };
       // A new validator starts with an empty verify-once cache.
       const validator = new AccessTokenValidator(jws, repository, cache, clock, { tokenUnusedTimeoutS: 300 });
-      return new BearerGuard(new Reflector(), validator);
+      // No session cookie on these requests (SessionAuthentication answers no without reading anything).
+      const sessions = { offersSession: () => false };
+      return new BearerGuard(new Reflector(), validator, sessions);
     };
 
     const expectAllowed = (allowed) => {

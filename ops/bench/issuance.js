@@ -16,7 +16,7 @@ const os = require('node:os');
 const { URL } = require('node:url');
 const { join } = require('node:path');
 const { ROOT, ensureDependencies, ensureDebianPackages, build } = require('../setup');
-const { startService, waitReady, stopService, removeWorkDir, connectDatabase } = require('./service');
+const { startService, waitReady, stopService, removeWorkDir, connectDatabase, logTail } = require('./service');
 const { setUpPlatform } = require('./platform');
 const { startCpuMeasurement } = require('./cpu');
 /* global fetch */
@@ -25,6 +25,15 @@ const ISSUANCES = Number(process.env.BENCH_ISSUANCES || 600);
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY || 16);
 const WARM_UP = 60;
+// The tables at the sizes the targets assume (issue 35): BENCH_ARCHIVE_REQUESTS (1,000,000) completed
+// content requests on as many ISSUED devices, and BENCH_POLICIES (10,000) device policies, in the
+// bench organization, so that the statements' plans are those of a production database (0: skip).
+const ARCHIVE_REQUESTS = Number(process.env.BENCH_ARCHIVE_REQUESTS ?? 1_000_000);
+const POLICIES = Number(process.env.BENCH_POLICIES ?? 10_000);
+// And BENCH_ARCHIVE_PEOPLE (100,000) other cardholders, each with an authenticator app and a
+// certificate on file, and BENCH_GROUPS (20,000) user groups: tables the issuance path reads too.
+const ARCHIVE_PEOPLE = Number(process.env.BENCH_ARCHIVE_PEOPLE ?? 100_000);
+const GROUPS = Number(process.env.BENCH_GROUPS ?? 20_000);
 const SCIM = 'application/scim+json';
 const progress = (message) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${message}\n`);
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
@@ -61,6 +70,63 @@ async function seed(db, org, count, firstCuid) {
     [org, '3B8F8001', devices.rows.map((d) => d.id), devices.rows.map((d) => d.cuid)],
   );
   return rows.map((wallet, i) => ({ wallet: wallet.id, device: devices.rows[i].id, cuid: devices.rows[i].cuid }));
+}
+
+/** Devices issued long ago with their completed issuance requests, and device policies: the tables at realistic sizes. */
+async function seedArchive(db, org) {
+  if (POLICIES > 0) {
+    progress(`seeding ${POLICIES.toLocaleString('en')} device policies...`);
+    await db.query(
+      `INSERT INTO device_policies (id, org_id, name, credential_types, created_at, updated_at)
+       SELECT gen_random_uuid(), $1, 'archive policy ' || i, ARRAY['PKI_CERTIFICATE'], now(), now() FROM generate_series(1, $2) AS i`,
+      [org, POLICIES],
+    );
+  }
+  if (GROUPS > 0) {
+    progress(`seeding ${GROUPS.toLocaleString('en')} user groups...`);
+    await db.query(
+      `INSERT INTO user_groups (id, org_id, display_name, created_at, updated_at) SELECT gen_random_uuid(), $1, 'archive group ' || i, now(), now()
+         FROM generate_series(1, $2) AS i`,
+      [org, GROUPS],
+    );
+  }
+  if (ARCHIVE_PEOPLE > 0) {
+    progress(`seeding ${ARCHIVE_PEOPLE.toLocaleString('en')} other cardholders with an authenticator and a certificate each...`);
+    await db.query(
+      `WITH made AS (
+         INSERT INTO users (id, org_id, user_name, user_type, role, display_name, emails, created_at, updated_at)
+         SELECT gen_random_uuid(), $1, 'archive' || i, 'cardholder', 'Cardholder', 'Archive ' || i, '[]', now(), now()
+           FROM generate_series(1, $2) AS i RETURNING id),
+       apps AS (
+         INSERT INTO authenticators (id, org_id, user_id, display_name, operating_system, push_handle, public_key, thumbprint, created_at, updated_at)
+         SELECT gen_random_uuid(), $1, id, 'phone', 'Android', 'handle-' || id, '{}', md5(id::text), now(), now() FROM made)
+       INSERT INTO user_certificates (user_id, thumbprint, pem, subject, issuer, serial_number, not_before, not_after, expires_at, created_at)
+       SELECT id, md5(id::text), '-', 'CN=archive', 'CN=archive', '01', now() - interval '1 day', now() + interval '1 year', now() + interval '1 year', now()
+         FROM made`,
+      [org, ARCHIVE_PEOPLE],
+    );
+  }
+  if (ARCHIVE_REQUESTS === 0) return;
+  progress(`seeding ${ARCHIVE_REQUESTS.toLocaleString('en')} issued devices and their completed content requests...`);
+  await db.query(
+    `WITH made AS (
+       INSERT INTO devices (id, org_id, status, reason, issued_at, created_at, updated_at)
+       SELECT gen_random_uuid(), $1, 'ISSUED', 'NONE', now() - interval '1 day', now() - interval '2 days', now() - interval '1 day'
+         FROM generate_series(1, $2) RETURNING id)
+     INSERT INTO content_requests (id, org_id, type, status, device_id, reason, requested_by, requested_by_kind, requested_by_id,
+                                   approved_by, expires_at, created_at, updated_at)
+     SELECT gen_random_uuid(), $1, 'issuance', 'completed', id, 'NONE', 'archive', 'system_account', 'archive', 'archive',
+            now() + interval '1 day', now() - interval '2 days', now() - interval '1 day'
+       FROM made`,
+    [org, ARCHIVE_REQUESTS],
+  );
+}
+
+/** Row counts of `tables`, for the sequential scans' report. */
+async function rowCounts(db, tables) {
+  if (tables.length === 0) return {};
+  const { rows } = await db.query('SELECT relname, n_live_tup::float AS n FROM pg_stat_user_tables WHERE relname = ANY($1)', [tables]);
+  return Object.fromEntries(rows.map((row) => [row.relname, row.n]));
 }
 
 /** P-256 CSRs, as cards make them. */
@@ -137,6 +203,7 @@ async function main() {
     progress(`seeding ${total} cardholders and cards, making ${total} CSRs...`);
     const db = await connectDatabase(service);
     const cards = await seed(db, ctx.org, total, 100000);
+    await seedArchive(db, ctx.org);
     await db.query('VACUUM ANALYZE');
     const csrs = await makeCsrs(total);
 
@@ -194,7 +261,6 @@ async function main() {
     }
     const after = await serviceTimes(metricsUrl);
     const databaseAfter = await databaseWork(db);
-    await db.end();
     const issued = ROUNDS * ISSUANCES;
     const at = (key) => median(rounds.map((r) => r[key]));
 
@@ -215,8 +281,15 @@ async function main() {
     const per = (key) => ((databaseAfter[key] - databaseBefore[key]) / issued).toFixed(1);
     console.log(`  PostgreSQL: ${per('commits')} transactions, ${per('inserted')} rows inserted, ${per('updated')} updated, ${per('fetched')} fetched`);
     const scanned = Object.keys(databaseAfter.seqScans).filter((table) => databaseAfter.seqScans[table] > (databaseBefore.seqScans[table] ?? 0));
-    if (scanned.length > 0)
-      console.log(`  sequential scans during the run: ${scanned.map((t) => `${t} ${per2(databaseAfter, databaseBefore, t, issued)}`).join(', ')}`);
+    const sizes = await rowCounts(db, scanned);
+    await db.end();
+    console.log(
+      `  sequential scans during the run: ${
+        scanned.length === 0
+          ? 'none'
+          : scanned.map((t) => `${t} ${per2(databaseAfter, databaseBefore, t, issued)} (${(sizes[t] ?? 0).toLocaleString('en')} rows)`).join(', ')
+      }`,
+    );
     for (const key of Object.keys(after).sort()) {
       if (!/ContentRequest|SyncSession|HSM/.test(key)) continue;
       const sum = after[key].sum - (before[key]?.sum ?? 0);
@@ -224,6 +297,9 @@ async function main() {
       if (count === 0) continue;
       console.log(`  ${key.padEnd(60)} ${((sum / issued) * 1000).toFixed(2).padStart(7)} ms per issuance (${(count / issued).toFixed(2)} per issuance)`);
     }
+  } catch (error) {
+    process.stderr.write(`\nService output (tail):\n${logTail(service)}\n`);
+    throw error;
   } finally {
     await stopService(service);
     removeWorkDir(service);

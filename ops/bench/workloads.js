@@ -124,6 +124,10 @@ const WORKLOADS = [
       headers: { ...ctx.applicationHeaders, authorization: `Bearer ${await ctx.accessToken()}`, accept: SCIM },
     }),
   },
+  // The cheapest route through the whole stack (Fastify, Nest's guards, the access log): the yardstick
+  // the regression guard divides every workload's CPU per request by (ops/bench/regression.js);
+  // last, when the service has warmed up and its start-up work is done, as for the others.
+  { name: 'hello', prepare: (ctx) => ({ url: `${ctx.baseUrl}/health/live` }) },
 ];
 
 module.exports = { WORKLOADS };

@@ -135,7 +135,7 @@ const device = createRoute({ ...screenOptions, path: 'devices/$id', component: o
 const RequestPage = lazy(() => import('./desk/request-page').then((module) => ({ default: module.RequestPage })));
 const request = createRoute({ ...screenOptions, path: 'requests/$id', component: onlyFor('requests', RequestPage) });
 const requests = createRoute({ ...screenOptions, path: 'requests', component: onlyFor('requests', RequestsPage) });
-/** The person's own Security page: split from the first load like object pages (DECISIONS 14.5, 17). */
+/** The person's own Security page: split from the first load like object pages (DECISIONS 14.6, 17). */
 const SecurityPage = lazy(() => import('./security/security-page').then((module) => ({ default: module.SecurityPage })));
 const security = createRoute({ ...screenOptions, path: 'security', component: onlyFor('security', SecurityPage) });
 const stats = createRoute({ ...screenOptions, path: 'stats', component: onlyFor('stats', StatsPage) });

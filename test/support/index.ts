@@ -15,3 +15,4 @@ export * from './push';
 export * from './authenticator-app';
 export * from './portal';
 export * from './enrolment';
+export * from './webauthn';

@@ -65,13 +65,19 @@ export const AUDIT_CATALOGUE = {
     code: 40009,
     description: "An administrator reset a person's second factors: their software authenticators revoked, their sessions ended, a new enrolment link made",
   },
+  'user.factors.require': {
+    code: 40010,
+    description: 'An administrator marked a person as needing a second factor: after their next right password they enrol one before any session opens',
+  },
   'user.enrolment.complete': {
     code: 40008,
-    description: 'A person used their enrolment link: password chosen and second factor enrolled (details: link id, credential id)',
+    description:
+      "A person enrolled their own second factor: through their enrolment link (password chosen), at sign-in after an administrator's mark, or from their session (details: how, link id, credential id, factor)",
   },
   'user.factor.add': {
     code: 40020,
-    description: 'A signed-in person added a second factor from their Security page through an add-factor ticket (details: ticket id, credential id, type)',
+    description:
+      'A signed-in person added a second factor (an authenticator app or a passkey) from their Security page through an add-factor ticket (details: ticket id, session, credential id, type, passkey name)',
   },
   'user.factor.rename': { code: 40021, description: 'A person renamed one of their second factors (details: credential id, type, new name)' },
   'user.factor.remove': {

@@ -51,6 +51,10 @@ import { SmartCardLogons } from './sign-in/smart-card-logons';
 import { EnrolmentController } from './sign-in/enrolment/enrolment.controller';
 import { EnrolmentService } from './sign-in/enrolment/enrolment.service';
 import { TotpEnrolment } from './sign-in/enrolment/totp-enrolment';
+import { PasskeyCredentials } from './sign-in/passkeys/passkey-credentials';
+import { FactorStepPages } from './sign-in/enrolment/factor-step-pages';
+import { PasskeyCeremonies } from './sign-in/passkeys/passkey-ceremonies';
+import { PasskeyScriptsController } from './sign-in/passkeys/passkey-scripts.controller';
 
 /** The token service, client authentication, the global bearer guard, and the hosted login page with people's sessions. */
 @Module({
@@ -64,6 +68,7 @@ import { TotpEnrolment } from './sign-in/enrolment/totp-enrolment';
     SigningKeysController,
     LoginController,
     EnrolmentController,
+    PasskeyScriptsController,
     UserSessionsController,
     AuthorizeController,
   ],
@@ -88,6 +93,9 @@ import { TotpEnrolment } from './sign-in/enrolment/totp-enrolment';
     TotpEnrolment,
     SignInFactors,
     OwnSecurityService,
+    PasskeyCredentials,
+    PasskeyCeremonies,
+    FactorStepPages,
     EnrolmentService,
     SessionAuthentication,
     SmartCardLogons,
@@ -124,6 +132,7 @@ import { TotpEnrolment } from './sign-in/enrolment/totp-enrolment';
     OneTimeCodes,
     TotpEnrolment,
     SignInFactors,
+    PasskeyCredentials,
     SmartCardLogons,
     ApprovalDevices,
     BackchannelAuthentication,

@@ -1,6 +1,14 @@
 import { Module, Provider } from '@nestjs/common';
 import { AccountDependents, AccountsModule } from '@app/accounts';
-import { AuthModule, AuthStoreModule, OneTimeCodes, SignInFactors, SmartCardLogons, TotpEnrolment } from '@app/auth';
+import {
+  AuthModule,
+  AuthStoreModule,
+  OneTimeCodes,
+  PasskeyCredentials,
+  SignInFactors,
+  SmartCardLogons,
+  TotpEnrolment,
+} from '@app/auth';
 import { DeliveryGatewayStoreModule } from '@app/delivery-gateway';
 import { DeviceContents, DeviceModule, DeviceStoreModule } from '@app/device';
 import { Clock, DataCipher } from '@app/common';
@@ -15,6 +23,7 @@ import { CredentialFollower } from './credentials/credential-follower';
 import { OneTimeCodeCredentials } from './credentials/one-time-code-credentials';
 import { SelfEnrolledTotp } from './credentials/self-enrolled-totp';
 import { OwnFactorCredentials } from './credentials/own-factor-credentials';
+import { SelfEnrolledPasskeys } from './credentials/self-enrolled-passkeys';
 import { FactorResetController } from './credentials/factor-reset.controller';
 import { FactorResetService } from './credentials/factor-reset.service';
 import { SmartCardLogonCredentials } from './credentials/smart-card-logon-credentials';
@@ -170,6 +179,7 @@ export class CredentialFollowerModule {}
     OneTimeCodeCredentials,
     SelfEnrolledTotp,
     OwnFactorCredentials,
+    SelfEnrolledPasskeys,
     FactorResetService,
     SmartCardLogonCredentials,
     SyncSessionRepository,
@@ -199,6 +209,8 @@ export class CredentialManagementModule {
     logonCertificates: SmartCardLogonCredentials,
     totpEnrolment: TotpEnrolment,
     selfEnrolledTotp: SelfEnrolledTotp,
+    passkeys: PasskeyCredentials,
+    selfEnrolledPasskeys: SelfEnrolledPasskeys,
     factors: SignInFactors,
     ownFactors: OwnFactorCredentials,
   ) {
@@ -210,7 +222,9 @@ export class CredentialManagementModule {
     smartCards.register(logonCertificates);
     // A person's own authenticator app, enrolled through their enrolment link, is an OATH TOTP credential of this library (DECISIONS 14.4).
     totpEnrolment.register(selfEnrolledTotp);
-    // The person's own second factors on their Security page are credentials of this library (DECISIONS 14.5).
+    // And their passkeys are FIDO2 credentials of this library (DECISIONS 14.5).
+    passkeys.register(selfEnrolledPasskeys);
+    // The person's own second factors on their Security page (TOTP and passkeys) are credentials of this library (DECISIONS 14.6).
     factors.register(ownFactors);
   }
 }

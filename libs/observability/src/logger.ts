@@ -39,8 +39,25 @@ export interface Loggers {
   accessLogger: Logger;
 }
 
+let lastMs = -1;
+let lastTime = '';
+
+/**
+ * pino's `isoTime` timestamp (`,"time":"<ISO 8601>"`), formatted once per millisecond: under load
+ * many log lines (the access log's above all) fall in one millisecond, and each formatting of a
+ * Date cost about 1% of a cached read's CPU (issue 35).
+ */
+export function isoTimeOncePerMillisecond(): string {
+  const now = Date.now();
+  if (now !== lastMs) {
+    lastMs = now;
+    lastTime = `,"time":"${new Date(now).toISOString()}"`;
+  }
+  return lastTime;
+}
+
 export function createLoggers(level: string, destination: pino.DestinationStream = pino.destination({ sync: false })): Loggers {
-  const options = { level, base: { service: 'credential-platform' }, timestamp: pino.stdTimeFunctions.isoTime };
+  const options = { level, base: { service: 'credential-platform' }, timestamp: isoTimeOncePerMillisecond };
   return {
     logger: pino({ ...options, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, destination),
     accessLogger: pino(options, destination),

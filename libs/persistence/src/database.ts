@@ -150,6 +150,7 @@ export class Database {
     } catch (error) {
       throw this.classify(error);
     }
+    const lost = watchConnection(client);
     let broken: unknown;
     const committed: (() => Promise<void>)[] = [];
     const committing: (() => Promise<void>)[] = [];
@@ -186,8 +187,10 @@ export class Database {
       if (classified instanceof DatabaseUnavailableError) broken = classified;
       throw classified;
     } finally {
+      lost.stop();
       // A connection that failed is destroyed rather than returned to the pool for the next request.
-      client.release(broken instanceof Error ? broken : undefined);
+      const failure = broken instanceof Error ? broken : lost.error;
+      client.release(failure);
     }
     for (const then of committed) await then();
     return result;
@@ -216,12 +219,14 @@ export class Database {
    */
   async withAdvisoryLock<T>(lockId: number, work: () => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
+    const lost = watchConnection(client);
     try {
       await client.query('SELECT pg_advisory_lock($1)', [lockId]);
       return await work();
     } finally {
       await client.query('SELECT pg_advisory_unlock($1)', [lockId]).catch(() => undefined);
-      client.release();
+      lost.stop();
+      client.release(lost.error);
     }
   }
 
@@ -234,6 +239,27 @@ export class Database {
       return false;
     }
   }
+}
+
+/**
+ * Listens for the 'error' a checked-out connection emits when the server ends it while no statement
+ * is running on it (a transaction waiting on an HSM sign when PostgreSQL is killed: "terminating
+ * connection due to unexpected postmaster exit"). The pool listens only to idle connections, and an
+ * 'error' event nobody listens to ends the process (chaos-kill saw the service exit). The statement
+ * that runs next fails on its own; the error is kept so that the connection is destroyed, not reused.
+ */
+function watchConnection(client: PoolClient): { readonly error: Error | undefined; stop(): void } {
+  let error: Error | undefined;
+  const note = (cause: Error): void => {
+    error ??= cause;
+  };
+  client.on('error', note);
+  return {
+    get error() {
+      return error;
+    },
+    stop: () => client.off('error', note),
+  };
 }
 
 /** PostgreSQL error codes the repositories translate into domain errors. */

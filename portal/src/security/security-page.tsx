@@ -19,7 +19,7 @@ type Session = NonNullable<
 >[number];
 
 /** What the portal calls each factor type. */
-const TYPE_NAMES: Record<string, string> = { OATH_TOTP: 'Authenticator app (one-time codes)' };
+const TYPE_NAMES: Record<string, string> = { OATH_TOTP: 'Authenticator app (one-time codes)', FIDO2: 'Passkey' };
 
 const factorsQuery = (org: string) => ({
   queryKey: ['own-factors', org],
@@ -31,7 +31,7 @@ const sessionsQuery = (org: string) => ({
 });
 
 /**
- * The hosted login page asking the person to sign in again, then back here (DECISIONS 14.5: adding or
+ * The hosted login page asking the person to sign in again, then back here (DECISIONS 14.6: adding or
  * removing a factor needs a recent sign-in; `prompt=login` is the authorization endpoint's way too).
  */
 function signInAgain(org: string): void {
@@ -56,7 +56,7 @@ function useRecentSignIn(whoami: Whoami | undefined, readAt: number): boolean {
 }
 
 /**
- * The person's own Security page (/portal/{org}/security; DECISIONS 14.5): their second factors
+ * The person's own Security page (/portal/{org}/security; DECISIONS 14.6): their second factors
  * (rename, remove but never the last one they need, add another through the hosted enrolment page)
  * and their browser sessions (end one, or every other).
  */
@@ -97,14 +97,14 @@ function Factors({ org, recent }: { org: string; recent: boolean }) {
         </Group>
         {recent ? null : (
           <Text size="sm" c="dimmed" id="add-factor-note">
-            Adding or removing a factor asks for your password and code again first.
+            Adding or removing a factor asks you to sign in again first.
           </Text>
         )}
         <ErrorText error={add.error} />
         {factors.error ? <ErrorText error={factors.error} /> : null}
         {!factors.data && !factors.error ? <Loading /> : null}
         {factors.data && list.length === 0 ? (
-          <Text>You have no second factor yet. Choose “Add a second factor” and scan the code with an authenticator app on your phone.</Text>
+          <Text>You have no second factor yet. Choose “Add a second factor”, then scan the code with an authenticator app on your phone or create a passkey.</Text>
         ) : null}
         {list.length > 0 ? (
           <Table aria-labelledby="factors-title">

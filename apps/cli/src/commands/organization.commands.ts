@@ -51,6 +51,11 @@ export function registerOrganizationCommands(program: Command, cli: CliRuntime):
       'true or false: may a cardholder without an OATH TOTP credential sign in at the hosted login page with the password alone (false ends such sessions)',
       booleanArgument,
     )
+    .option(
+      '--passwordless-sign-in <bool>',
+      'true or false: may people sign in at the hosted login page with a passkey alone (discoverable, user verification required)',
+      booleanArgument,
+    )
     .option('--access-token-lifetime <seconds>', 'access token lifetime, 300-86400 seconds, or "default" for the service default')
     .action(
       async (
@@ -60,6 +65,7 @@ export function registerOrganizationCommands(program: Command, cli: CliRuntime):
           applicationIdPolicy?: 'any' | 'certified';
           passwordGrant?: boolean;
           passwordOnlySignIn?: boolean;
+          passwordlessSignIn?: boolean;
           accessTokenLifetime?: string;
         },
       ) => {
@@ -68,6 +74,7 @@ export function registerOrganizationCommands(program: Command, cli: CliRuntime):
         if (options.applicationIdPolicy !== undefined) changes.applicationIdPolicy = options.applicationIdPolicy;
         if (options.passwordGrant !== undefined) changes.passwordGrant = options.passwordGrant;
         if (options.passwordOnlySignIn !== undefined) changes.passwordOnlySignIn = options.passwordOnlySignIn;
+        if (options.passwordlessSignIn !== undefined) changes.passwordlessSignIn = options.passwordlessSignIn;
         if (options.accessTokenLifetime !== undefined) changes.accessTokenLifetime = lifetime(options.accessTokenLifetime);
         const settings = parseBody(organizationSettingsSchema.partial(), changes, 'settings');
         await cli.withServices(async (app) => {

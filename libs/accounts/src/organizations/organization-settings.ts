@@ -7,6 +7,7 @@ export const organizationSettingsSchema = z
     applicationIdPolicy: z.enum(['any', 'certified']),
     passwordGrant: z.boolean().optional(),
     passwordOnlySignIn: z.boolean().optional(),
+    passwordlessSignIn: z.boolean().optional(),
     accessTokenLifetime: z.number().int().min(300).max(86400).nullable().optional(),
   })
   .strict();
@@ -22,6 +23,12 @@ export interface OrganizationSettings {
    * password alone (DECISIONS 14.2).
    */
   passwordOnlySignIn: boolean;
+  /**
+   * The hosted login page offers "Sign in with a passkey" on its first page: a discoverable passkey
+   * with user verification, alone (amr `hwk`, `user`); off by default (DECISIONS 14.5). Passkeys as
+   * the second step after the password work whatever this says.
+   */
+  passwordlessSignIn: boolean;
   /** Seconds; null means the service default ACCESS_TOKEN_LIFETIME_S. */
   accessTokenLifetime: number | null;
 }
@@ -31,6 +38,7 @@ export const DEFAULT_SETTINGS: OrganizationSettings = {
   applicationIdPolicy: 'any',
   passwordGrant: true,
   passwordOnlySignIn: false,
+  passwordlessSignIn: false,
   accessTokenLifetime: null,
 };
 

@@ -15,7 +15,7 @@ export interface EnrolmentLinkRow {
   session_id: string | null;
 }
 
-/** An enrolment link (password, then a second factor) or a signed-in person's add-factor ticket (the factor step only; DECISIONS 14.5). */
+/** An enrolment link (password, then a second factor) or a signed-in person's add-factor ticket (the factor step only; DECISIONS 14.6). */
 export type EnrolmentLinkPurpose = 'enrolment' | 'add_factor';
 
 const COLUMNS = 'l.id, l.org_id, l.user_id, u.user_name, l.expires_at, l.used_at, l.replaced_at, l.purpose, l.session_id';

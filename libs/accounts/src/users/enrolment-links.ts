@@ -11,7 +11,7 @@ import { UserService } from './user.service';
 /** 256 random bits, base64url: the secret part of an enrolment link. */
 const TOKEN_BYTES = 32;
 export const ENROLMENT_TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
-/** How long a signed-in person's add-factor ticket works (DECISIONS 14.5): long enough to find the phone, not a day. */
+/** How long a signed-in person's add-factor ticket works (DECISIONS 14.6): long enough to find the phone, not a day. */
 export const ADD_FACTOR_TICKET_LIFETIME_S = 600;
 export type { EnrolmentLinkPurpose };
 
@@ -81,7 +81,7 @@ export class EnrolmentLinks {
   }
 
   /**
-   * A signed-in person's add-factor ticket (DECISIONS 14.5): an enrolment link of purpose
+   * A signed-in person's add-factor ticket (DECISIONS 14.6): an enrolment link of purpose
    * `add_factor` that opens the factor step only (no password), works for ADD_FACTOR_TICKET_LIFETIME_S
    * and only in the browser session `sessionId` (the page checks the session cookie), once. Made in the
    * caller's transaction, which holds the person's row lock; replaces their open ticket, never their

@@ -484,16 +484,44 @@ export class UserRepository {
     return { user, orgSettings: withDefaults(org_settings) };
   }
 
-  /** The user and its password hash (null when it has none), for the password grant only (DECISIONS 3.5). */
-  async findWithPasswordHash(orgId: string, userName: string): Promise<(UserWithSettings & { passwordHash: string | null }) | undefined> {
-    const [row] = await this.db.query<UserRow & OrgSettingsColumn & { password_hash: string | null }>(
-      `SELECT ${USER_COLUMNS}, o.settings AS org_settings, u.password_hash
+  /**
+   * The user and its password hash (null when it has none), for the password grant and the login
+   * page only (DECISIONS 3.5), with the administrator's "must enrol a second factor" mark (14.5).
+   */
+  async findWithPasswordHash(
+    orgId: string,
+    userName: string,
+  ): Promise<(UserWithSettings & { passwordHash: string | null; mustEnrolSecondFactor: boolean }) | undefined> {
+    const [row] = await this.db.query<UserRow & OrgSettingsColumn & { password_hash: string | null; must_enrol_second_factor: boolean }>(
+      `SELECT ${USER_COLUMNS}, o.settings AS org_settings, u.password_hash, u.must_enrol_second_factor
          FROM users u JOIN organizations o ON o.id = u.org_id
         WHERE u.org_id = $1 AND u.user_name = $2`,
       [orgId, userName],
     );
     if (!row) return undefined;
-    return { user: userOf(row), orgSettings: withDefaults(row.org_settings), passwordHash: row.password_hash };
+    return {
+      user: userOf(row),
+      orgSettings: withDefaults(row.org_settings),
+      passwordHash: row.password_hash,
+      mustEnrolSecondFactor: row.must_enrol_second_factor,
+    };
+  }
+
+  /** Sets or clears the person's "must enrol a second factor" mark (DECISIONS 14.5); whether it changed. */
+  async setMustEnrolSecondFactor(orgId: string, id: string, value: boolean, now: Date, tx: Transaction): Promise<boolean> {
+    const rows = await this.db.query<{ id: string }>(
+      `UPDATE users SET must_enrol_second_factor = $3, updated_at = $4, version = version + 1
+        WHERE org_id = $1 AND id = $2 AND must_enrol_second_factor <> $3 RETURNING id`,
+      [orgId, id, value, now],
+      tx,
+    );
+    return rows.length > 0;
+  }
+
+  /** The person's "must enrol a second factor" mark (DECISIONS 14.5). */
+  async mustEnrolSecondFactor(orgId: string, id: string, tx?: Transaction): Promise<boolean> {
+    const [row] = await this.db.query<{ must: boolean }>('SELECT must_enrol_second_factor AS must FROM users WHERE org_id = $1 AND id = $2', [orgId, id], tx);
+    return row?.must ?? false;
   }
 }
 

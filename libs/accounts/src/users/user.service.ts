@@ -380,6 +380,37 @@ export class UserService {
   }
 
   /**
+   * An administrator's "must enrol a second factor" mark (DECISIONS 14.5): at their next sign-in, after
+   * a right password, a person with the mark and no second factor enrols one before any session opens.
+   * Under the grant rules of a change of the person's credential (5.3), audited `user.factors.require`.
+   * Answers whether the person was not marked already.
+   */
+  async requireSecondFactor(orgId: string, id: string, actor: Actor): Promise<{ id: string; userName: string; changed: boolean }> {
+    return this.withCredentialLock(orgId, id, actor, async (user, tx) => {
+      const changed = await this.users.setMustEnrolSecondFactor(orgId, id, true, this.clock.now(), tx);
+      await this.audit.record(
+        {
+          org: orgId,
+          actor: actor.name,
+          action: 'user.factors.require',
+          target: id,
+          outcome: 'success',
+          sourceAddress: actor.sourceAddress,
+          correlationId: actor.correlationId,
+          details: { userName: user.user_name, alreadyMarked: !changed },
+        },
+        tx,
+      );
+      return { id, userName: user.user_name, changed };
+    });
+  }
+
+  /** Clears the mark in the caller's transaction (the person enrolled a second factor, DECISIONS 14.5). */
+  clearSecondFactorMark(orgId: string, id: string, tx: Transaction): Promise<boolean> {
+    return this.users.setMustEnrolSecondFactor(orgId, id, false, this.clock.now(), tx);
+  }
+
+  /**
    * Runs `work` in a transaction that holds the user's row lock, for a change of a credential of the
    * user (a certificate, a password, or an authenticator that libs/delivery-gateway keeps): the grant rules apply
    * (DECISIONS 5.3, `account-above-own`; a refusal is audited), and

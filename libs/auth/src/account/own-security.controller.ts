@@ -51,7 +51,7 @@ const SESSION_SCHEMA = {
 const renameBody = z.object({ name: z.string().min(1).max(64) }).strict();
 
 /**
- * A person's own sign-in security, beside the portal's whoami (DECISIONS 14.5): on the
+ * A person's own sign-in security, beside the portal's whoami (DECISIONS 14.6): on the
  * credential-management family, where the session cookie counts (11.1), with a person's token too.
  * `own token`: the caller acts on themselves only; another person's factor or session is not found.
  * Adding and removing a factor need a browser session whose sign-in is at most RECENT_SIGN_IN_S old.

@@ -9,7 +9,7 @@ import { SignInSession } from '../sessions/sign-in-sessions';
 import { OwnFactor, SignInFactors } from './sign-in-factors';
 
 /**
- * How recent a sign-in must be to add or remove a second factor (DECISIONS 14.5): the session's
+ * How recent a sign-in must be to add or remove a second factor (DECISIONS 14.6): the session's
  * `auth_time`, the same the authorization endpoint's `max_age` reads (15.2). An older session signs in
  * again on the login page with `prompt=login`.
  */
@@ -42,7 +42,7 @@ const renameSchema = z
   .strict();
 
 /**
- * A person's own sign-in security (DECISIONS 14.5): their second factors (listed, renamed, removed,
+ * A person's own sign-in security (DECISIONS 14.6): their second factors (listed, renamed, removed,
  * never the last one while they need one; a new one added through an add-factor ticket of the hosted
  * enrolment page) and their browser sessions (listed, ended one by one or all but this one). Every
  * change holds the person's row lock, so two removals at once cannot both pass the last-factor rule.
@@ -102,7 +102,7 @@ export class OwnSecurityService {
 
   /**
    * Starts adding a factor: a one-time add-factor ticket for the hosted enrolment page's factor step,
-   * bound to this person and this browser session (DECISIONS 14.5). Needs a recent sign-in.
+   * bound to this person and this browser session (DECISIONS 14.6). Needs a recent sign-in.
    */
   async startAddFactor(principal: Principal, session: SignInSession | null, actor: Actor): Promise<IssuedEnrolmentLink> {
     const userId = personOf(principal);
@@ -151,7 +151,7 @@ export class OwnSecurityService {
     return user;
   }
 
-  /** The re-authentication rule (DECISIONS 14.5): a browser session whose sign-in is at most RECENT_SIGN_IN_S old. */
+  /** The re-authentication rule (DECISIONS 14.6): a browser session whose sign-in is at most RECENT_SIGN_IN_S old. */
   private assertRecentSignIn(session: SignInSession | null, what: string): SignInSession {
     if (!session) {
       throw forbidden(

@@ -3,7 +3,7 @@ import type { Actor } from '@app/common';
 import type { Transaction } from '@app/persistence';
 
 /**
- * One of a person's second factors as their Security page shows it (DECISIONS 14.5): a credential of
+ * One of a person's second factors as their Security page shows it (DECISIONS 14.6): a credential of
  * the credential-management domain whose type signs people in (OATH_TOTP today; a passkey type when
  * it exists), in the wallet the person owns.
  */

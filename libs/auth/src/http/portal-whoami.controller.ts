@@ -70,7 +70,7 @@ export class PortalWhoamiController {
             },
             recentSignInSeconds: {
               type: 'integer',
-              description: 'How long a sign-in counts as recent: adding or removing a second factor needs one (DECISIONS 14.5)',
+              description: 'How long a sign-in counts as recent: adding or removing a second factor needs one (DECISIONS 14.6)',
             },
           },
         },

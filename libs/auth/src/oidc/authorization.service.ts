@@ -44,6 +44,8 @@ export const ACR_VALUES = {
 
 /** How strongly the person proved who they are, from the sign-in's amr (RFC 8176). */
 export function acrFor(amr: readonly string[]): string {
+  // A passkey (hwk) with the password or its own user verification is two factors, not a smart card (DECISIONS 14.5).
+  if (!amr.includes('sc') && amr.includes('hwk') && (amr.includes('pwd') || amr.includes('user'))) return ACR_VALUES.mfa;
   if (amr.includes('sc') || amr.includes('hwk')) return ACR_VALUES.smartcard;
   if (amr.includes('pwd') && amr.includes('otp')) return ACR_VALUES.mfa;
   return ACR_VALUES.password;

@@ -205,7 +205,7 @@ export class SignInSessionService extends SignInSessions {
           {
             org: orgId,
             ...byActor(actor),
-            // The person ending their own other sessions signs out of them (DECISIONS 14.1, 14.5).
+            // The person ending their own other sessions signs out of them (DECISIONS 14.1, 14.6).
             action: reason === 'logout' ? 'sign_in.logout' : 'session.end',
             target: userId,
             outcome: 'success',

@@ -1,8 +1,11 @@
 import type { FastifyRequest } from 'fastify';
 import type { Actor } from '@app/common';
 
-/** How a person proved who they are: the id_token's `amr` values (RFC 8176). */
-export type AuthenticationMethod = 'pwd' | 'otp' | 'sc' | 'hwk';
+/**
+ * How a person proved who they are: the id_token's `amr` values (RFC 8176). A passkey is `hwk` (a
+ * key its authenticator holds); with the passkey alone, its user verification adds `user` (DECISIONS 14.5).
+ */
+export type AuthenticationMethod = 'pwd' | 'otp' | 'sc' | 'hwk' | 'user';
 
 /** A person's browser session, opened by the hosted login page. */
 export interface SignInSession {

@@ -14,14 +14,36 @@ import type { FastifyReply } from 'fastify';
  */
 export const LOGIN_CSP = ["default-src 'none'", "style-src 'self'", "img-src 'self'", "base-uri 'none'", "frame-ancestors 'none'"].join('; ');
 
-/** Sends a page of the hosted login (the sign-in and the enrolment pages) with the pages' headers of DECISIONS 14.3, written in this one place. */
+/**
+ * The CSP of a page with a passkey form (DECISIONS 14.5): the same, and this service's two scripts
+ * (`script-src 'self'`: @simplewebauthn/browser and the passkey form's script, as files; nothing inline).
+ */
+export const PASSKEY_PAGE_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/** Where the passkey forms' scripts are served (libs/auth PasskeyScriptsController). */
+export const WEBAUTHN_BROWSER_PATH = '/authentication/webauthn/simplewebauthn-browser.js';
+export const PASSKEY_SCRIPT_PATH = '/authentication/webauthn/passkey.js';
+const PASSKEY_SCRIPTS = `<script src="${WEBAUTHN_BROWSER_PATH}" defer></script>\n<script src="${PASSKEY_SCRIPT_PATH}" defer></script>\n`;
+
+/**
+ * Sends a page of the hosted login (the sign-in and the enrolment pages) with the pages' headers of
+ * DECISIONS 14.3, written in this one place; a page that holds a passkey form (and only such a page)
+ * may run this service's scripts.
+ */
 export function sendPage(reply: FastifyReply, status: number, body: string): void {
   void reply
     .code(status)
     .header('Content-Type', 'text/html; charset=utf-8')
     .header('Cache-Control', 'no-store')
     .header('Pragma', 'no-cache')
-    .header('Content-Security-Policy', LOGIN_CSP)
+    .header('Content-Security-Policy', body.includes(PASSKEY_SCRIPTS) ? PASSKEY_PAGE_CSP : LOGIN_CSP)
     .header('X-Frame-Options', 'DENY')
     .header('Referrer-Policy', 'same-origin')
     .send(body);
@@ -73,7 +95,7 @@ export function page({ title, organizationName }: PageFrame, body: string): stri
 <meta name="referrer" content="same-origin">
 <title>${escapeHtml(title)} - ${escapeHtml(organizationName)}</title>
 <link rel="stylesheet" href="${LOGIN_STYLESHEET_PATH}">
-</head>
+${body.includes(' data-passkey="') ? PASSKEY_SCRIPTS : ''}</head>
 <body>
 <main>
 ${body}
@@ -96,6 +118,8 @@ export function invalid(error: string | undefined): string {
 }
 
 export interface PasswordFormView {
+  /** Where the organization allows a passkey alone (DECISIONS 14.5): its form. */
+  passkey?: string;
   frame: PageFrame;
   action: string;
   formToken: string;
@@ -109,7 +133,7 @@ export interface PasswordFormView {
 
 /** Step one: userName and password; a smart card as the other way in. */
 export function passwordForm(view: PasswordFormView): string {
-  const { frame, action, formToken, returnTo, userName, error, notice, certificateAction } = view;
+  const { frame, action, formToken, returnTo, userName, error, notice, certificateAction, passkey } = view;
   return page(
     { ...frame, title: 'Sign in' },
     `<h1>Sign in to ${escapeHtml(frame.organizationName)}</h1>
@@ -123,8 +147,17 @@ ${hidden('form_token', formToken)}${hidden('return_to', returnTo)}<input type="h
 <button type="submit">Sign in</button>
 </form>
 ${
-  certificateAction
+  passkey
     ? `<div class="alternative">
+<h2>Passkey</h2>
+<p>Sign in with a passkey alone: your device asks for your PIN, fingerprint or face.</p>
+${passkey}
+</div>
+`
+    : ''
+}${
+      certificateAction
+        ? `<div class="alternative">
 <h2>Smart card</h2>
 <p>With your smart card in its reader, your browser presents its certificate.</p>
 <form method="post" action="${escapeHtml(certificateAction)}">
@@ -132,8 +165,8 @@ ${hidden('form_token', formToken)}${hidden('return_to', returnTo)}
 <button type="submit" class="secondary">Sign in with a smart card</button>
 </form>
 </div>`
-    : ''
-}`,
+        : ''
+    }`,
   );
 }
 
@@ -145,11 +178,25 @@ export interface CodeFormView {
   returnTo?: string;
   userName: string;
   error?: string;
+  /** Whether the person holds a one-time code credential (false: a passkey is their only second factor). */
+  code?: boolean;
+  /** The person's passkeys' form (DECISIONS 14.5), when they hold one. */
+  passkey?: string;
 }
 
-/** Step two: the one-time code of the person's authenticator. */
+/** Step two: the one-time code of the person's authenticator, or one of their passkeys. */
 export function codeForm(view: CodeFormView): string {
-  const { frame, action, formToken, stepToken, returnTo, userName, error } = view;
+  const { frame, action, formToken, stepToken, returnTo, userName, error, passkey } = view;
+  const code = view.code ?? true;
+  if (!code && passkey) {
+    return page(
+      { ...frame, title: 'Passkey' },
+      `<h1>Use your passkey</h1>
+<p>Signing in as <strong>${escapeHtml(userName)}</strong>. Your device asks for the passkey you added for ${escapeHtml(frame.organizationName)}.</p>
+${errorBlock(error)}
+${passkey}`,
+    );
+  }
   return page(
     { ...frame, title: 'One-time code' },
     `<h1>Enter your one-time code</h1>
@@ -160,7 +207,16 @@ ${hidden('form_token', formToken)}${hidden('step_token', stepToken)}${hidden('re
 <label for="code">One-time code</label>
 <input type="text" id="code" name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6,8}" required maxlength="8" autofocus${invalid(error)}>
 <button type="submit">Verify</button>
-</form>`,
+</form>
+${
+  passkey
+    ? `<div class="alternative">
+<h2>Passkey</h2>
+<p>Or use one of your passkeys instead of a code.</p>
+${passkey}
+</div>`
+    : ''
+}`,
   );
 }
 
@@ -220,4 +276,43 @@ export function sendUnknownOrganization(reply: FastifyReply, org: string): void 
     404,
     messagePage({ title: 'Unknown organization', organizationName: 'Sign in', heading: 'Unknown organization' }, `There is no organization "${org}".`),
   );
+}
+
+export interface PasskeyFormView {
+  action: string;
+  /** `register`: a new passkey, with its name; `authenticate`: sign in with one. */
+  mode: 'register' | 'authenticate';
+  /** The ceremony's options (PublicKeyCredentialCreationOptionsJSON or ...RequestOptionsJSON). */
+  options: unknown;
+  /** The form's hidden fields (form token, step, state). */
+  fields: Record<string, string | undefined>;
+  button: string;
+  /** For `register`: the name field's value. */
+  name?: string;
+  error?: string;
+}
+
+/**
+ * A passkey form (DECISIONS 14.5): the page's script (PASSKEY_SCRIPT) asks the browser for the
+ * passkey with `data-options` and posts its answer in `response`. What went wrong in the browser is
+ * said in its status line; what the server refused comes back as `error`.
+ */
+export function passkeyForm(view: PasskeyFormView): string {
+  const { action, mode, options, fields, button, name, error } = view;
+  const id = mode === 'register' ? 'passkey-register' : 'passkey-sign-in';
+  const hiddenFields = Object.entries(fields)
+    .map(([field, value]) => hidden(field, value))
+    .join('');
+  const nameField =
+    mode === 'register'
+      ? `<label for="passkey-name">Name of this passkey</label>
+<input type="text" id="passkey-name" name="passkey_name" required maxlength="64" value="${escapeHtml(name ?? 'My passkey')}" aria-describedby="passkey-name-hint">
+<p id="passkey-name-hint" class="hint">So that you can tell your passkeys apart later, for example "Work laptop" or "Phone".</p>
+`
+      : '';
+  return `<form method="post" action="${escapeHtml(action)}" id="${id}" data-passkey="${mode}" data-options="${escapeHtml(JSON.stringify(options))}">
+${hiddenFields}<input type="hidden" name="response" value="">
+${nameField}${error ? `<p id="${id}-error" class="error" role="alert">${escapeHtml(error)}</p>\n` : ''}<p class="error" role="alert" data-passkey-status hidden></p>
+<button type="submit"${mode === 'authenticate' ? ' class="secondary"' : ''}>${escapeHtml(button)}</button>
+</form>`;
 }

@@ -7,6 +7,9 @@ import type { SignInSessionService } from '../sessions/sign-in-session.service';
 import { LoginController } from './login.controller';
 import type { LoginFormProtection } from './login-form-protection';
 import type { LoginService } from './login.service';
+import type { PasskeyCeremonies } from './passkeys/passkey-ceremonies';
+import type { EnrolmentService } from './enrolment/enrolment.service';
+import type { FactorStepPages } from './enrolment/factor-step-pages';
 
 /** A reply that records its status. */
 function recordingReply() {
@@ -33,6 +36,9 @@ function controllerWith(get: () => Promise<never>): LoginController {
     {} as SignInSessionService,
     {} as LoginFormProtection,
     { get } as unknown as OrganizationService,
+    {} as PasskeyCeremonies,
+    {} as EnrolmentService,
+    {} as FactorStepPages,
     { clientCertificateFromProxy: false, trustedProxies: [] } as unknown as AppConfig,
   );
 }

@@ -15,12 +15,17 @@ import {
   PageFrame,
   codeForm,
   messagePage,
+  passkeyForm,
   passwordForm,
   sendPage,
   sendUnknownOrganization,
   signedInPage,
 } from './login-page';
 import { LoginOutcome, LoginService } from './login.service';
+import { PasskeyCeremonies } from './passkeys/passkey-ceremonies';
+import { EnrolmentService } from './enrolment/enrolment.service';
+import { FactorStepPages } from './enrolment/factor-step-pages';
+import type { PasswordStep } from './login-form-protection';
 import { safeReturnTo } from './return-to';
 import { presentedCertificate, trustedPeers } from './client-certificate';
 
@@ -48,6 +53,9 @@ export class LoginController {
     private readonly sessions: SignInSessionService,
     private readonly forms: LoginFormProtection,
     private readonly organizations: OrganizationService,
+    private readonly ceremonies: PasskeyCeremonies,
+    private readonly enrolment: EnrolmentService,
+    private readonly factorPages: FactorStepPages,
     config: AppConfig,
   ) {
     this.trustedProxies = trustedPeers(config.clientCertificateFromProxy ? config.trustedProxies : []);
@@ -71,7 +79,15 @@ export class LoginController {
       if (target) return void reply.code(303).header('Location', target).header('Cache-Control', 'no-store').send();
       return this.signedIn(reply, org, frame, session, formCookie);
     }
-    this.html(reply, 200, passwordForm({ ...this.formView(org, frame, formCookie, returnTo), userName: single(query.login_hint)?.slice(0, 128) }));
+    this.html(
+      reply,
+      200,
+      passwordForm({
+        ...this.formView(org, frame, formCookie, returnTo),
+        userName: single(query.login_hint)?.slice(0, 128),
+        passkey: await this.passwordlessForm(org, formCookie, returnTo),
+      }),
+    );
   }
 
   @Post('authentication/customer/:org/login')
@@ -104,7 +120,12 @@ export class LoginController {
     }
     const formCookie = checked.formCookie;
     const origin = { sourceAddress, correlationId, userAgent: single(headers['user-agent']) };
-    if (params.step === 'code') {
+    if (params.step === 'passkey' && params.step_token === undefined) {
+      // A passkey alone, from the first page (DECISIONS 14.5).
+      const outcome = await this.login.withPasskeyAlone(org, params.response, formCookie, origin);
+      return this.answer(reply, request, org, frame, formCookie, returnTo, outcome, undefined);
+    }
+    if (params.step === 'code' || params.step === 'passkey') {
       const step = this.forms.readStepToken(org, formCookie, params.step_token);
       if (!step) {
         return this.html(
@@ -113,23 +134,81 @@ export class LoginController {
           passwordForm({ ...this.formView(org, frame, formCookie, returnTo), error: 'Your sign-in took too long. Please start again.' }),
         );
       }
-      const outcome = await this.login.withCode(org, step, params.code, origin);
+      const outcome =
+        params.step === 'passkey'
+          ? await this.login.withPasskey(org, step, params.response, formCookie, origin)
+          : await this.login.withCode(org, step, params.code, origin);
       if (outcome.kind === 'failed') {
-        const view = { frame, action: loginPath(org), formToken: this.forms.formToken(org, formCookie), returnTo, userName: step.userName };
-        return this.html(reply, 200, codeForm({ ...view, stepToken: params.step_token!, error: outcome.message }));
+        return this.html(reply, 200, await this.secondStepPage(org, frame, formCookie, returnTo, step, params.step_token!, outcome.message));
       }
       return this.answer(reply, request, org, frame, formCookie, returnTo, outcome, step.userName);
     }
     const outcome = await this.login.withPassword(org, params.userName, params.password, origin);
     if (outcome.kind === 'code') {
       const stepToken = this.forms.stepToken(org, formCookie, outcome.step);
+      return this.html(reply, 200, await this.secondStepPage(org, frame, formCookie, returnTo, outcome.step, stepToken));
+    }
+    if (outcome.kind === 'enrol') {
+      // An administrator's mark (DECISIONS 14.5): the factor step, before any session opens.
+      const step = await this.enrolment.startFactorStep(org, outcome.step, 'mark', formCookie, { returnTo: returnTo?.slice(0, 4096) });
+      const enrolFrame = { ...frame, title: 'Set up your sign-in' };
       return this.html(
         reply,
         200,
-        codeForm({ frame, action: loginPath(org), formToken: this.forms.formToken(org, formCookie), stepToken, returnTo, userName: outcome.step.userName }),
+        await this.factorPages.render(org, enrolFrame, formCookie, '', step, 'Your administrator asks you to add a second factor before you sign in.'),
       );
     }
     return this.answer(reply, request, org, frame, formCookie, returnTo, outcome, params.userName);
+  }
+
+  /**
+   * The second step after the password: the one-time code, and "Use a passkey" (a new challenge for
+   * this person and flow) when they hold one; only the passkey when it is their only second factor.
+   */
+  private async secondStepPage(
+    org: string,
+    frame: PageFrame,
+    formCookie: string,
+    returnTo: string | undefined,
+    step: PasswordStep,
+    stepToken: string,
+    error?: string,
+  ): Promise<string> {
+    const formToken = this.forms.formToken(org, formCookie);
+    const { code, passkey } = await this.login.secondFactorsOf(org, step.userId);
+    const passkeyHtml = passkey
+      ? passkeyForm({
+          action: loginPath(org),
+          mode: 'authenticate',
+          options: await this.ceremonies.authenticationOptions(org, step.userId, formCookie),
+          fields: { form_token: formToken, step_token: stepToken, return_to: returnTo, step: 'passkey' },
+          button: 'Use a passkey',
+        })
+      : undefined;
+    return codeForm({
+      frame,
+      action: loginPath(org),
+      formToken,
+      stepToken,
+      returnTo,
+      userName: step.userName,
+      error,
+      code: code || !passkey,
+      passkey: passkeyHtml,
+    });
+  }
+
+  /** The first page's "Sign in with a passkey", where the organization allows a passkey alone (DECISIONS 14.5). */
+  private async passwordlessForm(org: string, formCookie: string, returnTo: string | undefined): Promise<string | undefined> {
+    const organization = await this.organizations.get(org);
+    if (!organization.settings.passwordlessSignIn) return undefined;
+    return passkeyForm({
+      action: loginPath(org),
+      mode: 'authenticate',
+      options: await this.ceremonies.authenticationOptions(org, undefined, formCookie),
+      fields: { form_token: this.forms.formToken(org, formCookie), return_to: returnTo?.slice(0, 4096), step: 'passkey' },
+      button: 'Sign in with a passkey',
+    });
   }
 
   /** The smart card's way in (DECISIONS 14.1): the client certificate of the TLS handshake, or of a trusted proxy's header. */
@@ -221,10 +300,10 @@ export class LoginController {
     frame: PageFrame,
     formCookie: string,
     returnTo: string | undefined,
-    outcome: Exclude<LoginOutcome, { kind: 'code' }>,
+    outcome: Exclude<LoginOutcome, { kind: 'code' } | { kind: 'enrol' }>,
     userName: string | undefined,
   ): Promise<void> {
-    const view = { ...this.formView(org, frame, formCookie, returnTo), userName };
+    const view = { ...this.formView(org, frame, formCookie, returnTo), userName, passkey: await this.passwordlessForm(org, formCookie, returnTo) };
     switch (outcome.kind) {
       // A failed sign-in is the form again with its error, 200 as a page (a browser reports an error
       // status of a page it shows as a console error); the lockout still says Retry-After.

@@ -9,6 +9,8 @@ import { SignInSessionService } from '../sessions/sign-in-session.service';
 import { AuthenticationMethod, SignInSession } from '../sessions/sign-in-sessions';
 import type { PasswordStep } from './login-form-protection';
 import { OneTimeCodes } from './one-time-codes';
+import { PASSKEY_MESSAGES, PasskeyCeremonies } from './passkeys/passkey-ceremonies';
+import { PasskeyCredentials } from './passkeys/passkey-credentials';
 import { SmartCardLogons } from './smart-card-logons';
 
 /** The one message of every failed sign-in (DECISIONS 14.1): it tells nobody which part was wrong, or whether the user exists. */
@@ -20,8 +22,10 @@ const CODE = /^[0-9]{6,8}$/;
 
 export type LoginOutcome =
   | { kind: 'signed-in'; cookieValue: string; session: SignInSession }
-  /** The password was right; the person's one-time code comes next. */
-  | { kind: 'code'; step: PasswordStep }
+  /** The password was right; the person's one-time code or one of their passkeys comes next. */
+  | { kind: 'code'; step: PasswordStep; code: boolean; passkey: boolean }
+  /** The password was right, and an administrator's mark asks this person, who holds no second factor, to enrol one first (DECISIONS 14.5). */
+  | { kind: 'enrol'; step: PasswordStep }
   /** Wrong or missing credentials: the form again, with `message`. */
   | { kind: 'failed'; message: string }
   /** The password was right but is not enough for this person (SignInFactorPolicy). */
@@ -30,8 +34,12 @@ export type LoginOutcome =
   | { kind: 'locked'; message: string; retryAfter: string };
 
 type Origin = RequestOrigin & { userAgent?: string };
-/** Every outcome but the password step's `code`. */
-export type FinalOutcome = Exclude<LoginOutcome, { kind: 'code' }>;
+/** Every outcome but the password step's `code` and `enrol`. */
+export type FinalOutcome = Exclude<LoginOutcome, { kind: 'code' } | { kind: 'enrol' }>;
+
+/** The refusal of a passkey alone where the organization does not allow it (DECISIONS 14.5). */
+export const PASSWORDLESS_OFF =
+  'This organization does not allow signing in with a passkey alone. Sign in with your user name and password, then your passkey.';
 
 /**
  * The hosted login page's rules (DECISIONS 14.1): the password (hashed in the bounded
@@ -48,6 +56,8 @@ export class LoginService {
     private readonly passwords: PasswordHasher,
     private readonly factors: SignInFactorPolicy,
     private readonly codes: OneTimeCodes,
+    private readonly passkeys: PasskeyCredentials,
+    private readonly ceremonies: PasskeyCeremonies,
     private readonly smartCards: SmartCardLogons,
     private readonly lockout: LockoutService,
     private readonly sessions: SignInSessionService,
@@ -86,11 +96,15 @@ export class LoginService {
     if (!found || !matches) return this.failed('wrong_password', subject, claimed(userName, found !== undefined), org, origin, 'password', turn);
     await this.lockout.giveBack(turn);
     if (found.user.disabled) return this.failed('disabled', subject, claimed(userName, true), org, origin, 'password');
+    const [holdsCode, passkeys] = await Promise.all([this.codes.holds(org, found.user.id), this.passkeys.owned(org, found.user.id)]);
+    const step = { userId: found.user.id, userName: found.user.user_name };
+    // An administrator's mark (DECISIONS 14.5): no session before a second factor is enrolled.
+    if (found.mustEnrolSecondFactor && !holdsCode && passkeys.length === 0) return { kind: 'enrol', step };
     const second = this.factors.secondStep(found.user, {
-      holdsOneTimeCode: await this.codes.holds(org, found.user.id),
+      holdsOneTimeCode: holdsCode || passkeys.length > 0,
       passwordOnlyAllowed: found.orgSettings.passwordOnlySignIn,
     });
-    if (second.kind === 'otp') return { kind: 'code', step: { userId: found.user.id, userName: found.user.user_name } };
+    if (second.kind === 'otp') return { kind: 'code', step, code: holdsCode, passkey: passkeys.length > 0 };
     if (second.kind === 'refused') {
       await this.record('factor_refused', subject, claimed(userName, true), org, origin, 'password');
       return { kind: 'refused', message: second.description };
@@ -113,6 +127,69 @@ export class LoginService {
     if (!(await this.codes.accept(org, user.id, code, this.clock.now()))) return this.failed('wrong_code', subject, who, org, origin, 'code');
     await this.lockout.forgetCodeAttempts(org, user.id);
     return this.open(user, ['pwd', 'otp'], origin);
+  }
+
+  /** Which second factors the person holds (the code page offers them). */
+  async secondFactorsOf(org: string, userId: string): Promise<{ code: boolean; passkey: boolean }> {
+    const [code, passkeys] = await Promise.all([this.codes.holds(org, userId), this.passkeys.owned(org, userId)]);
+    return { code, passkey: passkeys.length > 0 };
+  }
+
+  /**
+   * A passkey as the second step (DECISIONS 14.5): the answer to the challenge of this person's code
+   * page, checked by PasskeyCeremonies (single-use challenge of this flow, origin, RP id, signature,
+   * the counter forward only). Counted per person before the check, as a code is; every refusal is a
+   * failed sign-in with its reason, and the page says what was wrong.
+   */
+  async withPasskey(org: string, step: PasswordStep, answer: string | undefined, flow: string, origin: Origin): Promise<FinalOutcome> {
+    const subject = lockoutSubject(org, step.userName);
+    const who = claimed(step.userName, true);
+    const locked = await this.locked(subject, origin.sourceAddress);
+    if (locked) return locked;
+    const user = await this.users.findInOrg(org, step.userId);
+    if (!user || user.disabled) return this.failed('disabled', subject, who, org, origin, 'passkey');
+    const tooMany = await this.lockedBy(() => this.lockout.countCodeAttempt(org, user.id, user.user_name, origin, 'sign_in.lockout'));
+    if (tooMany) return tooMany;
+    const checked = await this.ceremonies.verifyAuthentication(org, user.id, flow, answer);
+    if (!checked.ok) {
+      await this.record(`passkey_${checked.refusal}`, subject, who, org, origin, 'passkey', undefined, checked.passkey?.credentialId);
+      return { kind: 'failed', message: PASSKEY_MESSAGES[checked.refusal] };
+    }
+    await this.lockout.forgetCodeAttempts(org, user.id);
+    return this.open(user, ['pwd', 'hwk'], origin);
+  }
+
+  /**
+   * A passkey alone (DECISIONS 14.5), where the organization's `passwordlessSignIn` allows it: a
+   * discoverable passkey with user verification, whose user handle names its owner. Failures count
+   * per address (nobody was claimed) and are audited with their reason.
+   */
+  async withPasskeyAlone(org: string, answer: string | undefined, flow: string, origin: Origin): Promise<FinalOutcome> {
+    const locked = await this.locked(undefined, origin.sourceAddress);
+    if (locked) return locked;
+    const organization = await this.organizations.get(org);
+    if (!organization.settings.passwordlessSignIn) {
+      await this.record('passwordless_not_allowed', undefined, undefined, org, origin, 'passkey');
+      return { kind: 'failed', message: PASSWORDLESS_OFF };
+    }
+    const checked = await this.ceremonies.verifyAuthentication(org, undefined, flow, answer);
+    if (!checked.ok) {
+      const owner = checked.passkey ? await this.users.findInOrg(org, checked.passkey.userId) : undefined;
+      await this.record(
+        `passkey_${checked.refusal}`,
+        undefined,
+        claimed(owner?.user_name, true),
+        org,
+        origin,
+        'passkey',
+        undefined,
+        checked.passkey?.credentialId,
+      );
+      return { kind: 'failed', message: PASSKEY_MESSAGES[checked.refusal] };
+    }
+    const user = await this.users.findInOrg(org, checked.passkey.userId);
+    if (!user || user.disabled) return this.failed('disabled', undefined, claimed(user?.user_name, true), org, origin, 'passkey');
+    return this.open(user, ['hwk', 'user'], origin);
   }
 
   /**
@@ -165,7 +242,7 @@ export class LoginService {
     who: ClaimedIdentity | undefined,
     org: string,
     origin: Origin,
-    step: 'password' | 'code' | 'certificate',
+    step: SignInStep,
     turn?: PasswordTurn,
   ): Promise<FinalOutcome> {
     await this.record(reason, subject, who, org, origin, step, turn);
@@ -179,8 +256,9 @@ export class LoginService {
     who: ClaimedIdentity | undefined,
     org: string,
     origin: Origin,
-    step: 'password' | 'code' | 'certificate',
+    step: SignInStep,
     turn?: PasswordTurn,
+    credential?: string,
   ): Promise<void> {
     this.metrics.authFailures.inc({ reason: `login_${reason}` });
     await this.lockout.recordFailure(
@@ -190,14 +268,18 @@ export class LoginService {
       {
         org,
         claimed: who,
-        method: step === 'certificate' ? 'smart_card' : step === 'code' ? 'otp' : 'password',
+        method: METHODS[step],
         actions: { fail: 'sign_in.fail', lockout: 'sign_in.lockout' },
-        details: { step },
+        details: credential ? { step, credential } : { step },
       },
       { turn },
     );
   }
 }
+
+type SignInStep = 'password' | 'code' | 'certificate' | 'passkey';
+/** The audit's `method` of a failure at each step. */
+const METHODS: Record<SignInStep, string> = { password: 'password', code: 'otp', certificate: 'smart_card', passkey: 'passkey' };
 
 /** The lockout's 429 as the page shows it; any other error goes on. */
 function lockedOutcome(error: unknown): FinalOutcome {

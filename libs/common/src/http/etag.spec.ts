@@ -1,5 +1,7 @@
 import { DomainError } from '../domain-error';
-import { IfMatch, keepVersion, versionOf, weakETag } from './etag';
+import { lastValueFrom, of } from 'rxjs';
+import type { CallHandler, ExecutionContext } from '@nestjs/common';
+import { IfMatch, ResourceETagInterceptor, SerializedAnswer, keepVersion, serializedOnce, versionOf, weakETag } from './etag';
 
 describe('versions and entity tags', () => {
   describe('IfMatch (weak comparison, RFC 7644 3.14)', () => {
@@ -39,5 +41,56 @@ describe('versions and entity tags', () => {
   it('assertMatches throws 412 naming the current version', () => {
     expect(() => IfMatch.parse('W/"2"')!.assertMatches('Gateway 5', 3)).toThrow(/Gateway 5 has changed: its current version is 3/);
     expect(() => IfMatch.parse('W/"3"')!.assertMatches('Gateway 5', 3)).not.toThrow();
+  });
+
+  describe('answers serialised once per version of a cached object (issue 35)', () => {
+    it('presents and serialises a cached object once per variant, and anew for another object', () => {
+      const cached = { id: 'x', version: 3 };
+      let presented = 0;
+      const present = () => {
+        presented++;
+        return { id: cached.id, meta: { version: String(cached.version) } };
+      };
+      const first = serializedOnce(cached, '3', present);
+      expect(first).toBeInstanceOf(SerializedAnswer);
+      expect(first.json).toBe('{"id":"x","meta":{"version":"3"}}');
+      expect(first.version).toBe('3');
+      expect(serializedOnce(cached, '3', present)).toBe(first);
+      expect(presented).toBe(1);
+      // Another variant (an API version, a row version) is another answer.
+      expect(serializedOnce(cached, '4', present)).not.toBe(first);
+      expect(presented).toBe(2);
+      // The object a cache reads after an eviction is another object: presented again.
+      const reread = { id: 'x', version: 4 };
+      expect(serializedOnce(reread, '4', () => ({ id: reread.id, meta: { version: '4' } })).json).toBe('{"id":"x","meta":{"version":"4"}}');
+    });
+
+    const reply = (headers: Record<string, string> = {}) => ({
+      headers,
+      hasHeader: (name: string) => name.toLowerCase() in headers,
+      header(name: string, value: string) {
+        headers[name.toLowerCase()] = value;
+        return this;
+      },
+    });
+    const contextOf = (response: ReturnType<typeof reply>) => ({ switchToHttp: () => ({ getResponse: () => response }) }) as unknown as ExecutionContext;
+    const handler = (body: unknown): CallHandler => ({ handle: () => of(body) });
+
+    it('the ETag interceptor sends its JSON text with its version as ETag, in the media type already chosen', async () => {
+      const answer = serializedOnce({}, '', () => ({ id: 'y', meta: { version: '5' } }));
+      const scim = reply({ 'content-type': 'application/scim+json' });
+      const sent = await lastValueFrom(new ResourceETagInterceptor().intercept(contextOf(scim), handler(answer)));
+      expect(sent).toBe('{"id":"y","meta":{"version":"5"}}');
+      expect(scim.headers).toEqual({ 'content-type': 'application/scim+json', etag: 'W/"5"' });
+      // No media type chosen by the route: JSON, as an object answer would have been.
+      const plain = reply();
+      await lastValueFrom(new ResourceETagInterceptor().intercept(contextOf(plain), handler(answer)));
+      expect(plain.headers['content-type']).toBe('application/json; charset=utf-8');
+      // A list has no version: no ETag.
+      const list = reply({ 'content-type': 'application/scim+json' });
+      const listAnswer = serializedOnce([], '', () => ({ totalResults: 0, resources: [] }));
+      expect(await lastValueFrom(new ResourceETagInterceptor().intercept(contextOf(list), handler(listAnswer)))).toBe('{"totalResults":0,"resources":[]}');
+      expect(list.headers.etag).toBeUndefined();
+    });
   });
 });

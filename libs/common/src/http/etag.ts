@@ -35,6 +35,45 @@ export function versionOf(body: unknown): string | undefined {
 }
 
 /**
+ * An answer already serialised to JSON, with the version its ETag names (issue 35): what a read
+ * served from a change-feed cache returns, so that the resource is presented and serialised once
+ * per version of the cached object instead of on every request. The application's ETag interceptor
+ * (ResourceETagInterceptor) sets the ETag from `version` and sends `json` as the body, in the
+ * Content-Type the route's media-type rules chose (application/json when none did).
+ */
+export class SerializedAnswer {
+  constructor(
+    readonly json: string,
+    readonly version: string | undefined,
+  ) {}
+}
+
+/** At most this many variants (API versions and the like) are kept per cached object. */
+const MAX_VARIANTS = 8;
+
+const answers = new WeakMap<object, Map<string, SerializedAnswer>>();
+
+/**
+ * `present()` serialised once for the cached object `source` and `variant` (everything else the
+ * presentation depends on: an API version, a row version), then the same answer for as long as the
+ * cache hands out that object. `source` must be a value the cache replaces rather than changes in
+ * place (FeedCache evicts and reads anew); its answers go with it to the garbage collector. The
+ * caller puts into `variant` whatever else shapes the answer; a projected answer
+ * (attributes=/excludedAttributes=) is built per request instead.
+ */
+export function serializedOnce(source: object, variant: string, present: () => unknown): SerializedAnswer {
+  let variants = answers.get(source);
+  if (variants === undefined) answers.set(source, (variants = new Map()));
+  let answer = variants.get(variant);
+  if (answer === undefined) {
+    const body = present();
+    answer = new SerializedAnswer(JSON.stringify(body), versionOf(body));
+    if (variants.size < MAX_VARIANTS) variants.set(variant, answer);
+  }
+  return answer;
+}
+
+/**
  * Sets `ETag: W/"<version>"` on every answer that is one versioned resource, so that no route writes
  * the header by hand. Registered once for the whole application (apps/api/src/app.setup.ts).
  */
@@ -43,12 +82,16 @@ export class ResourceETagInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     return next.handle().pipe(
       map((body: unknown) => {
-        const version = versionOf(body);
-        if (version !== undefined) {
+        // An answer serialised once per version of a cached object (serialized-answer.ts): its own
+        // version, and its JSON text as the body, which Fastify sends as it is.
+        const serialized = body instanceof SerializedAnswer;
+        const version = serialized ? body.version : versionOf(body);
+        if (version !== undefined || serialized) {
           const reply = context.switchToHttp().getResponse<FastifyReply>();
-          if (!reply.hasHeader('ETag')) reply.header('ETag', weakETag(version));
+          if (version !== undefined && !reply.hasHeader('ETag')) reply.header('ETag', weakETag(version));
+          if (serialized && !reply.hasHeader('Content-Type')) reply.header('Content-Type', 'application/json; charset=utf-8');
         }
-        return body;
+        return serialized ? body.json : body;
       }),
     );
   }

@@ -1,7 +1,8 @@
-import { Controller, Param, Post, Res } from '@nestjs/common';
+import { Controller, HttpCode, Param, Post, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Audited } from '@app/audit';
+import { UserService } from '@app/accounts';
 import { Actor, PathFormats, RequestActor, RequireAdministrator } from '@app/common';
 import { FactorResetService } from './factor-reset.service';
 
@@ -12,7 +13,22 @@ import { FactorResetService } from './factor-reset.service';
 @PathFormats({ id: 'uuid' })
 @Controller('admin/v1/organizations/:org/users')
 export class FactorResetController {
-  constructor(private readonly resets: FactorResetService) {}
+  constructor(
+    private readonly resets: FactorResetService,
+    private readonly users: UserService,
+  ) {}
+
+  @Post(':id/factors/required')
+  @HttpCode(200)
+  @Audited('user.factors.require')
+  @ApiOperation({
+    summary: 'Mark a person as needing a second factor: after their next right password they enrol one (TOTP or a passkey) before any session opens',
+    description: 'The mark clears once they enrol a factor; a person who holds one already just signs in with it. Nothing else changes.',
+  })
+  async requireSecondFactor(@RequestActor() actor: Actor, @Param('org') orgId: string, @Param('id') id: string) {
+    const marked = await this.users.requireSecondFactor(orgId, id, actor);
+    return { id: marked.id, userName: marked.userName, mustEnrolSecondFactor: true };
+  }
 
   @Post(':id/factors/reset')
   @Audited('user.factors.reset', 'device.revoke', 'credential.revoke', 'session.end', 'user.enrolment_link.create')

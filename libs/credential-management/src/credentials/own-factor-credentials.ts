@@ -6,13 +6,13 @@ import { Database, Transaction } from '@app/persistence';
 
 /**
  * The credential types that are a person's second factor at the hosted login page (DECISIONS 14.1,
- * 14.5): what the Security page lists. A new sign-in factor (a passkey type) is added here and its
+ * 14.6): what the Security page lists. A new sign-in factor (a passkey type) is added here and its
  * credentials appear there, with their name, dates and removal, without another change.
  */
-export const SIGN_IN_FACTOR_TYPES: readonly string[] = ['OATH_TOTP'];
+export const SIGN_IN_FACTOR_TYPES: readonly string[] = ['OATH_TOTP', 'FIDO2'];
 
-/** What a factor is called until its person names it. */
-const DEFAULT_NAMES: Record<string, string> = { OATH_TOTP: 'Authenticator app' };
+/** What a factor is called until its person names it (a passkey is named at registration). */
+const DEFAULT_NAMES: Record<string, string> = { OATH_TOTP: 'Authenticator app', FIDO2: 'Passkey' };
 
 interface FactorRow {
   id: string;
@@ -29,7 +29,7 @@ const OWN_FACTORS = `FROM credentials c JOIN wallets w ON w.id = c.wallet_id
    WHERE c.org_id = $1 AND w.owner_user_id = $2 AND c.type = ANY($3::text[]) AND c.status IN ('ISSUED', 'ON_HOLD')`;
 
 /**
- * A person's own second factors (libs/auth SignInFactors; DECISIONS 14.5): listed, renamed (the
+ * A person's own second factors (libs/auth SignInFactors; DECISIONS 14.6): listed, renamed (the
  * credential's `name`) and removed. Removing one revokes its software authenticator through the
  * device lifecycle (device.revoke, and the credential follower's credential.revoke), as an
  * administrator's reset does for all of them; a factor on a card is the desk's to revoke, with the card.

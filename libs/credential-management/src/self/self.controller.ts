@@ -20,6 +20,7 @@ import {
   ApiScimResponse,
   ApiSearchBody,
   searchFromBody,
+  serializedOnce,
 } from '@app/common';
 import { USER_SEARCH_DEFINITION } from '@app/accounts';
 import { DEVICE_MULTI_VALUED, DEVICE_SEARCH_DEFINITION, DevicePresenter } from '@app/device';
@@ -71,8 +72,9 @@ export class SelfController {
   @ApiOperation({ summary: "The caller's own user" })
   @ApiScimResponse(USER_SEARCH_DEFINITION, { multiValued: ['x509Certificates'] })
   async get(@CurrentPrincipal() principal: Principal) {
-    const { user, links } = await this.self.user(principal);
-    return this.users.user(user, links);
+    const linked = await this.self.user(principal);
+    // The caller's cached user is serialised once per version (issue 35).
+    return serializedOnce(linked, String(linked.user.version), () => this.users.user(linked.user, linked.links));
   }
 
   @Get('Device')

@@ -23,6 +23,7 @@ import {
   readForce,
   searchFromBody,
   searchFromQuery,
+  serializedOnce,
   ScimSearch,
   ApiScimResponse,
   ApiSearchBody,
@@ -105,7 +106,10 @@ export class UsersController {
   @ApiScimResponse(USER_SEARCH_DEFINITION, USER_RESPONSE)
   async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() query: Record<string, unknown>) {
     const projection = projectionFromQuery(query, USER_SEARCH_DEFINITION);
-    const { user, links } = await this.users.read(principal, id);
+    const linked = await this.users.read(principal, id);
+    const { user, links } = linked;
+    // The whole resource of a cached user is serialised once per version (issue 35).
+    if (!projection.attributes && !projection.excludedAttributes) return serializedOnce(linked, String(user.version), () => this.presenter.user(user, links));
     return projectResource(this.presenter.user(user, links), USER_SEARCH_DEFINITION, projection);
   }
 

@@ -14,6 +14,7 @@ import {
   Actor,
   RequestActor,
   PathFormats,
+  serializedOnce,
 } from '@app/common';
 import { parseApiVersion, requireTenant } from '../common/request-rules';
 import { PushGatewayPresenter } from './push-gateway.presenter';
@@ -41,7 +42,9 @@ export class PushGatewayController {
   async list(@CurrentPrincipal() principal: Principal, @Param('tenant') tenant: string, @Query() query: Record<string, unknown>) {
     const org = requireTenant(principal, tenant);
     const version = parseApiVersion(query);
-    return this.presenter.list(await this.gateways.list(org), version);
+    // The organization's cached list is serialised once per API version (issue 35).
+    const rows = await this.gateways.list(org);
+    return serializedOnce(rows, String(version), () => this.presenter.list(rows, version));
   }
 
   @Get(':id')
@@ -49,7 +52,8 @@ export class PushGatewayController {
   async get(@CurrentPrincipal() principal: Principal, @Param('tenant') tenant: string, @Param('id') id: string, @Query() query: Record<string, unknown>) {
     const org = requireTenant(principal, tenant);
     const version = parseApiVersion(query);
-    return this.presenter.gateway(await this.gateways.get(org, id), version);
+    const row = await this.gateways.get(org, id);
+    return serializedOnce(row, `${version} ${row.version}`, () => this.presenter.gateway(row, version));
   }
 
   @Post()

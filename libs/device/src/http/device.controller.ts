@@ -12,6 +12,7 @@ import {
   projectResource,
   projectionFromQuery,
   searchFromBody,
+  serializedOnce,
   Actor,
   RequestActor,
   PathFormats,
@@ -82,6 +83,8 @@ export class DeviceController {
   async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() query: Record<string, unknown>) {
     const projection = projectionFromQuery(query, DEVICE_SEARCH_DEFINITION);
     const view = await this.devices.get(principal, id);
+    // The whole resource of a cached device is serialised once per version (issue 35).
+    if (!projection.attributes && !projection.excludedAttributes) return serializedOnce(view, String(view.row.version), () => this.presenter.device(view));
     return projectResource(this.presenter.device(view), DEVICE_SEARCH_DEFINITION, projection);
   }
 

@@ -50,26 +50,45 @@ export interface EnrolTotpView {
   secret: string;
   digits: number;
   error?: string;
-  /** A signed-in person adding a factor (DECISIONS 14.5): no sign-in at the end, and a way back. */
-  addFactor?: { cancelHref: string };
+  /** The passkey's registration form (passkeyForm), the other choice of this step (DECISIONS 14.5). */
+  passkey: string;
+  /** A factor added from a session (or just now): said at the top, with where to go on. */
+  notice?: string;
+  continueHref?: string;
+  /** The code form's button: "Confirm and sign in", or "Add this authenticator" from a session. */
+  confirm?: string;
+  /** Adding a factor from the portal's Security page (DECISIONS 14.6): no sign-in at the end, and a way back. */
+  cancelHref?: string;
 }
 
-/** Step two: the authenticator app reads the QR code (or the secret, typed), and the person confirms one code. */
+/**
+ * Step two, the factor step: an authenticator app (the QR code, or the secret typed; one code
+ * confirms it) or a passkey (named; the browser registers it). A person chooses one; from a session
+ * (the portal's "add a factor") they may add several.
+ */
 export function enrolTotpForm(view: EnrolTotpView): string {
-  const { frame, action, formToken, link, state, userName, qrSvg, uri, secret, digits, error, addFactor } = view;
+  const { frame, action, formToken, link, state, userName, qrSvg, uri, secret, digits, error, passkey, notice, continueHref, cancelHref } = view;
   return page(
-    { ...frame, title: 'Add your authenticator' },
-    `<h1>Add your authenticator app</h1>
-<p>${addFactor ? 'Adding a second factor for' : 'Signing in as'} <strong>${escapeHtml(userName)}</strong>. Scan this code with your authenticator app (any app for one-time codes).</p>
+    { ...frame, title: 'Add a second factor' },
+    `<h1>Add a second factor</h1>
+${notice ? `<p class="notice" role="status">${escapeHtml(notice)}</p>` : ''}${continueHref ? `<p><a href="${escapeHtml(continueHref)}">Continue</a></p>` : ''}
+<p>${cancelHref ? 'Adding a second factor for' : 'Signing in as'} <strong>${escapeHtml(userName)}</strong>. Choose one: an authenticator app that shows one-time codes, or a passkey held by this device or a security key.</p>
+<h2>Authenticator app</h2>
+<p>Scan this code with your authenticator app (any app for one-time codes).</p>
 ${qrSvg}
 <p id="totp-uri-text" class="hint">The QR code holds this address: <code>${escapeHtml(uri)}</code></p>
 <p>Cannot scan it? Type this key into the app instead: <code class="secret">${escapeHtml(secret)}</code></p>
 ${errorBlock(error)}
 <form method="post" action="${escapeHtml(action)}">
-${hidden('form_token', formToken)}${hidden('link', link)}${hidden('state', state)}<input type="hidden" name="step" value="totp">
+${hidden('form_token', formToken)}${link ? hidden('link', link) : ''}${hidden('state', state)}<input type="hidden" name="step" value="totp">
 <label for="code">The ${digits}-digit code the app shows now</label>
-<input type="text" id="code" name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{${digits}}" required maxlength="${digits}" autofocus${invalid(error)}>
-<button type="submit">${addFactor ? 'Confirm and add' : 'Confirm and sign in'}</button>
-</form>${addFactor ? `\n<p><a href="${escapeHtml(addFactor.cancelHref)}">Cancel and go back to Security</a></p>` : ''}`,
+<input type="text" id="code" name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{${digits}}" required maxlength="${digits}"${notice ? '' : ' autofocus'}${invalid(error)}>
+<button type="submit">${escapeHtml(view.confirm ?? 'Confirm and sign in')}</button>
+</form>
+<div class="alternative">
+<h2>Passkey</h2>
+<p>Or add a passkey: your device or security key keeps it, and asks for your PIN, fingerprint or face.</p>
+${passkey}
+</div>${cancelHref ? `\n<p><a href="${escapeHtml(cancelHref)}">Cancel and go back to Security</a></p>` : ''}`,
   );
 }

@@ -1,14 +1,16 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import QRCode from 'qrcode';
 import { OrganizationService } from '@app/accounts';
 import { Audited } from '@app/audit';
 import { CorrelationId, DomainError, PathFormats, Public, SourceAddress } from '@app/common';
-import { SESSION_COOKIE, SignInSessions } from '../../sessions/sign-in-sessions';
+import { SignInSessionService } from '../../sessions/sign-in-session.service';
+import { SESSION_COOKIE } from '../../sessions/sign-in-sessions';
 import { FORM_COOKIE, LoginFormProtection } from '../login-form-protection';
-import { PageFrame, escapeHtml, messagePage, sendPage, sendUnknownOrganization } from '../login-page';
-import { enrolPasswordForm, enrolTotpForm } from './enrolment-page';
+import { PageFrame, messagePage, sendPage, sendUnknownOrganization } from '../login-page';
+import { safeReturnTo } from '../return-to';
+import { enrolPasswordForm } from './enrolment-page';
+import { FactorStepPages, enrolPath, securityPage } from './factor-step-pages';
 import { EnrolmentOutcome, EnrolmentService } from './enrolment.service';
 
 /** The password rule said at the field (DECISIONS 3.5; PasswordHasher enforces it). */
@@ -33,7 +35,8 @@ export class EnrolmentController {
     private readonly enrolment: EnrolmentService,
     private readonly forms: LoginFormProtection,
     private readonly organizations: OrganizationService,
-    private readonly sessions: SignInSessions,
+    private readonly factorPages: FactorStepPages,
+    private readonly sessions: SignInSessionService,
   ) {}
 
   @Get('authentication/customer/:org/enrol/:link')
@@ -42,8 +45,8 @@ export class EnrolmentController {
     const frame = await this.frame(org);
     if (!frame) return this.unknownOrganization(reply, org);
     const formCookie = this.formCookieFor(request, reply);
-    // An add-factor ticket opens only in the browser session that asked for it (DECISIONS 14.5).
-    const opened = await this.enrolment.open(org, link, await this.sessions.fromRequest(request), formCookie);
+    // An add-factor ticket opens only in the browser session that asked for it (DECISIONS 14.6).
+    const opened = await this.enrolment.open(org, link, await this.sessionOf(request, org), formCookie);
     return this.answer(reply, org, frame, formCookie, link, opened);
   }
 
@@ -77,22 +80,16 @@ export class EnrolmentController {
       this.formCookieFor(request, reply);
       return this.refused(reply, frame, this.forms.hostMismatch(headers) ?? REFUSED_FORM, 403);
     }
+    const origin = { sourceAddress, correlationId, userAgent: single(headers['user-agent']) };
+    // A factor step without a link is the mark's (no session yet) or a session's own (the live session of this organization);
+    // an add-factor ticket's is its session's only (DECISIONS 14.6).
+    const session = await this.sessionOf(request, org);
     const outcome =
       params.step === 'totp'
-        ? await this.enrolment.confirmTotp(
-            org,
-            params.link,
-            params.state,
-            params.code,
-            existing,
-            {
-              sourceAddress,
-              correlationId,
-              userAgent: single(headers['user-agent']),
-            },
-            await this.sessions.fromRequest(request),
-          )
-        : await this.enrolment.choosePassword(org, params.link, params.password, params.confirmation, existing);
+        ? await this.enrolment.confirmTotp(org, params.link, params.state, params.code, existing, origin, session?.id)
+        : params.step === 'passkey'
+          ? await this.enrolment.confirmPasskey(org, params.link, params.state, params.response, params.passkey_name, existing, origin, session?.id)
+          : await this.enrolment.choosePassword(org, params.link, params.password, params.confirmation, existing);
     return this.answer(reply, org, frame, existing, params.link ?? '', outcome);
   }
 
@@ -104,21 +101,46 @@ export class EnrolmentController {
         return this.html(reply, 200, this.passwordPage(org, frame, formCookie, link, outcome.userName, outcome.error || undefined));
       case 'locked':
         reply.header('Retry-After', outcome.retryAfter);
-        return this.html(reply, 200, await this.totpPage(org, frame, formCookie, link, { ...outcome, error: outcome.message }));
+        return this.html(reply, 200, await this.factorPages.render(org, frame, formCookie, link, { ...outcome, kind: 'totp', error: outcome.message }));
       case 'totp':
-        return this.html(reply, 200, await this.totpPage(org, frame, formCookie, link, outcome));
-      case 'signed-in':
+        return this.html(reply, 200, await this.factorPages.render(org, frame, formCookie, link, outcome));
+      case 'signed-in': {
         reply.header('Set-Cookie', `${SESSION_COOKIE}=${outcome.cookieValue}; Path=/; Secure; HttpOnly; SameSite=Strict`);
-        // Where a person lands once enrolled: their organization's portal, signed in (DECISIONS 14.4).
-        return void reply
-          .code(303)
-          .header('Location', `/portal/${encodeURIComponent(org)}/`)
-          .header('Cache-Control', 'no-store')
-          .send();
+        // Where a person lands once enrolled: where they were going, else their organization's portal, signed in (DECISIONS 14.4).
+        const target = safeReturnTo(org, outcome.returnTo) ?? `/portal/${encodeURIComponent(org)}/`;
+        if (outcome.factor === 'FIDO2') {
+          // A passkey: the same step again, from the new session, to add another one or go on (DECISIONS 14.5).
+          const step = await this.enrolment.startFactorStep(
+            org,
+            { userId: outcome.session.userId, userName: outcome.session.userName },
+            'session',
+            formCookie,
+            {
+              sessionId: outcome.session.id,
+              returnTo: outcome.returnTo,
+            },
+          );
+          return this.html(reply, 200, await this.factorPages.render(org, frame, formCookie, '', step, addedNotice(outcome), target));
+        }
+        return void reply.code(303).header('Location', target).header('Cache-Control', 'no-store').send();
+      }
+      case 'added': {
+        const target = safeReturnTo(org, outcome.returnTo) ?? `/authentication/customer/${encodeURIComponent(org)}/login`;
+        const step = await this.enrolment.startFactorStep(org, { userId: outcome.userId, userName: outcome.userName }, 'session', formCookie, {
+          sessionId: outcome.sessionId,
+          returnTo: outcome.returnTo,
+        });
+        return this.html(reply, 200, await this.factorPages.render(org, frame, formCookie, '', step, addedNotice(outcome), target));
+      }
       case 'factor-added':
-        // Back where adding started, signed in as before (DECISIONS 14.5).
+        // Back where adding started, signed in as before (DECISIONS 14.6).
         return void reply.code(303).header('Location', securityPage(org)).header('Cache-Control', 'no-store').send();
     }
+  }
+
+  private async sessionOf(request: FastifyRequest, org: string) {
+    const session = await this.sessions.fromRequest(request);
+    return session && session.org === org ? session : null;
   }
 
   private passwordPage(org: string, frame: PageFrame, formCookie: string, link: string, userName: string, error?: string): string {
@@ -130,29 +152,6 @@ export class EnrolmentController {
       userName,
       minLength: MIN_PASSWORD_LENGTH,
       error,
-    });
-  }
-
-  private async totpPage(
-    org: string,
-    frame: PageFrame,
-    formCookie: string,
-    link: string,
-    outcome: Extract<EnrolmentOutcome, { kind: 'totp' }> | (Extract<EnrolmentOutcome, { kind: 'locked' }> & { error: string }),
-  ): Promise<string> {
-    return enrolTotpForm({
-      frame,
-      action: enrolPath(org),
-      formToken: this.forms.formToken(org, formCookie),
-      link,
-      state: outcome.state,
-      userName: outcome.userName,
-      qrSvg: await qrCode(outcome.totp.uri),
-      uri: outcome.totp.uri,
-      secret: outcome.totp.secret,
-      digits: outcome.totp.digits,
-      error: outcome.error,
-      addFactor: outcome.addFactor ? { cancelHref: securityPage(org) } : undefined,
     });
   }
 
@@ -187,25 +186,10 @@ export class EnrolmentController {
   }
 }
 
-/** The portal's Security page of the organization, where adding a factor starts and ends. */
-function securityPage(org: string): string {
-  return `/portal/${encodeURIComponent(org)}/security`;
-}
-
-function enrolPath(org: string): string {
-  return `/authentication/customer/${encodeURIComponent(org)}/enrol`;
-}
-
-/**
- * The QR code of the otpauth URI as an inline SVG element (the page's CSP allows no data: image), with
- * its text alternative: the URI itself, for screen readers and for those who cannot scan.
- */
-async function qrCode(uri: string): Promise<string> {
-  const svg = await QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
-  const label = `QR code of ${uri}`;
-  return svg
-    .replace(/^<svg /, `<svg class="qr" width="224" height="224" role="img" aria-label="${escapeHtml(label)}" `)
-    .replace(/>/, `><title>${escapeHtml(label)}</title>`);
+function addedNotice(outcome: { factor: 'OATH_TOTP' | 'FIDO2'; passkeyName?: string }): string {
+  return outcome.factor === 'FIDO2'
+    ? `Your passkey "${outcome.passkeyName ?? ''}" was added. Add another one, or continue.`
+    : 'Your authenticator app was added. Add another factor, or continue.';
 }
 
 function single(value: unknown): string | undefined {

@@ -1,0 +1,26 @@
+// Types of ops/bench/regression.js for the TypeScript test suites.
+export interface BenchFigures {
+  machine?: string;
+  date?: string;
+  workloads: Record<string, { rate?: number; serviceUs?: number; databaseUs?: number; generatorUs?: number; failed?: boolean }>;
+}
+export interface Baseline {
+  machine?: string;
+  date?: string;
+  reference: string;
+  ratios: Record<string, number>;
+}
+export interface Comparison {
+  name: string;
+  before: number;
+  now: number;
+  rise: number;
+  failed: boolean;
+}
+export declare const TOLERANCE: number;
+export declare const REFERENCE: string;
+export declare const BASELINE_FILE: string;
+export declare const FIGURES_FILE: string;
+export declare function ratios(figures: BenchFigures): Record<string, number>;
+export declare function compare(figures: BenchFigures, baseline: Baseline, tolerance?: number): Comparison[];
+export declare function describe(rows: Comparison[]): string;

@@ -1,0 +1,64 @@
+'use strict';
+// The bench's regression guard (issue 35): `npm run bench` writes its figures as JSON (BENCH_JSON,
+// default .test-run/bench.json), and test/bench-regression.spec.ts compares the service's CPU per
+// request of each workload with ops/bench/baseline.json. Hosts differ in speed by up to five times,
+// so neither side is compared in microseconds: each workload's CPU per request is divided by that of
+// the same run's hello-world route (`hello`, GET /health/live through the whole stack), and a ratio
+// more than TOLERANCE above the baseline's fails.
+//   node ops/bench/regression.js [FIGURES.json]   compares and exits 1 on a rise
+//   node ops/bench/regression.js --baseline FIGURES.json   prints the baseline those figures make
+const { readFileSync } = require('node:fs');
+const { join } = require('node:path');
+
+const TOLERANCE = 0.3;
+const REFERENCE = 'hello';
+const BASELINE_FILE = join(__dirname, 'baseline.json');
+const FIGURES_FILE = join(__dirname, '..', '..', '.test-run', 'bench.json');
+
+/** { workload: service CPU per request / the reference's } of one run's figures. */
+function ratios(figures) {
+  const reference = figures.workloads?.[REFERENCE]?.serviceUs;
+  if (!(reference > 0)) throw new Error(`the figures have no CPU per request of the reference workload "${REFERENCE}"`);
+  const result = {};
+  for (const [name, workload] of Object.entries(figures.workloads)) {
+    if (name !== REFERENCE && workload.serviceUs > 0) result[name] = workload.serviceUs / reference;
+  }
+  return result;
+}
+
+/**
+ * Each workload of the baseline that the figures measured: its ratio then and now, and whether it
+ * rose by more than `tolerance`. A workload the run did not measure is not compared (BENCH_WORKLOADS).
+ */
+function compare(figures, baseline, tolerance = TOLERANCE) {
+  const now = ratios(figures);
+  return Object.entries(baseline.ratios)
+    .filter(([name]) => now[name] !== undefined)
+    .map(([name, before]) => ({ name, before, now: now[name], rise: now[name] / before - 1, failed: now[name] > before * (1 + tolerance) }));
+}
+
+function describe(rows) {
+  return rows
+    .map(
+      ({ name, before, now, rise, failed }) =>
+        `${failed ? 'ROSE' : 'ok  '} ${name.padEnd(16)} ${before.toFixed(2)}x -> ${now.toFixed(2)}x the hello-world route's CPU per request (${rise >= 0 ? '+' : ''}${(rise * 100).toFixed(0)}%)`,
+    )
+    .join('\n');
+}
+
+const readJson = (file) => JSON.parse(readFileSync(file, 'utf8'));
+
+if (require.main === module) {
+  const args = process.argv.slice(2);
+  if (args[0] === '--baseline') {
+    const figures = readJson(args[1] ?? FIGURES_FILE);
+    const rounded = Object.fromEntries(Object.entries(ratios(figures)).map(([name, ratio]) => [name, Number(ratio.toFixed(3))]));
+    process.stdout.write(`${JSON.stringify({ machine: figures.machine, date: figures.date, reference: REFERENCE, ratios: rounded }, null, 2)}\n`);
+  } else {
+    const rows = compare(readJson(args[0] ?? FIGURES_FILE), readJson(BASELINE_FILE));
+    process.stdout.write(`${describe(rows)}\n`);
+    process.exit(rows.some((row) => row.failed) ? 1 : 0);
+  }
+}
+
+module.exports = { TOLERANCE, REFERENCE, BASELINE_FILE, FIGURES_FILE, ratios, compare, describe };

@@ -1,0 +1,63 @@
+import { existsSync, readFileSync } from 'node:fs';
+import {
+  BASELINE_FILE,
+  FIGURES_FILE,
+  REFERENCE,
+  TOLERANCE,
+  compare,
+  describe as describeRows,
+  ratios,
+  type Baseline,
+  type BenchFigures,
+} from '../ops/bench/regression';
+
+/**
+ * The bench's regression guard (issue 35; docs/performance.md "Regression guard"): not a timed test.
+ * `npm run bench` writes its figures to .test-run/bench.json; the service's CPU per request of each
+ * workload, divided by that of the same run's hello-world route, may rise at most 30% above the
+ * committed baseline (ops/bench/baseline.json).
+ */
+const baseline = JSON.parse(readFileSync(BASELINE_FILE, 'utf8')) as Baseline;
+const run = (serviceUs: Record<string, number>): BenchFigures => ({
+  workloads: Object.fromEntries(Object.entries(serviceUs).map(([name, us]) => [name, { serviceUs: us }])),
+});
+
+describe('bench regression guard', () => {
+  it('the baseline is divided by the hello-world route and names the bench workloads', () => {
+    expect(baseline.reference).toBe(REFERENCE);
+    expect(Object.keys(baseline.ratios)).toEqual(expect.arrayContaining(['token-secret', 'probe', 'device-get', 'gateway-list']));
+    for (const ratio of Object.values(baseline.ratios)) expect(ratio).toBeGreaterThan(0);
+  });
+
+  it('compares ratios to the same run’s hello-world route, so a slower host is no regression', () => {
+    const base: Baseline = { reference: REFERENCE, ratios: { 'token-secret': 10, probe: 2 } };
+    expect(ratios(run({ hello: 30, 'token-secret': 300, probe: 60 }))).toEqual({ 'token-secret': 10, probe: 2 });
+    // Three times slower everywhere: the same ratios.
+    expect(compare(run({ hello: 90, 'token-secret': 900, probe: 180 }), base).some((row) => row.failed)).toBe(false);
+  });
+
+  it(`fails a workload whose ratio rose more than ${TOLERANCE * 100}%, and only that one`, () => {
+    const base: Baseline = { reference: REFERENCE, ratios: { 'token-secret': 10, probe: 2 } };
+    const rows = compare(run({ hello: 100, 'token-secret': 1290, probe: 262 }), base);
+    expect(rows.map(({ name, failed }) => [name, failed])).toEqual([
+      ['token-secret', false],
+      ['probe', true],
+    ]);
+    expect(describeRows(rows)).toMatch(/ROSE probe {12}2\.00x -> 2\.62x/);
+  });
+
+  it('needs the reference workload in the figures, and leaves out workloads the run did not measure', () => {
+    expect(() => ratios(run({ probe: 60 }))).toThrow(/reference workload "hello"/);
+    expect(compare(run({ hello: 30, probe: 60 }), { reference: REFERENCE, ratios: { probe: 2, 'token-secret': 10 } }).map((row) => row.name)).toEqual([
+      'probe',
+    ]);
+  });
+
+  // The figures of the last `npm run bench` on this machine, when there are any and they include the
+  // reference (a run of chosen BENCH_WORKLOADS without `hello` cannot be compared).
+  const figures = existsSync(FIGURES_FILE) ? (JSON.parse(readFileSync(FIGURES_FILE, 'utf8')) as BenchFigures) : undefined;
+  (figures?.workloads[REFERENCE]?.serviceUs ? it : it.skip)(`the last npm run bench (${FIGURES_FILE}) is within ${TOLERANCE * 100}% of the baseline`, () => {
+    const rows = compare(figures!, baseline);
+    expect(rows.filter((row) => row.failed).map((row) => describeRows([row]))).toEqual([]);
+  });
+});
