@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import {
+  SoftPasskey,
   TEST_APPLICATION_ID,
   TestApp,
   cookiePair,
@@ -10,6 +11,7 @@ import {
   hiddenField,
   nextTotpCode,
   offeredTotp,
+  passkeyOptions,
   platformAdminToken,
   signIn,
   tokenBySecret,
@@ -20,7 +22,9 @@ import {
  * 14.6): listed, renamed, removed (never the last one while a second factor is required, only
  * shortly after a sign-in), a new one added through an add-factor ticket that works once, in the
  * browser session that asked for it only, and changes nothing else; sessions listed, one ended, all
- * others ended. Another person's factor or session is not found; bad input is a 400 naming the field.
+ * others ended. Passkeys (DECISIONS 14.5) are added through the same ticket and factor step, listed,
+ * renamed and removed one by one like apps, and count for the last-factor rule. Another person's
+ * factor or session is not found; bad input is a 400 naming the field.
  */
 
 const ORG = 'security';
@@ -382,6 +386,85 @@ describe("A person's own factors and sessions", () => {
       const left = (await call('get', '/sessions', ada.cookie)).body.Resources as { current: boolean }[];
       expect(left).toEqual([expect.objectContaining({ current: true })]);
       expect((await call('get', '/sessions', bob.cookie)).status).toBe(200);
+    });
+  });
+  describe('passkeys', () => {
+    const cy = { id: '', cookie: '', secret: '' };
+    /** Registers a passkey named `name` through a new add-factor ticket of Cy's session: the answer of the enrol POST. */
+    async function addPasskey(key: SoftPasskey, name: string) {
+      // A second on the clock per factor, so that they list in the order they were added.
+      t.clock.advance(1);
+      const ticket = await call('post', '/factor-enrolments', cy.cookie);
+      expect(ticket.status).toBe(201);
+      const opened = await openTicket(ticket.body.url, cy.cookie);
+      expect(opened.page.text).toContain('Create a passkey');
+      const token = new URL(ticket.body.url).pathname.split('/').pop()!;
+      const done = await t.bare
+        .post(`/authentication/customer/${ORG}/enrol`)
+        .set({ Cookie: `${cy.cookie}; ${opened.formCookie}`, Origin: ORIGIN })
+        .type('form')
+        .send({
+          form_token: hiddenField(opened.page.text, 'form_token')!,
+          link: token,
+          step: 'passkey',
+          state: hiddenField(opened.page.text, 'state')!,
+          passkey_name: name,
+          response: JSON.stringify(key.register(passkeyOptions(opened.page.text, 'passkey-register'))),
+        });
+      return { done, ticketUrl: ticket.body.url as string };
+    }
+    const rowsOf = async () =>
+      (
+        await t.db.query(
+          `SELECT c.type, c.name, c.status, c.device_id FROM credentials c JOIN wallets w ON w.id = c.wallet_id
+            WHERE w.owner_user_id = $1 ORDER BY c.created_at, c.id`,
+          [cy.id],
+        )
+      ).rows;
+
+    it('a passkey is added through the ticket: used once, audited user.factor.add, back to the Security page; listed with its name', async () => {
+      await person('cy', cy);
+      const key = new SoftPasskey('auth.example.test', ORIGIN);
+      const { done, ticketUrl } = await addPasskey(key, 'Key A');
+      expect(done.status).toBe(303);
+      expect(done.headers.location).toBe(`/portal/${ORG}/security`);
+      expect(done.headers['set-cookie']).toBeUndefined();
+      expect((await openTicket(ticketUrl, cy.cookie)).page.text).toContain('This enrolment link has been used already');
+      const [added] = await auditOf('user.factor.add', cy.id);
+      expect(added).toMatchObject({ actor: 'cy', details: { type: 'FIDO2', name: 'Key A' } });
+      expect((await addPasskey(new SoftPasskey('auth.example.test', ORIGIN), 'Key B')).done.status).toBe(303);
+      const factors = await factorsOf(cy.cookie);
+      expect(factors.map((f) => [f.type, f.name, f.removable])).toEqual([
+        ['OATH_TOTP', 'Authenticator app', true],
+        ['FIDO2', 'Key A', true],
+        ['FIDO2', 'Key B', true],
+      ]);
+    });
+
+    it('renames a passkey: its credential carries the name', async () => {
+      const keyA = (await factorsOf(cy.cookie)).find((f) => f.name === 'Key A')!;
+      const renamed = await call('patch', `/factors/${keyA.id}`, cy.cookie).send({ name: 'Laptop' });
+      expect(renamed.status).toBe(200);
+      expect(renamed.body).toMatchObject({ id: keyA.id, type: 'FIDO2', name: 'Laptop' });
+      expect((await rowsOf()).map((row) => row.name)).toEqual([null, 'Laptop', 'Key B']);
+    });
+
+    it('removing one passkey revokes it alone (each on a device of its own); the last passkey is kept while a second factor is required', async () => {
+      const [app, laptop, keyB] = await factorsOf(cy.cookie);
+      expect((await call('delete', `/factors/${laptop.id}`, cy.cookie)).status).toBe(204);
+      const rows = await rowsOf();
+      expect(rows.map((row) => [row.name, row.status])).toEqual([
+        [null, 'ISSUED'],
+        ['Laptop', 'REVOKED'],
+        ['Key B', 'ISSUED'],
+      ]);
+      expect(new Set(rows.map((row) => row.device_id)).size).toBe(3);
+      expect((await call('delete', `/factors/${app.id}`, cy.cookie)).status).toBe(204);
+      const left = await factorsOf(cy.cookie);
+      expect(left.map((f) => [f.id, f.removable])).toEqual([[keyB.id, false]]);
+      const last = await call('delete', `/factors/${keyB.id}`, cy.cookie);
+      expect(last.status).toBe(409);
+      expect(last.body.detail).toMatch(/last second factor/);
     });
   });
 });

@@ -1,5 +1,5 @@
 import { Browser, Page } from 'playwright-core';
-import { IssuedPerson, TestApp, createOrganization, platformAdminToken, signIn, signInOnLoginPage, startServiceForBrowser, totpCode } from '@app/testing';
+import { IssuedPerson, TestApp, createOrganization, createTestApp, freePort, platformAdminToken, signIn, signInOnLoginPage, totpCode } from '@app/testing';
 import { accessibilityViolations, launchBrowser, watchedPage } from './support/browser';
 
 /**
@@ -7,8 +7,10 @@ import { accessibilityViolations, launchBrowser, watchedPage } from './support/b
  * enrolled through their link lands on it, renames their authenticator app, finds the last one's
  * Remove disabled with the reason, adds a second authenticator through the hosted factor step (the
  * code computed from the otpauth URI in the QR code's text alternative) and comes back, removes the
- * first, and ends their session in another browser. Selected by role and name; axe finds nothing in
- * either theme; no console error, no CSP violation.
+ * first, and ends their session in another browser; then adds a passkey the same way (Chromium's
+ * virtual authenticator; the service at http://localhost, since an IP address is no relying-party id),
+ * renames it and sees it listed. Selected by role and name; axe finds nothing in either theme; no
+ * console error, no CSP violation.
  */
 
 const ORG = 'secure';
@@ -23,7 +25,10 @@ describe('The Security page in a browser', () => {
   let keptSecret: string;
 
   beforeAll(async () => {
-    ({ t, base } = await startServiceForBrowser());
+    const port = await freePort();
+    base = `http://localhost:${port}`;
+    t = await createTestApp({ env: { PUBLIC_BASE_URL: base, AUTH_BASE_URL: base } });
+    await t.app.listen(port, '127.0.0.1');
     browser = await launchBrowser();
     const admin = await platformAdminToken(t.http);
     await createOrganization(t.http, admin, ORG);
@@ -149,13 +154,13 @@ describe('The Security page in a browser', () => {
     await signInOnLoginPage(page, t, ada);
     await page.waitForURL(`${base}/portal/${ORG}/security`);
     await page.getByRole('heading', { name: 'Security', level: 1 }).waitFor();
-    expect(await page.getByText('asks for your password and code again').count()).toBe(0);
+    expect(await page.getByText('asks you to sign in again').count()).toBe(0);
 
     t.clock.advance(301);
     await page.reload();
     const add = page.getByRole('button', { name: 'Add a second factor' });
     await page.getByText('Adding or removing a factor asks you to sign in again first.').waitFor();
-    expect(await page.locator(`#${await add.getAttribute('aria-describedby')}`).textContent()).toContain('asks for your password and code again');
+    expect(await page.locator(`#${await add.getAttribute('aria-describedby')}`).textContent()).toContain('asks you to sign in again');
     await add.click();
     await page.waitForURL(/\/authentication\/customer\/secure\/login\?.*prompt=login/);
     await signInOnLoginPage(page, t, ada);
@@ -165,6 +170,57 @@ describe('The Security page in a browser', () => {
     await page.getByRole('link', { name: 'Cancel and go back to Security' }).click();
     await page.waitForURL(`${base}/portal/${ORG}/security`);
     await page.getByRole('table', { name: 'Second factors' }).waitFor();
+    expect(problems).toEqual([]);
+    await context.close();
+  }, 120_000);
+
+  it('adds a passkey from the Security page (the same ticket, the same factor step), renames it, and lists it beside the app', async () => {
+    const ada = { userName: 'ada', password: PASSWORD, totpSecret: keptSecret } as IssuedPerson;
+    const { context, page, problems } = await watchedPage(browser, { colorScheme: 'light', reducedMotion: 'reduce' });
+    page.setDefaultTimeout(15_000);
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('WebAuthn.enable');
+    const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true },
+    });
+    t.clock.advance(31);
+    await page.goto(`${base}/portal/${ORG}/security`);
+    await page.waitForURL(/\/authentication\/customer\/secure\/login/);
+    await signInOnLoginPage(page, t, ada);
+    await page.waitForURL(`${base}/portal/${ORG}/security`);
+
+    await page.getByRole('button', { name: 'Add a second factor' }).click();
+    await page.getByRole('heading', { name: 'Add a second factor' }).waitFor();
+    await page.getByLabel('Name of this passkey').fill('Work laptop');
+    await page.getByRole('button', { name: 'Create a passkey' }).click();
+    await page.waitForURL(`${base}/portal/${ORG}/security`);
+    const factors = page.getByRole('table', { name: 'Second factors' });
+    const row = factors.getByRole('row').filter({ hasText: 'Work laptop' });
+    await row.getByRole('cell', { name: 'Passkey', exact: true }).waitFor();
+    expect((await cdp.send('WebAuthn.getCredentials', { authenticatorId })).credentials).toEqual([
+      expect.objectContaining({ isResidentCredential: true, rpId: 'localhost' }),
+    ]);
+
+    await page.getByRole('button', { name: 'Rename Work laptop' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Rename Work laptop' });
+    await dialog.getByLabel('Name').fill('Laptop key');
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await factors.getByRole('cell', { name: 'Laptop key', exact: true }).waitFor();
+    await factors.getByRole('cell', { name: 'Authenticator app', exact: true }).waitFor();
+    expect(await page.getByRole('button', { name: 'Remove Laptop key' }).isDisabled()).toBe(false);
+    await expectAccessible(page);
+
+    const rows = await t.db.query(
+      `SELECT c.type, c.name, c.status FROM credentials c JOIN wallets w ON w.id = c.wallet_id JOIN users u ON u.id = w.owner_user_id
+        WHERE u.user_name = 'ada' AND c.status = 'ISSUED' ORDER BY c.created_at`,
+    );
+    expect(rows.rows).toEqual([
+      { type: 'OATH_TOTP', name: null, status: 'ISSUED' },
+      { type: 'FIDO2', name: 'Laptop key', status: 'ISSUED' },
+    ]);
+    const added = await t.db.query(`SELECT details FROM audit_events WHERE action = 'user.factor.add' AND details->>'type' = 'FIDO2'`);
+    expect(added.rows).toEqual([{ details: expect.objectContaining({ name: 'Work laptop' }) }]);
     expect(problems).toEqual([]);
     await context.close();
   }, 120_000);
