@@ -318,9 +318,9 @@ describe('Passkeys', () => {
       'This passkey answered with a signature counter lower than before, which a copied authenticator does, so it was refused. Ask an administrator.',
     );
     expect(await failures('passkey_cloned_authenticator')).toBe(1);
-    expect(
-      (await t.db.query(`SELECT p.sign_count FROM passkeys p JOIN credentials c ON c.id = p.credential_id WHERE c.name = 'Laptop'`)).rows,
-    ).toEqual([{ sign_count: String(before) }]);
+    expect((await t.db.query(`SELECT p.sign_count FROM passkeys p JOIN credentials c ON c.id = p.credential_id WHERE c.name = 'Laptop'`)).rows).toEqual([
+      { sign_count: String(before) },
+    ]);
   });
 
   it('a passkey alone: refused while the organization does not allow it; offered and accepted (amr hwk user) once it does; no user verification or another user handle refused', async () => {

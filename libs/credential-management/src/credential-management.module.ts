@@ -1,14 +1,6 @@
 import { Module, Provider } from '@nestjs/common';
 import { AccountDependents, AccountsModule } from '@app/accounts';
-import {
-  AuthModule,
-  AuthStoreModule,
-  OneTimeCodes,
-  PasskeyCredentials,
-  SignInFactors,
-  SmartCardLogons,
-  TotpEnrolment,
-} from '@app/auth';
+import { AuthModule, AuthStoreModule, OneTimeCodes, PasskeyCredentials, SignInFactors, SmartCardLogons, TotpEnrolment } from '@app/auth';
 import { DeliveryGatewayStoreModule } from '@app/delivery-gateway';
 import { DeviceContents, DeviceModule, DeviceStoreModule } from '@app/device';
 import { Clock, DataCipher } from '@app/common';

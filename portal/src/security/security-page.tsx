@@ -104,7 +104,9 @@ function Factors({ org, recent }: { org: string; recent: boolean }) {
         {factors.error ? <ErrorText error={factors.error} /> : null}
         {!factors.data && !factors.error ? <Loading /> : null}
         {factors.data && list.length === 0 ? (
-          <Text>You have no second factor yet. Choose “Add a second factor”, then scan the code with an authenticator app on your phone or create a passkey.</Text>
+          <Text>
+            You have no second factor yet. Choose “Add a second factor”, then scan the code with an authenticator app on your phone or create a passkey.
+          </Text>
         ) : null}
         {list.length > 0 ? (
           <Table aria-labelledby="factors-title">
