@@ -25,7 +25,10 @@ type Headers_ = Record<string, string | string[] | undefined>;
  * authenticator's code, and the person lands in the portal signed in. Server-rendered like the login
  * page, under its rules (DECISIONS 14.3): no script, its CSP (the QR code is an inline SVG element, no
  * image), no-store, the login CSRF checks (Fetch metadata and Origin, the form token of the
- * pre-session cookie). Public to the bearer guard: the link is the credential.
+ * pre-session cookie). Public to the bearer guard: the link is the credential. The same two routes
+ * serve the portal Security page's add-factor ticket (DECISIONS 14.6): opened in its own live session
+ * it goes straight to the factor step (an authenticator app or a passkey, 14.5) and ends back on
+ * `/portal/{org}/security`; it is the only way to add a factor from a session.
  */
 @ApiExcludeController()
 @Public()
