@@ -1,6 +1,6 @@
 import { CreateTokenServiceSchema1763700000000 } from './1763700000000-CreateTokenServiceSchema';
-import { CreateCertifiedApplications1763800000001 } from './1763800000001-CreateCertifiedApplications';
 import { CreateUsers1763800000000 } from './1763800000000-CreateUsers';
+import { CreateCertifiedApplications1763800000001 } from './1763800000001-CreateCertifiedApplications';
 import { CreateDeliveryGateways1763900000100 } from './1763900000100-CreateDeliveryGateways';
 import { CreateDevices1763900000200 } from './1763900000200-CreateDevices';
 import { AddAuditEventCodes1764100000000 } from './1764100000000-AddAuditEventCodes';
@@ -32,6 +32,7 @@ import { AddCaGenerationCompromise1764683000000 } from './1764683000000-AddCaGen
 import { CreateEnrolmentLinks1764686000000 } from './1764686000000-CreateEnrolmentLinks';
 import { ChainAuditEvents1764688000000 } from './1764688000000-ChainAuditEvents';
 import { CreatePasskeys1764690000000 } from './1764690000000-CreatePasskeys';
+import { AddOwnFactorManagement1764691000000 } from './1764691000000-AddOwnFactorManagement';
 import { CreateAuditStream1764692000000 } from './1764692000000-CreateAuditStream';
 import { AddAuditRetention1764693000000 } from './1764693000000-AddAuditRetention';
 import { IndexSignInSessionsByUserAuthTime1764696000000 } from './1764696000000-IndexSignInSessionsByUserAuthTime';
@@ -73,6 +74,7 @@ export const MIGRATIONS = [
   CreateEnrolmentLinks1764686000000,
   ChainAuditEvents1764688000000,
   CreatePasskeys1764690000000,
+  AddOwnFactorManagement1764691000000,
   CreateAuditStream1764692000000,
   AddAuditRetention1764693000000,
   IndexSignInSessionsByUserAuthTime1764696000000,

@@ -116,7 +116,7 @@ describe('Passkeys in a browser', () => {
 
     // The desk revokes it (through its device): refused.
     const accounts = await createAdminAndPlainAccounts(t.http, admin, ORG);
-    const [device] = (await t.db.query(`SELECT c.device_id FROM passkeys p JOIN credentials c ON c.id = p.credential_id WHERE p.name = 'Virtual key'`)).rows;
+    const [device] = (await t.db.query(`SELECT c.device_id FROM passkeys p JOIN credentials c ON c.id = p.credential_id WHERE c.name = 'Virtual key'`)).rows;
     const revoked = await t.http
       .post(`/aims/rs/scim/v2/Device/${device.device_id}/revoke`)
       .auth(await tokenBySecret(t.http, ORG, accounts.orgAdmin.clientId, accounts.orgAdmin.secret), { type: 'bearer' })

@@ -176,8 +176,12 @@ describe('The management portal at /portal/', () => {
       absoluteExpiresAt: expect.any(String),
       absoluteExpiresInSeconds: expect.any(Number),
       authTime: expect.any(String),
+      signedInSecondsAgo: expect.any(Number),
+      recentSignInSeconds: 300,
     });
     expect(Math.abs(whoami.body.session.absoluteExpiresInSeconds - t.config.sessionAbsoluteTimeoutS)).toBeLessThanOrEqual(120);
+    // Just signed in: the sign-in is recent, as adding or removing a factor needs (DECISIONS 14.6).
+    expect(whoami.body.session.signedInSecondsAgo).toBeLessThan(60);
     // Sign-out changes state: it needs the service's own Origin (or Sec-Fetch-Site) besides the header.
     await t.bare.post('/credential-management/customer/acme/whoami/sign-out').set(headers).set('Origin', 'https://evil.example').expect(403);
     await t.bare.get('/credential-management/customer/acme/whoami').set(headers).expect(200);

@@ -86,7 +86,7 @@ function Home() {
   const { org } = useParams({ from: '/$org/' });
   const { data: whoami } = useQuery(whoamiQuery(org));
   if (!whoami) return null;
-  const first = (['system-accounts', 'desk', 'requests', 'audit'] as const).find((screen) => can(whoami, screen));
+  const first = (['system-accounts', 'desk', 'requests', 'audit', 'security'] as const).find((screen) => can(whoami, screen));
   if (!first) return <ForbiddenPage detail="Your role reaches none of the portal's screens." />;
   return <Navigate to={`/$org/${first}` as const} params={{ org }} replace />;
 }
@@ -135,6 +135,9 @@ const device = createRoute({ ...screenOptions, path: 'devices/$id', component: o
 const RequestPage = lazy(() => import('./desk/request-page').then((module) => ({ default: module.RequestPage })));
 const request = createRoute({ ...screenOptions, path: 'requests/$id', component: onlyFor('requests', RequestPage) });
 const requests = createRoute({ ...screenOptions, path: 'requests', component: onlyFor('requests', RequestsPage) });
+/** The person's own Security page: split from the first load like object pages (DECISIONS 14.6, 17). */
+const SecurityPage = lazy(() => import('./security/security-page').then((module) => ({ default: module.SecurityPage })));
+const security = createRoute({ ...screenOptions, path: 'security', component: onlyFor('security', SecurityPage) });
 const stats = createRoute({ ...screenOptions, path: 'stats', component: onlyFor('stats', StatsPage) });
 const audit = createRoute({ ...screenOptions, path: 'audit', component: onlyFor('audit', AuditPage) });
 const roles = createRoute({ ...screenOptions, path: 'roles', component: onlyFor('roles', RolesPage) });
@@ -174,6 +177,7 @@ const routeTree = root.addChildren([
     roles,
     organizationSettings,
     ...referenceData,
+    security,
   ]),
 ]);
 

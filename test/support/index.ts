@@ -14,5 +14,6 @@ export * from './oidc';
 export * from './push';
 export * from './authenticator-app';
 export * from './portal';
+export * from './enrolment';
 export * from './webauthn';
 export * from './audit-receivers';

@@ -58,7 +58,8 @@ export const AUDIT_CATALOGUE = {
   'user.certificate.enroll': { code: 40006, description: "Certificate enrolled for a user's jwt-bearer sign-in" },
   'user.enrolment_link.create': {
     code: 40007,
-    description: "A person's one-time enrolment link made (details: link id, expiry, how many open links it replaced; never the link)",
+    description:
+      "A person's one-time enrolment link made, or their add-factor ticket (details: link id, purpose add_factor and session for a ticket, expiry, how many open links it replaced; never the link)",
   },
   'user.factors.reset': {
     code: 40009,
@@ -72,6 +73,16 @@ export const AUDIT_CATALOGUE = {
     code: 40008,
     description:
       "A person enrolled their own second factor: through their enrolment link (password chosen), at sign-in after an administrator's mark, or from their session (details: how, link id, credential id, factor)",
+  },
+  'user.factor.add': {
+    code: 40020,
+    description:
+      'A signed-in person added a second factor (an authenticator app or a passkey) from their Security page through an add-factor ticket (details: ticket id, session, credential id, type, passkey name)',
+  },
+  'user.factor.rename': { code: 40021, description: 'A person renamed one of their second factors (details: credential id, type, new name)' },
+  'user.factor.remove': {
+    code: 40022,
+    description: 'A person removed one of their second factors: its software authenticator revoked with it (details: credential id, type, name, device)',
   },
 
   'wallet.suspend': { code: 50001, description: 'Wallet suspended' },

@@ -22,6 +22,9 @@ import { SignInFactorPolicy } from './grants/sign-in-factor.policy';
 import { UserAuthenticator } from './grants/user-authenticator.service';
 import { BearerGuard } from './http/bearer.guard';
 import { PortalWhoamiController } from './http/portal-whoami.controller';
+import { OwnSecurityController } from './account/own-security.controller';
+import { OwnSecurityService } from './account/own-security.service';
+import { SignInFactors } from './account/sign-in-factors';
 import { DiscoveryController } from './http/discovery.controller';
 import { SigningKeysController } from './http/signing-keys.controller';
 import { TokenController } from './http/token.controller';
@@ -60,6 +63,7 @@ import { PasskeyScriptsController } from './sign-in/passkeys/passkey-scripts.con
     TokenController,
     DiscoveryController,
     PortalWhoamiController,
+    OwnSecurityController,
     RolesController,
     SigningKeysController,
     LoginController,
@@ -87,6 +91,8 @@ import { PasskeyScriptsController } from './sign-in/passkeys/passkey-scripts.con
     LoginFormProtection,
     OneTimeCodes,
     TotpEnrolment,
+    SignInFactors,
+    OwnSecurityService,
     PasskeyCredentials,
     PasskeyCeremonies,
     FactorStepPages,
@@ -125,6 +131,7 @@ import { PasskeyScriptsController } from './sign-in/passkeys/passkey-scripts.con
     SignInFactorPolicy,
     OneTimeCodes,
     TotpEnrolment,
+    SignInFactors,
     PasskeyCredentials,
     SmartCardLogons,
     ApprovalDevices,

@@ -16,6 +16,7 @@ export { presentSigningKey, presentWithdrawal } from './signing-keys/signing-key
 export * from './sessions/sign-in-sessions';
 export * from './sign-in/one-time-codes';
 export * from './sign-in/enrolment/totp-enrolment';
+export * from './account/sign-in-factors';
 export * from './sign-in/passkeys/passkey-credentials';
 export { SignInSessionService, type SessionSummary } from './sessions/sign-in-session.service';
 export type { SessionEndReason } from './sessions/sign-in-session.repository';

@@ -1,6 +1,6 @@
 import { Module, Provider } from '@nestjs/common';
 import { AccountDependents, AccountsModule } from '@app/accounts';
-import { AuthModule, AuthStoreModule, OneTimeCodes, PasskeyCredentials, SmartCardLogons, TotpEnrolment } from '@app/auth';
+import { AuthModule, AuthStoreModule, OneTimeCodes, PasskeyCredentials, SignInFactors, SmartCardLogons, TotpEnrolment } from '@app/auth';
 import { DeliveryGatewayStoreModule } from '@app/delivery-gateway';
 import { DeviceContents, DeviceModule, DeviceStoreModule } from '@app/device';
 import { Clock, DataCipher } from '@app/common';
@@ -14,6 +14,7 @@ import { ContentRequestsController } from './content-requests/content-requests.c
 import { CredentialFollower } from './credentials/credential-follower';
 import { OneTimeCodeCredentials } from './credentials/one-time-code-credentials';
 import { SelfEnrolledTotp } from './credentials/self-enrolled-totp';
+import { OwnFactorCredentials } from './credentials/own-factor-credentials';
 import { SelfEnrolledPasskeys } from './credentials/self-enrolled-passkeys';
 import { FactorResetController } from './credentials/factor-reset.controller';
 import { FactorResetService } from './credentials/factor-reset.service';
@@ -169,6 +170,7 @@ export class CredentialFollowerModule {}
     ContentRequestSweepJob,
     OneTimeCodeCredentials,
     SelfEnrolledTotp,
+    OwnFactorCredentials,
     SelfEnrolledPasskeys,
     FactorResetService,
     SmartCardLogonCredentials,
@@ -201,6 +203,8 @@ export class CredentialManagementModule {
     selfEnrolledTotp: SelfEnrolledTotp,
     passkeys: PasskeyCredentials,
     selfEnrolledPasskeys: SelfEnrolledPasskeys,
+    factors: SignInFactors,
+    ownFactors: OwnFactorCredentials,
   ) {
     // A device shows its credentials and its policy (CREDENTIAL-MANAGEMENT.md "Resources", Device row); this library holds them.
     contents.register((orgId, deviceIds) => credentials.onDevices(orgId, deviceIds));
@@ -212,5 +216,7 @@ export class CredentialManagementModule {
     totpEnrolment.register(selfEnrolledTotp);
     // And their passkeys are FIDO2 credentials of this library (DECISIONS 14.5).
     passkeys.register(selfEnrolledPasskeys);
+    // The person's own second factors on their Security page (TOTP and passkeys) are credentials of this library (DECISIONS 14.6).
+    factors.register(ownFactors);
   }
 }

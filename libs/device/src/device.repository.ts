@@ -154,6 +154,17 @@ export class DeviceRepository {
     );
   }
 
+  async softwareAmong(orgId: string, ids: readonly string[], tx?: Transaction): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows = await this.db.query<{ id: string }>(
+      `SELECT d.id FROM devices d
+        WHERE d.org_id = $1 AND d.id = ANY($2::uuid[]) AND NOT EXISTS (SELECT 1 FROM device_external_ids e WHERE e.device_id = d.id)`,
+      [orgId, ids],
+      tx,
+    );
+    return new Set(rows.map((row) => row.id));
+  }
+
   async findExternalIds(orgId: string, cuids: string[], tx?: Transaction): Promise<StoredExternalId[]> {
     if (cuids.length === 0) return [];
     return this.db.query<StoredExternalId>(

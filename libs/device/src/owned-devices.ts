@@ -57,10 +57,19 @@ export class OwnedDevices {
    * DECISIONS 14.4), as POST /Device/{id}/revoke does, in the caller's transaction: an administrator's
    * reset of the person's factors. Cards are left as they are. Answers the ids revoked.
    */
-  async revokeSoftwareAuthenticatorsOf(orgId: string, ownerId: string, actor: Actor, tx: Transaction): Promise<string[]> {
+  async revokeSoftwareAuthenticatorsOf(
+    orgId: string,
+    ownerId: string,
+    actor: Actor,
+    tx: Transaction,
+    options: { only?: string; via?: string } = {},
+  ): Promise<string[]> {
     const transition = transitionOf('revoke');
     const now = this.clock.now();
-    const devices = await this.devices.lockSoftwareOwnedBy(orgId, ownerId, transition.from, tx);
+    const via = options.via ?? 'user.factors.reset';
+    const devices = (await this.devices.lockSoftwareOwnedBy(orgId, ownerId, transition.from, tx)).filter(
+      (device) => options.only === undefined || device.id === options.only,
+    );
     for (const device of devices) {
       await this.devices.move(orgId, device.id, { status: transition.to!, reason: 'NONE', clearOwner: false, setIssuedAt: false, now }, tx);
       await this.audit.record(
@@ -70,7 +79,7 @@ export class OwnedDevices {
           action: 'device.revoke',
           target: device.id,
           outcome: 'success',
-          details: { from: device.status, to: transition.to, reason: 'NONE', via: 'user.factors.reset' },
+          details: { from: device.status, to: transition.to, reason: 'NONE', via },
         },
         tx,
       );
@@ -79,6 +88,11 @@ export class OwnedDevices {
     const ids = devices.map((device) => device.id);
     publishDeviceChanges(this.changes, tx, orgId, ids);
     return ids;
+  }
+
+  /** Those of `deviceIds` that are software authenticators (no {ATR, CUID}): a person's own factors live on them, not on a card. */
+  softwareAmong(orgId: string, deviceIds: readonly string[], tx?: Transaction): Promise<Set<string>> {
+    return this.devices.softwareAmong(orgId, deviceIds, tx);
   }
 
   private async moveAll(

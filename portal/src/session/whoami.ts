@@ -38,6 +38,9 @@ export function can(whoami: Whoami, screen: Screen): boolean {
       return has('contentRequest.search');
     case 'stats':
       return has('stats.read');
+    case 'security':
+      // A person's own factors and sessions; a system account has neither.
+      return whoami.kind === 'user';
   }
 }
 
@@ -55,4 +58,6 @@ export type Screen =
   | 'device-policies'
   | 'groups'
   | 'printers'
-  | 'policies';
+  | 'policies'
+  // Every person's own factors and sessions (issue 33).
+  | 'security';

@@ -37,6 +37,7 @@ const MENU = [
   { screen: 'policies', label: 'Credential and wallet policies', to: '/$org/policies' },
   { screen: 'groups', label: 'Groups', to: '/$org/groups' },
   { screen: 'printers', label: 'Printers', to: '/$org/printers' },
+  { screen: 'security', label: 'Security', to: '/$org/security' },
 ] as const satisfies ReadonlyArray<{ screen: Screen; label: string; to: string }>;
 
 /** Light and dark follow the system until the person chooses; Mantine remembers the choice (localStorage). */

@@ -7,6 +7,7 @@ import { NotAudited } from '@app/audit';
 import { AppConfig } from '@app/config';
 import { RoleCatalog } from '../authorization/role-catalog';
 import { Permission } from '../authorization/permissions';
+import { RECENT_SIGN_IN_S } from '../account/own-security.service';
 import { readCookie } from '../sessions/sign-in-session.service';
 import { EXPIRED_SESSION_COOKIE, SESSION_COOKIE, SignInSessions } from '../sessions/sign-in-sessions';
 
@@ -53,7 +54,15 @@ export class PortalWhoamiController {
           type: 'object',
           nullable: true,
           description: 'The browser session the request came with, or null for a bearer token',
-          required: ['idleTimeoutSeconds', 'idleExpiresAt', 'absoluteExpiresAt', 'absoluteExpiresInSeconds', 'authTime'],
+          required: [
+            'idleTimeoutSeconds',
+            'idleExpiresAt',
+            'absoluteExpiresAt',
+            'absoluteExpiresInSeconds',
+            'authTime',
+            'signedInSecondsAgo',
+            'recentSignInSeconds',
+          ],
           properties: {
             idleTimeoutSeconds: { type: 'integer', description: 'How long the session lives without a request; each request starts it again' },
             idleExpiresAt: { type: 'string', format: 'date-time' },
@@ -63,6 +72,14 @@ export class PortalWhoamiController {
               description: "Seconds until the absolute timeout, at the service's clock: a browser counts from its own, whatever its skew",
             },
             authTime: { type: 'string', format: 'date-time' },
+            signedInSecondsAgo: {
+              type: 'integer',
+              description: "Seconds since the person last signed in, at the service's clock (a browser counts on from its own)",
+            },
+            recentSignInSeconds: {
+              type: 'integer',
+              description: 'How long a sign-in counts as recent: adding or removing a second factor needs one (DECISIONS 14.6)',
+            },
           },
         },
       },
@@ -93,6 +110,8 @@ export class PortalWhoamiController {
             absoluteExpiresAt: session.absoluteExpiresAt.toISOString(),
             absoluteExpiresInSeconds: Math.max(0, Math.floor((session.absoluteExpiresAt.getTime() - this.clock.now().getTime()) / 1000)),
             authTime: session.authTime.toISOString(),
+            signedInSecondsAgo: Math.max(0, Math.floor((this.clock.now().getTime() - session.authTime.getTime()) / 1000)),
+            recentSignInSeconds: RECENT_SIGN_IN_S,
           }
         : null,
     };

@@ -121,13 +121,14 @@ export class SignInSessionRepository {
     return row;
   }
 
-  /** Ends every live session of a user; answers their ids. */
-  async endAllOfUser(userId: string, reason: SessionEndReason, now: Date, tx?: Transaction): Promise<string[]> {
+  /** Ends every live session of a user (but `exceptId`); answers their ids. */
+  async endAllOfUser(userId: string, reason: SessionEndReason, now: Date, tx?: Transaction, exceptId?: string): Promise<string[]> {
     const rows = await this.db.query<{ id: string }>(
       `UPDATE sign_in_sessions SET ended_at = $3, end_reason = $2
         WHERE user_id = $1 AND ended_at IS NULL AND absolute_expires_at > $3 AND idle_expires_at > $3
+          AND ($4::uuid IS NULL OR id <> $4::uuid)
         RETURNING id`,
-      [userId, reason, now],
+      [userId, reason, now, exceptId ?? null],
       tx,
     );
     return rows.map((r) => r.id);

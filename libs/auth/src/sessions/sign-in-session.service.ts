@@ -40,6 +40,7 @@ export interface SessionSummary {
   id: string;
   amr: AuthenticationMethod[];
   authTime: Date;
+  createdAt: Date;
   lastSeenAt: Date;
   idleExpiresAt: Date;
   absoluteExpiresAt: Date;
@@ -195,20 +196,22 @@ export class SignInSessionService extends SignInSessions {
   }
 
   /**
-   * Ends every live session of a user, in `tx` when given (the change that ends them: a disable, a
-   * password change), and audits one event naming how many; answers their ids.
+   * Ends every live session of a user (but `exceptId`, the person's own current one when they end
+   * all others), in `tx` when given (the change that ends them: a disable, a password change), and
+   * audits one event naming them; answers their ids.
    */
-  async endAllOfUser(orgId: string, userId: string, reason: SessionEndReason, actor: Actor, tx?: Transaction): Promise<string[]> {
+  async endAllOfUser(orgId: string, userId: string, reason: SessionEndReason, actor: Actor, tx?: Transaction, exceptId?: string): Promise<string[]> {
     const work = async (t: Transaction) => {
       const now = this.clock.now();
-      const ended = await this.sessions.endAllOfUser(userId, reason, now, t);
+      const ended = await this.sessions.endAllOfUser(userId, reason, now, t, exceptId);
       if (ended.length > 0) {
         const revokedGrants = await this.endedWithGrants(ended, reason, now, t);
         await this.audit.record(
           {
             org: orgId,
             ...byActor(actor),
-            action: 'session.end',
+            // The person ending their own other sessions signs out of them (DECISIONS 14.1, 14.6).
+            action: reason === 'logout' ? 'sign_in.logout' : 'session.end',
             target: userId,
             outcome: 'success',
             details: { reason, sessions: ended, ...grantsNote(revokedGrants) },
@@ -338,6 +341,7 @@ function summaryOf(row: LiveSessionRow): SessionSummary {
     id: row.id,
     amr: row.amr,
     authTime: row.auth_time,
+    createdAt: row.created_at,
     lastSeenAt: row.last_seen_at,
     idleExpiresAt: row.idle_expires_at,
     absoluteExpiresAt: row.absolute_expires_at,

@@ -45,6 +45,8 @@ export interface NewCredential {
   oath_period: number | null;
   /** The last accepted time step: set when the code that confirmed a self-enrolled TOTP must not sign in again. */
   oath_last_step?: number | null;
+  /** The name its person gave it (a passkey's, at registration; DECISIONS 14.6); null shows the type's default name. */
+  name?: string | null;
   expires_at: Date | null;
   created_at: Date;
 }
@@ -79,8 +81,8 @@ export class CredentialRepository {
     for (const row of rows) {
       await this.db.query(
         `INSERT INTO credentials (id, org_id, type, status, device_id, wallet_id, content_request_id, certificate_serial, certificate,
-                                  oath_key_id, oath_secret, oath_digits, oath_period, oath_last_step, expires_at, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11, $12, $13, $16, $14, $15, $15)`,
+                                  oath_key_id, oath_secret, oath_digits, oath_period, oath_last_step, name, expires_at, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11, $12, $13, $16, $17, $14, $15, $15)`,
         [
           row.id,
           row.org_id,
@@ -98,6 +100,7 @@ export class CredentialRepository {
           row.expires_at,
           row.created_at,
           row.oath_last_step ?? null,
+          row.name ?? null,
         ],
         tx,
       );

@@ -47,10 +47,10 @@ export class OneTimeCodeCredentials implements OneTimeCodeSource {
       const step = matchingStep(secret, code, at, row.oath_period, row.oath_digits, row.oath_last_step === null ? null : Number(row.oath_last_step));
       if (step === undefined) continue;
       const [won] = await this.db.query<{ id: string }>(
-        `UPDATE credentials SET oath_last_step = $2
+        `UPDATE credentials SET oath_last_step = $2, last_used_at = $3
           WHERE id = $1 AND status = 'ISSUED' AND (oath_last_step IS NULL OR oath_last_step < $2)
           RETURNING id`,
-        [row.id, step],
+        [row.id, step, at],
       );
       return won !== undefined;
     }

@@ -16,12 +16,12 @@ interface PasskeyRow {
   public_key: Buffer;
   sign_count: string;
   transports: string[];
-  name: string;
+  name: string | null;
   status: StoredPasskey['status'];
 }
 
 /** A passkey with its credential's status and owner: the credential is in the wallet its owner holds. */
-const PASSKEY = `SELECT p.credential_id, w.owner_user_id AS user_id, p.webauthn_id, p.user_handle, p.public_key, p.sign_count, p.transports, p.name, c.status
+const PASSKEY = `SELECT p.credential_id, w.owner_user_id AS user_id, p.webauthn_id, p.user_handle, p.public_key, p.sign_count, p.transports, c.name, c.status
    FROM passkeys p JOIN credentials c ON c.id = p.credential_id JOIN wallets w ON w.id = c.wallet_id`;
 
 /**
@@ -31,7 +31,9 @@ const PASSKEY = `SELECT p.credential_id, w.owner_user_id AS user_id, p.webauthn_
  * `credential.issue`), so the desk suspends and revokes it through its device as any other and it is
  * in the person's one inventory. Its WebAuthn part is a row of `passkeys`: the credential id, the
  * COSE public key, the signature counter (moved forward only, in the database), the backup flags,
- * the transports and the person's name for it.
+ * the transports. Its name and last use are the credential's (`credentials.name`, `last_used_at`), as
+ * for every factor on the Security page (DECISIONS 14.6). Each passkey has a software-authenticator
+ * device of its own, so revoking one (the desk, or its person on the Security page) leaves the others.
  */
 @Injectable()
 export class SelfEnrolledPasskeys implements PasskeySource {
@@ -83,6 +85,7 @@ export class SelfEnrolledPasskeys implements PasskeySource {
           oath_secret: null,
           oath_digits: null,
           oath_period: null,
+          name: passkey.name,
           expires_at: null,
           created_at: now,
         },
@@ -90,8 +93,8 @@ export class SelfEnrolledPasskeys implements PasskeySource {
       tx,
     );
     await this.db.query(
-      `INSERT INTO passkeys (credential_id, org_id, webauthn_id, user_handle, public_key, sign_count, backup_eligible, backup_state, transports, name, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+      `INSERT INTO passkeys (credential_id, org_id, webauthn_id, user_handle, public_key, sign_count, backup_eligible, backup_state, transports, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
       [
         id,
         orgId,
@@ -102,7 +105,6 @@ export class SelfEnrolledPasskeys implements PasskeySource {
         passkey.backupEligible,
         passkey.backupState,
         passkey.transports,
-        passkey.name,
         now,
       ],
       tx,
@@ -125,12 +127,16 @@ export class SelfEnrolledPasskeys implements PasskeySource {
   async recordUse(orgId: string, credentialId: string, signCount: number, backupState: boolean, at: Date): Promise<boolean> {
     // Forward only, in the statement: of two uses with the same counter exactly one is recorded, and
     // a counter lower than the stored one (a copied authenticator) never is (WebAuthn §6.1.1).
+    // The credential's last use (the Security page's "last used") moves in the same statement.
     const rows = await this.db.query<{ credential_id: string }>(
-      `UPDATE passkeys p SET sign_count = $3, backup_state = $4, last_used_at = $5
-         FROM credentials c
-        WHERE p.credential_id = $2 AND p.org_id = $1 AND c.id = p.credential_id AND c.status = 'ISSUED'
-          AND (p.sign_count < $3 OR ($3 = 0 AND p.sign_count = 0))
-        RETURNING p.credential_id`,
+      `WITH used AS (
+         UPDATE passkeys p SET sign_count = $3, backup_state = $4
+           FROM credentials c
+          WHERE p.credential_id = $2 AND p.org_id = $1 AND c.id = p.credential_id AND c.status = 'ISSUED'
+            AND (p.sign_count < $3 OR ($3 = 0 AND p.sign_count = 0))
+          RETURNING p.credential_id)
+       UPDATE credentials c SET last_used_at = $5 FROM used WHERE c.id = used.credential_id
+       RETURNING c.id AS credential_id`,
       [orgId, credentialId, signCount, backupState, at],
     );
     return rows.length > 0;
@@ -146,7 +152,7 @@ function passkeyOf(row: PasskeyRow): StoredPasskey {
     publicKey: row.public_key,
     signCount: Number(row.sign_count),
     transports: row.transports,
-    name: row.name,
+    name: row.name ?? 'Passkey',
     status: row.status,
   };
 }

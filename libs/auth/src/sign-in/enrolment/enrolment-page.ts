@@ -57,6 +57,8 @@ export interface EnrolTotpView {
   continueHref?: string;
   /** The code form's button: "Confirm and sign in", or "Add this authenticator" from a session. */
   confirm?: string;
+  /** Adding a factor from the portal's Security page (DECISIONS 14.6): no sign-in at the end, and a way back. */
+  cancelHref?: string;
 }
 
 /**
@@ -65,12 +67,12 @@ export interface EnrolTotpView {
  * (the portal's "add a factor") they may add several.
  */
 export function enrolTotpForm(view: EnrolTotpView): string {
-  const { frame, action, formToken, link, state, userName, qrSvg, uri, secret, digits, error, passkey, notice, continueHref } = view;
+  const { frame, action, formToken, link, state, userName, qrSvg, uri, secret, digits, error, passkey, notice, continueHref, cancelHref } = view;
   return page(
     { ...frame, title: 'Add a second factor' },
     `<h1>Add a second factor</h1>
 ${notice ? `<p class="notice" role="status">${escapeHtml(notice)}</p>` : ''}${continueHref ? `<p><a href="${escapeHtml(continueHref)}">Continue</a></p>` : ''}
-<p>Signing in as <strong>${escapeHtml(userName)}</strong>. Choose one: an authenticator app that shows one-time codes, or a passkey held by this device or a security key.</p>
+<p>${cancelHref ? 'Adding a second factor for' : 'Signing in as'} <strong>${escapeHtml(userName)}</strong>. Choose one: an authenticator app that shows one-time codes, or a passkey held by this device or a security key.</p>
 <h2>Authenticator app</h2>
 <p>Scan this code with your authenticator app (any app for one-time codes).</p>
 ${qrSvg}
@@ -87,6 +89,6 @@ ${hidden('form_token', formToken)}${link ? hidden('link', link) : ''}${hidden('s
 <h2>Passkey</h2>
 <p>Or add a passkey: your device or security key keeps it, and asks for your PIN, fingerprint or face.</p>
 ${passkey}
-</div>`,
+</div>${cancelHref ? `\n<p><a href="${escapeHtml(cancelHref)}">Cancel and go back to Security</a></p>` : ''}`,
   );
 }

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { OrganizationService } from '@app/accounts';
@@ -10,7 +10,7 @@ import { FORM_COOKIE, LoginFormProtection } from '../login-form-protection';
 import { PageFrame, messagePage, sendPage, sendUnknownOrganization } from '../login-page';
 import { safeReturnTo } from '../return-to';
 import { enrolPasswordForm } from './enrolment-page';
-import { FactorStepPages, enrolPath } from './factor-step-pages';
+import { FactorStepPages, enrolPath, securityPage } from './factor-step-pages';
 import { EnrolmentOutcome, EnrolmentService } from './enrolment.service';
 
 /** The password rule said at the field (DECISIONS 3.5; PasswordHasher enforces it). */
@@ -25,7 +25,10 @@ type Headers_ = Record<string, string | string[] | undefined>;
  * authenticator's code, and the person lands in the portal signed in. Server-rendered like the login
  * page, under its rules (DECISIONS 14.3): no script, its CSP (the QR code is an inline SVG element, no
  * image), no-store, the login CSRF checks (Fetch metadata and Origin, the form token of the
- * pre-session cookie). Public to the bearer guard: the link is the credential.
+ * pre-session cookie). Public to the bearer guard: the link is the credential. The same two routes
+ * serve the portal Security page's add-factor ticket (DECISIONS 14.6): opened in its own live session
+ * it goes straight to the factor step (an authenticator app or a passkey, 14.5) and ends back on
+ * `/portal/{org}/security`; it is the only way to add a factor from a session.
  */
 @ApiExcludeController()
 @Public()
@@ -45,43 +48,9 @@ export class EnrolmentController {
     const frame = await this.frame(org);
     if (!frame) return this.unknownOrganization(reply, org);
     const formCookie = this.formCookieFor(request, reply);
-    const opened = await this.enrolment.open(org, link);
-    if (opened.kind === 'refused') return this.refused(reply, frame, opened.message, 200);
-    this.html(reply, 200, this.passwordPage(org, frame, formCookie, link, opened.userName));
-  }
-
-  /**
-   * The factor step for a signed-in person (DECISIONS 14.5): the portal's "add a factor" sends them
-   * here (`?return_to=/portal/{org}/...` to come back). Without a session of this organization, a
-   * page that says to sign in first.
-   */
-  @Get('authentication/customer/:org/factors/new')
-  async addFactor(
-    @Param('org') org: string,
-    @Query() query: Record<string, unknown>,
-    @Req() request: FastifyRequest,
-    @Res() reply: FastifyReply,
-  ): Promise<void> {
-    const frame = await this.frame(org);
-    if (!frame) return this.unknownOrganization(reply, org);
-    const formCookie = this.formCookieFor(request, reply);
-    const session = await this.sessionOf(request, org);
-    if (!session) {
-      return this.html(
-        reply,
-        401,
-        messagePage({ ...frame, title: 'Not signed in', heading: 'You are not signed in' }, 'Sign in first, then add your second factor.', {
-          href: `/authentication/customer/${encodeURIComponent(org)}/login`,
-          text: 'Sign in',
-        }),
-      );
-    }
-    const returnTo = typeof query.return_to === 'string' ? query.return_to.slice(0, 4096) : undefined;
-    const step = await this.enrolment.startFactorStep(org, { userId: session.userId, userName: session.userName }, 'session', formCookie, {
-      sessionId: session.id,
-      returnTo: safeReturnTo(org, returnTo) ? returnTo : undefined,
-    });
-    this.html(reply, 200, await this.factorPages.render(org, frame, formCookie, '', step));
+    // An add-factor ticket opens only in the browser session that asked for it (DECISIONS 14.6).
+    const opened = await this.enrolment.open(org, link, await this.sessionOf(request, org), formCookie);
+    return this.answer(reply, org, frame, formCookie, link, opened);
   }
 
   @Post('authentication/customer/:org/enrol')
@@ -91,6 +60,7 @@ export class EnrolmentController {
     'device.issue',
     'credential.issue',
     'user.enrolment.complete',
+    'user.factor.add',
     'sign_in.success',
     'sign_in.fail',
     'sign_in.lockout',
@@ -114,8 +84,9 @@ export class EnrolmentController {
       return this.refused(reply, frame, this.forms.hostMismatch(headers) ?? REFUSED_FORM, 403);
     }
     const origin = { sourceAddress, correlationId, userAgent: single(headers['user-agent']) };
-    // A factor step without a link is the mark's (no session yet) or a session's own (the live session of this organization).
-    const session = params.link ? undefined : await this.sessionOf(request, org);
+    // A factor step without a link is the mark's (no session yet) or a session's own (the live session of this organization);
+    // an add-factor ticket's is its session's only (DECISIONS 14.6).
+    const session = await this.sessionOf(request, org);
     const outcome =
       params.step === 'totp'
         ? await this.enrolment.confirmTotp(org, params.link, params.state, params.code, existing, origin, session?.id)
@@ -130,7 +101,7 @@ export class EnrolmentController {
       case 'refused':
         return this.refused(reply, frame, outcome.message, 200);
       case 'password':
-        return this.html(reply, 200, this.passwordPage(org, frame, formCookie, link, outcome.userName, outcome.error));
+        return this.html(reply, 200, this.passwordPage(org, frame, formCookie, link, outcome.userName, outcome.error || undefined));
       case 'locked':
         reply.header('Retry-After', outcome.retryAfter);
         return this.html(reply, 200, await this.factorPages.render(org, frame, formCookie, link, { ...outcome, kind: 'totp', error: outcome.message }));
@@ -164,6 +135,9 @@ export class EnrolmentController {
         });
         return this.html(reply, 200, await this.factorPages.render(org, frame, formCookie, '', step, addedNotice(outcome), target));
       }
+      case 'factor-added':
+        // Back where adding started, signed in as before (DECISIONS 14.6).
+        return void reply.code(303).header('Location', securityPage(org)).header('Cache-Control', 'no-store').send();
     }
   }
 

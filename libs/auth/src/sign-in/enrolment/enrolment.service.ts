@@ -28,18 +28,19 @@ export const LINK_REFUSALS: Record<EnrolmentLinkRefusal, string> = {
 };
 
 /**
- * How a person came to the factor step (DECISIONS 14.4, 14.5): their enrolment link (after choosing a
- * password), an administrator's mark (after a right password at sign-in), or their own session (the
- * portal's "add a factor").
+ * How a person came to the factor step (DECISIONS 14.4, 14.5, 14.6): their enrolment link (after
+ * choosing a password), an administrator's mark (after a right password at sign-in), the session a
+ * passkey enrolment just opened (to add another), or an add-factor ticket of the portal's Security
+ * page (in the live browser session that asked for it).
  */
-export type FactorPurpose = 'link' | 'mark' | 'session';
+export type FactorPurpose = 'link' | 'mark' | 'session' | 'ticket';
 
 /** What the password step carries to the factor step, sealed in the page (never stored server-side). */
 interface EnrolmentState {
   purpose: FactorPurpose;
-  /** The link (purpose `link`). */
+  /** The link or ticket (purposes `link`, `ticket`). */
   linkId?: string;
-  /** The session that asked (purpose `session`). */
+  /** The session that asked (purposes `session`, `ticket`). */
   sessionId?: string;
   userId: string;
   userName: string;
@@ -52,6 +53,10 @@ interface EnrolmentState {
 
 /** The state's link field for a factor step that no link opened. */
 export const NO_LINK = '';
+
+/** Said when an add-factor ticket is opened outside the browser session that asked for it (DECISIONS 14.6). */
+export const OTHER_SESSION =
+  'This link adds a factor only in the browser session that asked for it, while it is signed in. Go back to the Security page of the portal and start again.';
 
 export type EnrolmentOutcome =
   /** The link does not work (or no longer): a page that says why. */
@@ -76,8 +81,10 @@ export type EnrolmentOutcome =
   | { kind: 'locked'; userId: string; userName: string; state: string; totp: OfferedTotp; purpose: FactorPurpose; message: string; retryAfter: string }
   /** Enrolled, and a new session opened (`factor` says which, `returnTo` where to go). */
   | { kind: 'signed-in'; cookieValue: string; session: SignInSession; factor: 'OATH_TOTP' | 'FIDO2'; passkeyName?: string; returnTo?: string }
-  /** Enrolled from a live session (purpose `session`): no new session. */
-  | { kind: 'added'; userId: string; userName: string; sessionId: string; factor: 'OATH_TOTP' | 'FIDO2'; passkeyName?: string; returnTo?: string };
+  /** Enrolled from a live session (purpose `session`, after enrolling a passkey): no new session. */
+  | { kind: 'added'; userId: string; userName: string; sessionId: string; factor: 'OATH_TOTP' | 'FIDO2'; passkeyName?: string; returnTo?: string }
+  /** An add-factor ticket's factor added (purpose `ticket`): back to the portal's Security page, signed in as before. */
+  | { kind: 'factor-added' };
 
 type Factor = { kind: 'OATH_TOTP'; step: number } | { kind: 'FIDO2'; passkey: NewPasskey };
 
@@ -109,10 +116,26 @@ export class EnrolmentService {
     private readonly clock: Clock,
   ) {}
 
-  /** Opening the link: whose it is, or why it does not work. */
-  async open(org: string, link: string | undefined): Promise<{ kind: 'password'; userName: string } | { kind: 'refused'; message: string }> {
-    const found = await this.usableLink(org, link);
-    return 'refused' in found ? { kind: 'refused', message: found.refused } : { kind: 'password', userName: found.user.user_name };
+  /**
+   * Opening the link: the password step of an enrolment link, or, for a signed-in person's add-factor
+   * ticket opened in its own browser session, the factor step at once (DECISIONS 14.6); or why it does not work.
+   */
+  async open(org: string, link: string | undefined, session: SignInSession | null, formCookie: string): Promise<EnrolmentOutcome> {
+    const found = await this.usableLink(org, link, session);
+    if ('refused' in found) return { kind: 'refused', message: found.refused };
+    if (!found.addFactor) return { kind: 'password', userName: found.user.user_name, error: '' };
+    // An add-factor ticket (DECISIONS 14.6): the factor step at once, sealed to the ticket and its session.
+    const { user } = found;
+    const totp = await this.totp.offer(org, user.user_name);
+    const sealed = this.seal(org, formCookie, link!, {
+      purpose: 'ticket',
+      linkId: found.linkId,
+      sessionId: session!.id,
+      userId: user.id,
+      userName: user.user_name,
+      totp,
+    });
+    return { kind: 'totp', userId: user.id, userName: user.user_name, state: sealed, totp, purpose: 'ticket' };
   }
 
   /** The password step: checks the rules, hashes it, and offers a new authenticator secret. Writes nothing. */
@@ -123,7 +146,7 @@ export class EnrolmentService {
     confirmation: string | undefined,
     formCookie: string,
   ): Promise<EnrolmentOutcome> {
-    const found = await this.usableLink(org, link);
+    const found = await this.usableLink(org, link, null);
     if ('refused' in found) return { kind: 'refused', message: found.refused };
     const { linkId, user } = found;
     const userName = user.user_name;
@@ -144,8 +167,7 @@ export class EnrolmentService {
   /**
    * The factor step for a person who is not at their link (DECISIONS 14.5): `mark`, after a right
    * password, for a person an administrator marked who holds no second factor; `session`, for a
-   * signed-in person adding a factor (the portal's Security page sends them to
-   * `GET /authentication/customer/{org}/factors/new`). Writes nothing.
+   * signed-in person who just enrolled a passkey and may add another (DECISIONS 14.5). Writes nothing.
    */
   async startFactorStep(
     org: string,
@@ -194,7 +216,7 @@ export class EnrolmentService {
       return { kind: 'totp', ...page, error: 'That code is not right. Check that the app shows this account, and type the code it shows now.' };
     }
     const outcome = await this.complete(org, link, state, { kind: 'OATH_TOTP', step }, origin);
-    if (outcome.kind === 'signed-in' || outcome.kind === 'added') await this.lockout.forgetCodeAttempts(org, state.userId);
+    if (outcome.kind === 'signed-in' || outcome.kind === 'added' || outcome.kind === 'factor-added') await this.lockout.forgetCodeAttempts(org, state.userId);
     return outcome;
   }
 
@@ -241,7 +263,10 @@ export class EnrolmentService {
     return this.complete(org, link, state, { kind: 'FIDO2', passkey: checked.passkey }, origin);
   }
 
-  /** The sealed state of this flow, checked against its link (purpose `link`) or its session (purpose `session`). */
+  /**
+   * The sealed state of this flow, checked against its link (purpose `link`), its add-factor ticket and
+   * that ticket's live session (purpose `ticket`), or its session (purpose `session`).
+   */
   private async resolve(
     org: string,
     link: string | undefined,
@@ -252,8 +277,11 @@ export class EnrolmentService {
     if (link) {
       const linkState = await this.links.state(org, link);
       if (!linkState.open) return { refused: { kind: 'refused', message: LINK_REFUSALS[linkState.refusal] } };
+      const ticket = linkState.purpose === 'add_factor';
+      // An add-factor ticket works only in the browser session that asked for it (DECISIONS 14.6).
+      if (ticket && (sessionId === undefined || sessionId !== linkState.sessionId)) return { refused: { kind: 'refused', message: OTHER_SESSION } };
       const state = this.unseal(org, formCookie, link, stateToken);
-      if (!state || state.purpose !== 'link' || state.linkId !== linkState.id || state.userId !== linkState.userId) {
+      if (!state || state.purpose !== (ticket ? 'ticket' : 'link') || state.linkId !== linkState.id || state.userId !== linkState.userId) {
         return {
           refused: { kind: 'refused', message: 'This step took too long or did not come from this page. Open your enrolment link again: it still works.' },
         };
@@ -261,17 +289,18 @@ export class EnrolmentService {
       return { state };
     }
     const state = this.unseal(org, formCookie, NO_LINK, stateToken);
-    if (!state || state.purpose === 'link' || (state.purpose === 'session' && state.sessionId !== sessionId)) {
+    if (!state || state.purpose === 'link' || state.purpose === 'ticket' || (state.purpose === 'session' && state.sessionId !== sessionId)) {
       return { refused: { kind: 'refused', message: 'This step took too long or did not come from this page. Sign in again to add your second factor.' } };
     }
     return { state };
   }
 
   /**
-   * One transaction (DECISIONS 14.4, 14.5): the person's row lock; the link used and the password
-   * stored (`link`), or the administrator's mark cleared (`mark`: of two submissions one wins); the
-   * factor enrolled as a credential of the domain; the mark cleared in any case; audited
-   * `user.enrolment.complete`; a session opened (not for `session`, which has one).
+   * One transaction (DECISIONS 14.4, 14.5, 14.6): the person's row lock; the link used and the
+   * password stored (`link`), the ticket used (`ticket`: once), or the administrator's mark cleared
+   * (`mark`: of two submissions one wins); the factor enrolled as a credential of the domain; the mark
+   * cleared in any case; audited `user.enrolment.complete` (`user.factor.add` for a ticket); a session
+   * opened (not for `session` or `ticket`, which have one).
    */
   private async complete(org: string, link: string | undefined, state: EnrolmentState, factor: Factor, origin: Origin): Promise<EnrolmentOutcome> {
     const actor = { name: state.userName, sourceAddress: origin.sourceAddress, correlationId: origin.correlationId };
@@ -279,11 +308,11 @@ export class EnrolmentService {
     const outcome = await this.db.transaction(async (tx): Promise<EnrolmentOutcome> => {
       const user = await this.userRows.lockInOrg(org, state.userId, tx);
       if (!user || user.disabled) return { kind: 'refused', message: DISABLED };
-      if (state.purpose === 'link') {
+      if (state.purpose === 'link' || state.purpose === 'ticket') {
         // Used meanwhile (another tab, the same form twice), replaced or expired: why is read after this transaction.
         if (!(await this.links.use(org, link!, state.userId, tx))) return { kind: 'refused', message: '' };
-        await this.users.writePasswordHash(org, user.id, state.passwordHash!, actor, tx);
       }
+      if (state.purpose === 'link') await this.users.writePasswordHash(org, user.id, state.passwordHash!, actor, tx);
       const marked = await this.users.clearSecondFactorMark(org, user.id, tx);
       if (state.purpose === 'mark' && !marked) {
         return { kind: 'refused', message: 'Your second factor is enrolled already (in another tab or window). Sign in with it.' };
@@ -292,6 +321,23 @@ export class EnrolmentService {
         factor.kind === 'OATH_TOTP'
           ? await this.totp.enrol(org, user.id, { ...state.totp, step: factor.step }, actor, tx)
           : await this.passkeys.enrol(org, user.id, factor.passkey, actor, tx);
+      if (state.purpose === 'ticket') {
+        // An add-factor ticket (DECISIONS 14.6): one more factor, nothing else; the password, the other factors and the sessions stay.
+        await this.audit.record(
+          {
+            org,
+            actor: actor.name,
+            action: 'user.factor.add',
+            target: user.id,
+            outcome: 'success',
+            sourceAddress: actor.sourceAddress,
+            correlationId: actor.correlationId,
+            details: { link: state.linkId, session: state.sessionId, credential, type: factor.kind, ...(passkeyName ? { name: passkeyName } : {}) },
+          },
+          tx,
+        );
+        return { kind: 'factor-added' };
+      }
       await this.audit.record(
         {
           org,
@@ -327,15 +373,24 @@ export class EnrolmentService {
     return outcome;
   }
 
-  /** The link's open state and its person, or why it does not work (a disabled person's link opens nothing). */
-  private async usableLink(org: string, link: string | undefined): Promise<{ linkId: string; user: UserRow } | { refused: string }> {
+  /**
+   * The link's open state and its person, or why it does not work (a disabled person's link opens
+   * nothing; an add-factor ticket opens only in its browser session, when `session` is given).
+   */
+  private async usableLink(
+    org: string,
+    link: string | undefined,
+    session: SignInSession | null,
+  ): Promise<{ linkId: string; user: UserRow; addFactor: boolean } | { refused: string }> {
     const state = await this.links.state(org, link);
     if (!state.open) return { refused: LINK_REFUSALS[state.refusal] };
+    const addFactor = state.purpose === 'add_factor';
+    if (addFactor && !ownSession(session, org, state)) return { refused: OTHER_SESSION };
     const user = await this.userRows.findInOrg(org, state.userId);
     if (!user || user.disabled) return { refused: DISABLED };
     if (user.user_type === 'operator')
       return { refused: 'This account is an operator, who signs in with a certificate, not a password. Ask an administrator.' };
-    return { linkId: state.id, user };
+    return { linkId: state.id, user, addFactor };
   }
 
   private seal(org: string, formCookie: string, link: string, state: EnrolmentState): string {
@@ -356,6 +411,11 @@ export class EnrolmentService {
       return undefined;
     }
   }
+}
+
+/** Whether the browser's live session is the one an add-factor ticket was made in, of its person and organization. */
+function ownSession(session: SignInSession | null, org: string, link: { userId: string; sessionId: string | null }): boolean {
+  return session !== null && session.org === org && session.userId === link.userId && session.id === link.sessionId;
 }
 
 /** The sealed state opens only for this organization, this browser's pre-session cookie and this link. */

@@ -7,10 +7,10 @@ import { enrolTotpForm } from './enrolment-page';
 import type { EnrolmentOutcome } from './enrolment.service';
 
 /**
- * The factor step's page (DECISIONS 14.4, 14.5): an authenticator app's QR code and code field, and
- * a passkey's registration form with a new challenge for this person and this browser's flow. Shared
- * by the enrolment link's pages, the login page (an administrator's mark) and a session's
- * "add a factor" (`GET /authentication/customer/{org}/factors/new`).
+ * The factor step's page (DECISIONS 14.4, 14.5, 14.6): an authenticator app's QR code and code field,
+ * and a passkey's registration form with a new challenge for this person and this browser's flow.
+ * Shared by the enrolment link's pages, the login page (an administrator's mark) and the portal
+ * Security page's add-factor ticket (which may add either, and goes back to Security).
  */
 @Injectable()
 export class FactorStepPages {
@@ -45,7 +45,8 @@ export class FactorStepPages {
       error: outcome.error,
       notice,
       continueHref,
-      confirm: outcome.purpose === 'session' ? 'Add this authenticator' : 'Confirm and sign in',
+      confirm: outcome.purpose === 'ticket' ? 'Confirm and add' : outcome.purpose === 'session' ? 'Add this authenticator' : 'Confirm and sign in',
+      cancelHref: outcome.purpose === 'ticket' ? securityPage(org) : undefined,
       passkey: passkeyForm({
         action: enrolPath(org),
         mode: 'register',
@@ -57,6 +58,11 @@ export class FactorStepPages {
       }),
     });
   }
+}
+
+/** The portal's Security page of the organization, where adding a factor with a ticket starts and ends (DECISIONS 14.6). */
+export function securityPage(org: string): string {
+  return `/portal/${encodeURIComponent(org)}/security`;
 }
 
 export function enrolPath(org: string): string {
