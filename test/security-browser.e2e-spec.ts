@@ -1,6 +1,6 @@
 import { Browser, Page } from 'playwright-core';
 import { IssuedPerson, TestApp, createOrganization, createTestApp, freePort, platformAdminToken, signIn, signInOnLoginPage, totpCode } from '@app/testing';
-import { accessibilityViolations, launchBrowser, watchedPage } from './support/browser';
+import { accessibilityViolations, launchBrowser, saveScreenshot, watchedPage } from './support/browser';
 
 /**
  * The portal's Security page in a real browser (issue 33 item 2; DECISIONS 14.6): a person who
@@ -209,6 +209,7 @@ describe('The Security page in a browser', () => {
     await factors.getByRole('cell', { name: 'Laptop key', exact: true }).waitFor();
     await factors.getByRole('cell', { name: 'Authenticator app', exact: true }).waitFor();
     expect(await page.getByRole('button', { name: 'Remove Laptop key' }).isDisabled()).toBe(false);
+    await saveScreenshot(page, 'security.png', { fullPage: true });
     await expectAccessible(page);
 
     const rows = await t.db.query(
