@@ -128,7 +128,7 @@ describe('offline unlock PIN (challenge and response)', () => {
     expect((await t.db.query('SELECT count(*)::int AS n FROM content_requests WHERE device_id = $1', [card.id])).rows[0].n).toBe(0);
   });
 
-  it("a device that is not an issued card (409), unknown or another organization's (400, as any request), a cardholder (403 here, 400 on Self)", async () => {
+  it("a device that is not an issued card (409), another organization's (400, as an unknown one), a cardholder (403 here, 400 on Self)", async () => {
     const stock = await insertCard(t, ORG, { status: 'AVAILABLE' });
     const notIssued = await post(unlock(stock.id, '0123456789abcdef'));
     expect(notIssued.status).toBe(409);
