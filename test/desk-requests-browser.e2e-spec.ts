@@ -271,7 +271,7 @@ describe("The desk's requests and the readable audit in a browser", () => {
     await challenge.fill('0123 not hex');
     await dialog.getByRole('button', { name: 'Get the response' }).click();
     await dialog.getByText('Type the 16 hexadecimal digits (0-9, A-F) the person reads from their screen.').waitFor();
-    expect((await t.db.query('SELECT count(*)::int AS n FROM content_requests WHERE device_id = $1', [card.id])).rows[0].n).toBe(0);
+    expect((await t.db.query("SELECT count(*)::int AS n FROM content_requests WHERE device_id = $1 AND type = 'unlock pin'", [card.id])).rows[0].n).toBe(0);
     await challenge.fill('0123456789ABCDEF');
     await dialog.getByRole('button', { name: 'Get the response' }).click();
     const shown = dialog.getByLabel('Response to type at the PC');
