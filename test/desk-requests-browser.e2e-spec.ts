@@ -1,3 +1,5 @@
+import { createCipheriv, createHash } from 'node:crypto';
+import { KeyStore } from '@app/hsm';
 import { Browser, Page } from 'playwright-core';
 import {
   IssuedPerson,
@@ -253,6 +255,43 @@ describe("The desk's requests and the readable audit in a browser", () => {
     await dialog.getByRole('button', { name: 'File the update' }).click();
     await page.getByRole('heading', { name: 'Update for pam.pin', level: 1 }).waitFor();
     await page.getByRole('region', { name: 'Request' }).getByRole('status').getByText('Awaiting encoding').waitFor();
+    expect(problems).toEqual([]);
+    await context.close();
+  }, 120_000);
+
+  it('unlocks the PIN of a person at their PC: the challenge checked at the field, the response shown once', async () => {
+    const pia = await createPersonWithCard(t, platform, ORG, 'pia.pc');
+    const [card] = (
+      await t.db.query('SELECT d.id, e.cuid AS "CUID" FROM devices d JOIN device_external_ids e ON e.device_id = d.id WHERE d.owner_user_id = $1', [pia.id])
+    ).rows as Array<{ id: string; CUID: string }>;
+    const { context, page, problems } = await signedIn(ines, `/portal/${ORG}/devices/${card.id}`);
+    await page.getByRole('button', { name: `Unlock the PIN of card ${card.CUID}` }).click();
+    const dialog = page.getByRole('dialog', { name: `Unlock the PIN of card ${card.CUID}?` });
+    await dialog.getByRole('radio', { name: 'The person is at their PC (challenge and response)' }).check();
+    const challenge = dialog.getByRole('textbox', { name: /Challenge shown on the person's screen/ });
+    await challenge.fill('0123 not hex');
+    await dialog.getByRole('button', { name: 'Get the response' }).click();
+    await dialog.getByText('Type the 16 hexadecimal digits (0-9, A-F) the person reads from their screen.').waitFor();
+    expect((await t.db.query("SELECT count(*)::int AS n FROM content_requests WHERE device_id = $1 AND type = 'unlock pin'", [card.id])).rows[0].n).toBe(0);
+    await challenge.fill('0123456789ABCDEF');
+    await dialog.getByRole('button', { name: 'Get the response' }).click();
+    const shown = dialog.getByLabel('Response to type at the PC');
+    await shown.waitFor();
+    const data = createHash('sha256').update(`card admin key\0${card.CUID}`).digest().subarray(0, 24);
+    const cardKey = await t.app.get(KeyStore).encryptDes3('CARD_ADMIN_MASTER_KEY', data);
+    const cipher = createCipheriv('des-ede3-ecb', cardKey, null).setAutoPadding(false);
+    const response = Buffer.concat([cipher.update(Buffer.from('0123456789ABCDEF', 'hex')), cipher.final()])
+      .toString('hex')
+      .toUpperCase();
+    expect((await shown.textContent())?.replace(/\s/g, '')).toBe(response);
+    expect(await dialog.getByRole('button', { name: 'Copy response' }).isVisible()).toBe(true);
+    await expectCleanInBothThemes(page, problems);
+    await dialog.getByRole('button', { name: 'Done' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    expect(await page.getByText(response).count()).toBe(0);
+    expect((await t.db.query("SELECT status FROM content_requests WHERE device_id = $1 AND type = 'unlock pin'", [card.id])).rows).toEqual([
+      { status: 'completed' },
+    ]);
     expect(problems).toEqual([]);
     await context.close();
   }, 120_000);

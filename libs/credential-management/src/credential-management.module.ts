@@ -8,6 +8,7 @@ import { AppConfig } from '@app/config';
 import { PkiModule } from '@app/pki';
 import { ContentRequestPresenter } from './content-requests/content-request.presenter';
 import { ContentRequestRepository } from './content-requests/content-request.repository';
+import { CardAdminKeys } from './content-requests/card-admin-keys';
 import { ContentRequestService } from './content-requests/content-request.service';
 import { ContentRequestSweepJob } from './content-requests/content-request-sweep.job';
 import { ContentRequestsController } from './content-requests/content-requests.controller';
@@ -167,6 +168,7 @@ export class CredentialFollowerModule {}
     EnrollmentDataService,
     WalletService,
     ContentRequestService,
+    CardAdminKeys,
     ContentRequestSweepJob,
     OneTimeCodeCredentials,
     SelfEnrolledTotp,

@@ -63,6 +63,13 @@ export abstract class KeyStore {
   abstract sign(label: string, data: Buffer, options: SignOptions): Promise<Buffer>;
 
   /**
+   * Encrypts `data` (whole 8-byte blocks) with 3DES-ECB under the token's DES3 secret key `label`,
+   * generated in the token at first use (sensitive, never extractable). Used to diversify card
+   * keys from a master key that never leaves the HSM (DECISIONS 17.1).
+   */
+  abstract encryptDes3(label: string, data: Buffer): Promise<Buffer>;
+
+  /**
    * A WebCrypto `Crypto` for `@peculiar/x509` (pass it as the generator's `crypto` argument):
    * `subtle.sign` signs in the HSM when the key is an `HsmKeyPair.privateKey` and answers in
    * WebCrypto's format (ECDSA: IEEE P1363 r||s, which @peculiar/x509 converts to DER itself);

@@ -5,7 +5,7 @@ import { HsmConfigurationError, KeyStoreError, SignerUnavailableError } from './
 import type { HsmLogger } from './hsm.logger';
 import type { KeyAlgorithm, KeyStoreHash } from './key-store.port';
 import { establish, holdKey, KEY_STORE_POLICY, type Connection, type HeldKey } from './pkcs11-connection';
-import { destroyKeyPairs, findPrivateKeys, generateKeyPair, nameOf, type KeyName } from './pkcs11-keys';
+import { destroyKeyPairs, findDes3SecretKeys, findPrivateKeys, generateDes3SecretKey, generateKeyPair, nameOf, type KeyName } from './pkcs11-keys';
 import { jwkThumbprint, rsaModulusBits, signingJwkOf, type PublicKeyMembers } from './pkcs11-public-key';
 import { signCall } from './pkcs11-signing';
 import {
@@ -259,6 +259,40 @@ export class Pkcs11Hsm {
       }
       this.lastSignedAt = Date.now();
       return { signature, kty: key.members.kty };
+    });
+  }
+
+  /**
+   * Encrypts `data` (a multiple of 8 bytes) with CKM_DES3_ECB under the token's DES3 secret key
+   * labelled `label`, generating that key at first use (sensitive, not extractable: it never leaves
+   * the HSM). Two processes generating at once: one that sees two keys destroys its own and uses the
+   * other, so two never stay. Runs on the object session, like key lookups (one call at a time on
+   * the main thread, rule 2).
+   */
+  async encryptDes3(label: string, data: Buffer): Promise<Buffer> {
+    this.checkLabel(label);
+    if (data.length === 0 || data.length % 8 !== 0) throw new KeyStoreError('KEY_UNUSABLE', `DES3 encrypts whole 8-byte blocks; got ${data.length} bytes`);
+    return this.operate(async (connection) => {
+      const session = connection.objectSession;
+      let keys = findDes3SecretKeys(this.pkcs11, session, label);
+      if (keys.length === 0) {
+        const generated = generateDes3SecretKey(this.pkcs11, session, label);
+        keys = findDes3SecretKeys(this.pkcs11, session, label);
+        if (keys.length > 1) {
+          this.pkcs11.C_DestroyObject(session, generated);
+          keys = keys.filter((key) => !key.equals(generated));
+        } else {
+          this.logger?.info({ tokenLabel: this.settings.tokenLabel, keyLabel: label, algorithm: 'DES3' }, 'generated a secret key in the HSM');
+        }
+      }
+      if (keys.length !== 1) {
+        throw new KeyStoreError(
+          'KEY_UNUSABLE',
+          `${keys.length} DES3 secret keys are labelled "${label}" on token "${this.settings.tokenLabel}"; keep exactly one`,
+        );
+      }
+      this.pkcs11.C_EncryptInit(session, { mechanism: pkcs11js.CKM_DES3_ECB }, keys[0]);
+      return Buffer.from(this.pkcs11.C_Encrypt(session, data, Buffer.alloc(data.length)));
     });
   }
 

@@ -39,6 +39,10 @@ export class Pkcs11KeyStore extends KeyStore {
     return kty === 'EC' && options.encoding === 'der' ? ecdsaDerSignature(signature) : signature;
   }
 
+  override encryptDes3(label: string, data: Buffer): Promise<Buffer> {
+    return traced('hsm.encrypt', { 'hsm.key_label': label }, () => this.hsm.encryptDes3(label, data));
+  }
+
   private pairOf(held: HeldKeyPair): Promise<HsmKeyPair> {
     const cached = this.pairs.get(held.label);
     if (cached?.id === held.id) return cached.pair;

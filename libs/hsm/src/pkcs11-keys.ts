@@ -194,3 +194,37 @@ function keyTypeName(keyType: number): string {
   const entry = Object.entries(pkcs11js).find(([name, value]) => name.startsWith('CKK_') && value === keyType);
   return entry?.[0] ?? `CKA_KEY_TYPE 0x${keyType.toString(16)}`;
 }
+
+/** Token DES3 secret keys under `label` (rule 6: by class, key type and label; the caller insists on one). */
+export function findDes3SecretKeys(pkcs11: pkcs11js.PKCS11, session: Handle, label: string): Handle[] {
+  return findObjects(pkcs11, session, [
+    { type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_SECRET_KEY },
+    { type: pkcs11js.CKA_KEY_TYPE, value: pkcs11js.CKK_DES3 },
+    { type: pkcs11js.CKA_TOKEN, value: true },
+    { type: pkcs11js.CKA_LABEL, value: label },
+  ]);
+}
+
+/**
+ * Generates a DES3 secret key in the token (synchronously, rule 10): sensitive, never extractable,
+ * encrypt only (it diversifies; nothing is ever decrypted with it), a random CKA_ID.
+ */
+export function generateDes3SecretKey(pkcs11: pkcs11js.PKCS11, session: Handle, label: string): Handle {
+  return pkcs11.C_GenerateKey(session, { mechanism: pkcs11js.CKM_DES3_KEY_GEN }, [
+    { type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_SECRET_KEY },
+    { type: pkcs11js.CKA_KEY_TYPE, value: pkcs11js.CKK_DES3 },
+    { type: pkcs11js.CKA_TOKEN, value: true },
+    { type: pkcs11js.CKA_PRIVATE, value: true },
+    { type: pkcs11js.CKA_SENSITIVE, value: true },
+    { type: pkcs11js.CKA_EXTRACTABLE, value: false },
+    { type: pkcs11js.CKA_ENCRYPT, value: true },
+    { type: pkcs11js.CKA_DECRYPT, value: false },
+    { type: pkcs11js.CKA_SIGN, value: false },
+    { type: pkcs11js.CKA_VERIFY, value: false },
+    { type: pkcs11js.CKA_WRAP, value: false },
+    { type: pkcs11js.CKA_UNWRAP, value: false },
+    { type: pkcs11js.CKA_DERIVE, value: false },
+    { type: pkcs11js.CKA_LABEL, value: label },
+    { type: pkcs11js.CKA_ID, value: randomBytes(GENERATED_ID_BYTES) },
+  ]);
+}

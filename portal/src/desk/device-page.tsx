@@ -1,4 +1,4 @@
-import { Anchor, Button, Group, List, Modal, Paper, Select, SimpleGrid, Stack, Text, Title } from '@mantine/core';
+import { Anchor, Button, Code, CopyButton, Group, List, Modal, Paper, Radio, Select, SimpleGrid, Stack, Text, TextInput, Title } from '@mantine/core';
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useNavigate, useParams } from '@tanstack/react-router';
@@ -149,14 +149,21 @@ type PolicyList = paths['/aims/rs/scim/v2/DevicePolicy/.search']['post']['respon
 type Prediction = paths['/aims/rs/scim/v2/ContentRequest/validate']['post']['responses'][200]['content']['application/scim+json'];
 
 /**
- * An `unlock pin` request for an issued card, asked once, then the request's page: it needs no
- * approval, and the card client unlocks the PIN through a sync session (the holder present with
- * the card at a reader); completing it records the unlock in the audit log (CREDENTIAL-MANAGEMENT
- * "ContentRequest lifecycle"). It expires after 10 minutes.
+ * Unlock the PIN of an issued card, two ways. At a card reader: an `unlock pin` request, asked
+ * once, then the request's page; it needs no approval, the card client unlocks the PIN through a
+ * sync session, and it expires after 10 minutes. At their PC (DECISIONS 17.1): the challenge the
+ * minidriver's dialog shows is sent with the request, and the response it answers is shown once,
+ * here only (never cached), for the person to type; the request is completed at once.
  */
 function UnlockPin({ org, id, name }: { org: string; id: string; name: string }) {
   const navigate = useNavigate();
   const [asking, setAsking] = useState(false);
+  const [way, setWay] = useState<'reader' | 'challenge'>('reader');
+  const [challenge, setChallenge] = useState('');
+  const [touched, setTouched] = useState(false);
+  const challengeError = /^[0-9A-Fa-f]{16}$/.test(challenge.trim())
+    ? undefined
+    : 'Type the 16 hexadecimal digits (0-9, A-F) the person reads from their screen.';
   const unlock = useMutation({
     mutationFn: () =>
       answer<{ id: string }>(
@@ -164,9 +171,26 @@ function UnlockPin({ org, id, name }: { org: string; id: string; name: string })
       ),
     onSuccess: (request) => navigate({ to: '/$org/requests/$id', params: { org, id: request.id } }),
   });
+  const respond = useMutation({
+    mutationFn: () =>
+      answer<{ id: string; parameters?: { id: string; value: string }[] }>(
+        api.POST('/aims/rs/scim/v2/ContentRequest', {
+          body: {
+            schemas: [REQUEST_SCHEMA],
+            type: 'unlock pin',
+            target: { device: { value: id } },
+            parameters: [{ id: 'challenge', value: challenge.trim(), type: 'string', encoding: 'hex' }],
+          },
+        }),
+      ),
+  });
+  const response = respond.data?.parameters?.find((p) => p.id === 'response')?.value;
   const close = () => {
     setAsking(false);
+    setChallenge('');
+    setTouched(false);
     unlock.reset();
+    respond.reset();
   };
   return (
     <>
@@ -174,21 +198,78 @@ function UnlockPin({ org, id, name }: { org: string; id: string; name: string })
         Unlock PIN
       </Button>
       <Modal opened={asking} onClose={close} title={`Unlock the PIN of ${name}?`}>
-        <Stack>
-          <Text size="sm">
-            The card client unlocks the PIN when the holder presents the card at a reader, within 10 minutes; the holder then sets a new PIN. The card and its
-            credentials keep their status.
-          </Text>
-          <ErrorText error={unlock.error} />
-          <Group justify="flex-end">
-            <Button variant="default" onClick={close}>
-              Back
-            </Button>
-            <Button loading={unlock.isPending} onClick={() => unlock.mutate()} data-autofocus>
-              Unlock PIN
-            </Button>
-          </Group>
-        </Stack>
+        {response !== undefined ? (
+          <Stack>
+            <Text size="sm">
+              The PIN unlock is recorded. Read this response to the person; they type it at their PC and then set a new PIN. It is shown only this once.
+            </Text>
+            <Text size="sm" fw={500} id="unlock-response-label">
+              Response to type at the PC
+            </Text>
+            <Code block aria-labelledby="unlock-response-label" fz="xl" ff="monospace">
+              {response.replace(/(.{4})(?!$)/g, '$1 ')}
+            </Code>
+            <Group justify="flex-end">
+              <CopyButton value={response}>
+                {({ copied, copy }) => (
+                  <Button variant={copied ? 'filled' : 'default'} onClick={copy}>
+                    {copied ? 'Copied' : 'Copy response'}
+                  </Button>
+                )}
+              </CopyButton>
+              <Button onClick={close}>Done</Button>
+            </Group>
+          </Stack>
+        ) : (
+          <Stack>
+            <Radio.Group label="Where is the person?" value={way} onChange={(value) => setWay(value as 'reader' | 'challenge')}>
+              <Stack gap="xs" mt="xs">
+                <Radio value="reader" label="At a card reader with the card client" />
+                <Radio value="challenge" label="The person is at their PC (challenge and response)" />
+              </Stack>
+            </Radio.Group>
+            {way === 'reader' ? (
+              <Text size="sm">
+                The card client unlocks the PIN when the holder presents the card at a reader, within 10 minutes; the holder then sets a new PIN. The card and
+                its credentials keep their status.
+              </Text>
+            ) : (
+              <TextInput
+                label="Challenge shown on the person's screen"
+                description="16 hexadecimal digits"
+                value={challenge}
+                onChange={(event) => setChallenge(event.currentTarget.value)}
+                onBlur={() => setTouched(true)}
+                error={touched ? challengeError : undefined}
+                maxLength={20}
+                autoComplete="off"
+                spellCheck={false}
+                ff="monospace"
+              />
+            )}
+            <ErrorText error={way === 'reader' ? unlock.error : respond.error} />
+            <Group justify="flex-end">
+              <Button variant="default" onClick={close}>
+                Back
+              </Button>
+              {way === 'reader' ? (
+                <Button loading={unlock.isPending} onClick={() => unlock.mutate()} data-autofocus>
+                  Unlock PIN
+                </Button>
+              ) : (
+                <Button
+                  loading={respond.isPending}
+                  onClick={() => {
+                    setTouched(true);
+                    if (challengeError === undefined) respond.mutate();
+                  }}
+                >
+                  Get the response
+                </Button>
+              )}
+            </Group>
+          </Stack>
+        )}
       </Modal>
     </>
   );

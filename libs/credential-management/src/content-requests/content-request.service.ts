@@ -21,6 +21,7 @@ import {
   requestTransitionOf,
 } from './content-request-lifecycle';
 import { ContentRequestRepository, ContentRequestRow } from './content-request.repository';
+import { CardAdminKeys } from './card-admin-keys';
 import { CONTENT_REQUEST_SCHEMA, NewContentRequest, actionSchema, createContentRequestSchema, patchedContentRequestSchema } from './content-request.schema';
 
 /** The permission that creates each type (DECISIONS 5.2; produce and update are Device Management's, as issuance is). */
@@ -39,6 +40,21 @@ export const SELF_REQUEST_TYPES = ['unlock pin', 'recycle'] as const satisfies r
 const HELD_STATUSES = ['ASSIGNED', 'PRODUCED', 'ISSUED', 'ON_HOLD'] as const;
 const SWEEP_BATCH = 100;
 const SYSTEM: Actor = { name: 'system' };
+/** The parameter of an `unlock pin` request that carries the card's challenge (offline unlock, DECISIONS 17.1). */
+const CHALLENGE_PARAMETER = 'challenge';
+
+/** The 8-byte challenge of an offline unlock, or undefined for any other request. */
+function offlineChallenge(input: NewContentRequest, scope: RequestScope): Buffer | undefined {
+  const parameter = input.type === 'unlock pin' ? input.parameters?.find((p) => p.id === CHALLENGE_PARAMETER) : undefined;
+  if (parameter === undefined) return undefined;
+  if (scope.ownerId !== undefined) throw invalidValue('parameters: a challenge is answered to an operator at the desk, not to the cardholder.');
+  if (parameter.encoding !== undefined && parameter.encoding !== 'hex')
+    throw invalidValue(`parameters: the challenge's encoding must be "hex", not "${parameter.encoding}".`);
+  if (!/^[0-9A-Fa-f]{16}$/.test(parameter.value)) {
+    throw invalidValue("parameters: the challenge must be 16 hexadecimal digits (the 8 bytes the person's screen shows).");
+  }
+  return Buffer.from(parameter.value, 'hex');
+}
 
 /** Whose request: a cardholder acting on their own (/Self), or an operator. */
 export interface RequestScope {
@@ -76,6 +92,7 @@ export class ContentRequestService {
     private readonly audit: AuditLog,
     private readonly clock: Clock,
     private readonly notifications: CredentialNotifications,
+    private readonly cardAdminKeys: CardAdminKeys,
   ) {}
 
   async create(principal: Principal, body: unknown, actor: Actor, scope: RequestScope = {}, options: CreationOptions = {}): Promise<ContentRequestRow> {
@@ -86,6 +103,7 @@ export class ContentRequestService {
       );
     }
     if (scope.ownerId === undefined && !options.authorized) this.roles.assertAllows(principal.role, CREATE_PERMISSION[input.type]);
+    const challenge = offlineChallenge(input, scope);
     const now = this.clock.now();
     const expiresAt = this.expiry(input.type, input.expiresAt, now, now);
     const id = randomUUID();
@@ -110,7 +128,8 @@ export class ContentRequestService {
         owner_user_name: checked.wallet?.owner_user_name ?? null,
         owner_groups: checked.wallet?.owner_groups ?? null,
         reason: input.reason ?? 'NONE',
-        parameters: input.parameters ?? [],
+        // An offline unlock's challenge is not kept (nor its response): DECISIONS 17.1.
+        parameters: (input.parameters ?? []).filter((p) => challenge === undefined || p.id !== CHALLENGE_PARAMETER),
         requested_by: principal.name,
         requested_by_kind: principal.kind,
         requested_by_id: principal.subjectId,
@@ -137,10 +156,38 @@ export class ContentRequestService {
         tx,
       );
       await options.within?.({ id, status }, tx);
+      if (challenge !== undefined) return this.answerChallenge(principal, actor, created, checked.device, challenge, tx);
       return created;
     });
     // The row as stored, from what the checks read: no statement to read it back.
     return created;
+  }
+
+  /**
+   * The offline unlock (DECISIONS 17.1): the response to the card's challenge, computed from the
+   * card's administration key, answered once in `parameters` and never stored; the request is
+   * completed at once and the unlock audited without the challenge or the response.
+   */
+  private async answerChallenge(
+    principal: Principal,
+    actor: Actor,
+    created: ContentRequestRow,
+    device: TargetDevice,
+    challenge: Buffer,
+    tx: Transaction,
+  ): Promise<ContentRequestRow> {
+    const cuid = device.externalIds[0]?.CUID;
+    if (!cuid) throw new DomainError('CONFLICT', `Device ${device.id} has no CUID; a challenge can be answered only for a card with one.`);
+    const response = await this.cardAdminKeys.response(cuid, challenge);
+    const now = this.clock.now();
+    const transition = requestTransitionOf('complete');
+    await this.requests.move(principal.org, created.id, { status: transition.to, now }, tx);
+    const completed: ContentRequestRow = { ...created, status: transition.to, updated_at: now, version: created.version + 1 };
+    await this.notifications.contentRequest(principal.org, completed, 'completed', tx);
+    const event = { org: principal.org, ...byActor(actor), target: created.id, outcome: 'success' as const };
+    await this.audit.record({ ...event, action: transition.audit, details: { type: created.type, device: device.id, offline: true } }, tx);
+    await this.audit.record({ ...event, action: 'content_request.unlock_pin', details: { device: device.id, offline: true } }, tx);
+    return { ...completed, parameters: [{ id: 'response', value: response.toString('hex').toUpperCase(), type: 'string', encoding: 'hex' }] };
   }
 
   /**

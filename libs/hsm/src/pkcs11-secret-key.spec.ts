@@ -1,0 +1,95 @@
+import 'reflect-metadata';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { Pkcs11Hsm } from './pkcs11-hsm';
+import { Pkcs11KeyStore } from './pkcs11-key-store.adapter';
+import { createTemporarySoftHsmToken, type TemporarySoftHsmToken } from './testing/temporary-softhsm-token';
+
+// The DES3 secret key card administration keys are diversified from (DECISIONS 17.1): generated at
+// first use in the token, sensitive and never extractable, exactly one under its label.
+let token: TemporarySoftHsmToken;
+let hsm: Pkcs11Hsm;
+let keyStore: Pkcs11KeyStore;
+const LABEL = 'CARD_ADMIN_MASTER_KEY';
+
+beforeAll(async () => {
+  token = createTemporarySoftHsmToken('secret-key-spec');
+  token.generateKey('JWT_KEY', 'EC');
+  hsm = await Pkcs11Hsm.connect({ modulePath: token.modulePath, tokenLabel: token.tokenLabel, pin: token.pin });
+  keyStore = new Pkcs11KeyStore(hsm);
+});
+
+afterAll(async () => {
+  await hsm.close();
+  token.remove();
+});
+
+/** The token's secret keys as OpenSC's pkcs11-tool lists them, logged in, from another process. */
+function listSecretKeys(): string {
+  return execFileSync(
+    'pkcs11-tool',
+    ['--module', token.modulePath, '--token-label', token.tokenLabel, '--login', '--pin', token.pin, '--list-objects', '--type', 'secrkey'],
+    {
+      env: { ...process.env, SOFTHSM2_CONF: join(token.options.directory, 'softhsm2.conf') },
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+}
+
+/**
+ * A second DES3 key under the label, made by another process (pkcs11-tool's DES3 key generation
+ * sends CKA_VALUE_LEN, which SoftHSM2 refuses).
+ */
+function generateDes3ElsewhereUnder(label: string): void {
+  const script = `
+    const p = require('pkcs11js');
+    const [modulePath, tokenLabel, pin, label] = process.argv.slice(1);
+    const m = new p.PKCS11();
+    m.load(modulePath);
+    m.C_Initialize({ flags: p.CKF_OS_LOCKING_OK });
+    const slot = m.C_GetSlotList(true).find((s) => m.C_GetTokenInfo(s).label.trim() === tokenLabel);
+    const session = m.C_OpenSession(slot, p.CKF_SERIAL_SESSION | p.CKF_RW_SESSION);
+    m.C_Login(session, p.CKU_USER, pin);
+    m.C_GenerateKey(session, { mechanism: p.CKM_DES3_KEY_GEN }, [
+      { type: p.CKA_CLASS, value: p.CKO_SECRET_KEY }, { type: p.CKA_KEY_TYPE, value: p.CKK_DES3 },
+      { type: p.CKA_TOKEN, value: true }, { type: p.CKA_PRIVATE, value: true }, { type: p.CKA_ENCRYPT, value: true },
+      { type: p.CKA_LABEL, value: label },
+    ]);
+    m.C_Logout(session);
+    m.C_Finalize();`;
+  execFileSync(process.execPath, ['-e', script, token.modulePath, token.tokenLabel, token.pin, label], {
+    env: { ...process.env, SOFTHSM2_CONF: join(token.options.directory, 'softhsm2.conf') },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+}
+
+it('generates the key at first use, then encrypts whole blocks with it, the same each time', async () => {
+  const block = Buffer.from('0123456789abcdef', 'hex');
+  const first = await keyStore.encryptDes3(LABEL, block);
+  expect(first).toHaveLength(8);
+  expect(first.equals(block)).toBe(false);
+  expect(await keyStore.encryptDes3(LABEL, block)).toEqual(first);
+  const three = await keyStore.encryptDes3(LABEL, Buffer.concat([block, block, Buffer.alloc(8)]));
+  expect(three).toHaveLength(24);
+  expect(three.subarray(0, 8)).toEqual(first);
+  expect(three.subarray(8, 16)).toEqual(first);
+  const listed = listSecretKeys();
+  expect(listed.match(/Secret Key Object/g)).toHaveLength(1);
+  expect(listed).toMatch(/DES3/);
+  expect(listed).toMatch(new RegExp(`label:\\s+${LABEL}`));
+  expect(listed).toMatch(/Access:\s+.*sensitive/);
+  expect(listed).toMatch(/never extractable/);
+  expect(listed).toMatch(/Usage:\s+encrypt\s*$/m);
+});
+
+it('refuses data that is not whole 8-byte blocks, and two keys under its label (KEY_UNUSABLE), staying ready', async () => {
+  await expect(keyStore.encryptDes3(LABEL, Buffer.alloc(7))).rejects.toMatchObject({ code: 'KEY_UNUSABLE' });
+  await expect(keyStore.encryptDes3(LABEL, Buffer.alloc(0))).rejects.toMatchObject({ code: 'KEY_UNUSABLE' });
+  generateDes3ElsewhereUnder(LABEL);
+  await expect(keyStore.encryptDes3(LABEL, Buffer.alloc(8))).rejects.toMatchObject({
+    code: 'KEY_UNUSABLE',
+    message: expect.stringContaining('2 DES3 secret keys'),
+  });
+  expect(hsm.isReady()).toBe(true);
+});
