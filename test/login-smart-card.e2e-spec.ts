@@ -72,7 +72,8 @@ describe('Smart-card sign-in', () => {
     const again = await withCertificate(ada.certificatePem);
     expect(cookiePair(again.headers['set-cookie'], '__Host-Http-session')).toBeUndefined();
     expect(errorText(again.text)).toContain('The sign-in did not succeed');
-    const [failure] = (await t.db.query("SELECT code, details FROM audit_events WHERE action = 'sign_in.fail' ORDER BY occurred_at DESC, id DESC LIMIT 1")).rows;
+    const [failure] = (await t.db.query("SELECT code, details FROM audit_events WHERE action = 'sign_in.fail' ORDER BY occurred_at DESC, id DESC LIMIT 1"))
+      .rows;
     expect(failure).toMatchObject({ code: 82001, details: { step: 'certificate', reason: expect.stringMatching(/on-hold|in no wallet/) } });
     const [ended] = (await t.db.query('SELECT end_reason FROM sign_in_sessions WHERE user_id = $1', [ada.id])).rows;
     expect(ended.end_reason).toBe('certificate_revoked');
