@@ -12,11 +12,10 @@ import {
   insertCard,
   makeOrganizationAdministrator,
   platformAdminToken,
-  signInOnLoginPage,
   startServiceForBrowser,
   tokenBySecret,
 } from './support';
-import { accessibilityViolations, launchBrowser, saveScreenshot, watchedPage, WatchedPage } from './support/browser';
+import { accessibilityViolations, launchBrowser, saveScreenshot, signedInPortal, WatchedPage } from './support/browser';
 
 /**
  * The desk's other request types and the readable audit (issue 37 items 1 and 4), in Debian's headless
@@ -60,15 +59,7 @@ describe("The desk's requests and the readable audit in a browser", () => {
     await t?.close();
   });
 
-  async function signedIn(person: IssuedPerson, path: string): Promise<WatchedPage> {
-    const watched = await watchedPage(browser, { colorScheme: 'light', reducedMotion: 'reduce' });
-    watched.page.setDefaultTimeout(10_000);
-    await watched.page.goto(`${base}${path}`);
-    await watched.page.waitForURL(/\/authentication\/customer\/[^/]+\/login\?/);
-    await signInOnLoginPage(watched.page, t, person);
-    await watched.page.waitForURL(`${base}${path}`);
-    return watched;
-  }
+  const signedIn = (person: IssuedPerson, path: string): Promise<WatchedPage> => signedInPortal(browser, { t, base }, person, path);
 
   /**
    * axe finds nothing in the light theme and in the dark one, and nothing was logged. The theme follows

@@ -1,6 +1,6 @@
 import { Browser, CDPSession, Page } from 'playwright-core';
 import { TestApp, createAdminAndPlainAccounts, createOrganization, createTestApp, freePort, platformAdminToken, tokenBySecret } from '@app/testing';
-import { accessibilityViolations, launchBrowser, watchedPage } from './support/browser';
+import { expectAccessibleInBothSchemes, launchBrowser, watchedPage } from './support/browser';
 
 /**
  * Passkeys in a real browser (issue 33, "How it is shown"; DECISIONS 14.5), with Chromium's virtual
@@ -36,13 +36,6 @@ describe('Passkeys in a browser', () => {
     await t?.close();
   });
 
-  async function expectAccessible(page: Page): Promise<void> {
-    expect(await accessibilityViolations(page)).toEqual([]);
-    await page.emulateMedia({ colorScheme: 'dark' });
-    expect(await accessibilityViolations(page)).toEqual([]);
-    await page.emulateMedia({ colorScheme: 'light' });
-  }
-
   /** A virtual platform authenticator with user verification, on this page's DevTools session. */
   async function virtualAuthenticator(page: Page): Promise<{ cdp: CDPSession; authenticatorId: string }> {
     const cdp = await page.context().newCDPSession(page);
@@ -69,11 +62,11 @@ describe('Passkeys in a browser', () => {
     await page.getByLabel('Type it again').fill(PASSWORD);
     await page.getByRole('button', { name: 'Continue' }).click();
     await page.getByRole('heading', { name: 'Add a second factor' }).waitFor();
-    await expectAccessible(page);
+    await expectAccessibleInBothSchemes(page);
     await page.getByLabel('Name of this passkey').fill('Virtual key');
     await page.getByRole('button', { name: 'Create a passkey' }).click();
     await page.getByText('Your passkey "Virtual key" was added. Add another one, or continue.').waitFor();
-    await expectAccessible(page);
+    await expectAccessibleInBothSchemes(page);
     const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
     expect(credentials).toEqual([expect.objectContaining({ isResidentCredential: true, rpId: 'localhost' })]);
     expect(await lastAmr()).toEqual(['pwd', 'hwk']);
@@ -83,12 +76,12 @@ describe('Passkeys in a browser', () => {
     // Password, then the passkey.
     await context.clearCookies();
     await page.goto(`${base}/authentication/customer/${ORG}/login`);
-    await expectAccessible(page);
+    await expectAccessibleInBothSchemes(page);
     await page.getByLabel('User name').fill('dana');
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByRole('heading', { name: 'Use your passkey' }).waitFor();
-    await expectAccessible(page);
+    await expectAccessibleInBothSchemes(page);
     await page.getByRole('button', { name: 'Use a passkey' }).click();
     await page.getByRole('heading', { name: 'You are signed in' }).waitFor();
     expect(await lastAmr()).toEqual(['pwd', 'hwk']);
@@ -110,7 +103,7 @@ describe('Passkeys in a browser', () => {
     await page.goto(`${base}/authentication/customer/${ORG}/login`);
     await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
     await page.getByText('This passkey answered with a signature counter lower than before').waitFor();
-    await expectAccessible(page);
+    await expectAccessibleInBothSchemes(page);
     await cdp.send('WebAuthn.removeCredential', { authenticatorId, credentialId: credential.credentialId });
     await cdp.send('WebAuthn.addCredential', { authenticatorId, credential: { ...credential, signCount: credential.signCount + 10 } });
 

@@ -21,10 +21,9 @@ import {
   makeOrganizationAdministrator,
   opensslCsr,
   platformAdminToken,
-  signInOnLoginPage,
   startServiceForBrowser,
 } from '@app/testing';
-import { accessibilityViolations, launchBrowser, saveScreenshot, watchedPage, WatchedPage } from './support/browser';
+import { expectClean, launchBrowser, saveScreenshot, signedInPortal, WatchedPage } from './support/browser';
 
 /**
  * The portal's administration that edits (issue 37 item 3; DECISIONS 17) in a real browser: the
@@ -62,23 +61,7 @@ describe('The portal administration screens in a browser', () => {
     await Promise.all(hubs.map((hub) => hub.close()));
   });
 
-  async function signedIn(person: IssuedPerson, path: string): Promise<WatchedPage> {
-    const watched = await watchedPage(browser, { colorScheme: 'light', reducedMotion: 'reduce', acceptDownloads: true });
-    watched.page.setDefaultTimeout(10_000);
-    await watched.page.goto(`${base}${path}`);
-    await watched.page.waitForURL(/\/authentication\/customer\/[^/]+\/login\?/);
-    await signInOnLoginPage(watched.page, t, person);
-    await watched.page.waitForURL(`${base}${path}`);
-    return watched;
-  }
-
-  /** axe finds nothing; nothing logged but Chromium's note of the refusals the test provokes on purpose. */
-  async function expectClean(page: Page, problems: string[], ...refusals: number[]): Promise<void> {
-    expect(await accessibilityViolations(page)).toEqual([]);
-    const expected = (problem: string) =>
-      refusals.some((status) => problem.startsWith(`console: Failed to load resource: the server responded with a status of ${status} `));
-    expect(problems.filter((problem) => !expected(problem))).toEqual([]);
-  }
+  const signedIn = (person: IssuedPerson, path: string): Promise<WatchedPage> => signedInPortal(browser, { t, base }, person, path, { acceptDownloads: true });
 
   /** The same in the dark theme, then back to light. */
   async function expectCleanInBothThemes(page: Page, problems: string[], ...refusals: number[]): Promise<void> {

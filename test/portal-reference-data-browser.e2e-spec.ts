@@ -1,4 +1,4 @@
-import { Browser, Page } from 'playwright-core';
+import { Browser } from 'playwright-core';
 import {
   IssuedPerson,
   TestApp,
@@ -8,10 +8,9 @@ import {
   makeOrganizationAdministrator,
   platformAdminToken,
   signIn,
-  signInOnLoginPage,
   startServiceForBrowser,
 } from '@app/testing';
-import { accessibilityViolations, launchBrowser, saveScreenshot, watchedPage, WatchedPage } from './support/browser';
+import { accessibilityViolations, expectClean, launchBrowser, saveScreenshot, signedInPortal, WatchedPage } from './support/browser';
 
 /**
  * The portal's administration of reference data and people (issue 37 item 3, second half; DECISIONS
@@ -48,23 +47,8 @@ describe('The portal administers reference data and people in a browser', () => 
     await t?.close();
   });
 
-  async function signedIn(path: string, colorScheme: 'light' | 'dark' = 'light'): Promise<WatchedPage> {
-    const watched = await watchedPage(browser, { colorScheme, reducedMotion: 'reduce' });
-    watched.page.setDefaultTimeout(10_000);
-    await watched.page.goto(`${base}${path}`);
-    await watched.page.waitForURL(/\/authentication\/customer\/[^/]+\/login\?/);
-    await signInOnLoginPage(watched.page, t, ada);
-    await watched.page.waitForURL(`${base}${path}`);
-    return watched;
-  }
-
-  /** axe finds nothing; nothing was logged but Chromium's note of a refusal with one of `refusals`' statuses, provoked on purpose. */
-  async function expectClean(page: Page, problems: string[], ...refusals: number[]): Promise<void> {
-    expect(await accessibilityViolations(page)).toEqual([]);
-    const expected = (problem: string) =>
-      refusals.some((status) => problem.startsWith(`console: Failed to load resource: the server responded with a status of ${status} `));
-    expect(problems.filter((problem) => !expected(problem))).toEqual([]);
-  }
+  const signedIn = (path: string, colorScheme: 'light' | 'dark' = 'light'): Promise<WatchedPage> =>
+    signedInPortal(browser, { t, base }, ada, path, { colorScheme });
 
   const admin = (path: string) => t.http.get(`/admin/v1/organizations/${ORG}${path}`).auth(platform, { type: 'bearer' });
 

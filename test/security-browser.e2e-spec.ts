@@ -1,6 +1,6 @@
 import { Browser, Page } from 'playwright-core';
 import { IssuedPerson, TestApp, createOrganization, createTestApp, freePort, platformAdminToken, signIn, signInOnLoginPage, totpCode } from '@app/testing';
-import { accessibilityViolations, launchBrowser, saveScreenshot, watchedPage } from './support/browser';
+import { expectAccessibleInBothSchemes, launchBrowser, saveScreenshot, watchedPage } from './support/browser';
 
 /**
  * The portal's Security page in a real browser (issue 33 item 2; DECISIONS 14.6): a person who
@@ -43,13 +43,6 @@ describe('The Security page in a browser', () => {
     await t?.close();
   });
 
-  async function expectAccessible(page: Page): Promise<void> {
-    expect(await accessibilityViolations(page)).toEqual([]);
-    await page.emulateMedia({ colorScheme: 'dark' });
-    expect(await accessibilityViolations(page)).toEqual([]);
-    await page.emulateMedia({ colorScheme: 'light' });
-  }
-
   /** The code an authenticator app holding the URI's secret shows at the service's clock. */
   const codeOf = (uri: string) => totpCode(new URL(uri).searchParams.get('secret')!, Math.floor(t.clock.now().getTime() / 30_000));
 
@@ -83,7 +76,7 @@ describe('The Security page in a browser', () => {
 
     const factors = page.getByRole('table', { name: 'Second factors' });
     await factors.getByRole('cell', { name: 'Authenticator app', exact: true }).waitFor();
-    await expectAccessible(page);
+    await expectAccessibleInBothSchemes(page);
 
     // The last factor: Remove disabled, with the reason said beside it.
     const removeOnly = page.getByRole('button', { name: 'Remove Authenticator app' });
@@ -95,7 +88,7 @@ describe('The Security page in a browser', () => {
     await page.getByRole('button', { name: 'Rename Authenticator app' }).click();
     const renameDialog = page.getByRole('dialog', { name: 'Rename Authenticator app' });
     await renameDialog.getByLabel('Name').fill('My phone');
-    await expectAccessible(page);
+    await expectAccessibleInBothSchemes(page);
     await renameDialog.getByRole('button', { name: 'Save' }).click();
     await factors.getByRole('cell', { name: 'My phone', exact: true }).waitFor();
     await renameDialog.waitFor({ state: 'detached' });
@@ -104,7 +97,7 @@ describe('The Security page in a browser', () => {
     await page.getByRole('button', { name: 'Add a second factor' }).click();
     const secondUri = await offeredUri(page);
     expect(await page.getByLabel('New password').count()).toBe(0);
-    await expectAccessible(page);
+    await expectAccessibleInBothSchemes(page);
     await page.getByLabel(/code the app shows now/).fill(codeOf(secondUri));
     await page.getByRole('button', { name: 'Confirm and add' }).click();
     await page.waitForURL(`${base}/portal/${ORG}/security`);
@@ -114,7 +107,7 @@ describe('The Security page in a browser', () => {
     // Remove the first, asked once in a dialog naming it.
     await page.getByRole('button', { name: 'Remove My phone' }).click();
     const removeDialog = page.getByRole('dialog', { name: 'Remove My phone?' });
-    await expectAccessible(page);
+    await expectAccessibleInBothSchemes(page);
     await removeDialog.getByRole('button', { name: 'Remove' }).click();
     await removeDialog.waitFor({ state: 'detached' });
     await factors.getByRole('cell', { name: 'My phone', exact: true }).waitFor({ state: 'detached' });
@@ -128,7 +121,7 @@ describe('The Security page in a browser', () => {
     await other.waitFor({ state: 'detached' });
     await page.getByText('You are signed in nowhere else.').waitFor();
     expect(await page.getByRole('button', { name: 'Sign out everywhere else' }).isDisabled()).toBe(true);
-    await expectAccessible(page);
+    await expectAccessibleInBothSchemes(page);
 
     const rows = await t.db.query(
       `SELECT c.name, c.status FROM credentials c JOIN wallets w ON w.id = c.wallet_id JOIN users u ON u.id = w.owner_user_id
@@ -210,7 +203,7 @@ describe('The Security page in a browser', () => {
     await factors.getByRole('cell', { name: 'Authenticator app', exact: true }).waitFor();
     expect(await page.getByRole('button', { name: 'Remove Laptop key' }).isDisabled()).toBe(false);
     await saveScreenshot(page, 'security.png', { fullPage: true });
-    await expectAccessible(page);
+    await expectAccessibleInBothSchemes(page);
 
     const rows = await t.db.query(
       `SELECT c.type, c.name, c.status FROM credentials c JOIN wallets w ON w.id = c.wallet_id JOIN users u ON u.id = w.owner_user_id

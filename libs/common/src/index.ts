@@ -21,4 +21,5 @@ export * from './http/outbound';
 export * from './http/secret-answer';
 export * from './generated-section';
 export * from './crypto/data-cipher';
+export * from './crypto/reseal';
 export * from './concurrency-limit';

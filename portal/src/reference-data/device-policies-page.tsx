@@ -1,13 +1,12 @@
 import { Button, Checkbox, Group, Modal, MultiSelect, Stack, Table, Text, TextInput, Textarea, Title } from '@mantine/core';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useParams } from '@tanstack/react-router';
+import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, answer, done } from '../api/client';
-import { ConfirmByTyping } from '../components/confirm-by-typing';
 import { ErrorText } from '../components/error-text';
 import { fieldErrors } from '../components/field-errors';
 import { HiddenHeader } from '../components/hidden-header';
 import { ListFooter } from '../components/list-footer';
+import { ConfirmDelete, RowActions, useNamedObjectList } from './named-object-list';
 import { PAGE, allGroupsQuery, devicePoliciesQuery, ifMatch, type DevicePolicy } from './queries';
 
 /** The credential types a device policy may carry (CREDENTIAL-MANAGEMENT.md "Resources"), as a person reads them. */
@@ -21,26 +20,17 @@ const typeLabel = (value: string) => CREDENTIAL_TYPES.find((type) => type.value 
 
 /** Device policies: what goes on which device for whom; listed by name, created, edited and deleted (admin API). */
 export function DevicePoliciesPage() {
-  const { org } = useParams({ strict: false }) as { org: string };
-  const [page, setPage] = useState(1);
-  const [editing, setEditing] = useState<DevicePolicy | 'new' | null>(null);
-  const [deleting, setDeleting] = useState<DevicePolicy | null>(null);
-  const queryClient = useQueryClient();
-  const policies = useQuery(devicePoliciesQuery(org, page));
-  const refresh = () => queryClient.invalidateQueries({ queryKey: ['device-policies', org] });
-  const remove = useMutation({
-    mutationFn: (policy: DevicePolicy) => done(api.DELETE('/admin/v1/organizations/{org}/device-policies/{id}', { params: { path: { org, id: policy.id } } })),
-    onSuccess: async () => {
-      setDeleting(null);
-      await refresh();
-    },
+  const list = useNamedObjectList({
+    list: devicePoliciesQuery,
+    queryKey: 'device-policies',
+    remove: (org, policy) => done(api.DELETE('/admin/v1/organizations/{org}/device-policies/{id}', { params: { path: { org, id: policy.id } } })),
   });
-  const total = policies.data?.totalResults ?? 0;
+  const { query: policies, total } = list;
   return (
     <Stack>
       <Group justify="space-between">
         <Title order={1}>Device policies</Title>
-        <Button onClick={() => setEditing('new')}>Create device policy</Button>
+        <Button onClick={list.add}>Create device policy</Button>
       </Group>
       <Text size="sm">What the desk issues on a device: its credential types, for which card models and groups, and whether a second operator approves.</Text>
       <ErrorText error={policies.error} />
@@ -63,16 +53,7 @@ export function DevicePoliciesPage() {
               <Table.Td>{policy.deviceTypes?.length ? policy.deviceTypes.join(', ') : 'Any'}</Table.Td>
               <Table.Td>{policy.groups?.length ? policy.groups.map((group) => group.display ?? group.value).join(', ') : 'Everyone'}</Table.Td>
               <Table.Td>{policy.requiresApproval ? 'Second operator' : 'None'}</Table.Td>
-              <Table.Td>
-                <Group gap="xs" wrap="nowrap">
-                  <Button size="xs" variant="default" aria-label={`Edit ${policy.name}`} onClick={() => setEditing(policy)}>
-                    Edit
-                  </Button>
-                  <Button size="xs" variant="default" aria-label={`Delete ${policy.name}`} onClick={() => setDeleting(policy)}>
-                    Delete
-                  </Button>
-                </Group>
-              </Table.Td>
+              <RowActions name={policy.name} onEdit={() => list.edit(policy)} onDelete={() => list.askDelete(policy)} />
             </Table.Tr>
           ))}
         </Table.Tbody>
@@ -80,34 +61,14 @@ export function DevicePoliciesPage() {
       {policies.isSuccess && total === 0 ? (
         <Text>No device policy yet. Create one with Create device policy: the desk needs one to issue a card or a token.</Text>
       ) : null}
-      <ListFooter loaded={Boolean(policies.data)} total={total} noun="device policy" pageSize={PAGE} page={page} onPage={setPage} />
-      {editing ? (
-        <DevicePolicyForm
-          org={org}
-          policy={editing === 'new' ? null : editing}
-          onClose={() => setEditing(null)}
-          onSaved={() => {
-            setEditing(null);
-            void refresh();
-          }}
-        />
-      ) : null}
-      {deleting ? (
-        <ConfirmByTyping
-          opened
-          onClose={() => {
-            remove.reset();
-            setDeleting(null);
-          }}
-          title={`Delete ${deleting.name}`}
-          name={deleting.name ?? ''}
-          action="Delete device policy"
-          consequence="The desk can no longer issue with it. A policy that open requests or issued devices name is kept: the server says which."
-          onConfirm={() => remove.mutate(deleting)}
-          pending={remove.isPending}
-          error={remove.error?.message}
-        />
-      ) : null}
+      <ListFooter loaded={Boolean(policies.data)} total={total} noun="device policy" pageSize={PAGE} page={list.page} onPage={list.setPage} />
+      {list.editing !== undefined ? <DevicePolicyForm org={list.org} policy={list.editing} onClose={list.closeEditor} onSaved={list.saved} /> : null}
+      <ConfirmDelete
+        list={list}
+        name={(policy) => policy.name}
+        action="Delete device policy"
+        consequence="The desk can no longer issue with it. A policy that open requests or issued devices name is kept: the server says which."
+      />
     </Stack>
   );
 }

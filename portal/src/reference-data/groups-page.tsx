@@ -1,40 +1,30 @@
 import { Button, Group as Row, Modal, MultiSelect, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useParams } from '@tanstack/react-router';
+import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, answer, done } from '../api/client';
 import type { AdminUser, ListResponse } from '../api/resources';
-import { ConfirmByTyping } from '../components/confirm-by-typing';
 import { ErrorText } from '../components/error-text';
 import { fieldErrors } from '../components/field-errors';
 import { HiddenHeader } from '../components/hidden-header';
 import { ListFooter } from '../components/list-footer';
 import { scimString } from '../users/user-filter';
+import { ConfirmDelete, RowActions, useNamedObjectList } from './named-object-list';
 import { PAGE, groupsQuery, ifMatch, type Group } from './queries';
 
 /** Groups of users (they decide who may get a device policy, and what an Operator Dependent role reaches). */
 export function GroupsPage() {
-  const { org } = useParams({ strict: false }) as { org: string };
-  const [page, setPage] = useState(1);
-  const [editing, setEditing] = useState<Group | 'new' | null>(null);
-  const [deleting, setDeleting] = useState<Group | null>(null);
-  const queryClient = useQueryClient();
-  const groups = useQuery(groupsQuery(org, page));
-  const refresh = () => queryClient.invalidateQueries({ queryKey: ['groups', org] });
-  const remove = useMutation({
-    mutationFn: (group: Group) => done(api.DELETE('/admin/v1/organizations/{org}/groups/{id}', { params: { path: { org, id: group.id } } })),
-    onSuccess: async () => {
-      setDeleting(null);
-      await refresh();
-    },
+  const list = useNamedObjectList({
+    list: groupsQuery,
+    queryKey: 'groups',
+    remove: (org, group) => done(api.DELETE('/admin/v1/organizations/{org}/groups/{id}', { params: { path: { org, id: group.id } } })),
   });
-  const total = groups.data?.totalResults ?? 0;
+  const { query: groups, total } = list;
   return (
     <Stack>
       <Row justify="space-between">
         <Title order={1}>Groups</Title>
-        <Button onClick={() => setEditing('new')}>Create group</Button>
+        <Button onClick={list.add}>Create group</Button>
       </Row>
       <Text size="sm">Groups decide who may get a device policy, and which people an Operator Dependent role reaches.</Text>
       <ErrorText error={groups.error} />
@@ -60,50 +50,21 @@ export function GroupsPage() {
                         .map((member) => member.display ?? member.value)
                         .join(', ')}${members.length > 5 ? ', …' : ''}`}
                 </Table.Td>
-                <Table.Td>
-                  <Row gap="xs" wrap="nowrap">
-                    <Button size="xs" variant="default" aria-label={`Edit ${group.displayName}`} onClick={() => setEditing(group)}>
-                      Edit
-                    </Button>
-                    <Button size="xs" variant="default" aria-label={`Delete ${group.displayName}`} onClick={() => setDeleting(group)}>
-                      Delete
-                    </Button>
-                  </Row>
-                </Table.Td>
+                <RowActions name={group.displayName} onEdit={() => list.edit(group)} onDelete={() => list.askDelete(group)} />
               </Table.Tr>
             );
           })}
         </Table.Tbody>
       </Table>
       {groups.isSuccess && total === 0 ? <Text>No group yet. Create one with Create group, then name it in a device policy.</Text> : null}
-      <ListFooter loaded={Boolean(groups.data)} total={total} noun="group" pageSize={PAGE} page={page} onPage={setPage} />
-      {editing ? (
-        <GroupForm
-          org={org}
-          group={editing === 'new' ? null : editing}
-          onClose={() => setEditing(null)}
-          onSaved={() => {
-            setEditing(null);
-            void refresh();
-          }}
-        />
-      ) : null}
-      {deleting ? (
-        <ConfirmByTyping
-          opened
-          onClose={() => {
-            remove.reset();
-            setDeleting(null);
-          }}
-          title={`Delete ${deleting.displayName}`}
-          name={deleting.displayName ?? ''}
-          action="Delete group"
-          consequence="Its members leave it, and device policies that name it no longer do. This cannot be undone."
-          onConfirm={() => remove.mutate(deleting)}
-          pending={remove.isPending}
-          error={remove.error?.message}
-        />
-      ) : null}
+      <ListFooter loaded={Boolean(groups.data)} total={total} noun="group" pageSize={PAGE} page={list.page} onPage={list.setPage} />
+      {list.editing !== undefined ? <GroupForm org={list.org} group={list.editing} onClose={list.closeEditor} onSaved={list.saved} /> : null}
+      <ConfirmDelete
+        list={list}
+        name={(group) => group.displayName}
+        action="Delete group"
+        consequence="Its members leave it, and device policies that name it no longer do. This cannot be undone."
+      />
     </Stack>
   );
 }

@@ -1,13 +1,12 @@
 import { Button, Group, Modal, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useParams } from '@tanstack/react-router';
+import { useMutation } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, answer, done } from '../api/client';
-import { ConfirmByTyping } from '../components/confirm-by-typing';
 import { ErrorText } from '../components/error-text';
 import { fieldErrors } from '../components/field-errors';
 import { HiddenHeader } from '../components/hidden-header';
 import { ListFooter } from '../components/list-footer';
+import { ConfirmDelete, RowActions, useNamedObjectList } from './named-object-list';
 import { PAGE, ifMatch, printersQuery, type Printer } from './queries';
 
 const STATUSES = [
@@ -18,26 +17,17 @@ const statusLabel = (status: string | undefined) => STATUSES.find((s) => s.value
 
 /** Card printers the desk's issuance flow may print on (CREDENTIAL-MANAGEMENT.md "DeviceFlow"). */
 export function PrintersPage() {
-  const { org } = useParams({ strict: false }) as { org: string };
-  const [page, setPage] = useState(1);
-  const [editing, setEditing] = useState<Printer | 'new' | null>(null);
-  const [deleting, setDeleting] = useState<Printer | null>(null);
-  const queryClient = useQueryClient();
-  const printers = useQuery(printersQuery(org, page));
-  const refresh = () => queryClient.invalidateQueries({ queryKey: ['printers', org] });
-  const remove = useMutation({
-    mutationFn: (printer: Printer) => done(api.DELETE('/admin/v1/organizations/{org}/printers/{id}', { params: { path: { org, id: printer.id } } })),
-    onSuccess: async () => {
-      setDeleting(null);
-      await refresh();
-    },
+  const list = useNamedObjectList({
+    list: printersQuery,
+    queryKey: 'printers',
+    remove: (org, printer) => done(api.DELETE('/admin/v1/organizations/{org}/printers/{id}', { params: { path: { org, id: printer.id } } })),
   });
-  const total = printers.data?.totalResults ?? 0;
+  const { query: printers, total } = list;
   return (
     <Stack>
       <Group justify="space-between">
         <Title order={1}>Printers</Title>
-        <Button onClick={() => setEditing('new')}>Add printer</Button>
+        <Button onClick={list.add}>Add printer</Button>
       </Group>
       <Text size="sm">Card printers that an assisted issuance prints the card on before encoding it.</Text>
       <ErrorText error={printers.error} />
@@ -58,49 +48,20 @@ export function PrintersPage() {
               <Table.Td>{printer.model ?? ''}</Table.Td>
               <Table.Td>{printer.location ?? ''}</Table.Td>
               <Table.Td>{statusLabel(printer.status)}</Table.Td>
-              <Table.Td>
-                <Group gap="xs" wrap="nowrap">
-                  <Button size="xs" variant="default" aria-label={`Edit ${printer.name}`} onClick={() => setEditing(printer)}>
-                    Edit
-                  </Button>
-                  <Button size="xs" variant="default" aria-label={`Delete ${printer.name}`} onClick={() => setDeleting(printer)}>
-                    Delete
-                  </Button>
-                </Group>
-              </Table.Td>
+              <RowActions name={printer.name} onEdit={() => list.edit(printer)} onDelete={() => list.askDelete(printer)} />
             </Table.Tr>
           ))}
         </Table.Tbody>
       </Table>
       {printers.isSuccess && total === 0 ? <Text>No printer yet. Add one with Add printer to print cards during issuance.</Text> : null}
-      <ListFooter loaded={Boolean(printers.data)} total={total} noun="printer" pageSize={PAGE} page={page} onPage={setPage} />
-      {editing ? (
-        <PrinterForm
-          org={org}
-          printer={editing === 'new' ? null : editing}
-          onClose={() => setEditing(null)}
-          onSaved={() => {
-            setEditing(null);
-            void refresh();
-          }}
-        />
-      ) : null}
-      {deleting ? (
-        <ConfirmByTyping
-          opened
-          onClose={() => {
-            remove.reset();
-            setDeleting(null);
-          }}
-          title={`Delete ${deleting.name}`}
-          name={deleting.name ?? ''}
-          action="Delete printer"
-          consequence="Issuance can no longer print on it. This cannot be undone."
-          onConfirm={() => remove.mutate(deleting)}
-          pending={remove.isPending}
-          error={remove.error?.message}
-        />
-      ) : null}
+      <ListFooter loaded={Boolean(printers.data)} total={total} noun="printer" pageSize={PAGE} page={list.page} onPage={list.setPage} />
+      {list.editing !== undefined ? <PrinterForm org={list.org} printer={list.editing} onClose={list.closeEditor} onSaved={list.saved} /> : null}
+      <ConfirmDelete
+        list={list}
+        name={(printer) => printer.name}
+        action="Delete printer"
+        consequence="Issuance can no longer print on it. This cannot be undone."
+      />
     </Stack>
   );
 }

@@ -1,10 +1,8 @@
 import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
-import { DataCipher, UnknownKeyError } from '@app/common';
+import { DataCipher, ResealResult, resealAll } from '@app/common';
 import { LOGGER, Logger } from '@app/observability';
 import { AuditDestinationRepository } from './audit-destination.repository';
 import { destinationSealContext } from './audit-stream-transport';
-
-const BATCH = 200;
 
 /**
  * Key rotation for the audit stream's secrets (DECISIONS 10, 11.4), as for connection strings: at
@@ -29,29 +27,17 @@ export class AuditDestinationResealer implements OnApplicationBootstrap {
     }
   }
 
-  async run(): Promise<{ resealed: number; unreadable: { id: string; keyId: string }[] }> {
-    let resealed = 0;
-    const unreadable: { id: string; keyId: string }[] = [];
-    for (let after = '0'; ;) {
-      const batch = await this.destinations.findSealedWithOtherKey(this.cipher.currentKeyId, after, BATCH);
-      for (const row of batch) {
-        for (const field of ['secret', 'clientKey'] as const) {
-          const sealed = row[field];
-          if (!sealed || sealed.keyId === this.cipher.currentKeyId) continue;
-          const context = destinationSealContext(row.org_id, row.id, field);
-          let plain: string;
-          try {
-            plain = this.cipher.open(sealed, context);
-          } catch (error) {
-            unreadable.push({ id: row.id, keyId: error instanceof UnknownKeyError ? error.keyId : sealed.keyId });
-            continue;
-          }
-          if (await this.destinations.reseal(row.id, field, sealed, this.cipher.seal(plain, context))) resealed++;
-        }
-      }
-      if (batch.length < BATCH) break;
-      after = batch[batch.length - 1].id;
-    }
+  async run(): Promise<ResealResult> {
+    const { resealed, unreadable } = await resealAll(
+      this.cipher,
+      (keyId, after, limit) => this.destinations.findSealedWithOtherKey(keyId, after, limit),
+      (row) =>
+        (['secret', 'clientKey'] as const).map((field) => ({
+          sealed: row[field],
+          context: destinationSealContext(row.org_id, row.id, field),
+          write: (from, to) => this.destinations.reseal(row.id, field, from, to),
+        })),
+    );
     if (resealed > 0)
       this.logger.info({ resealed, keyId: this.cipher.currentKeyId }, 'audit destination secrets sealed again with the newest data encryption key');
     if (unreadable.length > 0) {

@@ -1,10 +1,8 @@
 import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { LOGGER, Logger } from '@app/observability';
-import { DataCipher, UnknownKeyError } from '@app/common';
+import { DataCipher, ResealResult, resealAll } from '@app/common';
 import { PushGatewayRepository } from './push-gateway.repository';
 import { sealContext } from './push-gateway.service';
-
-const BATCH = 200;
 
 /**
  * Key rotation (DECISIONS 10): at start, every connection string sealed with an older key of
@@ -30,25 +28,18 @@ export class ConnectionStringResealer implements OnApplicationBootstrap {
     }
   }
 
-  async run(): Promise<{ resealed: number; unreadable: { id: string; keyId: string }[] }> {
-    let resealed = 0;
-    const unreadable: { id: string; keyId: string }[] = [];
-    for (let after = '0'; ;) {
-      const batch = await this.gateways.findSealedWithOtherKey(this.cipher.currentKeyId, after, BATCH);
-      for (const row of batch) {
-        const context = sealContext(row.org_id, row.id);
-        let plain: string;
-        try {
-          plain = this.cipher.open(row.connectionString, context);
-        } catch (error) {
-          unreadable.push({ id: row.id, keyId: error instanceof UnknownKeyError ? error.keyId : row.connectionString.keyId });
-          continue;
-        }
-        if (await this.gateways.reseal(row.org_id, row.id, row.connectionString, this.cipher.seal(plain, context))) resealed++;
-      }
-      if (batch.length < BATCH) break;
-      after = batch[batch.length - 1].id;
-    }
+  async run(): Promise<ResealResult> {
+    const { resealed, unreadable } = await resealAll(
+      this.cipher,
+      (keyId, after, limit) => this.gateways.findSealedWithOtherKey(keyId, after, limit),
+      (row) => [
+        {
+          sealed: row.connectionString,
+          context: sealContext(row.org_id, row.id),
+          write: (from, to) => this.gateways.reseal(row.org_id, row.id, from, to),
+        },
+      ],
+    );
     if (resealed > 0) this.logger.info({ resealed, keyId: this.cipher.currentKeyId }, 'connection strings sealed again with the newest data encryption key');
     if (unreadable.length > 0) {
       this.logger.warn(
