@@ -22,7 +22,15 @@ export function OneTimeSecret({ label, value, expiresAt, children }: { label: st
         {value}
       </Code>
       <Group justify="space-between">
-        <Text size="sm">{expiresAt ? <>Expires <DateTime iso={expiresAt} /></> : 'Does not expire'}</Text>
+        <Text size="sm">
+          {expiresAt ? (
+            <>
+              Expires <DateTime iso={expiresAt} />
+            </>
+          ) : (
+            'Does not expire'
+          )}
+        </Text>
         <CopyButton value={value}>
           {({ copied, copy }) => (
             <Button variant={copied ? 'filled' : 'default'} onClick={copy}>

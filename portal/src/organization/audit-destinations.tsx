@@ -1,7 +1,7 @@
 import { Button, Group, Modal, NumberInput, Paper, SegmentedControl, Select, Stack, Switch, Table, Text, TextInput, Textarea, Title } from '@mantine/core';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { api, answer, done } from '../api/client';
+import { ApiError, api, answer, done } from '../api/client';
 import type { AuditDelivery, AuditDestination, DestinationTestResult, ListResponse } from '../api/resources';
 import { ConfirmAction } from '../components/confirm-action';
 import { ConfirmByTyping } from '../components/confirm-by-typing';
@@ -33,6 +33,18 @@ export function failureClass(lastError: string | null): string {
   if (!lastError) return '';
   const last = lastError.includes('; last: ') ? lastError.slice(lastError.indexOf('; last: ') + 8) : lastError;
   return /^([a-z0-9_]+): /.exec(last)?.[1] ?? last;
+}
+
+/**
+ * The server's 400 at its field: the destination checks answer a sentence that starts with the
+ * field's name ("url must use https ..."), the schema "field: reason"; either lands at the field.
+ */
+function destinationErrors(error: unknown) {
+  const found = fieldErrors(error, FIELDS);
+  if (!found.rest || !(error instanceof ApiError) || error.status !== 400) return found;
+  const sentence = error.message.replace(/^Invalid [^:]*: /, '');
+  const field = FIELDS.find((name) => sentence.startsWith(`${name} `));
+  return field ? { byField: { [field]: sentence }, rest: undefined } : found;
 }
 
 /**
@@ -182,7 +194,7 @@ function DestinationDialog({ org, destination, onClose }: { org: string; destina
       if (!saved.secret) onClose();
     },
   });
-  const { byField, rest } = fieldErrors(save.error, FIELDS);
+  const { byField, rest } = destinationErrors(save.error);
   const secret = save.data?.secret;
   return (
     <Modal opened onClose={onClose} title={destination ? `Edit audit destination ${destination.name}` : 'Create an audit destination'} size="lg">
@@ -393,7 +405,11 @@ function Deliveries({ org, destination }: { org: string; destination: AuditDesti
                 setPage(1);
               }}
             />
-            <Button variant="default" onClick={() => void deliveries.refetch()} loading={deliveries.isFetching}>
+            <Button
+              variant="default"
+              onClick={() => void queryClient.invalidateQueries({ queryKey: deliveriesKey(org, destination.id) })}
+              loading={deliveries.isFetching}
+            >
               Refresh
             </Button>
           </Group>
