@@ -7,6 +7,7 @@ import { ConfirmAction } from '../components/confirm-action';
 import { ConfirmByTyping } from '../components/confirm-by-typing';
 import { DateTime } from '../components/date-time';
 import { ErrorText } from '../components/error-text';
+import { FailureReason } from '../components/failure-reason';
 import { HiddenHeader } from '../components/hidden-header';
 import { ListFooter } from '../components/list-footer';
 import { OneTimeSecret } from '../components/one-time-secret';
@@ -446,16 +447,7 @@ function Deliveries({ org, destination }: { org: string; destination: AuditDesti
                   <Table.Td>{row.action}</Table.Td>
                   <Table.Td>{row.attempts}</Table.Td>
                   <Table.Td>
-                    {row.lastError ? (
-                      <>
-                        <Text fw={700} size="sm" component="span">
-                          {failureClass(row.lastError)}
-                        </Text>
-                        <Text size="sm" c="dimmed">
-                          {row.lastError}
-                        </Text>
-                      </>
-                    ) : null}
+                    <FailureReason reason={failureClass(row.lastError)} detail={row.lastError} />
                   </Table.Td>
                   <Table.Td>
                     {row.state === 'deadLettered' ? (
