@@ -3,6 +3,7 @@ import { verifyWebhook } from '@app/audit';
 import {
   IssuedPerson,
   TestApp,
+  SyslogReceiver,
   WebhookReceiver,
   createOrganization,
   createPersonWithCard,
@@ -34,6 +35,7 @@ describe('Audit destinations in the portal, in a browser', () => {
   let ada: IssuedPerson;
   let server: { cert: string; key: string };
   let webhook: WebhookReceiver;
+  let syslog: SyslogReceiver | undefined;
 
   beforeAll(async () => {
     // One attempt: a failed delivery is a dead letter at once (no clock to move). Loopback
@@ -51,6 +53,7 @@ describe('Audit destinations in the portal, in a browser', () => {
     await browser?.close();
     await t?.close();
     await webhook?.down();
+    await syslog?.down();
   });
 
   async function signedIn(person: IssuedPerson, path: string): Promise<WatchedPage> {
@@ -210,4 +213,63 @@ describe('Audit destinations in the portal, in a browser', () => {
     await expectClean(page, problems, 400);
     await context.close();
   }, 120_000);
+
+  it('creates a syslog destination (the host refused at its field first), tests it over TLS, disables it with If-Match, and deletes it', async () => {
+    syslog = await SyslogReceiver.start(server);
+    const { context, page, problems } = await signedIn(ada, `/portal/${ORG}/organization`);
+    const region = page.getByRole('region', { name: 'Sending to a SIEM' });
+    await region.getByText('No audit destination is configured.').waitFor();
+    await region.getByRole('button', { name: 'Create audit destination' }).click();
+    const create = page.getByRole('dialog', { name: 'Create an audit destination' });
+    await create.getByLabel(/^Type/).click();
+    await page.getByRole('option', { name: 'Syslog over TLS' }).click();
+    await create.getByRole('textbox', { name: /^Name/ }).fill('Syslog');
+    const host = create.getByRole('textbox', { name: /^Host/ });
+    await host.fill('siem.invalid/x');
+    await create.getByRole('textbox', { name: 'Port' }).fill(String(syslog.port));
+    await create.getByRole('textbox', { name: 'CA certificate (PEM)' }).fill(server.cert);
+    await create.getByRole('button', { name: 'Create' }).click();
+    await create.getByText('host must be a DNS name or an IP address').waitFor();
+    expect(await host.getAttribute('aria-invalid')).toBe('true');
+    await host.fill('127.0.0.1');
+    await create.getByRole('button', { name: 'Create' }).click();
+    // No secret for syslog: the dialog closes.
+    await create.waitFor({ state: 'hidden' });
+    const row = region.getByRole('row', { name: /Syslog/ });
+    await row.getByRole('cell', { name: `127.0.0.1:${syslog.port}` }).waitFor();
+    expect(await row.getByRole('cell', { name: 'syslog', exact: true }).isVisible()).toBe(true);
+    const id = (await api('get', '/audit-destinations')).body.Resources[0].id as string;
+
+    await region.getByRole('button', { name: 'Test Syslog' }).click();
+    const test = page.getByRole('dialog', { name: 'Test audit destination Syslog' });
+    await test.getByRole('button', { name: 'Send a test event' }).click();
+    await test.getByRole('status').filter({ hasText: 'Delivered: the receiver accepted the test event.' }).waitFor();
+    await eventually(async () => syslog!.messages.some((message) => message.event.action === 'audit_destination.test'), 'the test event over TLS');
+    await page.keyboard.press('Escape');
+    await test.waitFor({ state: 'hidden' });
+
+    await region.getByRole('button', { name: 'Edit Syslog' }).click();
+    const edit = page.getByRole('dialog', { name: 'Edit audit destination Syslog' });
+    await edit.getByRole('switch', { name: 'Enabled' }).uncheck();
+    await edit.getByRole('button', { name: 'Save' }).click();
+    await edit.waitFor({ state: 'hidden' });
+    await row.getByRole('cell', { name: 'No', exact: true }).waitFor();
+    expect((await api('get', `/audit-destinations/${id}`)).body).toMatchObject({
+      enabled: false,
+      host: '127.0.0.1',
+      port: syslog.port,
+      meta: { version: '2' },
+    });
+    await page.waitForLoadState('networkidle');
+    await expectCleanInBothThemes(page, problems, 400);
+
+    await region.getByRole('button', { name: 'Delete Syslog' }).click();
+    const remove = page.getByRole('dialog', { name: 'Delete audit destination Syslog' });
+    await remove.getByRole('textbox', { name: 'Type Syslog to confirm' }).fill('Syslog');
+    await remove.getByRole('button', { name: 'Delete' }).click();
+    await region.getByText('No audit destination is configured.').waitFor();
+    expect((await api('get', `/audit-destinations/${id}`)).status).toBe(404);
+    await expectClean(page, problems, 400);
+    await context.close();
+  }, 90_000);
 });

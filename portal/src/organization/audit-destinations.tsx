@@ -176,13 +176,22 @@ function DestinationDialog({ org, destination, onClose }: { org: string; destina
   const save = useMutation({
     mutationFn: () => {
       const where = type === 'webhook' ? { url: url.trim() } : { host: host.trim(), port: Number(port) };
+      const caCertificate = ca.trim() || null;
+      const certificate = clientCertificate.trim() || null;
+      // The client certificate and key change together (DECISIONS 11.4): a new certificate or key is
+      // sent (the server says when one lacks the other), a cleared certificate removes both, else neither.
+      const changed = Boolean(clientKey.trim()) || (certificate !== null && certificate !== (destination?.clientCertificate?.trim() ?? null));
+      const pair = changed
+        ? { clientCertificate: certificate, ...(clientKey.trim() ? { clientKey } : {}) }
+        : destination?.clientCertificate && !certificate
+          ? { clientCertificate: null, clientKey: null }
+          : {};
       const fields = {
         name,
         enabled,
         ...where,
-        caCertificate: ca.trim() || null,
-        ...(type === 'syslog' ? { clientCertificate: clientCertificate.trim() || null } : {}),
-        ...(clientKey.trim() ? { clientKey } : {}),
+        ...(!destination || caCertificate !== destination.caCertificate ? { caCertificate } : {}),
+        ...(type === 'syslog' ? pair : {}),
       };
       return destination
         ? answer<AuditDestination>(
