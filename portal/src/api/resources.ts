@@ -205,3 +205,40 @@ export interface TestSendResult {
   reason: string;
   detail: string;
 }
+
+/** An audit event destination (GET /admin/v1/organizations/{org}/audit-destinations; DECISIONS 11.4): never its secret or client key. */
+export interface AuditDestination {
+  id: string;
+  name: string;
+  type: 'syslog' | 'webhook';
+  url?: string;
+  host?: string;
+  port?: number;
+  enabled: boolean;
+  caCertificate: string | null;
+  clientCertificate: string | null;
+  /** Answered once, by the create of a webhook. */
+  secret?: string;
+  meta: Meta;
+}
+
+/** One event's delivery at one destination (GET .../audit-destinations/{id}/deliveries). */
+export interface AuditDelivery {
+  eventId: string;
+  action: string;
+  code: number;
+  state: 'pending' | 'delivered' | 'deadLettered';
+  attempts: number;
+  nextAttemptAt: string | null;
+  lastError: string | null;
+  created: string;
+  lastModified: string;
+  deliveredAt: string | null;
+}
+
+/** What a destination's test send did (POST .../audit-destinations/{id}/test). */
+export interface DestinationTestResult {
+  delivered: boolean;
+  result: string;
+  detail: string | null;
+}

@@ -5,11 +5,12 @@ import { useState } from 'react';
 import { ApiError, api, answer, done } from '../api/client';
 import type { CertifiedApplication, ListResponse, Organization } from '../api/resources';
 import { ErrorText } from '../components/error-text';
+import { AuditDestinations } from './audit-destinations';
 import { Authority } from './certificate-authority';
 import { PushGateways } from './push-gateways';
 import { SettingsForm } from './settings-form';
 
-/** The organization: its settings (a form), certified applications, issuing CA (generations, renewal, downloads), push gateways and their deliveries. */
+/** The organization: its settings (a form), certified applications, issuing CA (generations, renewal, downloads), push gateways and audit destinations (a SIEM) with their deliveries. */
 export function OrganizationPage() {
   const { org } = useParams({ from: '/$org/organization' });
   const organization = useQuery({
@@ -24,6 +25,7 @@ export function OrganizationPage() {
       <Applications org={org} />
       <Authority org={org} />
       <PushGateways org={org} />
+      <AuditDestinations org={org} />
     </Stack>
   );
 }

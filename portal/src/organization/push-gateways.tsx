@@ -6,6 +6,7 @@ import type { ListResponse, PushGateway, PushNotification, TestSendResult } from
 import { ConfirmByTyping } from '../components/confirm-by-typing';
 import { DateTime } from '../components/date-time';
 import { ErrorText } from '../components/error-text';
+import { FailureReason } from '../components/failure-reason';
 import { HiddenHeader } from '../components/hidden-header';
 import { ListFooter } from '../components/list-footer';
 import { fieldErrors } from './settings-form';
@@ -398,16 +399,7 @@ function Deliveries({ org, gateways }: { org: string; gateways: PushGateway[] })
                   </Table.Td>
                   <Table.Td>{row.attempts}</Table.Td>
                   <Table.Td>
-                    {reasonClass(row) ? (
-                      <Text fw={700} size="sm" component="span">
-                        {reasonClass(row)}
-                      </Text>
-                    ) : null}
-                    {row.lastError ? (
-                      <Text size="sm" c="dimmed">
-                        {row.lastError}
-                      </Text>
-                    ) : null}
+                    <FailureReason reason={reasonClass(row)} detail={row.lastError} />
                   </Table.Td>
                 </Table.Tr>
               ))}
