@@ -55,7 +55,8 @@ export const SYNC_SESSION_RESPONSE = {
         adminKey: {
           type: 'string',
           pattern: '^[0-9A-F]{48}$',
-          description: "A smart card's 3DES administration key (hex) for the card client to set on the card; issuance, produce and update of a smart card only, returned in this answer only",
+          description:
+            "A smart card's 3DES administration key (hex) for the card client to set on the card; issuance, produce and update of a smart card only, returned in this answer only",
         },
       },
     },
