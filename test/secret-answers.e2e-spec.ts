@@ -29,7 +29,7 @@ const FLOW = 'urn:vendor:scim:api:cms:1.0:DeviceFlow';
 const PASSWORD = 'correct horse battery staple';
 
 /** Attribute names of a documented answer that hold secret material. */
-const SECRET_NAME = /secret|password|otpauth|connectionString|^(access|refresh|id)_token$|private_?key|^pin$|^puk$/i;
+const SECRET_NAME = /secret|password|otpauth|connectionString|^(access|refresh|id)_token$|private_?key|^adminKey$|^pin$|^puk$/i;
 
 interface Schema {
   properties?: Record<string, Schema>;
@@ -95,7 +95,7 @@ describe('answers that carry secrets (DECISIONS 6)', () => {
     messageTemplates: { credential: { msg: 'Your credential is ready', title: 'Credential' } },
   });
 
-  /** For each marked handler: a call that succeeds, and the secret its answer holds. */
+  /** For each marked handler: a call that succeeds, and the secret its answer holds (or every one, when it holds several). */
   const exercises: Record<string, () => Promise<{ response: Response; secret: unknown }>> = {
     'SystemAccountsController.create': async () => {
       const response = await adminCall('post', '/system-accounts').send({ role: 'Issuance' });
@@ -131,7 +131,8 @@ describe('answers that carry secrets (DECISIONS 6)', () => {
         device: { ATR: card.ATR, CUID: card.CUID },
         results: await cardResults(),
       });
-      return { response, secret: oathSeed(response.body.credentials ?? []) };
+      // The OATH seed, and the smart card's admin key (DECISIONS 17.1).
+      return { response, secret: [oathSeed(response.body.credentials ?? []), response.body.device?.adminKey] };
     },
     'SelfController.syncSession': async () => {
       // A cardholder runs the issuance of its own card: the OATH seed comes in this answer.
@@ -159,7 +160,7 @@ describe('answers that carry secrets (DECISIONS 6)', () => {
         device: { ATR: card.ATR, CUID: card.CUID },
         responses: (await cardResults()).map(({ operation, ...rest }) => ({ ...rest, operation: `ENCODE_${operation}` })),
       });
-      return { response, secret: oathSeed(response.body.syncSession?.credentials ?? []) };
+      return { response, secret: [oathSeed(response.body.syncSession?.credentials ?? []), response.body.syncSession?.device?.adminKey] };
     },
     'TokenController.token': async () => {
       const { clientId, secret } = await createSystemAccount(t.http, admin, ORG, { role: 'Issuance' });
@@ -204,7 +205,9 @@ describe('answers that carry secrets (DECISIONS 6)', () => {
         status: response.status,
         cacheControl: response.headers['cache-control'],
         pragma: response.headers.pragma,
-        secret: typeof secret === 'string' && secret.length > 0 ? 'present' : JSON.stringify(response.body).slice(0, 300),
+        secret: (Array.isArray(secret) ? secret : [secret]).every((s) => typeof s === 'string' && s.length > 0)
+          ? 'present'
+          : JSON.stringify(response.body).slice(0, 300),
       };
     }
     const expected = (status: number) => ({ status, cacheControl: 'no-store', pragma: 'no-cache', secret: 'present' });

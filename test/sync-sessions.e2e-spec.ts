@@ -96,8 +96,9 @@ describe('SyncSession and Credential', () => {
     expect(done.body).toMatchObject({
       schemas: [SESSION],
       contentRequest: { value: request, status: 'completed' },
-      device: { value: device.id, status: 'ISSUED' },
+      device: { value: device.id, status: 'ISSUED', adminKey: expect.stringMatching(/^[0-9A-F]{48}$/) },
     });
+    expect(t.logs.join('\n')).not.toContain(done.body.device.adminKey);
     const [pki, totp] = done.body.credentials;
     expect(pki).toMatchObject({
       type: 'PKI_CERTIFICATE',
@@ -195,7 +196,10 @@ describe('SyncSession and Credential', () => {
       done = await session(request, device, results);
     }
     expect(done.status).toBe(201);
-    expect(done.body).toMatchObject({ contentRequest: { status: 'completed' }, device: { status: 'ISSUED' } });
+    expect(done.body).toMatchObject({
+      contentRequest: { status: 'completed' },
+      device: { status: 'ISSUED', adminKey: expect.stringMatching(/^[0-9A-F]{48}$/) },
+    });
   });
 
   it('of two concurrent sessions for one request exactly one completes it', async () => {
@@ -217,6 +221,7 @@ describe('SyncSession and Credential', () => {
     const failed = await session(request, device, [{ operation: 'GENERATE_KEY', status: 'FAILURE', detail: 'card removed from the reader' }]);
     expect(failed.status).toBe(201);
     expect(failed.body).toMatchObject({ contentRequest: { status: 'failed' }, device: { value: device.id, status: 'ASSIGNED' }, credentials: [] });
+    expect(failed.body.device).not.toHaveProperty('adminKey');
     expect((await get(`/aims/rs/scim/v2/ContentRequest/${request}`)).body).toMatchObject({
       status: 'failed',
       failure: { detail: 'card removed from the reader' },
@@ -225,7 +230,7 @@ describe('SyncSession and Credential', () => {
     expect(await post(`/aims/rs/scim/v2/ContentRequest/${request}/retry`, {}, tokens.helpdesk)).toMatchObject({ status: 200 });
     expect((await session(request, device, success(await csr()))).body).toMatchObject({
       contentRequest: { status: 'completed' },
-      device: { status: 'ISSUED' },
+      device: { status: 'ISSUED', adminKey: expect.stringMatching(/^[0-9A-F]{48}$/) },
     });
   });
 
@@ -287,7 +292,10 @@ describe('SyncSession and Credential', () => {
     const produced = await card();
     const request = await approvedIssuance(ned.wallet, produced.id, pkiOnly, 'produce');
     const done = await session(request, produced, [{ operation: 'GEN', status: 'SUCCESS', credentialType: 'PKI_CERTIFICATE', csr: await csr() }]);
-    expect(done.body).toMatchObject({ device: { status: 'PRODUCED' }, credentials: [{ type: 'PKI_CERTIFICATE', status: 'ON_HOLD' }] });
+    expect(done.body).toMatchObject({
+      device: { status: 'PRODUCED', adminKey: expect.stringMatching(/^[0-9A-F]{48}$/) },
+      credentials: [{ type: 'PKI_CERTIFICATE', status: 'ON_HOLD' }],
+    });
     const serial = (await t.db.query('SELECT certificate_serial FROM credentials WHERE id = $1', [done.body.credentials[0].value])).rows[0].certificate_serial;
     expect((await t.db.query('SELECT status, reason FROM issued_certificates WHERE serial = $1', [serial])).rows[0]).toEqual({
       status: 'on-hold',
@@ -306,7 +314,10 @@ describe('SyncSession and Credential', () => {
     });
     expect(update.body.status).toBe('approved');
     const updated = await session(update.body.id, issued, success(await csr()));
-    expect(updated.body).toMatchObject({ contentRequest: { status: 'completed' }, device: { status: 'ISSUED' } });
+    expect(updated.body).toMatchObject({
+      contentRequest: { status: 'completed' },
+      device: { status: 'ISSUED', adminKey: expect.stringMatching(/^[0-9A-F]{48}$/) },
+    });
     expect(updated.body.credentials.map((c: { type: string }) => c.type)).toEqual(['PKI_CERTIFICATE', 'OATH_TOTP']);
     expect((await get(`/aims/rs/scim/v2/Credential/${first.id}`)).body).toMatchObject({ status: 'REVOKED', revocationReason: 'superseded' });
     expect((await t.db.query('SELECT status, reason FROM issued_certificates WHERE serial = $1', [first.certificate_serial])).rows[0]).toEqual({
@@ -323,6 +334,7 @@ describe('SyncSession and Credential', () => {
     );
     const recycled = await session(recycle.body.id, issued, [{ operation: 'ERASE', status: 'SUCCESS' }]);
     expect(recycled.body).toMatchObject({ contentRequest: { status: 'completed' }, device: { status: 'AVAILABLE' }, credentials: [] });
+    expect(recycled.body.device).not.toHaveProperty('adminKey');
     // Ordered by reason: the two credentials of the update share one transaction's timestamp, so
     // creation time does not order them.
     const left = (await t.db.query('SELECT status, wallet_id, revocation_reason FROM credentials WHERE device_id = $1 ORDER BY revocation_reason', [issued.id]))
@@ -423,6 +435,7 @@ describe('SyncSession and Credential', () => {
     const done = await session(request.body.id, device, [{ operation: 'UNBLOCK_PIN', status: 'SUCCESS' }], token, '/aims/rs/scim/v2/Self/SyncSession');
     expect(done.status).toBe(201);
     expect(done.body).toMatchObject({ contentRequest: { status: 'completed' }, device: { status: 'ISSUED' }, credentials: [] });
+    expect(done.body.device).not.toHaveProperty('adminKey');
     const codes = (await t.db.query('SELECT code FROM audit_events WHERE target = $1 ORDER BY id', [request.body.id])).rows.map((r) => r.code);
     expect(codes).toEqual([30001, 30005, 30009]);
     const other = await cardholder('vic');

@@ -1,5 +1,6 @@
 import { createCipheriv, createHash } from 'node:crypto';
-import { KeyStore } from '@app/hsm';
+import { KeyStore, KeyStoreError } from '@app/hsm';
+import { p256Csr } from '@app/pki/testing';
 import {
   TestApp,
   createCardholder,
@@ -22,6 +23,7 @@ const SCHEMA = 'urn:vendor:scim:api:cms:1.0:ContentRequest';
 const PASSWORD = 'correct horse battery staple';
 const ORG = 'unl';
 const PATH = '/aims/rs/scim/v2/ContentRequest';
+const SESSION = 'urn:vendor:scim:api:cms:1.0:SyncSession';
 
 describe('offline unlock PIN (challenge and response)', () => {
   let t: TestApp;
@@ -32,7 +34,12 @@ describe('offline unlock PIN (challenge and response)', () => {
   beforeAll(async () => {
     t = await createTestApp();
     admin = await platformAdminToken(t.http);
-    const issuing = await createIssuingOrganization(t, admin, ORG, { issuer: 'Issuance', helpdesk: 'Help Desk', cardholderAccount: 'Cardholder' });
+    const issuing = await createIssuingOrganization(t, admin, ORG, {
+      issuer: 'Issuance',
+      approver: 'Issuance',
+      helpdesk: 'Help Desk',
+      cardholderAccount: 'Cardholder',
+    });
     Object.assign(tokens, issuing.tokens);
     Object.assign(accounts, issuing.clientIds);
     await createIssuingOrganization(t, admin, 'unlother', {});
@@ -160,5 +167,135 @@ describe('offline unlock PIN (challenge and response)', () => {
     const busy = await post(unlock(mine.id, '0123456789abcdef'));
     expect(busy.status).toBe(409);
     expect(JSON.stringify(busy.body)).not.toMatch(/response/);
+  });
+
+  describe('the card client learns the admin key at encoding (SyncSession device.adminKey)', () => {
+    const policies: Record<string, string> = {};
+    beforeAll(async () => {
+      for (const [name, credentialTypes] of [
+        ['Badge', ['PKI_CERTIFICATE']],
+        ['OTP token', ['OATH_TOTP']],
+      ] as const) {
+        const created = await t.http.post(`/admin/v1/organizations/${ORG}/device-policies`).auth(admin, { type: 'bearer' }).send({ name, credentialTypes });
+        expect(created.status).toBe(201);
+        policies[name] = created.body.id;
+      }
+    });
+
+    /** An approved issuance (or update) of `card` under `policy`, then the card client's sync session. */
+    const encode = async (
+      card: { id: string; ATR: string; CUID: string },
+      policy: string,
+      options: { wallet?: string; type?: string; token?: string; path?: string } = {},
+    ) => {
+      const type = options.type ?? 'issuance';
+      const created = await post(
+        {
+          schemas: [SCHEMA],
+          type,
+          target: { device: { value: card.id }, devicePolicy: { value: policy } },
+          ...(options.wallet ? { wallet: { value: options.wallet } } : {}),
+        },
+        tokens.issuer,
+      );
+      expect(created.status).toBe(201);
+      if (created.body.status === 'requested') expect((await post({}, tokens.approver, `${PATH}/${created.body.id}/approve`)).status).toBe(200);
+      const oath = policy === policies['OTP token'];
+      const results = [
+        oath
+          ? { operation: 'WRITE_OTP', status: 'SUCCESS', credentialType: 'OATH_TOTP' }
+          : { operation: 'GENERATE_KEY', status: 'SUCCESS', credentialType: 'PKI_CERTIFICATE', csr: (await p256Csr()).toString('base64') },
+      ];
+      return post(
+        { schemas: [SESSION], contentRequest: { value: created.body.id }, device: { ATR: card.ATR, CUID: card.CUID }, results },
+        options.token ?? tokens.issuer,
+        options.path ?? '/aims/rs/scim/v2/SyncSession',
+      );
+    };
+    const des3 = (key: Buffer, challenge: string) => {
+      const cipher = createCipheriv('des-ede3-ecb', key, null).setAutoPadding(false);
+      return Buffer.concat([cipher.update(Buffer.from(challenge, 'hex')), cipher.final()])
+        .toString('hex')
+        .toUpperCase();
+    };
+
+    it('encode a card, keep device.adminKey; the desk later answers a challenge with 3DES-ECB(adminKey, challenge)', async () => {
+      const owner = await createCardholder(t, admin, ORG, 'fay', { password: PASSWORD });
+      const card = await insertCard(t, ORG);
+      const encoded = await encode(card, policies.Badge, { wallet: owner.wallet });
+      expect(encoded.status).toBe(201);
+      expect(encoded.headers['cache-control']).toBe('no-store');
+      expect(encoded.headers.pragma).toBe('no-cache');
+      expect(encoded.body).toMatchObject({
+        contentRequest: { status: 'completed' },
+        device: { value: card.id, status: 'ISSUED', adminKey: expect.stringMatching(/^[0-9A-F]{48}$/) },
+      });
+      const adminKey: string = encoded.body.device.adminKey;
+      expect(adminKey).toBe(
+        (await t.app.get(KeyStore).encryptDes3('CARD_ADMIN_MASTER_KEY', createHash('sha256').update(`card admin key\0${card.CUID}`).digest().subarray(0, 24)))
+          .toString('hex')
+          .toUpperCase(),
+      );
+
+      // Later, at their PC: the minidriver's challenge, answered at the desk.
+      const challenge = 'A1B2C3D4E5F60718';
+      const answered = await post(unlock(card.id, challenge));
+      expect(answered.status).toBe(201);
+      expect(answered.body.parameters).toEqual([{ id: 'response', value: des3(Buffer.from(adminKey, 'hex'), challenge), type: 'string', encoding: 'hex' }]);
+
+      // An update of the card answers the same key again; nothing keeps it: not the log, the audit, the tables.
+      const updated = await encode(card, policies.Badge, { type: 'update' });
+      expect(updated.status).toBe(201);
+      expect(updated.body.device).toEqual({ value: card.id, status: 'ISSUED', $ref: expect.any(String), adminKey });
+      expect(t.logs.join('\n')).not.toMatch(new RegExp(adminKey, 'i'));
+      const kept = await t.db.query(
+        `SELECT (SELECT string_agg(details::text, ' ') FROM audit_events WHERE org_id = $1) AS audit,
+                (SELECT string_agg(results::text, ' ') FROM sync_sessions WHERE org_id = $1) AS sessions,
+                (SELECT string_agg(parameters::text, ' ') FROM content_requests WHERE org_id = $1) AS requests`,
+        [ORG],
+      );
+      expect(JSON.stringify(kept.rows[0])).not.toMatch(new RegExp(adminKey, 'i'));
+    });
+
+    it('no admin key for an OTP token (a policy of OATH types only), nor to a cardholder running their own encoding (/Self)', async () => {
+      const owner = await createCardholder(t, admin, ORG, 'gil', { password: PASSWORD });
+      const token = await insertCard(t, ORG);
+      const otp = await encode(token, policies['OTP token'], { wallet: owner.wallet });
+      expect(otp.status).toBe(201);
+      expect(otp.body.device).toEqual({ value: token.id, status: 'ISSUED', $ref: expect.any(String) });
+      expect(otp.body.credentials[0].secret).toEqual(expect.any(String));
+
+      const card = await insertCard(t, ORG);
+      const cardholder = (await tokenRequest(t.http, ORG, { grant_type: 'password', username: 'gil', password: PASSWORD })).body.access_token;
+      const own = await encode(card, policies.Badge, { wallet: owner.wallet, token: cardholder, path: '/aims/rs/scim/v2/Self/SyncSession' });
+      expect(own.status).toBe(201);
+      expect(own.body.device).toEqual({ value: card.id, status: 'ISSUED', $ref: expect.any(String) });
+    });
+
+    it('a token holding two master keys: a 500 naming what to fix (not the generic unexpected-error answer); nothing is kept, the request stays approved', async () => {
+      // What the HSM adapter throws then (libs/hsm/src/pkcs11-secret-key.spec.ts makes the two keys in a real token).
+      const twoKeys = () => new KeyStoreError('KEY_UNUSABLE', '2 DES3 secret keys are labelled "CARD_ADMIN_MASTER_KEY" on token "test"; keep exactly one');
+      const detail = (message: string) =>
+        `Card administration keys cannot be computed: ${message}. An HSM administrator must fix the token (DECISIONS 17.1); until then PIN unlock by challenge and the encoding of smart cards fail.`;
+      const keys = t.app.get(KeyStore);
+      const spy = jest.spyOn(keys, 'encryptDes3');
+      try {
+        const { card } = await issuedCard('hal');
+        spy.mockRejectedValueOnce(twoKeys());
+        expectScimError(await post(unlock(card.id, '0123456789abcdef')), 500, undefined, detail(twoKeys().message));
+        expect((await t.db.query('SELECT count(*)::int AS n FROM content_requests WHERE device_id = $1', [card.id])).rows[0].n).toBe(0);
+
+        const owner = await createCardholder(t, admin, ORG, 'ivy', { password: PASSWORD });
+        const fresh = await insertCard(t, ORG);
+        spy.mockRejectedValueOnce(twoKeys());
+        const refused = await encode(fresh, policies.Badge, { wallet: owner.wallet });
+        expectScimError(refused, 500, undefined, detail(twoKeys().message));
+        const request = (await t.db.query('SELECT status FROM content_requests WHERE device_id = $1', [fresh.id])).rows[0];
+        expect(request.status).toBe('approved');
+        expect((await t.db.query('SELECT status FROM devices WHERE id = $1', [fresh.id])).rows[0].status).toBe('ASSIGNED');
+      } finally {
+        spy.mockRestore();
+      }
+    });
   });
 });

@@ -60,7 +60,8 @@ function familyErrorResponse(error: unknown, request: RoutedRequest, correlation
       return { ...oauth(new OAuthError('temporarily_unavailable', error.detail, status, error.headers)), unexpected: false };
     }
     if (oauthRoute && status < 500) return { ...oauth(new OAuthError('invalid_request', error.detail, status, error.headers)), unexpected: false };
-    return { status, headers: error.headers, body: scimError(status, error.detail, scimType), unexpected: false };
+    // A misconfiguration (500) is logged as an unexpected error is, so the operator finds it; its detail says what to fix.
+    return { status, headers: error.headers, body: scimError(status, error.detail, scimType), unexpected: status === 500 };
   }
   const clientError = asClientError(error);
   if (clientError) {
@@ -116,6 +117,8 @@ function statusOf(code: ErrorCode): [number, string | undefined] {
       return [415, undefined];
     case 'TOO_MANY_REQUESTS':
       return [429, undefined];
+    case 'MISCONFIGURED':
+      return [500, undefined];
     case 'NOT_IMPLEMENTED':
       return [501, undefined];
     case 'SERVICE_UNAVAILABLE':

@@ -21,6 +21,7 @@ export type ErrorCode =
   | 'PAYLOAD_TOO_LARGE' // 413
   | 'UNSUPPORTED_MEDIA_TYPE' // 415
   | 'TOO_MANY_REQUESTS' // 429
+  | 'MISCONFIGURED' // 500 with a detail naming what an operator must fix (not an outage: no Retry-After)
   | 'NOT_IMPLEMENTED' // 501
   | 'SERVICE_UNAVAILABLE'; // 503
 

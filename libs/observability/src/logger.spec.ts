@@ -15,7 +15,7 @@ function logged(write: (logger: ReturnType<typeof createLogger>) => void): Recor
 }
 
 describe('logger redaction', () => {
-  it('redacts the secrets of sign-in, CIBA and push delivery wherever an object carries them one level down', () => {
+  it('redacts the secrets of sign-in, CIBA, push delivery and card admin keys wherever an object carries them one level down', () => {
     const secrets = {
       auth_req_id: 'AUTH-REQ-ID',
       authReqId: 'AUTH-REQ-ID',
@@ -25,6 +25,7 @@ describe('logger redaction', () => {
       form_token: 'FORM-TOKEN',
       cookieValue: 'COOKIE',
       SharedAccessKey: 'SAS-KEY',
+      adminKey: '0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF',
     };
     const line = JSON.stringify(logged((logger) => logger.warn({ details: secrets }, 'something failed')));
     for (const value of new Set(Object.values(secrets))) expect(line).not.toContain(value);

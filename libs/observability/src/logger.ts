@@ -18,6 +18,8 @@ const REDACTED_PATHS = [
   '*.connectionString',
   '*.SharedAccessKey',
   '*.pem',
+  // A smart card's administration key in a SyncSession answer (DECISIONS 17.1).
+  '*.adminKey',
   // The hosted login page, people's sessions and CIBA (DECISIONS 14, 16).
   '*.auth_req_id',
   '*.authReqId',

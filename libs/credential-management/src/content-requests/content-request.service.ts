@@ -21,7 +21,7 @@ import {
   requestTransitionOf,
 } from './content-request-lifecycle';
 import { ContentRequestRepository, ContentRequestRow } from './content-request.repository';
-import { CardAdminKeys } from './card-admin-keys';
+import { CardAdminKeys, adminKeyCuid } from './card-admin-keys';
 import { CONTENT_REQUEST_SCHEMA, NewContentRequest, actionSchema, createContentRequestSchema, patchedContentRequestSchema } from './content-request.schema';
 
 /** The permission that creates each type (DECISIONS 5.2; produce and update are Device Management's, as issuance is). */
@@ -176,7 +176,7 @@ export class ContentRequestService {
     challenge: Buffer,
     tx: Transaction,
   ): Promise<ContentRequestRow> {
-    const cuid = device.externalIds[0]?.CUID;
+    const cuid = adminKeyCuid(device);
     if (!cuid) throw new DomainError('CONFLICT', `Device ${device.id} has no CUID; a challenge can be answered only for a card with one.`);
     const response = await this.cardAdminKeys.response(cuid, challenge);
     const now = this.clock.now();

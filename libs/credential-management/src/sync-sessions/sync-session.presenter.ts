@@ -11,7 +11,8 @@ const pem = (der: Buffer) =>
 /**
  * The answer of POST /SyncSession (CREDENTIAL-MANAGEMENT.md "SyncSession"): the request's and the
  * device's new statuses, and each credential created, with its certificate (DER, PEM and the CA
- * chain) or, this once, its OATH secret (base32) and otpauth URI.
+ * chain) or, this once, its OATH secret (base32) and otpauth URI; and, this once, a smart card's
+ * administration key (DECISIONS 17.1).
  */
 export class SyncSessionPresenter {
   constructor(private readonly baseUrl: string) {}
@@ -25,7 +26,12 @@ export class SyncSessionPresenter {
         status: outcome.request.status,
         $ref: `${this.baseUrl}${CANONICAL_PREFIX}/ContentRequest/${outcome.request.id}`,
       },
-      device: { value: outcome.device.id, status: outcome.device.status, $ref: `${this.baseUrl}${CANONICAL_PREFIX}/Device/${outcome.device.id}` },
+      device: {
+        value: outcome.device.id,
+        status: outcome.device.status,
+        $ref: `${this.baseUrl}${CANONICAL_PREFIX}/Device/${outcome.device.id}`,
+        ...(outcome.device.adminKey ? { adminKey: outcome.device.adminKey } : {}),
+      },
       credentials: outcome.credentials.map((credential) => ({
         value: credential.id,
         type: credential.type,

@@ -10,6 +10,7 @@ import { CertificateAuthority, RevocationReason } from '@app/pki';
 import { ContentRequestRepository, ContentRequestRow } from '../content-requests/content-request.repository';
 import { ContentRequestType, TARGET_STATUSES, requestTransitionOf } from '../content-requests/content-request-lifecycle';
 import { RequestScope } from '../content-requests/content-request.service';
+import { CardAdminKeys, adminKeyCuid, isSmartCardEncoding } from '../content-requests/card-admin-keys';
 import { CredentialRepository, CredentialRow, NewCredential } from '../credentials/credential.repository';
 import { CredentialNotifications } from '../notifications/credential-notifications';
 import { CredentialStatus } from '../credentials/credential.schema';
@@ -22,11 +23,12 @@ import { SyncSessionRepository } from './sync-session.repository';
 import { SyncResult, syncSessionSchema } from './sync-session.schema';
 import { base32, otpauthUri } from '../credentials/totp';
 
-/** What a sync session answers (CREDENTIAL-MANAGEMENT.md "SyncSession"); OATH secrets appear here once, and nowhere else. */
+/** What a sync session answers (CREDENTIAL-MANAGEMENT.md "SyncSession"); OATH secrets and card admin keys appear here once, and nowhere else. */
 export interface SyncOutcome {
   id: string;
   request: { id: string; status: string };
-  device: { id: string; status: DeviceStatus };
+  /** `adminKey`: the smart card's 3DES administration key, 48 upper-case hex digits, for the card client to set (DECISIONS 17.1). */
+  device: { id: string; status: DeviceStatus; adminKey?: string };
   credentials: { id: string; type: CredentialType; status: CredentialStatus; der?: Buffer; secret?: string; otpauthUri?: string }[];
   /** The issuing CA's certificate (DER), the chain of the certificates issued. */
   caCertificate?: Buffer;
@@ -79,6 +81,7 @@ export class SyncSessionService {
     private readonly clock: Clock,
     private readonly signInSessions: SignInSessionService,
     private readonly notifications: CredentialNotifications,
+    private readonly cardAdminKeys: CardAdminKeys,
   ) {}
 
   async execute(principal: Principal, body: unknown, actor: Actor, scope: RequestScope = {}): Promise<SyncOutcome> {
@@ -109,7 +112,7 @@ export class SyncSessionService {
       }
       const failure = input.results.find((result) => result.status === 'FAILURE');
       if (failure) return this.fail(principal, actor, request, device, input.results, failure, id, tx);
-      return this.complete(principal, actor, request, device, input.results, id, context, tx);
+      return this.complete(principal, actor, request, device, input.results, id, context, scope, tx);
     });
     return outcome.credentials.some((c) => c.der) ? { ...outcome, caCertificate: await this.ca.caCertificate(org) } : outcome;
   }
@@ -151,6 +154,7 @@ export class SyncSessionService {
     results: SyncResult[],
     id: string,
     context: IssuanceContext,
+    scope: RequestScope,
     tx: Transaction,
   ): Promise<SyncOutcome> {
     const org = principal.org;
@@ -162,9 +166,15 @@ export class SyncSessionService {
       throw new DomainError('CONFLICT', `Device ${device.id} is ${device.status}; a "${request.type}" request completes only on a device that is ISSUED.`);
     }
     let issued: IssuedCredential[] = [];
+    let adminKey: string | undefined;
     if (request.type === 'issuance' || request.type === 'produce' || request.type === 'update') {
       const policy = request.device_policy_id ? await this.devicePolicies.findForShare(org, request.device_policy_id, tx) : undefined;
       if (!policy) throw new DomainError('CONFLICT', `Content request ${request.id} has lost its device policy; cancel it and create a new one.`);
+      // A smart card's admin key, for the card client to set (DECISIONS 17.1): computed in this
+      // transaction, so that an HSM failure leaves the request approved; never to the cardholder
+      // (/Self), who would then answer their own challenge, which is the desk's.
+      if (scope.ownerId === undefined && isSmartCardEncoding(device, policy.credential_types))
+        adminKey = await this.cardAdminKeys.cardKeyHex(adminKeyCuid(device)!);
       if (request.type === 'update') await this.retire(org, device.id, 'superseded', { leaveWallet: false }, actor, tx);
       const status: CredentialStatus = request.type === 'produce' ? 'ON_HOLD' : 'ISSUED';
       issued = await this.issueCredentials(principal, actor, request, policy, context, results, status, tx);
@@ -191,7 +201,7 @@ export class SyncSessionService {
     return {
       id,
       request: { id: request.id, status: transition.to },
-      device: { id: device.id, status: deviceStatus },
+      device: { id: device.id, status: deviceStatus, ...(adminKey ? { adminKey } : {}) },
       credentials: issued.map(({ serial: _serial, ...rest }) => rest),
     };
   }

@@ -47,7 +47,19 @@ export const SYNC_SESSION_RESPONSE = {
     schemas: { type: 'array', items: { type: 'string' } },
     id: { type: 'string' },
     contentRequest: { type: 'object', properties: { value: { type: 'string' }, status: { type: 'string' } } },
-    device: { type: 'object', properties: { value: { type: 'string' }, status: { type: 'string' } } },
+    device: {
+      type: 'object',
+      properties: {
+        value: { type: 'string' },
+        status: { type: 'string' },
+        adminKey: {
+          type: 'string',
+          pattern: '^[0-9A-F]{48}$',
+          description:
+            "A smart card's 3DES administration key (hex) for the card client to set on the card; issuance, produce and update of a smart card only, returned in this answer only",
+        },
+      },
+    },
     credentials: {
       type: 'array',
       items: {
