@@ -123,6 +123,34 @@ describe('answers that carry secrets (DECISIONS 6)', () => {
         .send(gatewayBody('Replaced again'));
       return { response, secret: response.body.connectionString };
     },
+    'ContentRequestsController.create': async () => {
+      // An offline PIN unlock: the response to the card's challenge, answered once (DECISIONS 17.1).
+      const holder = await createCardholder(t, admin, ORG, 'ula');
+      const card = await insertCard(t, ORG, { status: 'ISSUED', owner: holder.id });
+      const response = await post('/aims/rs/scim/v2/ContentRequest', {
+        schemas: [REQUEST],
+        type: 'unlock pin',
+        target: { device: { value: card.id } },
+        wallet: { value: holder.wallet },
+        parameters: [{ id: 'challenge', value: '0123456789ABCDEF', type: 'string', encoding: 'hex' }],
+      });
+      return { response, secret: response.body.parameters?.find((p: { id: string }) => p.id === 'response')?.value };
+    },
+    'OrganizationAuditDestinationsController.create': async () => {
+      // A webhook destination's signing secret, shown once (DECISIONS 11.4).
+      const response = await t.http
+        .post(`/admin/v1/organizations/${ORG}/audit-destinations`)
+        .auth(admin, { type: 'bearer' })
+        .send({ name: 'siem', type: 'webhook', url: 'https://siem.example.com/hook' });
+      return { response, secret: response.body.secret };
+    },
+    'PlatformAuditDestinationsController.create': async () => {
+      const response = await t.http
+        .post('/admin/v1/audit-destinations')
+        .auth(admin, { type: 'bearer' })
+        .send({ name: 'platform siem', type: 'webhook', url: 'https://siem.example.com/platform' });
+      return { response, secret: response.body.secret };
+    },
     'SyncSessionsController.execute': async () => {
       const { request, card } = await approvedIssuance('ann');
       const response = await post('/aims/rs/scim/v2/SyncSession', {
@@ -216,6 +244,9 @@ describe('answers that carry secrets (DECISIONS 6)', () => {
       'SystemAccountsController.createSecret': expected(201),
       'PushGatewayController.create': expected(201),
       'PushGatewayController.replace': expected(200),
+      'ContentRequestsController.create': expected(201),
+      'OrganizationAuditDestinationsController.create': expected(201),
+      'PlatformAuditDestinationsController.create': expected(201),
       'SyncSessionsController.execute': expected(201),
       'SelfController.syncSession': expected(201),
       'DeviceFlowsController.continue': expected(200),

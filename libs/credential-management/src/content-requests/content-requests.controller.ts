@@ -5,6 +5,7 @@ import { Audited, NotAudited } from '@app/audit';
 import { Permission } from '@app/auth';
 import {
   Actor,
+  AnswersWithSecrets,
   ApiJsonBody,
   ApiSchemaResponse,
   ApiScimResponse,
@@ -62,6 +63,8 @@ export class ContentRequestsController {
   @ApiOperation({ summary: 'Create a content request (issuance, produce, recycle, unlock pin, update) for a target device' })
   @ApiJsonBody(createContentRequestSchema, EXAMPLE_REQUEST)
   @ApiScimResponse(CONTENT_REQUEST_SEARCH_DEFINITION, { ...RESPONSE, status: 201 })
+  // An offline PIN unlock answers its response here, once (DECISIONS 17.1): no cache may keep it.
+  @AnswersWithSecrets()
   async create(@CurrentPrincipal() principal: Principal, @RequestActor() actor: Actor, @Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
     const row = await this.requests.create(principal, body, actor);
     reply.header('Location', this.presenter.location(row.id));
