@@ -5,6 +5,7 @@ import { AdminAccessPolicy } from './admin/admin-access.policy';
 import { ApplicationsController } from './admin/applications.controller';
 import { CertifiedApplicationService } from './applications/certified-application.service';
 import { AdminPresenter } from './admin/admin.presenter';
+import { UserViews } from './admin/user-views';
 import { OrganizationsController } from './admin/organizations.controller';
 import { SystemAccountsController } from './admin/system-accounts.controller';
 import { UsersController } from './admin/users.controller';
@@ -51,6 +52,7 @@ import { EnrolmentLinks } from './users/enrolment-links';
       inject: [AppConfig, SystemAccountService],
       useFactory: (config: AppConfig, accounts: SystemAccountService) => new AdminPresenter(config.publicBaseUrl, (org) => accounts.tokenUrl(org)),
     },
+    UserViews,
   ],
   exports: [
     AccountDependents,
@@ -62,6 +64,7 @@ import { EnrolmentLinks } from './users/enrolment-links';
     AdminAccessPolicy,
     GrantPolicy,
     AdminPresenter,
+    UserViews,
     CertifiedApplicationService,
     UserService,
     UserRepository,

@@ -9,6 +9,7 @@ export * from './system-accounts/backchannel-settings';
 export type { CertificateRow, StoredCertificate } from './certificates/certificate-store';
 export * from './admin/admin-access.policy';
 export * from './admin/admin.presenter';
+export * from './admin/user-views';
 export * from './admin/admin.schemas';
 export * from './applications/certified-application.service';
 export * from './users/password-hasher';

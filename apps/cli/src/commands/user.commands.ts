@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import { AdminPresenter, EnrolmentLinks, UserService, createUserSchema, patchUserSchema, setPasswordSchema } from '@app/accounts';
+import { AdminPresenter, EnrolmentLinks, UserService, UserViews, createUserSchema, patchUserSchema, setPasswordSchema } from '@app/accounts';
 import { listResponse, parseBody } from '@app/common';
 import { CliRuntime, PAGE_OPTIONS, booleanArgument, collect, pageOf, readSecretFromStdin, readTextFile } from '../cli-runtime';
 
@@ -54,7 +54,7 @@ export function registerUserCommands(program: Command, cli: CliRuntime): void {
           password,
           organizationAdministrator: options.organizationAdministrator || undefined,
         });
-        await cli.withServices(async (app) => cli.print(app.get(AdminPresenter).user(await app.get(UserService).create(org, input, cli.actor))));
+        await cli.withServices(async (app) => cli.print(await app.get(UserViews).one(await app.get(UserService).create(org, input, cli.actor))));
       },
     );
 
@@ -64,14 +64,7 @@ export function registerUserCommands(program: Command, cli: CliRuntime): void {
     const page = pageOf(options);
     await cli.withServices(async (app) => {
       const { rows, total } = await app.get(UserService).list(org, page.startIndex - 1, page.count);
-      const presenter = app.get(AdminPresenter);
-      cli.print(
-        listResponse(
-          rows.map((row) => presenter.user(row)),
-          total,
-          page,
-        ),
-      );
+      cli.print(listResponse(await app.get(UserViews).many(org, rows), total, page));
     });
   });
 
@@ -79,7 +72,7 @@ export function registerUserCommands(program: Command, cli: CliRuntime): void {
     .command('get <org> <id>')
     .description('Show a user.')
     .action(async (org: string, id: string) => {
-      await cli.withServices(async (app) => cli.print(app.get(AdminPresenter).user(await app.get(UserService).get(org, id))));
+      await cli.withServices(async (app) => cli.print(await app.get(UserViews).one(await app.get(UserService).get(org, id))));
     });
 
   user
@@ -108,7 +101,7 @@ export function registerUserCommands(program: Command, cli: CliRuntime): void {
           displayName: options.displayName === '' ? null : options.displayName,
           organizationAdministrator: options.organizationAdministrator,
         });
-        await cli.withServices(async (app) => cli.print(app.get(AdminPresenter).user(await app.get(UserService).update(org, id, changes, cli.actor))));
+        await cli.withServices(async (app) => cli.print(await app.get(UserViews).one(await app.get(UserService).update(org, id, changes, cli.actor))));
       },
     );
 
@@ -118,7 +111,7 @@ export function registerUserCommands(program: Command, cli: CliRuntime): void {
       'Make a user of the platform organization the platform administrator person, taking the role from whoever held it (there is only one); their live tokens are revoked.',
     )
     .action(async (id: string) => {
-      await cli.withServices(async (app) => cli.print(app.get(AdminPresenter).user(await app.get(UserService).designatePlatformAdministrator(id, cli.actor))));
+      await cli.withServices(async (app) => cli.print(await app.get(UserViews).one(await app.get(UserService).designatePlatformAdministrator(id, cli.actor))));
     });
 
   user
@@ -155,7 +148,7 @@ export function registerUserCommands(program: Command, cli: CliRuntime): void {
       const { password } = parseBody(setPasswordSchema, { password: await readSecretFromStdin('password') });
       await cli.withServices(async (app) => {
         const updated = await app.get(UserService).setPassword(org, id, password, cli.actor);
-        cli.print(app.get(AdminPresenter).user(updated));
+        cli.print(await app.get(UserViews).one(updated));
       });
     });
 

@@ -19,11 +19,11 @@ import {
   readForce,
   searchFromQuery,
 } from '@app/common';
-import { AccountDependents } from '../account-dependents';
 import { USER_SEARCH_DEFINITION } from '../users/user-search';
 import { UserService } from '../users/user.service';
 import { EnrolmentLinks } from '../users/enrolment-links';
 import { AdminPresenter } from './admin.presenter';
+import { UserViews } from './user-views';
 import { createUserSchema, patchUserSchema, setPasswordSchema } from './admin.schemas';
 
 /** Users of the credential-management API, operators and cardholders (DECISIONS 3.5, 11). */
@@ -37,7 +37,7 @@ export class UsersController {
     private readonly users: UserService,
     private readonly presenter: AdminPresenter,
     private readonly enrolmentLinks: EnrolmentLinks,
-    private readonly dependents: AccountDependents,
+    private readonly views: UserViews,
   ) {}
 
   @Post()
@@ -85,23 +85,13 @@ export class UsersController {
       filter === undefined
         ? await this.users.list(orgId, page.startIndex - 1, page.count)
         : await this.users.search(orgId, searchFromQuery({ ...paging, filter, sortBy: 'userName' }, USER_SEARCH_DEFINITION));
-    const lastSignIns = await this.dependents.lastSignIns(
-      orgId,
-      rows.map((row) => row.id),
-    );
-    return listResponse(
-      rows.map((row) => this.presenter.user(row, lastSignIns.get(row.id) ?? null)),
-      total,
-      page,
-    );
+    return listResponse(await this.views.many(orgId, rows), total, page);
   }
 
   @Get(':id')
   @ApiOperation({ summary: 'Read a user', description: 'Every answer that is a user carries lastSignIn, as in the list.' })
   async get(@Param('org') orgId: string, @Param('id') id: string) {
-    const user = await this.users.get(orgId, id);
-    const lastSignIns = await this.dependents.lastSignIns(orgId, [user.id]);
-    return this.presenter.user(user, lastSignIns.get(user.id) ?? null);
+    return this.views.one(await this.users.get(orgId, id));
   }
 
   @Patch(':id')
@@ -119,9 +109,7 @@ export class UsersController {
     @Body() body: unknown,
   ) {
     const changes = parseBody(patchUserSchema, body);
-    const user = await this.users.update(orgId, id, changes, actor);
-    const lastSignIns = await this.dependents.lastSignIns(orgId, [user.id]);
-    return this.presenter.user(user, lastSignIns.get(user.id) ?? null);
+    return this.views.one(await this.users.update(orgId, id, changes, actor));
   }
 
   @Delete(':id')
