@@ -6,7 +6,7 @@ export * from './principal';
 export * from './decorators';
 export * from './ids';
 export * from './validation';
-export * from './scim-media-type.interceptor';
+export * from './scim-media-type.guard';
 export * from './scim-search';
 export * from './scim-patch';
 export * from './http/route-family';

@@ -1,7 +1,5 @@
 import { DomainError } from '../domain-error';
-import { lastValueFrom, of } from 'rxjs';
-import type { CallHandler, ExecutionContext } from '@nestjs/common';
-import { IfMatch, ResourceETagInterceptor, SerializedAnswer, keepVersion, serializedOnce, versionOf, weakETag } from './etag';
+import { IfMatch, SerializedAnswer, keepVersion, resourceAnswer, serializedOnce, versionOf, weakETag } from './etag';
 
 describe('versions and entity tags', () => {
   describe('IfMatch (weak comparison, RFC 7644 3.14)', () => {
@@ -73,24 +71,31 @@ describe('versions and entity tags', () => {
         return this;
       },
     });
-    const contextOf = (response: ReturnType<typeof reply>) => ({ switchToHttp: () => ({ getResponse: () => response }) }) as unknown as ExecutionContext;
-    const handler = (body: unknown): CallHandler => ({ handle: () => of(body) });
-
-    it('the ETag interceptor sends its JSON text with its version as ETag, in the media type already chosen', async () => {
+    it('resourceAnswer sends its JSON text with its version as ETag, in the media type already chosen', async () => {
       const answer = serializedOnce({}, '', () => ({ id: 'y', meta: { version: '5' } }));
       const scim = reply({ 'content-type': 'application/scim+json' });
-      const sent = await lastValueFrom(new ResourceETagInterceptor().intercept(contextOf(scim), handler(answer)));
+      const sent = resourceAnswer(scim, answer);
       expect(sent).toBe('{"id":"y","meta":{"version":"5"}}');
       expect(scim.headers).toEqual({ 'content-type': 'application/scim+json', etag: 'W/"5"' });
       // No media type chosen by the route: JSON, as an object answer would have been.
       const plain = reply();
-      await lastValueFrom(new ResourceETagInterceptor().intercept(contextOf(plain), handler(answer)));
+      resourceAnswer(plain, answer);
       expect(plain.headers['content-type']).toBe('application/json; charset=utf-8');
       // A list has no version: no ETag.
       const list = reply({ 'content-type': 'application/scim+json' });
       const listAnswer = serializedOnce([], '', () => ({ totalResults: 0, resources: [] }));
-      expect(await lastValueFrom(new ResourceETagInterceptor().intercept(contextOf(list), handler(listAnswer)))).toBe('{"totalResults":0,"resources":[]}');
+      expect(resourceAnswer(list, listAnswer)).toBe('{"totalResults":0,"resources":[]}');
       expect(list.headers.etag).toBeUndefined();
+    });
+
+    it('resourceAnswer tags an object answer with its version and leaves the object to Fastify, and keeps an ETag the route set', () => {
+      const resource = { id: 'z', meta: { version: '7' } };
+      const plain = reply();
+      expect(resourceAnswer(plain, resource)).toBe(resource);
+      expect(plain.headers).toEqual({ etag: 'W/"7"' });
+      const own = reply({ etag: 'W/"own"' });
+      resourceAnswer(own, resource);
+      expect(own.headers.etag).toBe('W/"own"');
     });
   });
 });

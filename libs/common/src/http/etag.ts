@@ -1,6 +1,4 @@
-import { CallHandler, ExecutionContext, Injectable, NestInterceptor, createParamDecorator } from '@nestjs/common';
-import type { FastifyReply } from 'fastify';
-import { Observable, map } from 'rxjs';
+import { ExecutionContext, createParamDecorator } from '@nestjs/common';
 import { DomainError, invalidValue } from '../domain-error';
 
 /**
@@ -37,8 +35,7 @@ export function versionOf(body: unknown): string | undefined {
 /**
  * An answer already serialised to JSON, with the version its ETag names (issue 35): what a read
  * served from a change-feed cache returns, so that the resource is presented and serialised once
- * per version of the cached object instead of on every request. The application's ETag interceptor
- * (ResourceETagInterceptor) sets the ETag from `version` and sends `json` as the body, in the
+ * per version of the cached object instead of on every request. resourceAnswer (below) sets the ETag from `version` and sends `json` as the body, in the
  * Content-Type the route's media-type rules chose (application/json when none did).
  */
 export class SerializedAnswer {
@@ -73,28 +70,27 @@ export function serializedOnce(source: object, variant: string, present: () => u
   return answer;
 }
 
+/** The part of a reply resourceAnswer uses. */
+export interface ReplyHeaders {
+  hasHeader(name: string): boolean;
+  header(name: string, value: string): unknown;
+}
+
 /**
- * Sets `ETag: W/"<version>"` on every answer that is one versioned resource, so that no route writes
- * the header by hand. Registered once for the whole application (apps/api/src/app.setup.ts).
+ * What a route's answer becomes on the wire, for every route of the application (the HTTP adapter
+ * calls it for each answer a handler returns: apps/api/src/app.setup.ts): `ETag: W/"<version>"` on an
+ * answer that is one versioned resource, so that no route writes the header by hand, and an answer
+ * serialised once per version (SerializedAnswer) sent as its JSON text, which Fastify sends as it is.
+ * A plain function rather than a Nest interceptor: with no interceptor, Nest runs a route without
+ * building an rxjs pipeline per request (issue 35; docs/performance.md).
  */
-@Injectable()
-export class ResourceETagInterceptor implements NestInterceptor {
-  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    return next.handle().pipe(
-      map((body: unknown) => {
-        // An answer serialised once per version of a cached object (serialized-answer.ts): its own
-        // version, and its JSON text as the body, which Fastify sends as it is.
-        const serialized = body instanceof SerializedAnswer;
-        const version = serialized ? body.version : versionOf(body);
-        if (version !== undefined || serialized) {
-          const reply = context.switchToHttp().getResponse<FastifyReply>();
-          if (version !== undefined && !reply.hasHeader('ETag')) reply.header('ETag', weakETag(version));
-          if (serialized && !reply.hasHeader('Content-Type')) reply.header('Content-Type', 'application/json; charset=utf-8');
-        }
-        return serialized ? body.json : body;
-      }),
-    );
-  }
+export function resourceAnswer(reply: ReplyHeaders, body: unknown): unknown {
+  const serialized = body instanceof SerializedAnswer;
+  const version = serialized ? body.version : versionOf(body);
+  if (version !== undefined && !reply.hasHeader('ETag')) reply.header('ETag', weakETag(version));
+  if (!serialized) return body;
+  if (!reply.hasHeader('Content-Type')) reply.header('Content-Type', 'application/json; charset=utf-8');
+  return body.json;
 }
 
 /**

@@ -1,5 +1,4 @@
-import { of } from 'rxjs';
-import { ScimMediaTypeInterceptor } from './scim-media-type.interceptor';
+import { ScimMediaTypeGuard } from './scim-media-type.guard';
 
 /** DECISIONS 6: what the SCIM families accept and how they answer. */
 function run(headers: Record<string, string>, options: { acceptForm?: boolean } = {}): { contentType?: string; error?: Error } {
@@ -11,14 +10,14 @@ function run(headers: Record<string, string>, options: { acceptForm?: boolean } 
     }),
   };
   try {
-    new ScimMediaTypeInterceptor(options).intercept(context as never, { handle: () => of(null) });
+    expect(new ScimMediaTypeGuard(options).canActivate(context as never)).toBe(true);
     return { contentType: sent['Content-Type'] };
   } catch (error) {
     return { error: error as Error };
   }
 }
 
-describe('ScimMediaTypeInterceptor', () => {
+describe('ScimMediaTypeGuard', () => {
   it('accepts application/json, application/scim+json and the credential-management 2.x vendor type', () => {
     for (const type of [
       'application/json',

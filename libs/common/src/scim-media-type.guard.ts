@@ -1,6 +1,5 @@
-import { CallHandler, ExecutionContext, NestInterceptor, UseInterceptors } from '@nestjs/common';
+import { CanActivate, ExecutionContext, UseGuards } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Observable, tap } from 'rxjs';
 import { DomainError } from './domain-error';
 import { SCIM_MEDIA_TYPE } from './scim';
 
@@ -13,13 +12,16 @@ const FORM = 'application/x-www-form-urlencoded';
  * Media types of the SCIM families (DECISIONS 6): bodies in application/json or
  * application/scim+json (the customer form also takes the credential-management 2.x vendor type),
  * another type 415; an Accept that allows none of them 406; answers in application/scim+json unless
- * the caller asked for one of the other types, which is then echoed.
+ * the caller asked for one of the other types, which is then echoed. A guard rather than an
+ * interceptor: it decides before the handler runs and needs nothing after it (an answer without a
+ * body, 204, loses its Content-Type for every route alike: apps/api/src/app.setup.ts), and a route
+ * without interceptors costs Nest no rxjs pipeline per request (issue 35).
  */
-export class ScimMediaTypeInterceptor implements NestInterceptor {
+export class ScimMediaTypeGuard implements CanActivate {
   /** `acceptForm`: the route also takes a form body (device actions take `reason` as a form field, DECISIONS 8). */
   constructor(private readonly options: { acceptForm?: boolean } = {}) {}
 
-  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+  canActivate(context: ExecutionContext): boolean {
     const http = context.switchToHttp();
     const request = http.getRequest<FastifyRequest>();
     const reply = http.getResponse<FastifyReply>();
@@ -28,14 +30,12 @@ export class ScimMediaTypeInterceptor implements NestInterceptor {
       throw new DomainError('UNSUPPORTED_MEDIA_TYPE', `Content-Type ${contentType} is not accepted here; send ${SCIM_MEDIA_TYPE} or application/json.`);
     }
     reply.header('Content-Type', answerType(request.headers.accept, contentType));
-    // 204 No Content has no body, so no media type either.
-    return next.handle().pipe(tap(() => reply.statusCode === 204 && reply.removeHeader('Content-Type')));
+    return true;
   }
 }
 
 /** Applies the SCIM media-type rules to a controller or route. */
-export const ScimMediaTypes = (options: { acceptForm?: boolean } = {}): MethodDecorator & ClassDecorator =>
-  UseInterceptors(new ScimMediaTypeInterceptor(options));
+export const ScimMediaTypes = (options: { acceptForm?: boolean } = {}): MethodDecorator & ClassDecorator => UseGuards(new ScimMediaTypeGuard(options));
 
 function mediaType(header: string | undefined): string | undefined {
   return header?.split(';')[0].trim().toLowerCase() || undefined;
