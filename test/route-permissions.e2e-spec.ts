@@ -54,16 +54,22 @@ describe('route permissions', () => {
   });
 
   // Proven through the guard directly: no real route lacks its rule (see above).
-  const guardWith = (rule: AccessRule | undefined) =>
-    new AccessGuard({ getAllAndOverride: () => rule } as never, t.app.get(RoleCatalog), t.app.get(AdminAccessPolicy));
-  const contextOf = (url: string) => ({
-    getHandler: () => undefined,
-    getClass: () => undefined,
+  // Each call a new handler and controller, carrying `rule` as the decorators would (accessRuleOf remembers per route).
+  const guardWith = (rule: AccessRule | undefined) => {
+    const guard = new AccessGuard(t.app.get(RoleCatalog), t.app.get(AdminAccessPolicy));
+    const handler = () => undefined;
+    class Controller {}
+    if (rule) Reflect.defineMetadata(ACCESS_RULE, rule, handler);
+    return { canActivate: (url: string) => guard.canActivate(contextOf(url, handler, Controller) as never) };
+  };
+  const contextOf = (url: string, handler: object, controller: object) => ({
+    getHandler: () => handler,
+    getClass: () => controller,
     switchToHttp: () => ({ getRequest: () => ({ url, method: 'GET' }) }),
   });
 
   it('a route without a rule is refused even with a valid token (deny by default)', async () => {
-    await expect(guardWith(undefined).canActivate(contextOf('/aims/rs/scim/v2/Device/x') as never)).rejects.toThrow(/declares no permission/);
+    await expect(guardWith(undefined).canActivate('/aims/rs/scim/v2/Device/x')).rejects.toThrow(/declares no permission/);
   });
 
   it('an administration route that declares anything but an administrator rule is refused (deny by default)', async () => {
@@ -72,7 +78,7 @@ describe('route permissions', () => {
       { kind: 'policy', policy: 'anything' },
       { kind: 'permission', permissions: [Permission.DeviceRead] },
     ] as AccessRule[]) {
-      await expect(guardWith(rule).canActivate(contextOf('/admin/v1/organizations/acme/widgets') as never)).rejects.toThrow(/declares no administrator rule/);
+      await expect(guardWith(rule).canActivate('/admin/v1/organizations/acme/widgets')).rejects.toThrow(/declares no administrator rule/);
     }
   });
 });

@@ -1,7 +1,6 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
 import { ADMINISTERED_ORGANIZATION, AdminAccessPolicy } from '@app/accounts';
-import { ACCESS_RULE, AccessRule, Principal, PRINCIPAL_KEY, forbidden, routeFamilyOfRequest } from '@app/common';
+import { accessRuleOf, Principal, PRINCIPAL_KEY, forbidden, routeFamilyOfRequest } from '@app/common';
 import { RoleCatalog } from './role-catalog';
 
 interface GuardedRequest extends Record<string, unknown> {
@@ -29,13 +28,12 @@ interface GuardedRequest extends Record<string, unknown> {
 @Injectable()
 export class AccessGuard implements CanActivate {
   constructor(
-    private readonly reflector: Reflector,
     private readonly roles: RoleCatalog,
     private readonly administrators: AdminAccessPolicy,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const rule = this.reflector.getAllAndOverride<AccessRule | undefined>(ACCESS_RULE, [context.getHandler(), context.getClass()]);
+    const rule = accessRuleOf(context);
     if (!rule) throw forbidden('This entry point declares no permission, so it is closed to everyone (deny by default).');
     const request = context.switchToHttp().getRequest<GuardedRequest>();
     if (routeFamilyOfRequest(request).name === 'admin' && rule.kind !== 'administrator') {

@@ -1,6 +1,5 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
-import { ACCESS_RULE, AccessRule, DomainError, Principal, PRINCIPAL_KEY, forbidden, routeFamilyOfRequest, RoutedRequest } from '@app/common';
+import { accessRuleOf, DomainError, Principal, PRINCIPAL_KEY, forbidden, routeFamilyOfRequest, RoutedRequest } from '@app/common';
 import { CertifiedApplicationService } from '@app/accounts';
 
 const APPLICATION_ID = /^[A-Za-z0-9._-]{1,128}$/;
@@ -14,13 +13,10 @@ const APPLICATION_VERSION = /^\d{1,9}\.\d{1,9}(\.\d{1,9})?$/;
  */
 @Injectable()
 export class ApplicationHeadersGuard implements CanActivate {
-  constructor(
-    private readonly reflector: Reflector,
-    private readonly applications: CertifiedApplicationService,
-  ) {}
+  constructor(private readonly applications: CertifiedApplicationService) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const rule = this.reflector.getAllAndOverride<AccessRule | undefined>(ACCESS_RULE, [context.getHandler(), context.getClass()]);
+    const rule = accessRuleOf(context);
     const request = context.switchToHttp().getRequest<RoutedRequest & { headers: Record<string, string | string[] | undefined> } & Record<string, unknown>>();
     // DECISIONS 6: the token service family (everything under /authentication/) does not need the headers.
     if (rule?.kind === 'public' || !routeFamilyOfRequest(request).applicationHeaders) return true;

@@ -1,6 +1,5 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
-import { ACCESS_RULE, AccessRule, DomainError, Principal, PRINCIPAL_KEY } from '@app/common';
+import { accessRuleOf, DomainError, Principal, PRINCIPAL_KEY } from '@app/common';
 import { AccessTokenValidator } from '../tokens/access-token-validator';
 import { SubjectState } from '../tokens/token.repository';
 import { CookieRequest, SessionAuthentication } from '../sessions/session-authentication';
@@ -17,13 +16,12 @@ const REALM = 'credential-platform';
 @Injectable()
 export class BearerGuard implements CanActivate {
   constructor(
-    private readonly reflector: Reflector,
     private readonly validator: AccessTokenValidator,
     private readonly sessions: SessionAuthentication,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const rule = this.reflector.getAllAndOverride<AccessRule | undefined>(ACCESS_RULE, [context.getHandler(), context.getClass()]);
+    const rule = accessRuleOf(context);
     if (rule?.kind === 'public') return true;
     const request = context.switchToHttp().getRequest<CookieRequest & { headers: Record<string, string | undefined> } & Record<string, unknown>>();
     if (this.sessions.offersSession(request)) {
