@@ -60,6 +60,16 @@ describe('ES256 with the key the embedded default provisions on first start', ()
     expect(signer.isReady()).toBe(true);
   });
 
+  it('signs 40 inputs asked for in one turn of the event loop, sent to the sign thread together, each answer its own', async () => {
+    const inputs = Array.from({ length: 40 }, (_, index) => Buffer.from(`eyJhbGciOiJFUzI1NiJ9.${index}`));
+    const signatures = await Promise.all(inputs.map((input) => signer.sign(input)));
+    signatures.forEach((signature, index) => {
+      expect(verifiesJws(signer.publicJwk, inputs[index]!, signature)).toBe(true);
+      // A reply matched to the wrong sign would verify for its neighbour's input instead.
+      expect(verifiesJws(signer.publicJwk, inputs[(index + 1) % inputs.length]!, signature)).toBe(false);
+    });
+  });
+
   it('refuses a second PKCS#11 owner in the same process (rule 4)', async () => {
     await expect(Pkcs11Hsm.connect(options)).rejects.toMatchObject({ code: 'HSM_MODULE_IN_USE' });
     expect(() => provisionSoftHsmToken({ ...token.options, keyLabel: 'JWT_KEY' })).toThrow(/already owned in this process/);

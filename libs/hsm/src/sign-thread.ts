@@ -24,6 +24,9 @@ interface Pending {
 /** [id, signature] | [id, null, error] | [id, null, null] (skipped): arrays clone faster than objects. */
 type Reply = [number, Uint8Array | null, { message: string; code?: number; method?: string } | null | undefined];
 
+/** A sign as the thread receives it: [id, session, key, mechanism, input, outputLength, native, checkObject]. */
+type QueuedCall = [number, bigint, bigint, number, Uint8Array, number, boolean, bigint | undefined];
+
 /**
  * Runs every sign's module calls on one worker thread, never on the event loop: C_SignInit has no
  * asynchronous form in pkcs11js, and an HSM's client library may block in it for seconds while its
@@ -38,6 +41,8 @@ export class SignThread {
   private worker?: Worker;
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
+  /** Signs not yet sent to the thread (see send()). */
+  private queued: QueuedCall[] = [];
 
   constructor(
     private readonly modulePath: string,
@@ -56,9 +61,10 @@ export class SignThread {
     if (this.pending.size === 0) worker.ref();
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
+      if (this.queued.length === 0) setImmediate(() => this.send());
       // Handles as numbers and a copy of the input of its own length: the clone of a Buffer carries its
       // whole backing store, and Node lends small Buffers slices of an 8 KiB pool.
-      worker.postMessage([
+      this.queued.push([
         id,
         call.session.readBigUInt64LE(),
         call.key.readBigUInt64LE(),
@@ -69,6 +75,18 @@ export class SignThread {
         call.checkObject?.readBigUInt64LE(),
       ]);
     });
+  }
+
+  /**
+   * The signs asked for during one turn of the event loop go to the thread as one message, and their
+   * signatures come back as one (issue 35): each message costs both threads a wake-up, which cost
+   * more CPU than a P-256 signature itself (docs/performance.md). A thread lost meanwhile has
+   * rejected them already.
+   */
+  private send(): void {
+    const calls = this.queued;
+    this.queued = [];
+    this.worker?.postMessage(calls);
   }
 
   /** The owner connected again: the thread calls the module for the signs that come from now on. */
@@ -89,7 +107,7 @@ export class SignThread {
       workerData: { pkcs11js: require.resolve('pkcs11js'), modulePath: this.modulePath, keyGoneCodes: [...this.keyGoneCodes] },
     });
     worker.unref();
-    worker.on('message', (reply: Reply) => this.settle(reply));
+    worker.on('message', (replies: Reply[]) => replies.forEach((reply) => this.settle(reply)));
     const lost = (reason: string) => {
       if (this.worker === worker) this.worker = undefined;
       for (const [id, { reject }] of this.pending) {
@@ -133,19 +151,16 @@ const handle = (value) => {
 // Rule 3: a native sign reads the input and writes the output off this thread; both stay referenced until it settles.
 const inNativeUse = new Set();
 let failed = false;
-const fail = (id, error) => {
+// Replies go back together: one message per batch of signs that ran here (a native sign replies alone, when it settles).
+const failure = (id, error) => {
   const code = error instanceof pkcs11js.Pkcs11Error ? error.code : undefined;
   if (!keyGone.has(code)) failed = true;
-  parentPort.postMessage([id, null, { message: String(error && error.message), code, method: error && error.method }]);
+  return [id, null, { message: String(error && error.message), code, method: error && error.method }];
 };
-parentPort.on('message', (call) => {
-  if (call === 'resume') {
-    failed = false;
-    return;
-  }
+const run = (call, replies) => {
   const [id, session, key, mechanism, input, outputLength, native, checkObject] = call;
   if (failed) {
-    parentPort.postMessage([id, null, null]);
+    replies.push([id, null, null]);
     return;
   }
   try {
@@ -155,16 +170,25 @@ parentPort.on('message', (call) => {
     const data = Buffer.from(input.buffer, input.byteOffset, input.byteLength);
     const output = Buffer.alloc(outputLength);
     if (!native) {
-      parentPort.postMessage([id, pkcs11.C_Sign(sessionHandle, data, output)]);
+      replies.push([id, pkcs11.C_Sign(sessionHandle, data, output)]);
       return;
     }
     const held = [data, output];
     inNativeUse.add(held);
     pkcs11.C_SignAsync(sessionHandle, data, output)
-      .then((signature) => parentPort.postMessage([id, signature]), (error) => fail(id, error))
+      .then((signature) => parentPort.postMessage([[id, signature]]), (error) => parentPort.postMessage([failure(id, error)]))
       .finally(() => inNativeUse.delete(held));
   } catch (error) {
-    fail(id, error);
+    replies.push(failure(id, error));
   }
+};
+parentPort.on('message', (calls) => {
+  if (calls === 'resume') {
+    failed = false;
+    return;
+  }
+  const replies = [];
+  for (const call of calls) run(call, replies);
+  if (replies.length > 0) parentPort.postMessage(replies);
 });
 `;
