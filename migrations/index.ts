@@ -38,6 +38,7 @@ import { AddAuditRetention1764693000000 } from './1764693000000-AddAuditRetentio
 import { IndexSignInSessionsByUserAuthTime1764696000000 } from './1764696000000-IndexSignInSessionsByUserAuthTime';
 import { IndexAuditEventSearch1764697000000 } from './1764697000000-IndexAuditEventSearch';
 import { DropAuditEventSearchIndex1764699000000 } from './1764699000000-DropAuditEventSearchIndex';
+import { CheckAuditUpdatesPerStatement1764699000100 } from './1764699000100-CheckAuditUpdatesPerStatement';
 
 /** Every migration, in order. The data source takes classes, not a glob, so source and dist/ behave alike. */
 export const MIGRATIONS = [
@@ -81,4 +82,5 @@ export const MIGRATIONS = [
   IndexSignInSessionsByUserAuthTime1764696000000,
   IndexAuditEventSearch1764697000000,
   DropAuditEventSearchIndex1764699000000,
+  CheckAuditUpdatesPerStatement1764699000100,
 ];
