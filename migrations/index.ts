@@ -37,6 +37,8 @@ import { CreateAuditStream1764692000000 } from './1764692000000-CreateAuditStrea
 import { AddAuditRetention1764693000000 } from './1764693000000-AddAuditRetention';
 import { IndexSignInSessionsByUserAuthTime1764696000000 } from './1764696000000-IndexSignInSessionsByUserAuthTime';
 import { IndexAuditEventSearch1764697000000 } from './1764697000000-IndexAuditEventSearch';
+import { DropAuditEventSearchIndex1764699000000 } from './1764699000000-DropAuditEventSearchIndex';
+import { CheckAuditUpdatesPerStatement1764699000100 } from './1764699000100-CheckAuditUpdatesPerStatement';
 
 /** Every migration, in order. The data source takes classes, not a glob, so source and dist/ behave alike. */
 export const MIGRATIONS = [
@@ -79,4 +81,6 @@ export const MIGRATIONS = [
   AddAuditRetention1764693000000,
   IndexSignInSessionsByUserAuthTime1764696000000,
   IndexAuditEventSearch1764697000000,
+  DropAuditEventSearchIndex1764699000000,
+  CheckAuditUpdatesPerStatement1764699000100,
 ];

@@ -80,9 +80,10 @@ describe('audit hash chain (DECISIONS 11.2)', () => {
     await db.connect();
     try {
       await db.query('BEGIN');
-      await db.query('ALTER TABLE audit_events DISABLE TRIGGER audit_events_no_change');
+      // Both append-only triggers: the row-level one for DELETE, the statement-level one for UPDATE.
+      await db.query('ALTER TABLE audit_events DISABLE TRIGGER audit_events_no_change, DISABLE TRIGGER audit_events_chain_only');
       await db.query(sql, parameters);
-      await db.query('ALTER TABLE audit_events ENABLE TRIGGER audit_events_no_change');
+      await db.query('ALTER TABLE audit_events ENABLE TRIGGER audit_events_no_change, ENABLE TRIGGER audit_events_chain_only');
       await db.query('COMMIT');
     } finally {
       await db.end();
@@ -200,6 +201,109 @@ describe('audit hash chain (DECISIONS 11.2)', () => {
     }
     await settled(org);
     expect(await a.app.get(AuditVerifier).verifyChain(org)).toMatchObject({ verified: true, events: 2 });
+  });
+
+  /**
+   * A value of `column` other than the stored one, for an UPDATE of a single column: the refusal must
+   * come from the append-only trigger, not from a constraint (outcome's CHECK, the primary key).
+   */
+  function changed(column: string, type: string): string {
+    if (column === 'outcome') return "CASE outcome WHEN 'success' THEN 'failure' ELSE 'success' END";
+    switch (type) {
+      case 'bigint':
+      case 'integer':
+      case 'smallint':
+        return `-${column} - 1`;
+      case 'text':
+        return `coalesce(${column}, '') || '-changed'`;
+      case 'timestamp with time zone':
+        return `${column} + interval '1 second'`;
+      case 'jsonb':
+        return `${column} || '{"changed": true}'`;
+      default:
+        throw new Error(`audit_events.${column} is of type ${type}: give this test a changed value for it`);
+    }
+  }
+
+  it("the UPDATE rule covers every column but the chain's, read from information_schema: changing any one is refused, of a chained and of an unchained event, also together with the chain columns; the chainer's own update passes", async () => {
+    const org = newOrg();
+    const [first] = await chainOf(org, 1);
+    const { rows: columns } = await a.db.query<{ column_name: string; data_type: string }>(
+      `SELECT column_name, data_type FROM information_schema.columns
+        WHERE table_schema = current_schema() AND table_name = 'audit_events' AND column_name NOT IN ('chain_seq', 'prev_digest', 'digest')
+        ORDER BY ordinal_position`,
+    );
+    // The columns known today are among them (a column added later is tested as well, by its type).
+    expect(columns.map((column) => column.column_name)).toEqual(
+      expect.arrayContaining(['id', 'occurred_at', 'org_id', 'actor', 'action', 'code', 'target', 'outcome', 'source_address', 'details', 'correlation_id']),
+    );
+    const holder = new Client({ connectionString: a.databaseUrl });
+    const tamper = new Client({ connectionString: a.databaseUrl });
+    await holder.connect();
+    await tamper.connect();
+    try {
+      // The chainers of both instances skip while this holds the pass, so the new events stay unchained.
+      await holder.query('BEGIN');
+      await holder.query("SELECT pg_advisory_xact_lock(hashtextextended('audit-chain', 0))");
+      const { rows: fresh } = await a.db.query<{ id: string }>(
+        `INSERT INTO audit_events (occurred_at, org_id, actor, action, code, target, outcome, source_address, details, correlation_id)
+         SELECT now(), $1, 'system', 'system_account.update', 0, 't' || n, 'success', '192.0.2.1', jsonb_build_object('n', n), 'c' || n
+           FROM generate_series(1, 2) AS n RETURNING id::text AS id`,
+        [org],
+      );
+      const unchained = fresh[0].id;
+      const fill = `chain_seq = 2, prev_digest = '${first.digest}', digest = '${'e'.repeat(64)}'`;
+      const answers: { sql: string; id: string; error?: string }[] = [];
+      for (const { column_name: column, data_type: type } of columns) {
+        const set = `${column} = ${changed(column, type)}`;
+        for (const [sql, id] of [
+          [`UPDATE audit_events SET ${set} WHERE id = $1`, first.id],
+          [`UPDATE audit_events SET ${set} WHERE id = $1`, unchained],
+          [`UPDATE audit_events SET ${fill}, ${set} WHERE id = $1`, unchained],
+        ]) {
+          // Each attempt rolled back, so one that got through does not hide the next behind a filled chain.
+          await tamper.query('BEGIN');
+          const error = await tamper.query(sql, [id]).then(
+            () => undefined,
+            (refused: Error) => refused.message,
+          );
+          await tamper.query('ROLLBACK');
+          answers.push({ sql, id, error });
+        }
+      }
+      // Every one refused by the trigger (the list names any that was not).
+      expect(answers.filter((answer) => answer.error !== 'audit_events is append-only')).toEqual([]);
+      expect(answers).toHaveLength(3 * columns.length);
+      // A column added later is covered as well, without a change to the trigger (rolled back: a test-only column).
+      await tamper.query('BEGIN');
+      await tamper.query('ALTER TABLE audit_events ADD COLUMN added_later text');
+      await expect(tamper.query(`UPDATE audit_events SET ${fill}, added_later = 'x' WHERE id = $1`, [unchained])).rejects.toThrow(
+        'audit_events is append-only',
+      );
+      await tamper.query('ROLLBACK');
+      // One statement is checked as a whole: a single row changed beyond its chain columns refuses all of it.
+      await expect(
+        a.db.query(
+          `UPDATE audit_events e SET chain_seq = u.seq, prev_digest = u.prev, digest = u.digest, actor = CASE WHEN e.id = $2 THEN 'someone-else' ELSE e.actor END
+             FROM unnest($1::bigint[], ARRAY[2, 3]::bigint[], ARRAY[$3, $4]::text[], ARRAY[$4, $5]::text[]) AS u(id, seq, prev, digest) WHERE e.id = u.id`,
+          [fresh.map((row) => row.id), fresh[1].id, first.digest, 'd'.repeat(64), 'e'.repeat(64)],
+        ),
+      ).rejects.toThrow('audit_events is append-only');
+      const { rows: untouched } = await a.db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM audit_events WHERE id = ANY($1::bigint[]) AND digest IS NULL',
+        [fresh.map((row) => row.id)],
+      );
+      expect(untouched[0].n).toBe(2);
+    } finally {
+      await holder.query('ROLLBACK');
+      await holder.end();
+      await tamper.end();
+    }
+    // The chainer's own update (the chain columns of many rows in one statement) passes, and the chain verifies.
+    await settled(org);
+    const rows = await chained(org);
+    expect(rows.map((row) => Number(row.chain_seq))).toEqual([1, 2, 3]);
+    expect(await a.app.get(AuditVerifier).verifyChain(org)).toMatchObject({ org, verified: true, events: 3, unchained: 0 });
   });
 
   it('an UPDATE of one event is found and the event named', async () => {

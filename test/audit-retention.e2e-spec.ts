@@ -107,9 +107,10 @@ describe('audit retention (DECISIONS 11.3)', () => {
     await db.connect();
     try {
       await db.query('BEGIN');
-      await db.query('ALTER TABLE audit_events DISABLE TRIGGER audit_events_no_change');
+      // Both append-only triggers: the row-level one for DELETE, the statement-level one for UPDATE.
+      await db.query('ALTER TABLE audit_events DISABLE TRIGGER audit_events_no_change, DISABLE TRIGGER audit_events_chain_only');
       await db.query(sql, parameters);
-      await db.query('ALTER TABLE audit_events ENABLE TRIGGER audit_events_no_change');
+      await db.query('ALTER TABLE audit_events ENABLE TRIGGER audit_events_no_change, ENABLE TRIGGER audit_events_chain_only');
       await db.query('COMMIT');
     } finally {
       await db.end();

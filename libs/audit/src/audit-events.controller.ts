@@ -31,7 +31,8 @@ export class AuditEventsController {
   @ApiQuery({
     name: 'q',
     required: false,
-    description: 'Free text (2-100 characters) found anywhere in the actor, the target or the details, in any case',
+    description:
+      'Free text (2-100 characters) found anywhere in the actor, the target or the details, in any case. No index serves it: it is tested on every event the other filters select, so narrow a search of a large log with from and to',
     schema: { type: 'string', minLength: 2, maxLength: 100 },
     example: 'billing',
   })

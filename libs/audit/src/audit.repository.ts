@@ -19,8 +19,9 @@ export interface AuditEventRow {
 }
 
 /**
- * The text `q` searches: the same expression as the trigram index audit_events_search_idx (migration
- * 1764697000000), so that the planner uses it.
+ * The text `q` searches. No index serves it (the trigram index every event paid on each write was
+ * dropped, migration 1764699000000, DECISIONS 17.1): it filters the events the other conditions
+ * select through the organization's (org_id, occurred_at) index, one pass over them.
  */
 const AUDIT_SEARCH_TEXT = `(actor || ' ' || coalesce(target, '') || ' ' || coalesce(details::text, ''))`;
 
