@@ -153,10 +153,10 @@ export async function configureApp(app: NestFastifyApplication, config: AppConfi
   // body is no body, whatever Content-Type says (docs/decisions.md, "Bad input").
   fastify.addHook('preValidation', (request, reply, done) => {
     const type = request.headers['content-type']?.split(';')[0].trim().toLowerCase();
-    const form = type === 'application/x-www-form-urlencoded' || type === 'multipart/form-data';
+    if (type !== 'application/x-www-form-urlencoded' && type !== 'multipart/form-data') return done();
     const body = request.body;
     const empty = body === undefined || body === null || body === '' || (typeof body === 'object' && Object.keys(body).length === 0);
-    if (!form || empty || routeFamilyOfRequest(request).formBodies) return done();
+    if (empty || routeFamilyOfRequest(request).formBodies) return done();
     const refusal = new DomainError(
       'UNSUPPORTED_MEDIA_TYPE',
       `Content-Type ${type} is not accepted by the administration API; send the body as application/json.`,
