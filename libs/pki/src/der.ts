@@ -1,8 +1,9 @@
 /**
  * The few DER primitives libs/pki writes by hand where the ASN.1 object graphs of
  * `@peculiar/asn1-schema` cost more than the work itself: the envelopes around an already encoded
- * body (certificate, CRL, OCSP response) and the fixed-shape CRL entries (crl.ts). Everything with
- * structure worth a schema is still encoded by the `@peculiar/asn1-*` schemas.
+ * body (certificate, CRL, OCSP response), the fixed-shape CRL entries (crl.ts) and an OCSP answer's
+ * ResponseData, whose parts are fixed too (ocsp-responder.ts). Everything with structure worth a
+ * schema is still encoded by the `@peculiar/asn1-*` schemas.
  */
 
 export const TAG = {
@@ -15,9 +16,13 @@ export const TAG = {
   SEQUENCE: 0x30,
   /** [0] IMPLICIT, primitive. */
   IMPLICIT_0: 0x80,
-  /** [0] / [3] EXPLICIT (constructed). */
+  /** [0] ... [3] EXPLICIT (constructed). */
   EXPLICIT_0: 0xa0,
+  EXPLICIT_1: 0xa1,
+  EXPLICIT_2: 0xa2,
   EXPLICIT_3: 0xa3,
+  /** [1] IMPLICIT over a SEQUENCE (OCSP's RevokedInfo): the same octet as [1] EXPLICIT. */
+  IMPLICIT_CONSTRUCTED_1: 0xa1,
 } as const;
 
 function lengthBytes(length: number): Buffer {
@@ -74,6 +79,21 @@ export function writeTime(target: Buffer, offset: number, date: Date): number {
   offset = writeDigits(target, offset, date.getUTCSeconds(), 2);
   target[offset++] = 0x5a; // 'Z'
   return offset;
+}
+
+/** A GeneralizedTime element whatever the year (OCSP's times are always GeneralizedTime, RFC 6960 4.2.1); whole seconds, Zulu. */
+export function generalizedTime(date: Date): Buffer {
+  const target = Buffer.alloc(17);
+  target[0] = TAG.GENERALIZED_TIME;
+  target[1] = 15;
+  let offset = writeDigits(target, 2, date.getUTCFullYear(), 4);
+  offset = writeDigits(target, offset, date.getUTCMonth() + 1, 2);
+  offset = writeDigits(target, offset, date.getUTCDate(), 2);
+  offset = writeDigits(target, offset, date.getUTCHours(), 2);
+  offset = writeDigits(target, offset, date.getUTCMinutes(), 2);
+  writeDigits(target, offset, date.getUTCSeconds(), 2);
+  target[16] = 0x5a; // 'Z'
+  return target;
 }
 
 export function time(date: Date): Buffer {
