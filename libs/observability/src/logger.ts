@@ -58,30 +58,7 @@ export function isoTimeOncePerMillisecond(): string {
   return lastTime;
 }
 
-/** Log lines are written in chunks of at least this many bytes (about 40 access-log lines), or every LOG_FLUSH_MS. */
-const LOG_BUFFER_BYTES = 4096;
-const LOG_FLUSH_MS = 1000;
-
-/**
- * The service's standard output, written in chunks rather than one write per line: each write is a
- * system call on libuv's thread pool, and under load the access log's line per request made one per
- * request (issue 35, docs/performance.md). A quiet service's lines still leave within LOG_FLUSH_MS,
- * and pino flushes what is left synchronously when the process exits, a crash included; only a
- * SIGKILL can lose the last chunk.
- */
-export function bufferedStandardOutput(): pino.DestinationStream {
-  const destination = pino.destination({ sync: false, minLength: LOG_BUFFER_BYTES });
-  setInterval(() => {
-    try {
-      destination.flush();
-    } catch {
-      // Closed (its reader went away): nothing more can be written, and no timer may end the process.
-    }
-  }, LOG_FLUSH_MS).unref();
-  return destination;
-}
-
-export function createLoggers(level: string, destination: pino.DestinationStream = bufferedStandardOutput()): Loggers {
+export function createLoggers(level: string, destination: pino.DestinationStream = pino.destination({ sync: false })): Loggers {
   const options = { level, base: { service: 'credential-platform' }, timestamp: isoTimeOncePerMillisecond };
   return {
     logger: pino({ ...options, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, destination),
