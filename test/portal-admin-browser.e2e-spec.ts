@@ -154,6 +154,8 @@ describe('The portal administration screens in a browser', () => {
     await renew.getByRole('button', { name: 'Renew' }).click();
     await renew.waitFor({ state: 'hidden' });
     await region.getByText(/generation 2 · EC-P384/).waitFor();
+    // The table refreshes after the summary line: wait for its third row (header and two generations) before counting.
+    await generations.getByRole('row').nth(2).waitFor();
     expect(await generations.getByRole('row').count()).toBe(3);
     await generations.getByRole('cell', { name: 'Retired' }).waitFor();
     const ca = (await t.http.get(`/admin/v1/organizations/${org}/ca`).auth(platform, { type: 'bearer' })).body;
