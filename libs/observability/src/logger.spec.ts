@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { PinoNestLogger, createLogger } from './logger';
+import { LinesOfATurn, PinoNestLogger, createLogger, createLoggers } from './logger';
 
 /** What one log call writes, parsed. */
 function logged(write: (logger: ReturnType<typeof createLogger>) => void): Record<string, unknown> {
@@ -53,5 +53,51 @@ describe("Nest's start-up messages", () => {
       expect.objectContaining({ level: 30, msg: 'Nest application successfully started' }),
       expect.objectContaining({ level: 20, msg: 'Mapped {/health/live, GET} route' }),
     ]);
+  });
+});
+
+describe('LinesOfATurn', () => {
+  const collector = () => {
+    const writes: string[] = [];
+    return { writes, destination: { write: (chunk: string) => void writes.push(chunk) } };
+  };
+  const turnEnds = () => new Promise((resolve) => setImmediate(resolve));
+
+  it('writes the lines of one turn of the event loop as one write, in their order, once the turn is over (issue 35)', async () => {
+    const { writes, destination } = collector();
+    const lines = new LinesOfATurn(destination);
+    const { logger, accessLogger } = createLoggers('info', lines);
+    accessLogger.info({ reqId: 1 }, 'request');
+    logger.warn('between two requests');
+    accessLogger.info({ reqId: 2 }, 'request');
+    expect(writes).toEqual([]);
+    await turnEnds();
+    expect(writes).toHaveLength(1);
+    const logged = writes[0]
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { msg: string; reqId?: number });
+    expect(logged.map(({ msg, reqId }) => [msg, reqId])).toEqual([
+      ['request', 1],
+      ['between two requests', undefined],
+      ['request', 2],
+    ]);
+    accessLogger.info({ reqId: 3 }, 'request');
+    await turnEnds();
+    expect(writes).toHaveLength(2);
+    expect(JSON.parse(writes[1])).toMatchObject({ msg: 'request', reqId: 3 });
+    await turnEnds();
+    expect(writes).toHaveLength(2);
+  });
+
+  it('writes at once when a turn holds 64 KiB, and holds nothing back', async () => {
+    const { writes, destination } = collector();
+    const lines = new LinesOfATurn(destination);
+    const line = `${'x'.repeat(1023)}\n`;
+    for (let i = 0; i < 64; i++) lines.write(line);
+    expect(writes).toEqual([line.repeat(64)]);
+    lines.write('last\n');
+    await turnEnds();
+    expect(writes).toEqual([line.repeat(64), 'last\n']);
   });
 });
