@@ -137,15 +137,17 @@ export async function configureApp(app: NestFastifyApplication, config: AppConfi
   const shutdown = app.get(ShutdownState);
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Correlation-ID', request.id).header('X-Content-Type-Options', 'nosniff');
+    // Fastify builds routeOptions afresh on each read.
+    const route = request.routeOptions.url;
     // The request's trace span, when tracing is on (DECISIONS 13.1): its route template and correlation id.
-    annotateRequest(request.method, request.routeOptions.url, String(request.id));
-    if (shutdown.closing && !request.routeOptions.url?.startsWith('/health/')) {
+    annotateRequest(request.method, route, String(request.id));
+    if (shutdown.closing && !route?.startsWith('/health/')) {
       const answer = toErrorResponse(new ServiceClosingError(), request, String(request.id));
       void reply.code(answer.status).headers(answer.headers).header('Connection', 'close').send(answer.body);
       return;
     }
     if (config.tlsCertFile) reply.header('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
-    if (request.routeOptions.url?.startsWith('/api-docs')) reply.header('Content-Security-Policy', API_DOCS_CSP);
+    if (route?.startsWith('/api-docs')) reply.header('Content-Security-Policy', API_DOCS_CSP);
     done();
   });
   // A form body on a family that reads JSON only (the administration API, DECISIONS 11): 415 naming

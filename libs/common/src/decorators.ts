@@ -40,26 +40,30 @@ export const RequireAdministrator = (scope: AdministratorScope): MethodDecorator
   SetMetadata(ACCESS_RULE, { kind: 'administrator', scope } satisfies AccessRule);
 export const AuthorizedBy = (policy: string): MethodDecorator & ClassDecorator => SetMetadata(ACCESS_RULE, { kind: 'policy', policy } satisfies AccessRule);
 
-/** Rules by handler, then by controller (an inherited handler may serve several); null: none declared. */
-const accessRules = new WeakMap<object, WeakMap<object, AccessRule | null>>();
-
 /**
- * The rule a route declares (its method's, else its controller's), as Nest's
- * `Reflector.getAllAndOverride` reads it, looked up once per route: three global guards ask for it
- * on every request, and a route's metadata does not change after the application starts (issue 35).
+ * What a route declares under `key` (its method's, else its controller's), as Nest's
+ * `Reflector.getAllAndOverride` reads it, looked up once per route: global guards ask on every
+ * request, and a route's metadata does not change after the application starts (issue 35).
  */
-export function accessRuleOf(context: ExecutionContext): AccessRule | undefined {
-  const handler = context.getHandler();
-  const controller = context.getClass();
-  let byController = accessRules.get(handler);
-  if (byController === undefined) accessRules.set(handler, (byController = new WeakMap()));
-  let rule = byController.get(controller);
-  if (rule === undefined) {
-    rule = (Reflect.getMetadata(ACCESS_RULE, handler) ?? Reflect.getMetadata(ACCESS_RULE, controller) ?? null) as AccessRule | null;
-    byController.set(controller, rule);
-  }
-  return rule ?? undefined;
+export function routeDeclaration<T>(key: string): (context: ExecutionContext) => T | undefined {
+  // By handler, then by controller (an inherited handler may serve several); null: none declared.
+  const declarations = new WeakMap<object, WeakMap<object, T | null>>();
+  return (context) => {
+    const handler = context.getHandler();
+    const controller = context.getClass();
+    let byController = declarations.get(handler);
+    if (byController === undefined) declarations.set(handler, (byController = new WeakMap()));
+    let declared = byController.get(controller);
+    if (declared === undefined) {
+      declared = (Reflect.getMetadata(key, handler) ?? Reflect.getMetadata(key, controller) ?? null) as T | null;
+      byController.set(controller, declared);
+    }
+    return declared ?? undefined;
+  };
 }
+
+/** The access rule of the route a request reached; the global guards read it. */
+export const accessRuleOf = routeDeclaration<AccessRule>(ACCESS_RULE);
 
 export const CurrentPrincipal = createParamDecorator((_: unknown, ctx: ExecutionContext): Principal => {
   const principal = (ctx.switchToHttp().getRequest() as Record<string, unknown>)[PRINCIPAL_KEY] as Principal | undefined;

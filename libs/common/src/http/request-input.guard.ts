@@ -1,5 +1,5 @@
 import { CanActivate, ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
+import { routeDeclaration } from '../decorators';
 import { DomainError } from '../domain-error';
 import { ORG_ID_PATTERN, UUID_PATTERN } from '../ids';
 
@@ -38,6 +38,8 @@ export const PATH_FORMATS = 'pathFormats';
 /** Declares the formats of a route's (or controller's) path parameters that differ by resource, such as `id`. */
 export const PathFormats = (formats: Record<string, ParameterFormat>): MethodDecorator & ClassDecorator => SetMetadata(PATH_FORMATS, formats);
 
+const pathFormatsOf = routeDeclaration<Record<string, ParameterFormat>>(PATH_FORMATS);
+
 /** The declared format of every path parameter of a route; undefined for a parameter with none (a test fails on such a route). */
 export function pathFormatOf(name: string, declared: Record<string, ParameterFormat> | undefined): ParameterFormat | undefined {
   return declared?.[name] ?? FORMAT_BY_NAME[name];
@@ -55,11 +57,9 @@ const MAX_QUERY_VALUE = 8192;
  */
 @Injectable()
 export class RequestInputGuard implements CanActivate {
-  constructor(private readonly reflector: Reflector) {}
-
   canActivate(context: ExecutionContext): boolean {
     const request = context.switchToHttp().getRequest<{ params?: Record<string, string>; query?: Record<string, unknown>; body?: unknown }>();
-    const declared = this.reflector.getAllAndOverride<Record<string, ParameterFormat> | undefined>(PATH_FORMATS, [context.getHandler(), context.getClass()]);
+    const declared = pathFormatsOf(context);
     for (const [name, value] of Object.entries(request.params ?? {})) {
       const format = pathFormatOf(name, declared);
       if (format === undefined) throw new Error(`Path parameter :${name} has no declared format; add it to @PathFormats or FORMAT_BY_NAME.`);

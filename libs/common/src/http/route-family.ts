@@ -109,8 +109,15 @@ export interface RoutedRequest {
  * path the router refused) is classified by its decoded path; that only chooses its error's format.
  */
 export function routeFamilyOfRequest(request: RoutedRequest): RouteFamily {
-  return routeFamilyOf(request.routeOptions?.url ?? decodedPath(request.url));
+  const route = request.routeOptions?.url;
+  if (route === undefined) return routeFamilyOf(decodedPath(request.url));
+  let family = familyOfRoute.get(route);
+  if (family === undefined) familyOfRoute.set(route, (family = routeFamilyOf(route)));
+  return family;
 }
+
+/** The family of each route pattern, worked out once: several rules ask for it on every request (issue 35). */
+const familyOfRoute = new Map<string, RouteFamily>();
 
 function decodedPath(url: string): string {
   const path = url.split('?')[0];
