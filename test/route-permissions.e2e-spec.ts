@@ -1,3 +1,5 @@
+import { INTERCEPTORS_METADATA } from '@nestjs/common/constants';
+import { ApplicationConfig } from '@nestjs/core';
 import { AdminAccessPolicy } from '@app/accounts';
 import { AccessGuard, Permission, RoleCatalog } from '@app/auth';
 import { ACCESS_RULE, AccessRule } from '@app/common';
@@ -29,6 +31,15 @@ describe('route permissions', () => {
     const routes = routeRules(t);
     expect(routes.length).toBeGreaterThan(10);
     expect(routes.filter((r) => r.rule === undefined).map((r) => r.route)).toEqual([]);
+  });
+
+  it('no route runs a Nest interceptor: the rules every answer follows are applied by the adapter (DECISIONS 13.3)', () => {
+    const config = t.app.get(ApplicationConfig);
+    expect(config.getGlobalInterceptors()).toEqual([]);
+    expect(config.getGlobalRequestInterceptors().map((wrapper) => wrapper.name)).toEqual([]);
+    const routes = registeredRoutes(t);
+    expect(routes.length).toBeGreaterThan(10);
+    expect(routes.filter((r) => r.metadata(INTERCEPTORS_METADATA) !== undefined).map((r) => r.route)).toEqual([]);
   });
 
   it('every administration route declares which administrators may call it (DECISIONS 11)', () => {
