@@ -1,3 +1,4 @@
+import { DatabaseUnavailableError } from './database-unavailable';
 import { GroupCommit } from './group-commit';
 
 /** A batch writer whose statements finish only when the test says so, recording each batch. */
@@ -28,15 +29,31 @@ describe('GroupCommit', () => {
     await expect(written).resolves.toBeUndefined();
   });
 
-  it('queues items while four batches are in flight and writes them together', async () => {
+  it('queues items while a batch is in flight and writes them together in the next statement', async () => {
     const { repository, batches, finishAll } = slowRepository();
     const writer = new GroupCommit(repository);
     const all = Array.from({ length: 20 }, (_, i) => writer.write(`t${i}`));
-    // Four single-item batches went out at once; the other sixteen wait for the next statement.
-    expect(batches).toEqual([['t0'], ['t1'], ['t2'], ['t3']]);
+    // The first went out alone at once; the other nineteen wait for the next statement.
+    expect(batches).toEqual([['t0']]);
     await finishAll();
     await Promise.all(all);
-    expect(batches.slice(4)).toEqual([Array.from({ length: 16 }, (_, i) => `t${i + 4}`)]);
+    expect(batches.slice(1)).toEqual([Array.from({ length: 19 }, (_, i) => `t${i + 1}`)]);
+  });
+
+  it('fails every caller of a batch at once when the database is unavailable, without retrying item by item', async () => {
+    const batches: string[][] = [];
+    let release!: () => void;
+    const writer = new GroupCommit<string>((items) => {
+      batches.push([...items]);
+      if (items[0] === 'first') return new Promise<void>((resolve) => (release = resolve));
+      return Promise.reject(new DatabaseUnavailableError('ECONNREFUSED'));
+    });
+    const first = writer.write('first');
+    const queued = ['a', 'b', 'c'].map((item) => writer.write(item).catch((error: Error) => error.name));
+    release();
+    await first;
+    expect(await Promise.all(queued)).toEqual(['DatabaseUnavailableError', 'DatabaseUnavailableError', 'DatabaseUnavailableError']);
+    expect(batches).toEqual([['first'], ['a', 'b', 'c']]);
   });
 
   it('a failing batch is retried item by item: only the bad item fails, with its own error', async () => {
