@@ -219,6 +219,49 @@ describe('readCsr', () => {
     expect(refusal(request({ spki: tlv(0x30, RSA_ENCRYPTION, bitString(tlv(0x30, tlv(0x02, integerContent(rsaModulus))))) }))).toBe(UNREADABLE_KEY);
   });
 
+  it('reads the keys a JWK cannot say exactly from their DER, as before: a hybrid point, RSAPublicKeys not in DER', () => {
+    const point = pointOf(p256);
+    const hybridSpki = ecSpki(p256, Buffer.concat([hex(point[point.length - 1] & 1 ? '07' : '06'), point.subarray(1)]));
+    expect(readCsr(request({ key: p256, spki: hybridSpki }))).toEqual(checkedFor(hybridSpki, 'EC-P256'));
+
+    const modulus = tlv(0x02, integerContent(rsaModulus));
+    const exponent = tlv(0x02, hex('010001'));
+    const rsaKey = (...integers: Buffer[]) => tlv(0x30, RSA_ENCRYPTION, bitString(tlv(0x30, ...integers)));
+    const keys: Record<string, Buffer> = {
+      'a modulus with a redundant zero octet': rsaKey(tlv(0x02, Buffer.concat([hex('00'), integerContent(rsaModulus)])), exponent),
+      'a negative modulus': rsaKey(tlv(0x02, rsaModulus), exponent),
+      'an empty modulus': rsaKey(hex('0200'), exponent),
+      'an exponent with a redundant zero octet': rsaKey(modulus, hex('020400010001')),
+      'a negative exponent': rsaKey(modulus, hex('0203ff0001')),
+      'a zero exponent': rsaKey(modulus, hex('020100')),
+      'a third INTEGER': rsaKey(modulus, exponent, exponent),
+      'an octet after the RSAPublicKey': tlv(0x30, RSA_ENCRYPTION, bitString(Buffer.concat([tlv(0x30, modulus, exponent), hex('00')]))),
+      'the RSAPublicKey length in long form': tlv(0x30, RSA_ENCRYPTION, bitString(Buffer.concat([hex('308300'), tlv(0x30, modulus, exponent).subarray(2)]))),
+    };
+    const outcomes = Object.fromEntries(
+      Object.entries(keys).map(([name, spki]) => {
+        try {
+          const read = readCsr(request({ key: rsa2048, spki, signatureAlgorithm: SHA256_WITH_RSA }));
+          expect(read).toEqual(checkedFor(spki, 'RSA-2048', true));
+          return [name, read.keyAlgorithm];
+        } catch (error) {
+          return [name, (error as DomainError).detail];
+        }
+      }),
+    );
+    expect(outcomes).toEqual({
+      'a modulus with a redundant zero octet': 'RSA-2048',
+      'a negative modulus': 'RSA-2048',
+      'an empty modulus': 'CSR_KEY_POLICY: RSA 0 is not accepted; use 2048, 3072 or 4096 bits.',
+      'an exponent with a redundant zero octet': 'RSA-2048',
+      'a negative exponent': 'CSR_KEY_POLICY: the RSA public exponent must be 65537.',
+      'a zero exponent': 'CSR_KEY_POLICY: the RSA public exponent must be 65537.',
+      'a third INTEGER': UNREADABLE_KEY,
+      'an octet after the RSAPublicKey': 'RSA-2048',
+      'the RSAPublicKey length in long form': 'RSA-2048',
+    });
+  });
+
   it('refuses SHA-1 and unknown signature algorithms with CSR_KEY_POLICY, and signatures that do not verify with CSR_POP_INVALID', () => {
     const sha1 = 'CSR_KEY_POLICY: the CSR is signed with SHA-1; use SHA-256 or stronger.';
     expect(refusal(request({ key: p256, signatureAlgorithm: algorithm('1.2.840.10045.4.1'), hash: 'sha1' }))).toBe(sha1);
