@@ -342,7 +342,8 @@ describe('readCsr', () => {
     expect(readCsr(request({ key: p256, signatureAlgorithm: algorithm('1.2.840.10045.4.3.2', NULL) }))).toEqual(expected);
   });
 
-  it('reads most malformed DER as the schema reader does, re-encoding the SPKI', () => {
+  // The schema reader read most of these, re-encoding the SPKI; it goes into the certificate as sent now, so it must be DER.
+  it('refuses malformed DER, and BER, with CSR_INVALID: anything after the request or in its SEQUENCEs, other tags, lengths not in DER, unused bits', () => {
     const spki = spkiOf(p256);
     const expected = checkedFor(spki, 'EC-P256');
     const good = request({ key: p256 });
@@ -382,22 +383,6 @@ describe('readCsr', () => {
         }
       }),
     );
-    expect(outcomes).toEqual({
-      'an octet after the request': 'read',
-      'a NULL after the request': 'read',
-      'a fourth element in the request': 'read',
-      'a fifth element in the request info': 'read',
-      'a third element in the SPKI': 'read',
-      'a third element in the signature algorithm': 'read',
-      'the request tagged [16]': 'read',
-      'the request SEQUENCE primitive': NOT_A_CSR,
-      'the request of indefinite length': 'read',
-      'the SPKI length in long form': 'read',
-      'the SPKI length with a leading zero octet': 'read',
-      'the SPKI of indefinite length': 'read',
-      'the SPKI tag in high-tag-number form': NOT_A_CSR,
-      'unused bits in the key BIT STRING': 'read',
-      'unused bits in the signature BIT STRING': 'read',
-    });
+    expect(outcomes).toEqual(Object.fromEntries(Object.keys(cases).map((name) => [name, NOT_A_CSR])));
   });
 });
