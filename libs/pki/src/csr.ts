@@ -5,6 +5,7 @@ import { RsaSaPssParams } from '@peculiar/asn1-rsa';
 import { AsnConvert } from '@peculiar/asn1-schema';
 import * as x509 from '@peculiar/x509';
 import { DomainError } from '@app/common';
+import { CONTEXT, UNIVERSAL, isTagged, sequenceItems } from './der-reading';
 
 /** Largest CSR accepted (CREDENTIAL-MANAGEMENT.md, "PKI"). */
 const MAX_CSR_BYTES = 16 * 1024;
@@ -107,16 +108,6 @@ interface PublicKeyInfo {
 interface Algorithm {
   oid: asn1js.ObjectIdentifier;
   parameters?: Buffer;
-}
-
-const UNIVERSAL = 0;
-const CONTEXT = 2;
-
-const isTagged = (block: asn1js.AsnType, tagClass: number, tagNumber: number) =>
-  block.idBlock.tagClass === tagClass + 1 && block.idBlock.tagNumber === tagNumber;
-
-function sequenceItems(block: asn1js.AsnType | undefined): asn1js.AsnType[] | undefined {
-  return block instanceof asn1js.Sequence ? block.valueBlock.value : undefined;
 }
 
 const derOf = (block: asn1js.AsnType) => Buffer.from(block.valueBeforeDecodeView);

@@ -1,5 +1,6 @@
 import * as asn1js from 'asn1js';
 import { id_pkix_ocsp_nonce } from '@peculiar/asn1-ocsp';
+import { CONTEXT, UNIVERSAL, isTagged, sequenceItems } from './der-reading';
 
 /**
  * One certificate an OCSP request asks about (RFC 6960 4.1.1, CertID): the hash algorithm's OID, the
@@ -18,16 +19,6 @@ export interface AskedCertificate {
 export interface OcspQuestion {
   certificates: AskedCertificate[];
   nonce?: Buffer;
-}
-
-const UNIVERSAL = 0;
-const CONTEXT = 2;
-
-const isTagged = (block: asn1js.AsnType, tagClass: number, tagNumber: number) =>
-  block.idBlock.tagClass === tagClass + 1 && block.idBlock.tagNumber === tagNumber;
-
-function sequenceItems(block: asn1js.AsnType | undefined): asn1js.AsnType[] | undefined {
-  return block instanceof asn1js.Sequence ? block.valueBlock.value : undefined;
 }
 
 /** The content octets of a primitive OCTET STRING (DER never builds one of pieces). */
