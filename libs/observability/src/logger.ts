@@ -61,9 +61,10 @@ export function isoTimeOncePerMillisecond(): string {
 /**
  * The lines logged in one turn of the event loop, handed to the destination as one write when the
  * turn ends (or once 64 KiB are held). Under load a turn answers many requests, and a write per
- * access-log line cost a cached read about a tenth of its CPU (issue 35). A line waits at most for
- * the end of its turn, so the log still reads as it happens (a buffer flushed by a timer each second
- * did not: DECISIONS 13.3), and the lines of every logger keep their order.
+ * access-log line, handed to libuv's thread pool, cost each of them several microseconds (issue 35,
+ * docs/performance.md). A line waits at most for the end of its turn, so the log still reads as it
+ * happens (a buffer flushed by a timer each second did not: DECISIONS 13.3), and the lines of every
+ * logger keep their order.
  */
 export class LinesOfATurn implements pino.DestinationStream {
   private held = '';
