@@ -51,9 +51,11 @@ describe('readOcspRequest', () => {
     expect(read?.nonce).toBeUndefined();
   });
 
-  it('is undefined for what is not such a request: garbage, a cut request, wrong types, an element too many', () => {
+  it('is undefined for what is not such a request: garbage, a cut request, bytes after it, wrong types, an element too many', () => {
     const good = encode({ requestList: [new Request({ reqCert: certId('01') })] });
     expect(readOcspRequest(good)).toBeDefined();
+    expect(readOcspRequest(Buffer.concat([good, Buffer.from([0])]))).toBeUndefined();
+    expect(readOcspRequest(Buffer.concat([good, good]))).toBeUndefined();
     expect(readOcspRequest(Buffer.from('not DER at all'))).toBeUndefined();
     expect(readOcspRequest(Buffer.alloc(0))).toBeUndefined();
     expect(readOcspRequest(good.subarray(0, good.length - 3))).toBeUndefined();

@@ -76,7 +76,8 @@ function nonceOf(extensions: asn1js.AsnType[]): { found: boolean; value?: Buffer
  */
 export function readOcspRequest(der: Buffer): OcspQuestion | undefined {
   const parsed = asn1js.fromBER(der);
-  if (parsed.offset === -1 || parsed.result.error) return undefined;
+  // Bytes after the request make it another request than the one read: malformed, as a CSR's would be.
+  if (parsed.offset !== der.length || parsed.result.error) return undefined;
   const [tbs] = sequenceItems(parsed.result) ?? [];
   const items = sequenceItems(tbs);
   if (!items) return undefined;
