@@ -283,6 +283,9 @@ describe('readCsr', () => {
     // Signed by another key; a signature that is no ECDSA signature at all.
     expect(refusal(request({ key: generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey, spki: spkiOf(p256) }))).toBe(NOT_PROVEN);
     expect(refusal(request({ spki: spkiOf(p256) }))).toBe(NOT_PROVEN);
+    // A valid signature under another algorithm's name: ECDSA labelled RSA, RSA labelled ECDSA.
+    expect(refusal(request({ key: p256, signatureAlgorithm: SHA256_WITH_RSA }))).toBe(NOT_PROVEN);
+    expect(refusal(request({ key: rsa2048, signatureAlgorithm: SHA256_WITH_ECDSA }))).toBe(NOT_PROVEN);
   });
 
   it('refuses what is not a CSR with CSR_INVALID: empty or too large, garbage, cut short, a certificate, fields of the wrong type', async () => {

@@ -12,17 +12,21 @@ const MAX_CSR_BYTES = 16 * 1024;
 const RSA_SIZES = new Set([2048, 3072, 4096]);
 const CURVES: Record<string, string> = { prime256v1: 'P-256', secp384r1: 'P-384' };
 
-/** CSR signature algorithms by OID: the hash, and whether it is strong enough (SHA-1 is read, to prove possession, then refused). */
-const SIGNATURES: Record<string, { hash: string; strong: boolean; pss?: true }> = {
-  '1.2.840.10045.4.1': { hash: 'SHA-1', strong: false },
-  '1.2.840.10045.4.3.2': { hash: 'SHA-256', strong: true },
-  '1.2.840.10045.4.3.3': { hash: 'SHA-384', strong: true },
-  '1.2.840.10045.4.3.4': { hash: 'SHA-512', strong: true },
-  '1.2.840.113549.1.1.5': { hash: 'SHA-1', strong: false },
-  '1.2.840.113549.1.1.11': { hash: 'SHA-256', strong: true },
-  '1.2.840.113549.1.1.12': { hash: 'SHA-384', strong: true },
-  '1.2.840.113549.1.1.13': { hash: 'SHA-512', strong: true },
-  '1.2.840.113549.1.1.10': { hash: 'PSS', strong: true, pss: true },
+/**
+ * CSR signature algorithms by OID: the hash, whether it is strong enough (SHA-1 is read, to prove
+ * possession, then refused), and the key type that signs with it (Node's verify takes the algorithm
+ * from the key, so an ECDSA signature labelled sha256WithRSAEncryption would verify otherwise).
+ */
+const SIGNATURES: Record<string, { hash: string; strong: boolean; keyType: 'ec' | 'rsa'; pss?: true }> = {
+  '1.2.840.10045.4.1': { hash: 'SHA-1', strong: false, keyType: 'ec' },
+  '1.2.840.10045.4.3.2': { hash: 'SHA-256', strong: true, keyType: 'ec' },
+  '1.2.840.10045.4.3.3': { hash: 'SHA-384', strong: true, keyType: 'ec' },
+  '1.2.840.10045.4.3.4': { hash: 'SHA-512', strong: true, keyType: 'ec' },
+  '1.2.840.113549.1.1.5': { hash: 'SHA-1', strong: false, keyType: 'rsa' },
+  '1.2.840.113549.1.1.11': { hash: 'SHA-256', strong: true, keyType: 'rsa' },
+  '1.2.840.113549.1.1.12': { hash: 'SHA-384', strong: true, keyType: 'rsa' },
+  '1.2.840.113549.1.1.13': { hash: 'SHA-512', strong: true, keyType: 'rsa' },
+  '1.2.840.113549.1.1.10': { hash: 'PSS', strong: true, keyType: 'rsa', pss: true },
 };
 const HASH_OIDS: Record<string, { hash: string; strong: boolean }> = {
   '1.3.14.3.2.26': { hash: 'SHA-1', strong: false },
@@ -196,6 +200,7 @@ function readCertificationRequest(der: Buffer): CertificationRequest | undefined
 interface CsrSignature {
   hash: string;
   strong: boolean;
+  keyType?: 'ec' | 'rsa';
   pssSaltLength?: number;
 }
 
@@ -208,13 +213,14 @@ function signatureOf(algorithm: Algorithm): CsrSignature {
     const params = AsnConvert.parse(algorithm.parameters!, RsaSaPssParams);
     const hash = HASH_OIDS[params.hashAlgorithm.algorithm];
     if (!hash) return { hash: `hash ${params.hashAlgorithm.algorithm}`, strong: false };
-    return { ...hash, pssSaltLength: params.saltLength };
+    return { ...hash, keyType: 'rsa', pssSaltLength: params.saltLength };
   } catch {
     return { hash: 'RSA-PSS without readable parameters', strong: false };
   }
 }
 
 function verifies(request: CertificationRequest, key: KeyObject, signature: CsrSignature): boolean {
+  if (key.asymmetricKeyType !== signature.keyType) return false;
   const options = signature.pssSaltLength === undefined ? { key } : { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: signature.pssSaltLength };
   try {
     return verify(signature.hash, request.requestInfo, options, request.signature);
