@@ -39,7 +39,11 @@ const HASH_OIDS: Record<string, { hash: string; strong: boolean }> = {
 export interface CheckedCsr {
   /** SubjectPublicKeyInfo, DER: goes into the certificate as it is. */
   spki: Buffer;
-  /** SHA-256 of `spki`: the database's unique key on (CA, public key). */
+  /**
+   * SHA-256 of the key's SubjectPublicKeyInfo in one encoding per key (OpenSSL's: an EC point
+   * uncompressed, rsaEncryption with its NULL): the database's unique key on (CA, public key), so
+   * that a key sent in another encoding is still the same key (CSR_KEY_REUSED).
+   */
   spkiSha256: Buffer;
   /** The key as CredentialPolicy.keyAlgorithms names it: EC-P256, EC-P384, RSA-2048, RSA-3072, RSA-4096. */
   keyAlgorithm: string;
@@ -77,14 +81,16 @@ export function readCsr(input: string | Buffer): CheckedCsr {
     request = undefined;
   }
   if (!request) throw fail('CSR_INVALID', 'the CSR is not a PKCS#10 certificate request in PEM, base64 DER or DER (openssl req -new makes one).');
-  const { key, keyAlgorithm } = importKey(request.subjectPublicKeyInfo);
+  const { key, keyAlgorithm, exact } = importKey(request.subjectPublicKeyInfo);
   const signature = signatureOf(request.signatureAlgorithm);
   if (!signature.strong) throw fail('CSR_KEY_POLICY', `the CSR is signed with ${signature.hash}; use SHA-256 or stronger.`);
   if (!verifies(request, key, signature)) throw fail('CSR_POP_INVALID', 'the signature of the CSR does not verify with its own public key.');
   const { der: spki, subjectPublicKey } = request.subjectPublicKeyInfo;
   return {
     spki,
-    spkiSha256: createHash('sha256').update(spki).digest(),
+    spkiSha256: createHash('sha256')
+      .update(canonicalSpki(request.subjectPublicKeyInfo, key, exact))
+      .digest(),
     keyAlgorithm,
     keyIdentifier: createHash('sha1').update(subjectPublicKey).digest(),
     rsa: key.asymmetricKeyType === 'rsa',
@@ -255,7 +261,14 @@ interface RsaDetails {
  * P-256 key from DER in ~170 µs and from a JWK in ~83 µs, an RSA key in 163 µs and 6 µs (issue 35).
  * Anything else is imported from the DER as before, so its answers are OpenSSL's as before.
  */
-function importKey(info: PublicKeyInfo): { key: KeyObject; keyAlgorithm: string } {
+function importKey(info: PublicKeyInfo): { key: KeyObject; keyAlgorithm: string; exact: boolean } {
+  // OpenSSL reads RSAPublicKeys that are not DER; a certificate must not carry one (DECISIONS 9).
+  if (info.algorithm === RSA_ENCRYPTION && !rsaPublicKeyOf(info.subjectPublicKey)) {
+    throw fail(
+      'CSR_INVALID',
+      'the RSA public key of the CSR is not an RSAPublicKey in DER: two positive INTEGERs, each in its fewest octets (RFC 8017 A.1.1).',
+    );
+  }
   const exact = exactJwk(info);
   let key: KeyObject;
   try {
@@ -263,8 +276,31 @@ function importKey(info: PublicKeyInfo): { key: KeyObject; keyAlgorithm: string 
   } catch {
     throw fail('CSR_KEY_POLICY', 'the key of the CSR is neither EC P-256/P-384 nor RSA 2048/3072/4096.');
   }
-  return { key, keyAlgorithm: checkKeyPolicy(key, info, exact?.rsa) };
+  return { key, keyAlgorithm: checkKeyPolicy(key, info, exact?.rsa), exact: exact !== undefined };
 }
+
+/**
+ * The SPKI in OpenSSL's encoding of the key, for keying it (CheckedCsr.spkiSha256). What exactJwk
+ * reads is in that encoding already; a compressed point or an rsaEncryption without its NULL is not.
+ * Asked only of a key that signed its CSR (the point at infinity, which OpenSSL reads, has no encoding).
+ */
+function canonicalSpki(info: PublicKeyInfo, key: KeyObject, exact: boolean): Buffer {
+  if (exact) return info.der;
+  try {
+    if (key.asymmetricKeyType !== 'ec') return key.export({ type: 'spki', format: 'der' });
+    // OpenSSL exports a point in the form it was read in: the uncompressed SPKI is written from x and y.
+    const { crv, x, y } = key.export({ format: 'jwk' });
+    return Buffer.concat([Buffer.from(UNCOMPRESSED_SPKI_PREFIX[crv!], 'hex'), Buffer.from(x!, 'base64url'), Buffer.from(y!, 'base64url')]);
+  } catch {
+    throw fail('CSR_KEY_POLICY', 'the key of the CSR is neither EC P-256/P-384 nor RSA 2048/3072/4096.');
+  }
+}
+
+/** The DER of a SubjectPublicKeyInfo of each accepted curve up to its point's x (named curve, uncompressed point: 0x04). */
+const UNCOMPRESSED_SPKI_PREFIX: Record<string, string> = {
+  'P-256': '3059301306072a8648ce3d020106082a8648ce3d03010703420004',
+  'P-384': '3076301006072a8648ce3d020106052b8104002203620004',
+};
 
 /**
  * The SPKI's key as a JWK when nothing is lost: a P-256 or P-384 point in uncompressed form (0x04, x, y;
@@ -280,15 +316,21 @@ function exactJwk(info: PublicKeyInfo): { jwk: JsonWebKey; rsa?: RsaDetails } | 
     return { jwk: { kty: 'EC', crv: curve.crv, x: point.subarray(1, 1 + size).toString('base64url'), y: point.subarray(1 + size).toString('base64url') } };
   }
   if (info.algorithm !== RSA_ENCRYPTION || info.parameters !== DER_NULL) return undefined;
-  // RSAPublicKey ::= SEQUENCE { modulus INTEGER, publicExponent INTEGER }
-  const [modulusBlock, exponentBlock, ...more] = sequenceItems(wholeDerElement(info.subjectPublicKey)) ?? [];
-  const modulus = positiveInteger(modulusBlock);
-  const exponent = positiveInteger(exponentBlock);
-  if (!modulus || !exponent || more.length > 0) return undefined;
+  const rsaKey = rsaPublicKeyOf(info.subjectPublicKey);
+  if (!rsaKey) return undefined;
+  const { modulus, exponent } = rsaKey;
   return {
     jwk: { kty: 'RSA', n: modulus.toString('base64url'), e: exponent.toString('base64url') },
     rsa: { modulusLength: (modulus.length - 1) * 8 + (32 - Math.clz32(modulus[0])), publicExponent: BigInt(`0x${exponent.toString('hex')}`) },
   };
+}
+
+/** RSAPublicKey ::= SEQUENCE { modulus INTEGER, publicExponent INTEGER }, in DER, both positive; else undefined. */
+function rsaPublicKeyOf(subjectPublicKey: Buffer): { modulus: Buffer; exponent: Buffer } | undefined {
+  const [modulusBlock, exponentBlock, ...more] = sequenceItems(wholeDerElement(subjectPublicKey)) ?? [];
+  const modulus = positiveInteger(modulusBlock);
+  const exponent = positiveInteger(exponentBlock);
+  return modulus && exponent && more.length === 0 ? { modulus, exponent } : undefined;
 }
 
 /** The big-endian octets of a positive INTEGER in DER, without the 0x00 before a set top bit; undefined for anything else. */
