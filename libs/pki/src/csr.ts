@@ -5,6 +5,7 @@ import { RsaSaPssParams } from '@peculiar/asn1-rsa';
 import { AsnConvert } from '@peculiar/asn1-schema';
 import * as x509 from '@peculiar/x509';
 import { DomainError } from '@app/common';
+import { TAG, tlv } from './der';
 import { CONTEXT, UNIVERSAL, isTagged, sequenceItems } from './der-reading';
 
 /** Largest CSR accepted (CREDENTIAL-MANAGEMENT.md, "PKI"). */
@@ -262,14 +263,15 @@ interface RsaDetails {
  * Anything else is imported from the DER as before, so its answers are OpenSSL's as before.
  */
 function importKey(info: PublicKeyInfo): { key: KeyObject; keyAlgorithm: string; exact: boolean } {
+  const rsaKey = info.algorithm === RSA_ENCRYPTION ? rsaPublicKeyOf(info.subjectPublicKey) : undefined;
   // OpenSSL reads RSAPublicKeys that are not DER; a certificate must not carry one (DECISIONS 9).
-  if (info.algorithm === RSA_ENCRYPTION && !rsaPublicKeyOf(info.subjectPublicKey)) {
+  if (info.algorithm === RSA_ENCRYPTION && !rsaKey) {
     throw fail(
       'CSR_INVALID',
       'the RSA public key of the CSR is not an RSAPublicKey in DER: two positive INTEGERs, each in its fewest octets (RFC 8017 A.1.1).',
     );
   }
-  const exact = exactJwk(info);
+  const exact = exactJwk(info, rsaKey);
   let key: KeyObject;
   try {
     key = exact ? createPublicKey({ key: exact.jwk, format: 'jwk' }) : createPublicKey({ key: info.der, format: 'der', type: 'spki' });
@@ -290,24 +292,21 @@ function canonicalSpki(info: PublicKeyInfo, key: KeyObject, exact: boolean): Buf
     if (key.asymmetricKeyType !== 'ec') return key.export({ type: 'spki', format: 'der' });
     // OpenSSL exports a point in the form it was read in: the uncompressed SPKI is written from x and y.
     const { crv, x, y } = key.export({ format: 'jwk' });
-    return Buffer.concat([Buffer.from(UNCOMPRESSED_SPKI_PREFIX[crv!], 'hex'), Buffer.from(x!, 'base64url'), Buffer.from(y!, 'base64url')]);
+    const curveOid = Object.keys(EC_CURVES).find((oid) => EC_CURVES[oid].crv === crv)!;
+    const algorithm = tlv(TAG.SEQUENCE, Buffer.from(EC_PUBLIC_KEY, 'hex'), Buffer.from(curveOid, 'hex'));
+    const point = Buffer.concat([Buffer.from([0x04]), Buffer.from(x!, 'base64url'), Buffer.from(y!, 'base64url')]);
+    return tlv(TAG.SEQUENCE, algorithm, tlv(TAG.BIT_STRING, Buffer.from([0]), point));
   } catch {
     throw fail('CSR_KEY_POLICY', 'the key of the CSR is neither EC P-256/P-384 nor RSA 2048/3072/4096.');
   }
 }
 
-/** The DER of a SubjectPublicKeyInfo of each accepted curve up to its point's x (named curve, uncompressed point: 0x04). */
-const UNCOMPRESSED_SPKI_PREFIX: Record<string, string> = {
-  'P-256': '3059301306072a8648ce3d020106082a8648ce3d03010703420004',
-  'P-384': '3076301006072a8648ce3d020106052b8104002203620004',
-};
-
 /**
  * The SPKI's key as a JWK when nothing is lost: a P-256 or P-384 point in uncompressed form (0x04, x, y;
- * Node checks it is on the curve, as the DER import does), or an rsaEncryption key whose RSAPublicKey
- * is DER with a positive modulus and exponent, with the RSA details the policy needs.
+ * Node checks it is on the curve, as the DER import does), or an rsaEncryption key with its NULL whose
+ * RSAPublicKey `rsaKey` (read once by importKey) is DER, with the RSA details the policy needs.
  */
-function exactJwk(info: PublicKeyInfo): { jwk: JsonWebKey; rsa?: RsaDetails } | undefined {
+function exactJwk(info: PublicKeyInfo, rsaKey: RsaPublicKey | undefined): { jwk: JsonWebKey; rsa?: RsaDetails } | undefined {
   const curve = info.algorithm === EC_PUBLIC_KEY && info.parameters !== undefined ? EC_CURVES[info.parameters] : undefined;
   if (curve) {
     const point = info.subjectPublicKey;
@@ -315,9 +314,7 @@ function exactJwk(info: PublicKeyInfo): { jwk: JsonWebKey; rsa?: RsaDetails } | 
     if (point.length !== 1 + 2 * size || point[0] !== 0x04) return undefined;
     return { jwk: { kty: 'EC', crv: curve.crv, x: point.subarray(1, 1 + size).toString('base64url'), y: point.subarray(1 + size).toString('base64url') } };
   }
-  if (info.algorithm !== RSA_ENCRYPTION || info.parameters !== DER_NULL) return undefined;
-  const rsaKey = rsaPublicKeyOf(info.subjectPublicKey);
-  if (!rsaKey) return undefined;
+  if (!rsaKey || info.parameters !== DER_NULL) return undefined;
   const { modulus, exponent } = rsaKey;
   return {
     jwk: { kty: 'RSA', n: modulus.toString('base64url'), e: exponent.toString('base64url') },
@@ -325,8 +322,13 @@ function exactJwk(info: PublicKeyInfo): { jwk: JsonWebKey; rsa?: RsaDetails } | 
   };
 }
 
+interface RsaPublicKey {
+  modulus: Buffer;
+  exponent: Buffer;
+}
+
 /** RSAPublicKey ::= SEQUENCE { modulus INTEGER, publicExponent INTEGER }, in DER, both positive; else undefined. */
-function rsaPublicKeyOf(subjectPublicKey: Buffer): { modulus: Buffer; exponent: Buffer } | undefined {
+function rsaPublicKeyOf(subjectPublicKey: Buffer): RsaPublicKey | undefined {
   const [modulusBlock, exponentBlock, ...more] = sequenceItems(wholeDerElement(subjectPublicKey)) ?? [];
   const modulus = positiveInteger(modulusBlock);
   const exponent = positiveInteger(exponentBlock);
