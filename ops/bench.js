@@ -10,6 +10,9 @@
 //   device-create    POST /aims/rs/scim/v2/Device, a distinct CUID per request (201)
 //   device-get       GET /aims/rs/scim/v2/Device/{id} of one device
 //   gateway-list     GET /configuration/{org}/v2/DeliveryGateway/Push (the organization's default gateways)
+//   hello            GET /health/live, the cheapest route through the whole stack
+//   nest-hello       not the platform: a bare Nest + Fastify hello-world (ops/bench/nest-hello.js) in a
+//                    process of its own, the yardstick of this host's speed
 // Each workload gets a 2 s warm-up run (not reported), then a measured run.
 //
 // Reading the table: req/s is the average over the run's 1 s samples; p50/p99 are response
@@ -18,7 +21,10 @@
 // figures are a lower bound of what the service does alone, and other work on the machine (the
 // load average is printed) makes them noisy. The CPU columns are steadier: CPU time per request
 // of the service's Node processes, of its embedded PostgreSQL, and of the load generator (this
-// process), over the measured run; compare those when judging a change. Any answer other than the workload's status (200
+// process), over the measured run; compare those when judging a change. `x nest-hello` divides
+// each by the bare Nest + Fastify hello-world's, which hosts move alike and the platform's changes do
+// not; `at 25 us` multiplies that by 25 µs, what the bare hello-world cost on the slow host where
+// issue 35 set its targets (docs/performance.md). Any answer other than the workload's status (200
 // unless it says otherwise) or any connection error/timeout fails the run (exit 1); the status
 // codes and the first unexpected answer are then printed.
 //
@@ -32,6 +38,8 @@ const os = require('node:os');
 const { ensureDependencies, ensureDebianPackages, build } = require('./setup');
 const { WORKLOADS } = require('./bench/workloads');
 const { startCpuMeasurement } = require('./bench/cpu');
+const { REFERENCE } = require('./bench/regression');
+const { SERVICE_NODE_FLAGS } = require('./service-command');
 
 const WARMUP_S = 2;
 
@@ -83,7 +91,7 @@ function captureFirstFailure(options, expected, failure) {
 async function runOnce(autocannon, workload, ctx, seconds, state) {
   const options = await workload.prepare({ ...ctx, seconds });
   const failure = {};
-  const cpu = startCpuMeasurement(state.service.child.pid);
+  const cpu = startCpuMeasurement(workload.reference ? state.reference.pid : state.service.child.pid);
   state.running = autocannon({ ...captureFirstFailure(options, expectedStatus(workload), failure), connections: ctx.connections, duration: seconds });
   const result = await state.running;
   state.running = undefined;
@@ -109,8 +117,25 @@ function failed(row) {
 
 const micros = (value) => (value === undefined ? '-' : value.toFixed(0));
 
+/** What the reference workload (the bare Nest + Fastify hello-world) cost on the host issue 35 set its targets on. */
+const REFERENCE_US_OF_THE_TARGETS = 25;
+
 function printTable(rows) {
-  const header = ['workload', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors/timeouts', 'service us/req', 'pg us/req', 'loadgen us/req'];
+  const reference = rows.find((row) => row.name === REFERENCE)?.result.cpu.serviceUs;
+  const relative = (us) => (reference > 0 && us !== undefined ? us / reference : undefined);
+  const header = [
+    'workload',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'non-2xx',
+    'errors/timeouts',
+    'service us/req',
+    'pg us/req',
+    'loadgen us/req',
+    `x ${REFERENCE}`,
+    `at ${REFERENCE_US_OF_THE_TARGETS} us`,
+  ];
   const lines = rows.map(({ name, result: r }) => [
     name,
     r.requests.average.toFixed(0),
@@ -121,6 +146,8 @@ function printTable(rows) {
     micros(r.cpu.serviceUs),
     micros(r.cpu.databaseUs),
     micros(r.cpu.generatorUs),
+    relative(r.cpu.serviceUs)?.toFixed(2) ?? '-',
+    micros(relative(r.cpu.serviceUs) && relative(r.cpu.serviceUs) * REFERENCE_US_OF_THE_TARGETS),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
   const format = (cells) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
@@ -164,12 +191,24 @@ function writeFigures(settings, rows) {
   process.stdout.write(`Figures written to ${file}\n`);
 }
 
+/** Starts the bare Nest + Fastify hello-world (ops/bench/nest-hello.js) with the service's V8 flags; answers { pid, url, process }. */
+async function startReference() {
+  const { fork } = require('node:child_process');
+  const child = fork(require.resolve('./bench/nest-hello'), { execArgv: SERVICE_NODE_FLAGS, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const { port } = await new Promise((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('exit', (code) => reject(new Error(`ops/bench/nest-hello.js exited with ${code} before listening`)));
+  });
+  return { pid: child.pid, url: `http://127.0.0.1:${port}`, process: child };
+}
+
 /** Stops the service and removes its DATA_DIR, once, whoever asks first (end, error, Ctrl-C). */
 function makeShutdown(state, { stopService, removeWorkDir, logTail }) {
   let done;
   return (showLog) => {
     done ??= (async () => {
       state.running?.stop();
+      state.reference?.process.kill();
       if (!state.service) return;
       if (showLog) process.stderr.write(`\nService output (tail):\n${logTail(state.service)}\n`);
       const exit = await stopService(state.service);
@@ -187,7 +226,14 @@ async function main(settings, state, service) {
   process.stdout.write(`Starting the service (LOG_LEVEL=${settings.logLevel}, ${settings.databaseUrl ? 'DATABASE_URL' : 'embedded PostgreSQL'})...\n`);
   state.service = await service.startService(settings);
   await service.waitReady(state.service);
-  const ctx = { ...(await setUpPlatform(state.service)), seconds: settings.durationS, connections: settings.connections, rates: {} };
+  if (settings.workloads.some((workload) => workload.reference)) state.reference = await startReference();
+  const ctx = {
+    ...(await setUpPlatform(state.service)),
+    referenceUrl: state.reference?.url,
+    seconds: settings.durationS,
+    connections: settings.connections,
+    rates: {},
+  };
 
   const rows = [];
   for (const workload of settings.workloads) {
