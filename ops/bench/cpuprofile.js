@@ -1,0 +1,77 @@
+'use strict';
+// Reading a V8 CPU profile (.cpuprofile, from the service run with
+// BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR") over a window of it, for
+// ops/bench/profile-summary.js (tables) and ops/bench/flamegraph.js (an SVG flame graph).
+// The window: all of it by default; --from/--to in seconds from the profile's start, or --last N,
+// the last N seconds before the profile's end (the service's stop), less --skip-end S.
+const { readFileSync } = require('node:fs');
+
+/** Frames that are not work: the idle loop and the tree's root. `(program)` (V8's own, unattributed) is work. */
+const NOT_WORK = new Set(['(idle)', '(root)']);
+
+/** Reads the window options off `argv`; answers { files, window, rest: { [option]: value } } for the options in `extra`. */
+function parseWindowArgs(argv, extra = []) {
+  const window = { skipEnd: 0 };
+  const rest = {};
+  const files = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--last') window.last = Number(argv[++i]);
+    else if (arg === '--skip-end') window.skipEnd = Number(argv[++i]);
+    else if (arg === '--from') window.from = Number(argv[++i]);
+    else if (arg === '--to') window.to = Number(argv[++i]);
+    else if (extra.includes(arg)) rest[arg.slice(2)] = argv[++i];
+    else files.push(arg);
+  }
+  return { files, window, rest };
+}
+
+/** A frame's name as the tools print it: the function, then its file (node_modules as ~/, the build as dist/) and line. */
+function label(node) {
+  const { functionName, url, lineNumber } = node.callFrame;
+  const where = url
+    ? `${url
+        .replace(/^file:\/\//, '')
+        .replace(/^.*\/node_modules\//, '~/')
+        .replace(/^.*\/dist\//, 'dist/')}:${lineNumber + 1}`
+    : '';
+  return `${functionName || '(anonymous)'} ${where}`.trim();
+}
+
+/**
+ * The samples of `profile` in the window, each as its stack of frame names from the outermost
+ * (below the root) to the frame that was running: { start, stop, all, stacks }, `all` counting
+ * the idle samples too, `stacks` only those that were work.
+ */
+function samplesInWindow(profile, { last, skipEnd = 0, from, to }) {
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parent = new Map();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+  const times = [];
+  let t = 0;
+  for (const delta of profile.timeDeltas) times.push((t += delta) / 1e6);
+  const end = times[times.length - 1] - skipEnd;
+  const start = last !== undefined ? end - last : (from ?? 0);
+  const stop = to ?? end;
+  const stackOf = new Map();
+  const stacks = [];
+  let all = 0;
+  profile.samples.forEach((id, index) => {
+    if (times[index] < start || times[index] > stop) return;
+    all++;
+    if (NOT_WORK.has(byId.get(id).callFrame.functionName)) return;
+    let stack = stackOf.get(id);
+    if (stack === undefined) {
+      stack = [];
+      for (let at = id; at !== undefined && byId.get(at).callFrame.functionName !== '(root)'; at = parent.get(at)) stack.push(label(byId.get(at)));
+      stack.reverse();
+      stackOf.set(id, stack);
+    }
+    stacks.push(stack);
+  });
+  return { start, stop, all, stacks };
+}
+
+const readProfile = (file) => JSON.parse(readFileSync(file, 'utf8'));
+
+module.exports = { parseWindowArgs, label, samplesInWindow, readProfile };
