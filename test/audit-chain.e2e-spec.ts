@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { createPublicKey, randomBytes, verify } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { Client } from 'pg';
-import { AuditChainer, AuditEvent, AuditLog, AuditVerifier, ChainRow, CHAIN_COLUMNS, canonicalJson, eventDigest } from '@app/audit';
+import { AuditChainer, AuditEvent, AuditLog, AuditVerifier, ChainRow, CHAIN_COLUMNS, CHAIN_UPDATE, canonicalJson, eventDigest } from '@app/audit';
 import { Database } from '@app/persistence';
 import { PLATFORM_ADMIN_SECRET, TestApp, createTestApp, platformAdminToken } from '@app/testing';
 
@@ -157,6 +157,46 @@ describe('audit hash chain (DECISIONS 11.2)', () => {
       expect(await a.app.get(AuditVerifier).verifyChain(org)).toMatchObject({ verified: true, events: 3 });
     } finally {
       await late.end();
+    }
+  });
+
+  it("a pass's update finds its events in the index of unchained events, not by scanning the table, whatever the table holds (issue 35)", async () => {
+    const db = new Client({ connectionString: a.databaseUrl });
+    await db.connect();
+    try {
+      // In a transaction rolled back at the end: 30,000 chained events of another organization and a
+      // backlog of 2,000 unchained ones, the planner's statistics taken with them.
+      await db.query('BEGIN');
+      const org = newOrg();
+      await db.query(
+        `INSERT INTO audit_events (occurred_at, org_id, actor, action, code, outcome, chain_seq, prev_digest, digest)
+         SELECT now(), $1, 'system', 'system_account.update', 0, 'success', i, md5(i::text), md5((i + 1)::text) FROM generate_series(1, 30000) i`,
+        [`${org}_history`],
+      );
+      const { rows } = await db.query<{ id: string }>(
+        `INSERT INTO audit_events (occurred_at, org_id, actor, action, code, outcome)
+         SELECT now(), $1, 'system', 'system_account.update', 0, 'success' FROM generate_series(1, 2000) RETURNING id::text AS id`,
+        [org],
+      );
+      await db.query('ANALYZE audit_events');
+      const ids = rows.map((row) => row.id);
+      // The service plans its statements once (PLAN_CACHE_MODE, a generic plan); a plan for these very values too.
+      for (const mode of ['force_generic_plan', 'force_custom_plan']) {
+        await db.query(`SET LOCAL plan_cache_mode = ${mode}`);
+        const { rows: plan } = await db.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>({
+          name: `chain-update-${mode}`,
+          text: `EXPLAIN (FORMAT JSON) ${CHAIN_UPDATE}`,
+          values: [ids, ids.map((_, i) => i + 1), ids.map(() => 'prev'), ids.map(() => 'digest')],
+        });
+        const scans = planNodes(plan[0]['QUERY PLAN'][0].Plan).filter((node) => node['Relation Name'] === 'audit_events' && node['Node Type'].endsWith('Scan'));
+        expect([mode, scans.map((node) => [node['Node Type'], node['Index Name']])]).toEqual([
+          mode,
+          [[expect.stringMatching(/^Index (Only )?Scan$/), 'audit_events_unchained_idx']],
+        ]);
+      }
+    } finally {
+      await db.query('ROLLBACK').catch(() => undefined);
+      await db.end();
     }
   });
 
@@ -606,3 +646,15 @@ describe('audit hash chain (DECISIONS 11.2)', () => {
     }, 60_000);
   });
 });
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  Plans?: PlanNode[];
+}
+
+/** Every node of an EXPLAIN (FORMAT JSON) plan. */
+function planNodes(node: PlanNode): PlanNode[] {
+  return [node, ...(node.Plans ?? []).flatMap(planNodes)];
+}

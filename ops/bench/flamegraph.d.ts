@@ -6,3 +6,4 @@ export interface CallTreeNode {
 }
 export declare function callTree(stacks: string[][]): CallTreeNode;
 export declare function flameGraph(stacks: string[][], options: { title: string; subtitle?: string; minWidth?: number }): string;
+export declare function perfStacks(text: string, thread?: string): string[][];

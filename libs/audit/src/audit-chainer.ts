@@ -11,6 +11,17 @@ import { AuditCheckpoints } from './audit-checkpoints';
 export const CHAIN_BATCH = 5000;
 
 /**
+ * Writes a pass's links. `e.digest IS NULL` changes no row (the pass holds the lock, and read these
+ * events without a digest in its transaction); it lets PostgreSQL find them in the small index of
+ * unchained events: without it, a pass of a few thousand events joined them against the whole table,
+ * by a sequential scan at 14,000 events on file and a full primary-key scan at 214,000 (issue 35: the
+ * issuance bench counted the sequential scans).
+ */
+export const CHAIN_UPDATE = `UPDATE audit_events e SET chain_seq = u.seq, prev_digest = u.prev, digest = u.digest
+  FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[]) AS u(id, seq, prev, digest)
+ WHERE e.id = u.id AND e.digest IS NULL`;
+
+/**
  * Links committed audit events into their organization's hash chain (DECISIONS 11.2). Writers insert
  * as before, without a digest, so no writer waits for another; every instance offers a pass every
  * AUDIT_CHAIN_INTERVAL_MS (followed by a checkpoint pass) and the one that gets the transaction-level advisory lock does it (the
@@ -96,12 +107,7 @@ export class AuditChainer implements OnApplicationBootstrap, OnApplicationShutdo
         digests.push(digest);
         heads.set(row.org_id, { seq: head.seq + 1, digest, known: head.known });
       }
-      await this.db.query(
-        `UPDATE audit_events e SET chain_seq = u.seq, prev_digest = u.prev, digest = u.digest
-           FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[]) AS u(id, seq, prev, digest) WHERE e.id = u.id`,
-        [ids, seqs, prevs, digests],
-        tx,
-      );
+      await this.db.query(CHAIN_UPDATE, [ids, seqs, prevs, digests], tx);
       const changed = orgs.map((org) => ({ org, ...heads.get(org)! }));
       const known = changed.filter((head) => head.known);
       const fresh = changed.filter((head) => !head.known);
