@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { createPublicKey, randomBytes, verify } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { Client } from 'pg';
-import { AuditChainer, AuditEvent, AuditLog, AuditVerifier, ChainRow, CHAIN_COLUMNS, CHAIN_UPDATE, canonicalJson, eventDigest } from '@app/audit';
+import { AuditChainer, AuditEvent, AuditLog, AuditVerifier, ChainRow, CHAIN_COLUMNS, CHAIN_SELECT, CHAIN_UPDATE, canonicalJson, eventDigest } from '@app/audit';
 import { Database } from '@app/persistence';
 import { PLATFORM_ADMIN_SECRET, TestApp, createTestApp, platformAdminToken } from '@app/testing';
 
@@ -160,7 +160,7 @@ describe('audit hash chain (DECISIONS 11.2)', () => {
     }
   });
 
-  it("a pass's update finds its events in the index of unchained events, not by scanning the table, whatever the table holds (issue 35)", async () => {
+  it('a pass reads and updates its events through the index of unchained events, not by scanning the table, whatever the table holds (issue 35)', async () => {
     const db = new Client({ connectionString: a.databaseUrl });
     await db.connect();
     try {
@@ -181,15 +181,22 @@ describe('audit hash chain (DECISIONS 11.2)', () => {
       await db.query('ANALYZE audit_events');
       const ids = rows.map((row) => row.id);
       // The service plans its statements once (PLAN_CACHE_MODE, a generic plan); a plan for these very values too.
-      for (const mode of ['force_generic_plan', 'force_custom_plan']) {
+      const statements = [
+        { name: 'select', text: CHAIN_SELECT, values: [] },
+        { name: 'update', text: CHAIN_UPDATE, values: [ids, ids.map((_, i) => i + 1), ids.map(() => 'prev'), ids.map(() => 'digest')] },
+      ];
+      for (const [mode, { name, text, values }] of ['force_generic_plan', 'force_custom_plan'].flatMap((mode) =>
+        statements.map((statement) => [mode, statement] as const),
+      )) {
         await db.query(`SET LOCAL plan_cache_mode = ${mode}`);
         const { rows: plan } = await db.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>({
-          name: `chain-update-${mode}`,
-          text: `EXPLAIN (FORMAT JSON) ${CHAIN_UPDATE}`,
-          values: [ids, ids.map((_, i) => i + 1), ids.map(() => 'prev'), ids.map(() => 'digest')],
+          name: `chain-${name}-${mode}`,
+          text: `EXPLAIN (FORMAT JSON) ${text}`,
+          values,
         });
         const scans = planNodes(plan[0]['QUERY PLAN'][0].Plan).filter((node) => node['Relation Name'] === 'audit_events' && node['Node Type'].endsWith('Scan'));
-        expect([mode, scans.map((node) => [node['Node Type'], node['Index Name']])]).toEqual([
+        expect([name, mode, scans.map((node) => [node['Node Type'], node['Index Name']])]).toEqual([
+          name,
           mode,
           [[expect.stringMatching(/^Index (Only )?Scan$/), 'audit_events_unchained_idx']],
         ]);

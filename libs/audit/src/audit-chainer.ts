@@ -10,6 +10,9 @@ import { AuditCheckpoints } from './audit-checkpoints';
 /** At most this many events per pass; a larger backlog (the first start after the migration) takes several passes. */
 export const CHAIN_BATCH = 5000;
 
+/** Reads a pass's events: the oldest without a digest, from the index of unchained events. */
+export const CHAIN_SELECT = `SELECT ${CHAIN_COLUMNS} FROM audit_events WHERE digest IS NULL ORDER BY audit_events.id LIMIT ${CHAIN_BATCH}`;
+
 /**
  * Writes a pass's links. `e.digest IS NULL` changes no row (the pass holds the lock, and read these
  * events without a digest in its transaction); it lets PostgreSQL find them in the small index of
@@ -79,11 +82,7 @@ export class AuditChainer implements OnApplicationBootstrap, OnApplicationShutdo
     return this.db.transaction(async (tx) => {
       const [lock] = await this.db.query<{ locked: boolean }>("SELECT pg_try_advisory_xact_lock(hashtextextended('audit-chain', 0)) AS locked", [], tx);
       if (!lock.locked) return undefined;
-      const rows = await this.db.query<ChainRow>(
-        `SELECT ${CHAIN_COLUMNS} FROM audit_events WHERE digest IS NULL ORDER BY audit_events.id LIMIT ${CHAIN_BATCH}`,
-        [],
-        tx,
-      );
+      const rows = await this.db.query<ChainRow>(CHAIN_SELECT, [], tx);
       if (rows.length === 0) return 0;
       const orgs = [...new Set(rows.map((row) => row.org_id))];
       const heads = new Map<string | null, { seq: number; digest: string; known: boolean }>();
