@@ -136,7 +136,8 @@ describe('The portal administration screens in a browser', () => {
 
     await region.getByRole('button', { name: 'Create the CA' }).click();
     const create = page.getByRole('dialog', { name: `Create the CA of ${org}` });
-    expect(await create.getByText(`CN=${org} Issuing CA`, { exact: false }).isVisible()).toBe(true);
+    // The dialog opens with a transition: wait until its text shows rather than asking at once.
+    await create.getByText(`CN=${org} Issuing CA`, { exact: false }).waitFor();
     await expectClean(page, problems);
     await create.getByRole('button', { name: 'Create' }).click();
     await region.getByRole('link', { name: 'Download the CA certificate', exact: true }).waitFor();
@@ -147,7 +148,7 @@ describe('The portal administration screens in a browser', () => {
     // Renew, confirmed in a dialog that says what happens.
     await region.getByRole('button', { name: 'Renew the CA' }).click();
     const renew = page.getByRole('dialog', { name: `Renew the CA of ${org}` });
-    expect(await renew.getByText(/generation 2\) is made in the HSM with a self-signed certificate/).isVisible()).toBe(true);
+    await renew.getByText(/generation 2\) is made in the HSM with a self-signed certificate/).waitFor();
     await renew.getByLabel('Key algorithm of the new generation').click();
     await page.getByRole('option', { name: 'EC-P384' }).click();
     await expectClean(page, problems);
