@@ -5,7 +5,6 @@ import { RsaSaPssParams } from '@peculiar/asn1-rsa';
 import { AsnConvert } from '@peculiar/asn1-schema';
 import * as x509 from '@peculiar/x509';
 import { DomainError } from '@app/common';
-import { TAG, tlv } from './der';
 import { CONTEXT, UNIVERSAL, isTagged, sequenceItems } from './der-reading';
 
 /** Largest CSR accepted (CREDENTIAL-MANAGEMENT.md, "PKI"). */
@@ -289,13 +288,9 @@ function importKey(info: PublicKeyInfo): { key: KeyObject; keyAlgorithm: string;
 function canonicalSpki(info: PublicKeyInfo, key: KeyObject, exact: boolean): Buffer {
   if (exact) return info.der;
   try {
-    if (key.asymmetricKeyType !== 'ec') return key.export({ type: 'spki', format: 'der' });
-    // OpenSSL exports a point in the form it was read in: the uncompressed SPKI is written from x and y.
-    const { crv, x, y } = key.export({ format: 'jwk' });
-    const curveOid = Object.keys(EC_CURVES).find((oid) => EC_CURVES[oid].crv === crv)!;
-    const algorithm = tlv(TAG.SEQUENCE, Buffer.from(EC_PUBLIC_KEY, 'hex'), Buffer.from(curveOid, 'hex'));
-    const point = Buffer.concat([Buffer.from([0x04]), Buffer.from(x!, 'base64url'), Buffer.from(y!, 'base64url')]);
-    return tlv(TAG.SEQUENCE, algorithm, tlv(TAG.BIT_STRING, Buffer.from([0]), point));
+    // OpenSSL exports a point in the form it was read in; a key made from its JWK has the uncompressed form.
+    const canonical = key.asymmetricKeyType === 'ec' ? createPublicKey({ key: key.export({ format: 'jwk' }), format: 'jwk' }) : key;
+    return canonical.export({ type: 'spki', format: 'der' });
   } catch {
     throw fail('CSR_KEY_POLICY', 'the key of the CSR is neither EC P-256/P-384 nor RSA 2048/3072/4096.');
   }
