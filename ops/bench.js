@@ -136,19 +136,22 @@ function printTable(rows) {
     `x ${REFERENCE}`,
     `at ${REFERENCE_US_OF_THE_TARGETS} us`,
   ];
-  const lines = rows.map(({ name, result: r }) => [
-    name,
-    r.requests.average.toFixed(0),
-    String(r.latency.p50),
-    String(r.latency.p99),
-    String(r.non2xx),
-    `${r.errors}/${r.timeouts}`,
-    micros(r.cpu.serviceUs),
-    micros(r.cpu.databaseUs),
-    micros(r.cpu.generatorUs),
-    relative(r.cpu.serviceUs)?.toFixed(2) ?? '-',
-    micros(relative(r.cpu.serviceUs) && relative(r.cpu.serviceUs) * REFERENCE_US_OF_THE_TARGETS),
-  ]);
+  const lines = rows.map(({ name, result: r }) => {
+    const multiple = relative(r.cpu.serviceUs);
+    return [
+      name,
+      r.requests.average.toFixed(0),
+      String(r.latency.p50),
+      String(r.latency.p99),
+      String(r.non2xx),
+      `${r.errors}/${r.timeouts}`,
+      micros(r.cpu.serviceUs),
+      micros(r.cpu.databaseUs),
+      micros(r.cpu.generatorUs),
+      multiple?.toFixed(2) ?? '-',
+      micros(multiple && multiple * REFERENCE_US_OF_THE_TARGETS),
+    ];
+  });
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
   const format = (cells) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
   process.stdout.write(`\n${format(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n${lines.map(format).join('\n')}\n`);

@@ -11,6 +11,7 @@ export interface ProfileWindow {
   to?: number;
 }
 export declare function parseWindowArgs(argv: string[], extra?: string[]): { files: string[]; window: ProfileWindow; rest: Record<string, string> };
+export declare function shortUrl(url: string): string;
 export declare function label(node: CpuProfile['nodes'][number]): string;
 export declare function samplesInWindow(profile: CpuProfile, window: ProfileWindow): { start: number; stop: number; all: number; stacks: string[][] };
 export declare function readProfile(file: string): CpuProfile;

@@ -26,16 +26,18 @@ function parseWindowArgs(argv, extra = []) {
   return { files, window, rest };
 }
 
-/** A frame's name as the tools print it: the function, then its file (node_modules as ~/, the build as dist/) and line. */
+/** A script's address as the tools print it: a dependency's under ~/, the build's under dist/. */
+function shortUrl(url) {
+  return url
+    .replace(/^file:\/\//, '')
+    .replace(/^.*\/node_modules\//, '~/')
+    .replace(/^.*\/dist\//, 'dist/');
+}
+
+/** A frame's name as the tools print it: the function, then its file (shortUrl) and line. */
 function label(node) {
   const { functionName, url, lineNumber } = node.callFrame;
-  const where = url
-    ? `${url
-        .replace(/^file:\/\//, '')
-        .replace(/^.*\/node_modules\//, '~/')
-        .replace(/^.*\/dist\//, 'dist/')}:${lineNumber + 1}`
-    : '';
-  return `${functionName || '(anonymous)'} ${where}`.trim();
+  return `${functionName || '(anonymous)'} ${url ? `${shortUrl(url)}:${lineNumber + 1}` : ''}`.trim();
 }
 
 /**
@@ -74,4 +76,4 @@ function samplesInWindow(profile, { last, skipEnd = 0, from, to }) {
 
 const readProfile = (file) => JSON.parse(readFileSync(file, 'utf8'));
 
-module.exports = { parseWindowArgs, label, samplesInWindow, readProfile };
+module.exports = { parseWindowArgs, label, shortUrl, samplesInWindow, readProfile };

@@ -18,7 +18,7 @@
 //   node ops/bench/flamegraph.js FILE.cpuprofile [--last 10] [--skip-end 1] [--title TEXT] [--min-width PX] > graph.svg
 //   node ops/bench/flamegraph.js --perf perf-script.txt [--thread TID] [--title TEXT] > graph.svg
 const { readFileSync } = require('node:fs');
-const { parseWindowArgs, readProfile, samplesInWindow } = require('./cpuprofile');
+const { parseWindowArgs, readProfile, samplesInWindow, shortUrl } = require('./cpuprofile');
 
 const WIDTH = 1200;
 const MARGIN = 10;
@@ -118,11 +118,7 @@ function flameGraph(stacks, { title, minWidth = 0.5, subtitle = '' }) {
 function perfLabel(symbol, library) {
   const js = /^JS:[*~^]?(\S*)\s+(.*?)(?::\d+)?$/.exec(symbol);
   if (js) {
-    const where = js[2]
-      .replace(/^file:\/\//, '')
-      .replace(/^.*\/node_modules\//, '~/')
-      .replace(/^.*\/dist\//, 'dist/');
-    return `${js[1] || '(anonymous)'} ${where}`.trim();
+    return `${js[1] || '(anonymous)'} ${shortUrl(js[2])}`.trim();
   }
   const name = symbol.replace(/\+0x[0-9a-f]+$/, '') || '[unknown]';
   return `${name} [${library.replace(/^.*\//, '')}]`;
