@@ -5,6 +5,7 @@ import {
   REFERENCE,
   TOLERANCE,
   compare,
+  compareRuns,
   describe as describeRows,
   ratios,
   type Baseline,
@@ -65,11 +66,49 @@ describe('bench regression guard', () => {
     expect(compare(run({ ref: 30, probe: 60 }), { reference: REFERENCE, ratios: { probe: 2, 'token-secret': 10 } }).map((row) => row.name)).toEqual(['probe']);
   });
 
+  it('on one host, pairs the runs of the code now and of the baseline round by round and goes by the median round', () => {
+    // A host where every platform route reads 44% dearer against the bare hello-world than where the
+    // baseline was taken (seen on a VM of the same kind): the committed ratios call it a rise, the same-host pairs do not.
+    const baselineRun = run({ ref: 36, hello: 77, 'token-secret': 580 });
+    const nowRun = run({ ref: 36, hello: 76, 'token-secret': 560 });
+    expect(compare(nowRun, { reference: REFERENCE, ratios: { hello: 1.476, 'token-secret': 16.21 } }).find((row) => row.name === 'hello')?.failed).toBe(true);
+    expect(compareRuns([nowRun, nowRun, nowRun], [baselineRun, baselineRun, baselineRun]).some((row) => row.failed)).toBe(false);
+    // hello 40% dearer in two rounds of three, and 5% cheaper in a noisy one: the median round fails it.
+    const rows = compareRuns(
+      [run({ ref: 30, hello: 63, probe: 60 }), run({ ref: 30, hello: 42.75, probe: 60 }), run({ ref: 40, hello: 84, probe: 80 })],
+      [run({ ref: 30, hello: 45, probe: 60 }), run({ ref: 30, hello: 45, probe: 60 }), run({ ref: 40, hello: 60, probe: 80 })],
+    );
+    expect(rows.map(({ name, failed }) => [name, failed])).toEqual([
+      ['hello', true],
+      ['probe', false],
+    ]);
+    expect(rows[0].rise).toBeCloseTo(0.4, 5);
+    expect(rows[0].before).toBeCloseTo(1.5, 5);
+    expect(rows[0].now).toBeCloseTo(2.1, 5);
+  });
+
+  it('on one host, needs as many runs of each side, and compares the workloads both measured in every round', () => {
+    expect(() => compareRuns([run({ ref: 30, hello: 45 })], [])).toThrow(/in pairs: 1 of the code now, 0 of the baseline/);
+    expect(() => compareRuns([], [])).toThrow(/in pairs/);
+    const rows = compareRuns(
+      [run({ ref: 30, hello: 45, probe: 60 }), run({ ref: 30, hello: 45 })],
+      [run({ ref: 30, hello: 45, probe: 60 }), run({ ref: 30, hello: 45, probe: 60 })],
+    );
+    expect(rows.map((row) => row.name)).toEqual(['hello']);
+  });
+
+  it('the baseline names the commit its ratios were measured on, for the same-host comparison', () => {
+    expect(baseline.commit).toMatch(/^[0-9a-f]{40}$/);
+  });
+
   // The figures of the last `npm run bench` on this machine, when there are any and they include the
   // reference (a run of chosen BENCH_WORKLOADS without `nest-hello` cannot be compared).
   const figures = existsSync(FIGURES_FILE) ? (JSON.parse(readFileSync(FIGURES_FILE, 'utf8')) as BenchFigures) : undefined;
   (figures?.workloads[REFERENCE]?.serviceUs ? it : it.skip)(`the last npm run bench (${FIGURES_FILE}) is within ${TOLERANCE * 100}% of the baseline`, () => {
     const rows = compare(figures!, baseline);
-    expect(rows.filter((row) => row.failed).map((row) => describeRows([row]))).toEqual([]);
+    // The committed ratios were taken on one host (baseline.machine, baseline.date); on another, the same
+    // code can read 30-45% higher on the cheapest routes, so a rise here is confirmed on this host alone.
+    const confirm = `(baseline of ${baseline.date} on ${baseline.machine}; on another host, confirm with npm run bench:same-host)`;
+    expect(rows.filter((row) => row.failed).map((row) => `${describeRows([row])} ${confirm}`)).toEqual([]);
   });
 });

@@ -8,6 +8,8 @@ export interface Baseline {
   machine?: string;
   date?: string;
   reference: string;
+  /** The commit whose code the ratios were measured on, which ops/bench/same-host.js measures again. */
+  commit?: string;
   ratios: Record<string, number>;
 }
 export interface Comparison {
@@ -23,4 +25,5 @@ export declare const BASELINE_FILE: string;
 export declare const FIGURES_FILE: string;
 export declare function ratios(figures: BenchFigures): Record<string, number>;
 export declare function compare(figures: BenchFigures, baseline: Baseline, tolerance?: number): Comparison[];
+export declare function compareRuns(nowRuns: BenchFigures[], baselineRuns: BenchFigures[], tolerance?: number): Comparison[];
 export declare function describe(rows: Comparison[]): string;

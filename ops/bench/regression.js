@@ -11,6 +11,9 @@
 // docs/performance.md "Regression guard").
 //   node ops/bench/regression.js [FIGURES.json]   compares and exits 1 on a rise
 //   node ops/bench/regression.js --baseline FIGURES.json   prints the baseline those figures make
+// The committed ratios hold only roughly from one host to another; ops/bench/same-host.js measures the
+// baseline's commit again beside the code now, on this host, and compares those (compareRuns).
+const { execFileSync } = require('node:child_process');
 const { readFileSync } = require('node:fs');
 const { join } = require('node:path');
 
@@ -41,6 +44,29 @@ function compare(figures, baseline, tolerance = TOLERANCE) {
     .map(([name, before]) => ({ name, before, now: now[name], rise: now[name] / before - 1, failed: now[name] > before * (1 + tolerance) }));
 }
 
+/**
+ * The same comparison made on one host: runs of the code now and of the baseline's commit, taken in
+ * turn (ops/bench/same-host.js), paired round by round. Each pair gives a workload's ratio (to its own
+ * run's reference) now and then, whose quotient is its rise in that round; the median round's decides,
+ * so one noisy round neither fails nor passes it. What one host's ratios are does not matter here:
+ * only how the two sides' differ on it (the committed ratios can move 30-45% between VMs of one kind
+ * for the cheapest routes, with the code unchanged; docs/performance.md "Regression guard").
+ */
+function compareRuns(nowRuns, baselineRuns, tolerance = TOLERANCE) {
+  if (nowRuns.length === 0 || nowRuns.length !== baselineRuns.length) {
+    throw new Error(`runs are compared in pairs: ${nowRuns.length} of the code now, ${baselineRuns.length} of the baseline`);
+  }
+  const pairs = nowRuns.map((figures, round) => [ratios(figures), ratios(baselineRuns[round])]);
+  const names = Object.keys(pairs[0][1]).filter((name) => pairs.every(([now, before]) => now[name] !== undefined && before[name] !== undefined));
+  const median = (values) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)];
+  return names.map((name) => {
+    const rises = pairs.map(([now, before]) => now[name] / before[name]);
+    const middle = median(rises);
+    const [now, before] = pairs[rises.indexOf(middle)];
+    return { name, before: before[name], now: now[name], rise: middle - 1, failed: middle > 1 + tolerance };
+  });
+}
+
 function describe(rows) {
   return rows
     .map(
@@ -57,7 +83,9 @@ if (require.main === module) {
   if (args[0] === '--baseline') {
     const figures = readJson(args[1] ?? FIGURES_FILE);
     const rounded = Object.fromEntries(Object.entries(ratios(figures)).map(([name, ratio]) => [name, Number(ratio.toFixed(3))]));
-    process.stdout.write(`${JSON.stringify({ machine: figures.machine, date: figures.date, reference: REFERENCE, ratios: rounded }, null, 2)}\n`);
+    // The code measured: take the figures from a clean tree, so that ops/bench/same-host.js measures this commit again.
+    const commit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: __dirname, encoding: 'utf8' }).trim();
+    process.stdout.write(`${JSON.stringify({ machine: figures.machine, date: figures.date, reference: REFERENCE, commit, ratios: rounded }, null, 2)}\n`);
   } else {
     const rows = compare(readJson(args[0] ?? FIGURES_FILE), readJson(BASELINE_FILE));
     process.stdout.write(`${describe(rows)}\n`);
@@ -65,4 +93,4 @@ if (require.main === module) {
   }
 }
 
-module.exports = { TOLERANCE, REFERENCE, BASELINE_FILE, FIGURES_FILE, ratios, compare, describe };
+module.exports = { TOLERANCE, REFERENCE, BASELINE_FILE, FIGURES_FILE, ratios, compare, compareRuns, describe };
