@@ -17,9 +17,12 @@ const SERVICE_ENTRY = 'dist/apps/api/src/main.js';
  */
 const SERVICE_NODE_FLAGS = ['--max-semi-space-size=64'];
 
-/** The arguments after `node` that start the built service; `extraFlags` go before the entry point. */
-function serviceArgs(extraFlags = []) {
-  return [...SERVICE_NODE_FLAGS, ...extraFlags, join(__dirname, '..', SERVICE_ENTRY)];
+/**
+ * The arguments after `node` that start the built service; `extraFlags` go before the entry point.
+ * `root`: the checkout whose build runs (another commit's, for ops/bench/same-host.js).
+ */
+function serviceArgs(extraFlags = [], root = join(__dirname, '..')) {
+  return [...SERVICE_NODE_FLAGS, ...extraFlags, join(root, SERVICE_ENTRY)];
 }
 
 module.exports = { SERVICE_ENTRY, SERVICE_NODE_FLAGS, serviceArgs };

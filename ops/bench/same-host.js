@@ -5,10 +5,11 @@
 // Nest + Fastify hello-world's, on the host it was taken on; those multiples hold only roughly on
 // another (the cheapest routes read 30-45% higher on a VM of the same kind, with the code unchanged:
 // docs/performance.md "Regression guard"). This checks out the baseline's commit in a temporary
-// worktree with its own locked dependencies, runs `npm run bench` of the code now and of that commit
-// in turn, BENCH_ROUNDS (5) times each, and compares them pair by pair (regression.js compareRuns):
-// a workload whose median rise is more than 30% fails (exit 1). About 3 minutes a round for every
-// workload. Five rounds, not three: on a 2-core VM shared with other tenants one run's figures move by
+// worktree with its own locked dependencies and builds it, then runs this checkout's `npm run bench`
+// against the service built now and against that commit's (BENCH_SERVICE_ROOT), in turn, so that one
+// bench loads and measures both, BENCH_ROUNDS (5) times each, and compares them pair by pair
+// (regression.js compareRuns): a workload whose median rise is more than 30% fails (exit 1). About 3
+// minutes a round for every workload. Five rounds, not three: on a 2-core VM shared with other tenants one run's figures move by
 // a quarter (the bare hello-world read 27, 42 and 35 µs in three rounds ten minutes apart), and three
 // rounds once read token by client_secret 45% dearer than the baseline, then 16% cheaper, with the
 // same code (docs/performance.md "The regression guard on another host").
@@ -33,12 +34,12 @@ const scratch = mkdtempSync(join(tmpdir(), 'bench-same-host-'));
 const worktree = join(scratch, 'baseline');
 const git = (...args) => execFileSync('git', args, { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
 
-/** One `npm run bench` of the tree at `root`, its figures read back from the JSON it writes. */
-function bench(root, name) {
+/** One `npm run bench` of the service built in `serviceRoot`, its figures read back from the JSON it writes. */
+function bench(serviceRoot, name) {
   const file = join(scratch, `${name}.json`);
-  execFileSync(process.execPath, [join(root, 'ops', 'bench.js')], {
-    cwd: root,
-    env: { ...process.env, BENCH_JSON: file },
+  execFileSync(process.execPath, [join(ROOT, 'ops', 'bench.js')], {
+    cwd: ROOT,
+    env: { ...process.env, BENCH_JSON: file, BENCH_SERVICE_ROOT: serviceRoot },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   return JSON.parse(readFileSync(file, 'utf8'));
@@ -48,6 +49,8 @@ try {
   progress(`checking out the baseline's commit ${baseline.commit.slice(0, 12)} and installing its locked dependencies...`);
   git('worktree', 'add', '--detach', worktree, baseline.commit);
   execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: worktree, stdio: ['ignore', 'ignore', 'inherit'] });
+  // The baseline's own build of its own sources (ops/setup.js of that commit).
+  execFileSync(process.execPath, ['-e', "require('./ops/setup').build()"], { cwd: worktree, stdio: ['ignore', 'ignore', 'inherit'] });
   const now = [];
   const before = [];
   for (let round = 1; round <= ROUNDS; round++) {

@@ -2,6 +2,8 @@
 // The service under measurement: the built API as a child process on the embedded defaults
 // (embedded PostgreSQL and a SoftHSM2 token) in a fresh DATA_DIR under .test-run/bench-<pid>/.
 // Its output goes to a file there, so the bench process spends no CPU reading the access log.
+// BENCH_SERVICE_ROOT: another checkout whose build is measured instead of this one's (built there; the
+// load and the measurement stay this checkout's: ops/bench/same-host.js).
 const { spawn } = require('node:child_process');
 const { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
@@ -79,7 +81,8 @@ async function startService({ logLevel, databaseUrl, extraEnv }) {
   const log = openSync(logFile, 'w');
   // BENCH_SERVICE_NODE_ARGS: extra node flags for the service, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
   const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, serviceArgs(nodeArgs), { cwd: ROOT, env, stdio: ['ignore', log, log] });
+  const serviceRoot = process.env.BENCH_SERVICE_ROOT || ROOT;
+  const child = spawn(process.execPath, serviceArgs(nodeArgs, serviceRoot), { cwd: serviceRoot, env, stdio: ['ignore', log, log] });
   closeSync(log);
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
   return { baseUrl, dataDir, workDir, placementDir, logFile, child, exited, env };
