@@ -61,6 +61,13 @@ describe('bench regression guard', () => {
     expect(describeRows(rows)).toMatch(/ROSE probe {12}2\.00x -> 2\.62x the bare Nest \+ Fastify hello-world's CPU per request \(\+31%\)/);
   });
 
+  it('divides a workload by the reference measured right after it, when the bench measured one there', () => {
+    const figures: BenchFigures = {
+      workloads: { [REFERENCE]: { serviceUs: 40 }, 'token-secret': { serviceUs: 540, referenceUs: 30 }, probe: { serviceUs: 80 } },
+    };
+    expect(ratios(figures)).toEqual({ 'token-secret': 18, probe: 2 });
+  });
+
   it('needs the reference workload in the figures, and leaves out workloads the run did not measure', () => {
     expect(() => ratios(run({ hello: 30, probe: 60 }))).toThrow(/reference workload "nest-hello"/);
     expect(compare(run({ ref: 30, probe: 60 }), { reference: REFERENCE, ratios: { probe: 2, 'token-secret': 10 } }).map((row) => row.name)).toEqual(['probe']);

@@ -2,7 +2,8 @@
 export interface BenchFigures {
   machine?: string;
   date?: string;
-  workloads: Record<string, { rate?: number; serviceUs?: number; databaseUs?: number; generatorUs?: number; failed?: boolean }>;
+  /** referenceUs: the reference's CPU per request measured right after this workload. */
+  workloads: Record<string, { rate?: number; serviceUs?: number; databaseUs?: number; generatorUs?: number; referenceUs?: number; failed?: boolean }>;
 }
 export interface Baseline {
   machine?: string;

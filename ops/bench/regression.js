@@ -22,13 +22,16 @@ const REFERENCE = 'nest-hello';
 const BASELINE_FILE = join(__dirname, 'baseline.json');
 const FIGURES_FILE = join(__dirname, '..', '..', '.test-run', 'bench.json');
 
-/** { workload: service CPU per request / the reference's } of one run's figures. */
+/**
+ * { workload: service CPU per request / the reference's } of one run's figures: the reference measured
+ * right after the workload (`referenceUs`) when the bench did, else the run's one measurement of it.
+ */
 function ratios(figures) {
   const reference = figures.workloads?.[REFERENCE]?.serviceUs;
   if (!(reference > 0)) throw new Error(`the figures have no CPU per request of the reference workload "${REFERENCE}"`);
   const result = {};
   for (const [name, workload] of Object.entries(figures.workloads)) {
-    if (name !== REFERENCE && workload.serviceUs > 0) result[name] = workload.serviceUs / reference;
+    if (name !== REFERENCE && workload.serviceUs > 0) result[name] = workload.serviceUs / (workload.referenceUs > 0 ? workload.referenceUs : reference);
   }
   return result;
 }
