@@ -25,8 +25,8 @@
 // each by the bare Nest + Fastify hello-world's, which hosts move alike and the platform's changes do
 // not, measured again for REFERENCE_CHECK_S right after the workload (its own row is the full
 // measurement); `at 25 us` multiplies that by 25 µs, what the bare hello-world cost on the slow host
-// where issue 35 set its targets (docs/performance.md). Any answer other than the workload's status (200
-// unless it says otherwise) or any connection error/timeout fails the run (exit 1); the status
+// where issue 35 set its targets (docs/performance.md). Any answer other than the workload's status
+// (200 unless it says otherwise) or any connection error/timeout fails the run (exit 1); the status
 // codes and the first unexpected answer are then printed.
 //
 // The figures are also written as JSON to BENCH_JSON (.test-run/bench.json), which the regression

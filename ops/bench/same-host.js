@@ -9,10 +9,11 @@
 // against the service built now and against that commit's (BENCH_SERVICE_ROOT), in turn, so that one
 // bench loads and measures both, BENCH_ROUNDS (5) times each, and compares them pair by pair
 // (regression.js compareRuns): a workload whose median rise is more than 30% fails (exit 1). About 3
-// minutes a round for every workload. Five rounds, not three: on a 2-core VM shared with other tenants one run's figures move by
-// a quarter (the bare hello-world read 27, 42 and 35 µs in three rounds ten minutes apart), and three
-// rounds once read token by client_secret 45% dearer than the baseline, then 16% cheaper, with the
-// same code (docs/performance.md "The regression guard on another host").
+// minutes a round for every workload. Five rounds, not three: on a 2-core VM shared with other
+// tenants one run's figures move by a quarter (the bare hello-world read 27, 42 and 35 µs in three
+// rounds ten minutes apart), and three rounds once read token by client_secret 45% dearer than the
+// baseline, then 16% cheaper, with the same code (docs/performance.md "The regression guard on
+// another host").
 // The bench's own options (BENCH_WORKLOADS, BENCH_DURATION_S, ...) apply to both sides.
 const { execFileSync } = require('node:child_process');
 const { mkdtempSync, readFileSync, rmSync } = require('node:fs');
