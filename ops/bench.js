@@ -39,7 +39,7 @@ const os = require('node:os');
 const { ensureDependencies, ensureDebianPackages, build } = require('./setup');
 const { WORKLOADS } = require('./bench/workloads');
 const { startCpuMeasurement } = require('./bench/cpu');
-const { REFERENCE } = require('./bench/regression');
+const { REFERENCE, ratios } = require('./bench/regression');
 const { SERVICE_NODE_FLAGS } = require('./service-command');
 
 const WARMUP_S = 2;
@@ -128,9 +128,16 @@ const micros = (value) => (value === undefined ? '-' : value.toFixed(0));
 /** What the reference workload (the bare Nest + Fastify hello-world) cost on the host issue 35 set its targets on. */
 const REFERENCE_US_OF_THE_TARGETS = 25;
 
-function printTable(rows) {
-  const reference = rows.find((row) => row.name === REFERENCE)?.result.cpu.serviceUs;
-  const relative = (us) => (reference > 0 && us !== undefined ? us / reference : undefined);
+/**
+ * Each workload's multiple of the reference, by the regression guard's own rule (regression.js
+ * `ratios`: the reference measured right after the workload, else the run's one measurement), so
+ * that the table prints what the guard compares; none when the run did not measure the reference.
+ */
+function multiplesOf(figures) {
+  return figures.workloads[REFERENCE]?.serviceUs > 0 ? { [REFERENCE]: 1, ...ratios(figures) } : {};
+}
+
+function printTable(rows, multiples) {
   const header = [
     'workload',
     'req/s',
@@ -144,9 +151,8 @@ function printTable(rows) {
     `x ${REFERENCE}`,
     `at ${REFERENCE_US_OF_THE_TARGETS} us`,
   ];
-  const lines = rows.map(({ name, result: r, referenceUs }) => {
-    // Against the reference measured right after the workload, when it was.
-    const multiple = referenceUs > 0 && r.cpu.serviceUs !== undefined ? r.cpu.serviceUs / referenceUs : relative(r.cpu.serviceUs);
+  const lines = rows.map(({ name, result: r }) => {
+    const multiple = multiples[name];
     return [
       name,
       r.requests.average.toFixed(0),
@@ -185,11 +191,8 @@ function machine() {
   return `${os.cpus().length} cores (${os.cpus()[0]?.model.trim()}), node ${process.version}, load average ${load}`;
 }
 
-/** The run's figures as JSON (BENCH_JSON), for the regression guard. */
-function writeFigures(settings, rows) {
-  const { mkdirSync, writeFileSync } = require('node:fs');
-  const { dirname, join } = require('node:path');
-  const file = process.env.BENCH_JSON || join(__dirname, '..', '.test-run', 'bench.json');
+/** The run's figures, as the JSON holds them and the regression guard reads them. */
+function figuresOf(settings, rows) {
   const workloads = Object.fromEntries(
     rows.map((row) => {
       const { result: r } = row;
@@ -197,7 +200,14 @@ function writeFigures(settings, rows) {
       return [row.name, { rate: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, ...cpu, failed: failed(row) }];
     }),
   );
-  const figures = { machine: machine(), date: new Date().toISOString(), connections: settings.connections, durationS: settings.durationS, workloads };
+  return { machine: machine(), date: new Date().toISOString(), connections: settings.connections, durationS: settings.durationS, workloads };
+}
+
+/** The run's figures as JSON (BENCH_JSON), for the regression guard. */
+function writeFigures(figures) {
+  const { mkdirSync, writeFileSync } = require('node:fs');
+  const { dirname, join } = require('node:path');
+  const file = process.env.BENCH_JSON || join(__dirname, '..', '.test-run', 'bench.json');
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, `${JSON.stringify(figures, null, 2)}\n`);
   process.stdout.write(`Figures written to ${file}\n`);
@@ -260,9 +270,10 @@ async function main(settings, state, service) {
   process.stdout.write(
     `\nMachine: ${machine()}\nService LOG_LEVEL=${settings.logLevel}, ${settings.connections} connections, ${settings.durationS} s per workload\n`,
   );
-  printTable(rows);
+  const figures = figuresOf(settings, rows);
+  printTable(rows, multiplesOf(figures));
   printNotes(rows, settings.durationS);
-  writeFigures(settings, rows);
+  writeFigures(figures);
   return rows.some(failed) ? 1 : 0;
 }
 

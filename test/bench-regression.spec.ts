@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import {
   BASELINE_FILE,
@@ -104,8 +105,10 @@ describe('bench regression guard', () => {
     expect(rows.map((row) => row.name)).toEqual(['hello']);
   });
 
-  it('the baseline names the commit its ratios were measured on, for the same-host comparison', () => {
+  it('the baseline names a commit of this repository, the one its ratios were measured on, for the same-host comparison', () => {
     expect(baseline.commit).toMatch(/^[0-9a-f]{40}$/);
+    // bench:same-host checks it out: it must be in the history a clone of main has.
+    expect(() => execFileSync('git', ['cat-file', '-e', `${baseline.commit}^{commit}`], { cwd: __dirname, stdio: 'ignore' })).not.toThrow();
   });
 
   // The figures of the last `npm run bench` on this machine, when there are any and they include the

@@ -33,7 +33,6 @@ if (!baseline.commit) {
 
 const scratch = mkdtempSync(join(tmpdir(), 'bench-same-host-'));
 const worktree = join(scratch, 'baseline');
-const git = (...args) => execFileSync('git', args, { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
 
 /** One `npm run bench` of the service built in `serviceRoot`, its figures read back from the JSON it writes. */
 function bench(serviceRoot, name) {
@@ -48,7 +47,7 @@ function bench(serviceRoot, name) {
 
 try {
   progress(`checking out the baseline's commit ${baseline.commit.slice(0, 12)} and installing its locked dependencies...`);
-  git('worktree', 'add', '--detach', worktree, baseline.commit);
+  execFileSync('git', ['worktree', 'add', '--detach', worktree, baseline.commit], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
   execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: worktree, stdio: ['ignore', 'ignore', 'inherit'] });
   // The baseline's own build of its own sources (ops/setup.js of that commit).
   execFileSync(process.execPath, ['-e', "require('./ops/setup').build()"], { cwd: worktree, stdio: ['ignore', 'ignore', 'inherit'] });
@@ -70,6 +69,8 @@ try {
   process.stdout.write(`\nThe code now against ${baseline.commit.slice(0, 12)} on this host, ${ROUNDS} rounds in turn (median round):\n${describe(rows)}\n`);
   process.exitCode = rows.some((row) => row.failed) ? 1 : 0;
 } finally {
-  execFileSync('git', ['worktree', 'remove', '--force', worktree], { cwd: ROOT, stdio: 'ignore' });
+  // The folder first, then git forgets the worktree whose folder is gone: neither fails when the
+  // checkout never happened, so no error of the run is hidden behind one of the clean-up.
   rmSync(scratch, { recursive: true, force: true });
+  execFileSync('git', ['worktree', 'prune'], { cwd: ROOT, stdio: 'ignore' });
 }
