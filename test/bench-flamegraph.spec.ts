@@ -1,5 +1,6 @@
-import { samplesInWindow, type CpuProfile } from '../ops/bench/cpuprofile';
+import { packageOf, samplesByPackage, samplesInWindow, type CpuProfile } from '../ops/bench/cpuprofile';
 import { callTree, flameGraph, perfStacks } from '../ops/bench/flamegraph';
+import { summarise } from '../ops/bench/profile-summary';
 
 /**
  * The profile tools of issue 35 (docs/performance.md "Flame graphs"): ops/bench/cpuprofile.js reads
@@ -104,5 +105,33 @@ describe('bench profile tools', () => {
     const svg = flameGraph(perfStacks(text), { title: 'perf' });
     expect(svg).toContain('<title>thread 8222 node: 1 samples, 50.0%</title>');
     expect(svg).toMatch(/<title>issue dist\/libs\/auth\/src\/tokens\/token.service.js:168: 1 samples, 50.0%<\/title><rect [^>]* fill="hsl\(28,/);
+  });
+
+  it('names the package of a frame: a dependency, a library of the platform, a module of Node; none for native code', () => {
+    expect(packageOf('query ~/pg/lib/client.js:10')).toBe('pg');
+    expect(packageOf('(anonymous) ~/@nestjs/core/router/router-execution-context.js:279')).toBe('@nestjs/core');
+    expect(packageOf('handle dist/libs/auth/src/token.js:10')).toBe('libs/auth');
+    expect(packageOf('bootstrap dist/apps/api/src/main.js:3')).toBe('apps/api');
+    expect(packageOf('clearBuffer node:internal/streams/writable:744')).toBe('node:internal/streams/writable');
+    expect(packageOf('writev')).toBeUndefined();
+    expect(packageOf('malloc [libc.so.6]')).toBeUndefined();
+  });
+
+  it('counts each sample to the innermost frame with a package, native work to its JavaScript caller', () => {
+    const counts = samplesByPackage([
+      ...samplesInWindow(profile, {}).stacks,
+      ['uv_run [node]', 'do_syscall_64 [[kernel.kallsyms]]'],
+      ['start_thread [libc.so.6]', '[unknown] [libsofthsm2.so]'],
+    ]);
+    expect(Object.fromEntries(counts)).toEqual({
+      pg: 3,
+      // writev has no package: the handler that called it has.
+      'libs/auth': 1,
+      'native: (garbage collector)': 1,
+      'native: kernel.kallsyms': 1,
+      'native: libsofthsm2.so': 1,
+    });
+    const table = summarise({ title: 'token', stacks: samplesInWindow(profile, {}).stacks }, { top: 2, byPackage: true });
+    expect(table).toBe('token\n5 samples\nby package:\n   60.0%  pg\n   20.0%  libs/auth\n');
   });
 });

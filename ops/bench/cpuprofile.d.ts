@@ -15,3 +15,5 @@ export declare function shortUrl(url: string): string;
 export declare function label(node: CpuProfile['nodes'][number]): string;
 export declare function samplesInWindow(profile: CpuProfile, window: ProfileWindow): { start: number; stop: number; all: number; stacks: string[][] };
 export declare function readProfile(file: string): CpuProfile;
+export declare function packageOf(frameLabel: string): string | undefined;
+export declare function samplesByPackage(stacks: string[][]): Map<string, number>;

@@ -74,6 +74,40 @@ function samplesInWindow(profile, { last, skipEnd = 0, from, to }) {
   return { start, stop, all, stacks };
 }
 
+/**
+ * The package a frame's code belongs to, by its label (`label` above, or flamegraph.js `perfLabel`):
+ * a dependency (`pg`, `@nestjs/core`), a library or application of the platform (`libs/auth`), or
+ * a module of Node's own (`node:internal/streams/writable`); undefined for native code.
+ */
+function packageOf(frameLabel) {
+  const dependency = / ~\/((?:@[^/]+\/)?[^/]+)\//.exec(frameLabel);
+  if (dependency) return dependency[1];
+  const platform = / dist\/((?:libs|apps)\/[^/]+)\//.exec(frameLabel);
+  if (platform) return platform[1];
+  const node = / (node:[^:\s]+)/.exec(frameLabel);
+  return node ? node[1] : undefined;
+}
+
+/**
+ * Samples per package (packageOf): each sample goes to the innermost frame of its stack that has
+ * one, so that native work (a system call, an allocation, a builtin) counts to the JavaScript that
+ * asked for it; a stack with no JavaScript at all counts as `native: ` its innermost frame's library
+ * (perf's `[node]`, `[libc.so.6]`) or name (V8's `(garbage collector)`, `(program)`).
+ */
+function samplesByPackage(stacks) {
+  const counts = new Map();
+  for (const stack of stacks) {
+    let owner;
+    for (let at = stack.length - 1; at >= 0 && owner === undefined; at--) owner = packageOf(stack[at]);
+    if (owner === undefined) {
+      const innermost = stack[stack.length - 1] ?? '';
+      owner = `native: ${/\[\[?([^[\]]+)\]?\]$/.exec(innermost)?.[1] ?? innermost}`;
+    }
+    counts.set(owner, (counts.get(owner) ?? 0) + 1);
+  }
+  return counts;
+}
+
 const readProfile = (file) => JSON.parse(readFileSync(file, 'utf8'));
 
-module.exports = { parseWindowArgs, label, shortUrl, samplesInWindow, readProfile };
+module.exports = { parseWindowArgs, label, shortUrl, samplesInWindow, readProfile, packageOf, samplesByPackage };
