@@ -1,4 +1,4 @@
-import { packageOf, samplesByPackage, samplesInWindow, type CpuProfile } from '../ops/bench/cpuprofile';
+import { packageOf, samplesByPackage, samplesInWindow, shortUrl, type CpuProfile } from '../ops/bench/cpuprofile';
 import { callTree, flameGraph, perfStacks } from '../ops/bench/flamegraph';
 import { summarise } from '../ops/bench/profile-summary';
 
@@ -113,6 +113,10 @@ describe('bench profile tools', () => {
     expect(packageOf('handle dist/libs/auth/src/token.js:10')).toBe('libs/auth');
     expect(packageOf('bootstrap dist/apps/api/src/main.js:3')).toBe('apps/api');
     expect(packageOf('clearBuffer node:internal/streams/writable:744')).toBe('node:internal/streams/writable');
+    // A dependency's own dist/ folder is the dependency's, not the platform's build.
+    expect(shortUrl('file:///srv/app/node_modules/pg-protocol/dist/parser.js')).toBe('~/pg-protocol/dist/parser.js');
+    expect(packageOf(`parse ${shortUrl('/srv/app/node_modules/pg-protocol/dist/parser.js')}:26`)).toBe('pg-protocol');
+    expect(shortUrl('file:///srv/app/dist/libs/auth/src/token.js')).toBe('dist/libs/auth/src/token.js');
     expect(packageOf('writev')).toBeUndefined();
     expect(packageOf('malloc [libc.so.6]')).toBeUndefined();
   });

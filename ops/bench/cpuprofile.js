@@ -26,12 +26,15 @@ function parseWindowArgs(argv, extra = []) {
   return { files, window, rest };
 }
 
-/** A script's address as the tools print it: a dependency's under ~/, the build's under dist/. */
+/**
+ * A script's address as the tools print it: a dependency's under ~/ (its own dist/ or build/ folder
+ * kept: pg-protocol's parser is ~/pg-protocol/dist/parser.js, not the platform's dist/), the
+ * build's under dist/.
+ */
 function shortUrl(url) {
-  return url
-    .replace(/^file:\/\//, '')
-    .replace(/^.*\/node_modules\//, '~/')
-    .replace(/^.*\/dist\//, 'dist/');
+  const path = url.replace(/^file:\/\//, '');
+  const dependency = /^.*\/node_modules\/(.*)$/.exec(path);
+  return dependency ? `~/${dependency[1]}` : path.replace(/^.*\/dist\//, 'dist/');
 }
 
 /** A frame's name as the tools print it: the function, then its file (shortUrl) and line. */
