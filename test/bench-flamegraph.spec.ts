@@ -105,6 +105,9 @@ describe('bench profile tools', () => {
     const svg = flameGraph(perfStacks(text), { title: 'perf' });
     expect(svg).toContain('<title>thread 8222 node: 1 samples, 50.0%</title>');
     expect(svg).toMatch(/<title>issue dist\/libs\/auth\/src\/tokens\/token.service.js:168: 1 samples, 50.0%<\/title><rect [^>]* fill="hsl\(28,/);
+
+    // perf writes the kernel's library in brackets already: the frame's label does not bracket it twice.
+    expect(perfStacks('node  8251 \n\t    ffffffff8e2 do_syscall_64 ([kernel.kallsyms])\n')).toEqual([['thread 8251 node', 'do_syscall_64 [kernel.kallsyms]']]);
   });
 
   it('names the package of a frame: a dependency, a library of the platform, a module of Node; none for native code', () => {
@@ -117,6 +120,7 @@ describe('bench profile tools', () => {
     expect(shortUrl('file:///srv/app/node_modules/pg-protocol/dist/parser.js')).toBe('~/pg-protocol/dist/parser.js');
     expect(packageOf(`parse ${shortUrl('/srv/app/node_modules/pg-protocol/dist/parser.js')}:26`)).toBe('pg-protocol');
     expect(shortUrl('file:///srv/app/dist/libs/auth/src/token.js')).toBe('dist/libs/auth/src/token.js');
+    expect(packageOf('up dist/migrations/1700000000000-init.js:3')).toBe('migrations');
     expect(packageOf('writev')).toBeUndefined();
     expect(packageOf('malloc [libc.so.6]')).toBeUndefined();
   });
@@ -124,7 +128,7 @@ describe('bench profile tools', () => {
   it('counts each sample to the innermost frame with a package, native work to its JavaScript caller', () => {
     const counts = samplesByPackage([
       ...samplesInWindow(profile, {}).stacks,
-      ['uv_run [node]', 'do_syscall_64 [[kernel.kallsyms]]'],
+      ['uv_run [node]', 'do_syscall_64 [kernel.kallsyms]'],
       ['start_thread [libc.so.6]', '[unknown] [libsofthsm2.so]'],
     ]);
     expect(Object.fromEntries(counts)).toEqual({

@@ -80,12 +80,14 @@ function samplesInWindow(profile, { last, skipEnd = 0, from, to }) {
 /**
  * The package a frame's code belongs to, by its label (`label` above, or flamegraph.js `perfLabel`):
  * a dependency (`pg`, `@nestjs/core`), a library or application of the platform (`libs/auth`), or
- * a module of Node's own (`node:internal/streams/writable`); undefined for native code.
+ * a module of Node's own (`node:internal/streams/writable`); undefined for native code. The one
+ * rule for whose code a frame is: flamegraph.js colours by it too.
  */
 function packageOf(frameLabel) {
   const dependency = / ~\/((?:@[^/]+\/)?[^/]+)\//.exec(frameLabel);
   if (dependency) return dependency[1];
-  const platform = / dist\/((?:libs|apps)\/[^/]+)\//.exec(frameLabel);
+  // A library or application of the platform by its folder (libs/auth), anything else built by its own (migrations).
+  const platform = / dist\/((?:libs|apps)\/[^/]+|[^/]+)\//.exec(frameLabel);
   if (platform) return platform[1];
   const node = / (node:[^:\s]+)/.exec(frameLabel);
   return node ? node[1] : undefined;
@@ -104,7 +106,7 @@ function samplesByPackage(stacks) {
     for (let at = stack.length - 1; at >= 0 && owner === undefined; at--) owner = packageOf(stack[at]);
     if (owner === undefined) {
       const innermost = stack[stack.length - 1] ?? '';
-      owner = `native: ${/\[\[?([^[\]]+)\]?\]$/.exec(innermost)?.[1] ?? innermost}`;
+      owner = `native: ${/\[([^\]]+)\]$/.exec(innermost)?.[1] ?? innermost}`;
     }
     counts.set(owner, (counts.get(owner) ?? 0) + 1);
   }

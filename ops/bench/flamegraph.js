@@ -18,7 +18,7 @@
 //   node ops/bench/flamegraph.js FILE.cpuprofile [--last 10] [--skip-end 1] [--title TEXT] [--min-width PX] > graph.svg
 //   node ops/bench/flamegraph.js --perf perf-script.txt [--thread TID] [--title TEXT] > graph.svg
 const { readFileSync } = require('node:fs');
-const { parseWindowArgs, readProfile, samplesInWindow, shortUrl } = require('./cpuprofile');
+const { packageOf, parseWindowArgs, readProfile, samplesInWindow, shortUrl } = require('./cpuprofile');
 
 const WIDTH = 1200;
 const MARGIN = 10;
@@ -44,12 +44,12 @@ function callTree(stacks) {
   return root;
 }
 
-/** Whose code a frame is, by its label (ops/bench/cpuprofile.js `label`). */
+/** Whose code a frame is, by its package (ops/bench/cpuprofile.js `packageOf`): the platform's, a dependency's, Node's, or native. */
 function owner(name) {
-  if (name.includes(' dist/')) return 'platform';
-  if (name.includes(' ~/')) return 'dependency';
-  if (name.includes(' node:')) return 'node';
-  return 'native';
+  const owningPackage = packageOf(name);
+  if (owningPackage === undefined) return 'native';
+  if (owningPackage.startsWith('node:')) return 'node';
+  return name.includes(' ~/') ? 'dependency' : 'platform';
 }
 
 const HUES = { platform: 28, dependency: 50, node: 205, native: 0 };
@@ -121,7 +121,8 @@ function perfLabel(symbol, library) {
     return `${js[1] || '(anonymous)'} ${shortUrl(js[2])}`.trim();
   }
   const name = symbol.replace(/\+0x[0-9a-f]+$/, '') || '[unknown]';
-  return `${name} [${library.replace(/^.*\//, '')}]`;
+  // perf writes the kernel's "library" in brackets already ([kernel.kallsyms]).
+  return `${name} [${library.replace(/^.*\//, '').replace(/^\[(.*)\]$/, '$1')}]`;
 }
 
 /**
