@@ -368,6 +368,23 @@ describe('ContentRequest', () => {
       const rows = await t.db.query('SELECT id FROM content_requests WHERE device_id = $1', [card]);
       expect(rows.rows.map((r) => r.id)).toEqual([winner]);
     });
+
+    it('a second request on an issued device, which keeps its status, is a 409 naming the open one, and the first is untouched', async () => {
+      const ivo = await cardholder('ivo');
+      const issued = await device('ISSUED', ivo.id);
+      const unlock = { schemas: [SCHEMA], type: 'unlock pin', target: { device: { value: issued } } };
+      const first = await post('/aims/rs/scim/v2/ContentRequest', unlock, tokens.helpdesk);
+      expect(first.status).toBe(201);
+      expectScimError(
+        await post('/aims/rs/scim/v2/ContentRequest', unlock, tokens.helpdesk),
+        409,
+        undefined,
+        `Device ${issued} already has an open content request, request ${first.body.id} (approved); cancel it or wait for it to end.`,
+      );
+      const rows = await t.db.query('SELECT id, status FROM content_requests WHERE device_id = $1', [issued]);
+      expect(rows.rows).toEqual([{ id: first.body.id, status: 'approved' }]);
+      expect(await deviceRow(issued)).toMatchObject({ status: 'ISSUED', owner_user_id: ivo.id });
+    });
   });
 
   describe('moves', () => {

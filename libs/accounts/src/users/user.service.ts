@@ -149,9 +149,9 @@ export class UserService {
     return user;
   }
 
-  /** The user, or undefined when the organization has none with this id. */
-  async find(orgId: string, id: string): Promise<UserRow | undefined> {
-    return isUuid(id) ? this.users.findInOrg(orgId, id) : undefined;
+  /** The user, or undefined when the organization has none with this id; within `tx` when given. */
+  async find(orgId: string, id: string, tx?: Transaction): Promise<UserRow | undefined> {
+    return isUuid(id) ? this.users.findInOrg(orgId, id, tx) : undefined;
   }
 
   list(orgId: string, offset: number, limit: number): Promise<{ rows: UserRow[]; total: number }> {

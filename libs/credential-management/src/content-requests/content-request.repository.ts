@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ScimSearch, SqlParameters, searchSql } from '@app/common';
-import { Database, PG_UNIQUE_VIOLATION, Transaction, isPgError } from '@app/persistence';
+import { Database, Transaction } from '@app/persistence';
 import { ContentRequestStatus, ContentRequestType, OPEN_STATUSES } from './content-request-lifecycle';
 import { CONTENT_REQUEST_SEARCH_DEFINITION, ContentRequestReason, RequestParameter } from './content-request.schema';
 
@@ -42,43 +42,47 @@ const FROM = `FROM content_requests cr
   LEFT JOIN wallets w ON w.id = cr.wallet_id
   LEFT JOIN users o ON o.id = w.owner_user_id
   LEFT JOIN device_policies dp ON dp.id = cr.device_policy_id`;
-const OPEN = `cr.status IN (${OPEN_STATUSES.map((s) => `'${s}'`).join(', ')})`;
+const OPEN_LIST = OPEN_STATUSES.map((s) => `'${s}'`).join(', ');
+const OPEN = `cr.status IN (${OPEN_LIST})`;
+/** The predicate of the unique index content_requests_open_device_key, which ON CONFLICT names to use it. */
+const OPEN_ON_INSERT = `status IN (${OPEN_LIST})`;
 
 /** Content requests (CREDENTIAL-MANAGEMENT.md "ContentRequest lifecycle"); one open request per device, by a unique index. */
 @Injectable()
 export class ContentRequestRepository {
   constructor(private readonly db: Database) {}
 
-  /** Inserts a request; 'DEVICE_BUSY' when the device already has an open one (the unique index decides). */
+  /**
+   * Inserts a request; 'DEVICE_BUSY' when the device already has an open one. The unique index
+   * decides, in the same statement: no read before it, and no aborted transaction after it, so the
+   * caller can still read the open request to name it.
+   */
   async insert(row: NewContentRequestRow, tx: Transaction): Promise<'CREATED' | 'DEVICE_BUSY'> {
-    try {
-      await this.db.query(
-        `INSERT INTO content_requests (id, org_id, type, status, device_id, wallet_id, device_policy_id, reason, parameters, requested_by,
-                                       requested_by_kind, requested_by_id, expires_at, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11, $12, $13, $14, $14)`,
-        [
-          row.id,
-          row.org_id,
-          row.type,
-          row.status,
-          row.device_id,
-          row.wallet_id,
-          row.device_policy_id,
-          row.reason,
-          JSON.stringify(row.parameters),
-          row.requested_by,
-          row.requested_by_kind,
-          row.requested_by_id,
-          row.expires_at,
-          row.created_at,
-        ],
-        tx,
-      );
-      return 'CREATED';
-    } catch (error) {
-      if (isPgError(error, PG_UNIQUE_VIOLATION)) return 'DEVICE_BUSY';
-      throw error;
-    }
+    const inserted = await this.db.query(
+      `INSERT INTO content_requests (id, org_id, type, status, device_id, wallet_id, device_policy_id, reason, parameters, requested_by,
+                                     requested_by_kind, requested_by_id, expires_at, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11, $12, $13, $14, $14)
+       ON CONFLICT (device_id) WHERE ${OPEN_ON_INSERT} DO NOTHING
+       RETURNING id`,
+      [
+        row.id,
+        row.org_id,
+        row.type,
+        row.status,
+        row.device_id,
+        row.wallet_id,
+        row.device_policy_id,
+        row.reason,
+        JSON.stringify(row.parameters),
+        row.requested_by,
+        row.requested_by_kind,
+        row.requested_by_id,
+        row.expires_at,
+        row.created_at,
+      ],
+      tx,
+    );
+    return inserted.length === 1 ? 'CREATED' : 'DEVICE_BUSY';
   }
 
   async find(orgId: string, id: string, tx?: Transaction, lock = false): Promise<ContentRequestRow | undefined> {
@@ -90,7 +94,7 @@ export class ContentRequestRepository {
     return row;
   }
 
-  /** The open request on a device, if any (named in the 409 of a second one). */
+  /** The open request on a device, if any (named in the 409 of a second one, after `insert` refused it). */
   async findOpenOnDevice(orgId: string, deviceId: string, tx: Transaction): Promise<{ id: string; status: ContentRequestStatus } | undefined> {
     const [row] = await this.db.query<{ id: string; status: ContentRequestStatus }>(
       `SELECT cr.id, cr.status FROM content_requests cr WHERE cr.org_id = $1 AND cr.device_id = $2 AND ${OPEN}`,

@@ -113,8 +113,6 @@ export class ContentRequestService {
     const created = await this.db.transaction(async (tx) => {
       const checked = await this.checkCreation(principal, input, scope, walletPolicy, tx);
       const status = checked.policy?.requires_approval && bindsDevice(input.type) ? 'requested' : 'approved';
-      const open = await this.requests.findOpenOnDevice(principal.org, checked.device.id, tx);
-      if (open) throw busy(checked.device.id, open);
       const created: ContentRequestRow = {
         id,
         org_id: principal.org,
@@ -141,7 +139,7 @@ export class ContentRequestService {
         version: 1,
       };
       const outcome = await this.requests.insert(created, tx);
-      if (outcome === 'DEVICE_BUSY') throw busy(checked.device.id);
+      if (outcome === 'DEVICE_BUSY') throw busy(checked.device.id, await this.requests.findOpenOnDevice(principal.org, checked.device.id, tx));
       if (bindsDevice(input.type))
         await this.devices.bind(principal.org, checked.device, checked.wallet!.owner_user_id, actor, tx, `content_request.create ${id}`);
       await this.audit.record(

@@ -27,8 +27,8 @@ export class EnrollmentDataRepository {
     return row;
   }
 
-  async find(orgId: string, userId: string): Promise<EnrollmentDataRow | undefined> {
-    const [row] = await this.db.query<EnrollmentDataRow>('SELECT * FROM enrollment_data WHERE org_id = $1 AND user_id = $2', [orgId, userId]);
+  async find(orgId: string, userId: string, tx?: Transaction): Promise<EnrollmentDataRow | undefined> {
+    const [row] = await this.db.query<EnrollmentDataRow>('SELECT * FROM enrollment_data WHERE org_id = $1 AND user_id = $2', [orgId, userId], tx);
     return row;
   }
 }

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { OrganizationService, UserRow, UserService } from '@app/accounts';
+import { OrganizationService, UserService } from '@app/accounts';
 import { Actor, AuditLog, byActor } from '@app/audit';
 import { OperatorDependentPolicy, SignInSessionService } from '@app/auth';
 import { Clock, DataCipher, DomainError, Principal, invalidValue, parseBody } from '@app/common';
@@ -34,12 +34,10 @@ export interface SyncOutcome {
   caCertificate?: Buffer;
 }
 
-/** What issuing reads without locking it, before the session's transaction. */
-interface IssuanceContext {
+/** What issuing reads from the instance's caches, before the session's transaction. */
+interface IssuanceSettings {
   credentialPolicy: CredentialPolicy;
-  owner: UserRow | undefined;
   organizationName: string;
-  enrollment: Map<string, string>;
 }
 
 /** A credential as the session answers it, with its certificate serial while the session runs. */
@@ -88,9 +86,10 @@ export class SyncSessionService {
     const input = parseBody(syncSessionSchema, body, 'SyncSession');
     const org = principal.org;
     const id = randomUUID();
-    // What the session reads but does not lock is read before its transaction: a read inside it on
-    // another pooled connection could wait for a connection that sessions like this one hold.
-    const context = await this.prefetch(org, input.contentRequest.value);
+    // The organization's settings come from caches, which on a miss read on a pooled connection: read
+    // before the transaction, since inside it that read could wait for a connection that sessions like
+    // this one hold. What the request names is read within the transaction, on its connection.
+    const settings = await this.prefetch(org);
     const outcome = await this.db.transaction(async (tx) => {
       const now = this.clock.now();
       const request = await this.requests.find(org, input.contentRequest.value, tx, true);
@@ -112,7 +111,7 @@ export class SyncSessionService {
       }
       const failure = input.results.find((result) => result.status === 'FAILURE');
       if (failure) return this.fail(principal, actor, request, device, input.results, failure, id, tx);
-      return this.complete(principal, actor, request, device, input.results, id, context, scope, tx);
+      return this.complete(principal, actor, request, device, input.results, id, settings, scope, tx);
     });
     return outcome.credentials.some((c) => c.der) ? { ...outcome, caCertificate: await this.ca.caCertificate(org) } : outcome;
   }
@@ -153,7 +152,7 @@ export class SyncSessionService {
     device: TargetDevice,
     results: SyncResult[],
     id: string,
-    context: IssuanceContext,
+    settings: IssuanceSettings,
     scope: RequestScope,
     tx: Transaction,
   ): Promise<SyncOutcome> {
@@ -177,7 +176,7 @@ export class SyncSessionService {
         adminKey = await this.cardAdminKeys.cardKeyHex(adminKeyCuid(device)!);
       if (request.type === 'update') await this.retire(org, device.id, 'superseded', { leaveWallet: false }, actor, tx);
       const status: CredentialStatus = request.type === 'produce' ? 'ON_HOLD' : 'ISSUED';
-      issued = await this.issueCredentials(principal, actor, request, policy, context, results, status, tx);
+      issued = await this.issueCredentials(principal, actor, request, policy, settings, results, status, tx);
       const serials = issued.map((c) => c.serial).filter((serial): serial is string => serial !== undefined);
       // A produced card's certificates wait on hold (certificateHold) until the device is activated.
       if (status === 'ON_HOLD') await this.ca.changeWithin(org, serials, 'on-hold', null, actor, tx);
@@ -216,7 +215,7 @@ export class SyncSessionService {
     actor: Actor,
     request: ContentRequestRow,
     policy: DevicePolicyRow,
-    { credentialPolicy, owner, organizationName, enrollment }: IssuanceContext,
+    { credentialPolicy, organizationName }: IssuanceSettings,
     results: SyncResult[],
     status: CredentialStatus,
     tx: Transaction,
@@ -228,9 +227,9 @@ export class SyncSessionService {
         throw invalidValue(`results hold no SUCCESS for the credential type ${type} of device policy "${policy.name}"; report one per credential type.`);
       }
     }
-    // The wallet's owner never changes, so what was read before the transaction is theirs.
-    if (!owner || owner.id !== request.owner_user_id)
-      throw new DomainError('CONFLICT', `Content request ${request.id} has no wallet owner to issue to; cancel it.`);
+    const owner = request.owner_user_id ? await this.users.find(org, request.owner_user_id, tx) : undefined;
+    if (!owner) throw new DomainError('CONFLICT', `Content request ${request.id} has no wallet owner to issue to; cancel it.`);
+    const enrollment = new Map(((await this.enrollment.find(org, owner.id, tx))?.attributes ?? []).map((a) => [a.name, a.value]));
     const rows: NewCredential[] = [];
     const answers: IssuedCredential[] = [];
     for (const type of policy.credential_types) {
@@ -388,21 +387,10 @@ export class SyncSessionService {
     }
   }
 
-  /** The policy, the wallet owner, the organization's name and the owner's enrollment data, as the request names them (unlocked reads). */
-  private async prefetch(org: string, requestId: string): Promise<IssuanceContext> {
-    const [{ policy: credentialPolicy }, request, organization] = await Promise.all([
-      this.policies.read(org, 'credential'),
-      this.requests.find(org, requestId),
-      this.organizations.get(org),
-    ]);
-    const ownerId = request?.owner_user_id;
-    const [owner, enrollment] = ownerId ? await Promise.all([this.users.find(org, ownerId), this.enrollment.find(org, ownerId)]) : [undefined, undefined];
-    return {
-      credentialPolicy,
-      owner,
-      organizationName: organization.name,
-      enrollment: new Map((enrollment?.attributes ?? []).map((a) => [a.name, a.value])),
-    };
+  /** The organization's credential policy and name (its caches). */
+  private async prefetch(org: string): Promise<IssuanceSettings> {
+    const [{ policy: credentialPolicy }, organization] = await Promise.all([this.policies.read(org, 'credential'), this.organizations.get(org)]);
+    return { credentialPolicy, organizationName: organization.name };
   }
 
   private reachable(principal: Principal, request: ContentRequestRow, scope: RequestScope): boolean {
