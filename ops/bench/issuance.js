@@ -5,8 +5,9 @@
 // session with the card's P-256 CSR and gets the certificate back (3 requests; the CA key signs in
 // SoftHSM2). The built service runs in a child process on its embedded defaults; the load runs in
 // this process, BENCH_CONCURRENCY (16) issuances at a time, BENCH_ISSUANCES (600) per round, the
-// median of BENCH_ROUNDS (3) rounds after a warm-up. Cardholders, their wallets and the cards are
-// seeded with SQL; the CSRs are made before the clock starts (a card makes its key pair itself).
+// median of BENCH_ROUNDS (3) rounds after BENCH_WARM_UP (600) to warm up. Cardholders, their wallets
+// and the cards are seeded with SQL; the CSRs are made before the clock starts (a card makes its key
+// pair itself).
 // Where the time goes, per issuance: the service's own time per route and in the HSM (from its
 // /metrics), and the CPU time of the service's Node process, of its PostgreSQL and of this load
 // generator (from /proc).
@@ -24,7 +25,12 @@ const { startCpuMeasurement } = require('./cpu');
 const ISSUANCES = Number(process.env.BENCH_ISSUANCES || 600);
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY || 16);
-const WARM_UP = 60;
+// BENCH_WARM_UP (600) issuances before the clock starts, so that the rounds measure a warm service:
+// V8 has optimised the path, and each of the 20 pooled connections has prepared each statement shape
+// (on its first use) and planned it on each of its first five executions, after which PostgreSQL may
+// keep a generic plan. After a warm-up of 60, the first round of 600 ran 18-27% below the median of
+// the rounds after it in each of four runs; after 600, 10% (docs/performance.md).
+const WARM_UP = Number(process.env.BENCH_WARM_UP ?? 600);
 // The tables at the sizes the targets assume (issue 35): BENCH_ARCHIVE_REQUESTS (1,000,000) completed
 // content requests on as many ISSUED devices, and BENCH_POLICIES (10,000) device policies, in the
 // bench organization, so that the statements' plans are those of a production database (0: skip).
@@ -171,7 +177,8 @@ async function serviceTimes(metricsUrl) {
 async function databaseWork(db) {
   const [totals] = (
     await db.query(
-      "SELECT xact_commit::float AS commits, tup_inserted::float AS inserted, tup_updated::float AS updated, tup_fetched::float AS fetched FROM pg_stat_database WHERE datname = 'platform'",
+      `SELECT xact_commit::float AS commits, tup_inserted::float AS inserted, tup_updated::float AS updated, tup_fetched::float AS fetched,
+        blks_read::float AS read, blks_hit::float AS hit FROM pg_stat_database WHERE datname = 'platform'`,
     )
   ).rows;
   const tables = (await db.query('SELECT relname, seq_scan::float AS seq_scan FROM pg_stat_user_tables')).rows;
@@ -297,6 +304,8 @@ async function main() {
     );
     const per = (key) => ((databaseAfter[key] - databaseBefore[key]) / issued).toFixed(1);
     console.log(`  PostgreSQL: ${per('commits')} transactions, ${per('inserted')} rows inserted, ${per('updated')} updated, ${per('fetched')} fetched`);
+    // A page not in shared_buffers comes from the kernel's page cache (or the disk): a copy and often an eviction.
+    console.log(`  PostgreSQL pages: ${per('hit')} found in shared_buffers, ${per('read')} read from outside per issuance`);
     const scanned = Object.keys(databaseAfter.seqScans).filter((table) => databaseAfter.seqScans[table] > (databaseBefore.seqScans[table] ?? 0));
     const sizes = await rowCounts(db, scanned);
     await db.end();
