@@ -5,9 +5,8 @@
 // session with the card's P-256 CSR and gets the certificate back (3 requests; the CA key signs in
 // SoftHSM2). The built service runs in a child process on its embedded defaults; the load runs in
 // this process, BENCH_CONCURRENCY (16) issuances at a time, BENCH_ISSUANCES (600) per round, the
-// median of BENCH_ROUNDS (3) rounds after BENCH_WARM_UP (600) to warm up. Cardholders, their wallets
-// and the cards are seeded with SQL; the CSRs are made before the clock starts (a card makes its key
-// pair itself).
+// median of BENCH_ROUNDS (3) rounds after a warm-up. Cardholders, their wallets and the cards are
+// seeded with SQL; the CSRs are made before the clock starts (a card makes its key pair itself).
 // Where the time goes, per issuance: the service's own time per route and in the HSM (from its
 // /metrics), and the CPU time of the service's Node process, of its PostgreSQL and of this load
 // generator (from /proc).
@@ -25,12 +24,7 @@ const { startCpuMeasurement } = require('./cpu');
 const ISSUANCES = Number(process.env.BENCH_ISSUANCES || 600);
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY || 16);
-// BENCH_WARM_UP (600) issuances before the clock starts, so that the rounds measure a warm service:
-// V8 has optimised the path, and each of the 20 pooled connections has prepared each statement shape
-// (on its first use) and planned it on each of its first five executions, after which PostgreSQL may
-// keep a generic plan. After a warm-up of 60, the first round of 600 ran 18-27% below the median of
-// the rounds after it in each of four runs; after 600, 10% (docs/performance.md).
-const WARM_UP = Number(process.env.BENCH_WARM_UP ?? 600);
+const WARM_UP = 60;
 // The tables at the sizes the targets assume (issue 35): BENCH_ARCHIVE_REQUESTS (1,000,000) completed
 // content requests on as many ISSUED devices, and BENCH_POLICIES (10,000) device policies, in the
 // bench organization, so that the statements' plans are those of a production database (0: skip).
@@ -185,6 +179,18 @@ async function databaseWork(db) {
   return { ...totals, seqScans: Object.fromEntries(tables.map((t) => [t.relname, t.seq_scan])) };
 }
 
+/**
+ * The server's WAL so far: full-page images (a page's first change after a checkpoint is logged whole)
+ * and bytes, and the checkpoints begun (pg_stat_checkpointer from PostgreSQL 17, pg_stat_bgwriter before).
+ */
+async function walWork(db) {
+  const [wal] = (await db.query('SELECT wal_fpi::float AS fpi, wal_bytes::float AS bytes FROM pg_stat_wal')).rows;
+  const checkpoints = await db
+    .query('SELECT (num_timed + num_requested)::float AS n FROM pg_stat_checkpointer')
+    .catch(() => db.query('SELECT (checkpoints_timed + checkpoints_req)::float AS n FROM pg_stat_bgwriter'));
+  return { ...wal, checkpoints: checkpoints.rows[0].n };
+}
+
 /** Issue 35: the issuance path scans no table over this many rows sequentially. */
 const LARGE_TABLE = 10_000;
 
@@ -278,10 +284,13 @@ async function main() {
     for (let round = 0; round < ROUNDS; round++) {
       progress(`round ${round + 1}: ${ISSUANCES} issuances, ${CONCURRENCY} at a time`);
       const cpu = startCpuMeasurement(service.child.pid);
+      const walBefore = await walWork(db);
       const started = process.hrtime.bigint();
       await run(WARM_UP + round * ISSUANCES, ISSUANCES);
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      rounds.push({ rate: ISSUANCES / seconds, ...cpu(ISSUANCES) });
+      const walAfter = await walWork(db);
+      const wal = Object.fromEntries(Object.keys(walAfter).map((key) => [key, walAfter[key] - walBefore[key]]));
+      rounds.push({ rate: ISSUANCES / seconds, ...cpu(ISSUANCES), wal });
     }
     const after = await serviceTimes(metricsUrl);
     const databaseAfter = await databaseWork(db);
@@ -292,7 +301,16 @@ async function main() {
       `\nMachine: ${os.cpus().length} cores, node ${process.version}; ${ROUNDS} rounds of ${ISSUANCES} issuances, ${CONCURRENCY} at a time (median)\n`,
     );
     console.log(`Full issuance (create, approve, SyncSession with a P-256 CSR)  ${at('rate').toFixed(0).padStart(6)} /s   target >= 150 /s`);
-    console.log(`  rounds: ${rounds.map((r) => r.rate.toFixed(0)).join(', ')} /s`);
+    const ms = (us) => (us === undefined ? '?' : (us / 1000).toFixed(1));
+    console.log(
+      `  rounds: ${rounds.map((r) => `${r.rate.toFixed(0)} /s (${ms(r.serviceUs)} + ${ms(r.databaseUs)} + ${ms(r.generatorUs)} ms)`).join(', ')}: service + PostgreSQL + load generator CPU per issuance`,
+    );
+    // A round that follows a checkpoint logs more pages whole, and runs slower for it.
+    console.log(
+      `  WAL per issuance, by round: ${rounds
+        .map((r) => `${(r.wal.bytes / ISSUANCES / 1024).toFixed(1)} kB, ${(r.wal.fpi / ISSUANCES).toFixed(1)} full pages`)
+        .join('; ')}; checkpoints begun: ${rounds.map((r) => r.wal.checkpoints).join(', ')}`,
+    );
     console.log('\nLatency per call, as the client sees it (median / p99 ms):');
     for (const [phase, times] of Object.entries(phases)) {
       const sorted = [...times].sort((a, b) => a - b);
