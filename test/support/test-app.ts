@@ -126,7 +126,7 @@ export async function createTestApp(
   await configureApp(app, config, loggers, metrics);
   await app.init();
   await app.getHttpAdapter().getInstance().ready();
-  const db = new Client({ connectionString: databaseUrl });
+  const db = oneQueryAtATime(new Client({ connectionString: databaseUrl }));
   // A chaos test may cut the database under it; the suite's own client must not crash the run.
   db.on('error', () => undefined);
   await db.connect();
@@ -144,6 +144,22 @@ export async function createTestApp(
       await app.close();
     },
   };
+}
+
+/**
+ * The client with its queries sent one after the other, in the order they were asked: suites ask
+ * concurrently (fixtures made in Promise.all), which node-postgres 8 queues with a deprecation
+ * warning and node-postgres 9 refuses.
+ */
+function oneQueryAtATime(client: Client): Client {
+  const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
+  let previous: Promise<unknown> = Promise.resolve();
+  client.query = ((...args: unknown[]) => {
+    const next = previous.then(() => query(...args));
+    previous = next.catch(() => undefined);
+    return next;
+  }) as Client['query'];
+  return client;
 }
 
 /**
