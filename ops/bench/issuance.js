@@ -305,7 +305,7 @@ async function main() {
     console.log(
       `  rounds: ${rounds.map((r) => `${r.rate.toFixed(0)} /s (${ms(r.serviceUs)} + ${ms(r.databaseUs)} + ${ms(r.generatorUs)} ms)`).join(', ')}: service + PostgreSQL + load generator CPU per issuance`,
     );
-    // A round that follows a checkpoint logs more pages whole, and runs slower for it.
+    // A page's first change after a checkpoint is logged whole: a round that follows one writes more WAL.
     console.log(
       `  WAL per issuance, by round: ${rounds
         .map((r) => `${(r.wal.bytes / ISSUANCES / 1024).toFixed(1)} kB, ${(r.wal.fpi / ISSUANCES).toFixed(1)} full pages`)
