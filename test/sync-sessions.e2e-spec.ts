@@ -422,9 +422,9 @@ describe('SyncSession and Credential', () => {
   });
 
   it('an issuance whose request has lost its wallet is refused (409: cancel it), and nothing is issued', async () => {
-    const ned = await cardholder('ned');
+    const walt = await cardholder('walt');
     const device = await card();
-    const request = await approvedIssuance(ned.wallet, device.id, pkiOnly);
+    const request = await approvedIssuance(walt.wallet, device.id, pkiOnly);
     // The API never makes such a request (an issuance names its wallet, and a deleted wallet takes its
     // requests with it); only the database can leave one, and the session must not issue to nobody.
     await t.db.query('UPDATE content_requests SET wallet_id = NULL WHERE id = $1', [request]);
@@ -437,7 +437,7 @@ describe('SyncSession and Credential', () => {
     expect(await statusOf('content_requests', request)).toBe('approved');
     expect(await statusOf('devices', device.id)).toBe('ASSIGNED');
     expect((await t.db.query('SELECT count(*)::int AS n FROM credentials WHERE content_request_id = $1', [request])).rows[0].n).toBe(0);
-    expect((await t.db.query('SELECT count(*)::int AS n FROM issued_certificates WHERE user_id = $1', [ned.id])).rows[0].n).toBe(0);
+    expect((await t.db.query('SELECT count(*)::int AS n FROM issued_certificates WHERE user_id = $1', [walt.id])).rows[0].n).toBe(0);
   });
 
   it("a cardholder's own unlock pin runs through /Self/SyncSession and is audited as a PIN unlock", async () => {
