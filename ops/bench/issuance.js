@@ -5,8 +5,9 @@
 // session with the card's P-256 CSR and gets the certificate back (3 requests; the CA key signs in
 // SoftHSM2). The built service runs in a child process on its embedded defaults; the load runs in
 // this process, BENCH_CONCURRENCY (16) issuances at a time, BENCH_ISSUANCES (600) per round, the
-// median of BENCH_ROUNDS (3) rounds after a warm-up. Cardholders, their wallets and the cards are
-// seeded with SQL; the CSRs are made before the clock starts (a card makes its key pair itself).
+// median of BENCH_ROUNDS (3) rounds after a warm-up of BENCH_WARM_UP (1,200) issuances. Cardholders,
+// their wallets and the cards are seeded with SQL; the CSRs are made before the clock starts (a card
+// makes its key pair itself).
 // Where the time goes, per issuance: the service's own time per route and in the HSM (from its
 // /metrics), and the CPU time of the service's Node process, of its PostgreSQL and of this load
 // generator (from /proc).
@@ -24,7 +25,11 @@ const { startCpuMeasurement } = require('./cpu');
 const ISSUANCES = Number(process.env.BENCH_ISSUANCES || 600);
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY || 16);
-const WARM_UP = 60;
+// Long enough for the service and this generator to reach their steady CPU per issuance: after a
+// warm-up of 60, the first round cost the service about half as much again per issuance as the later
+// ones, and this generator more (V8 still compiling their code), while a pause of 40 s after the
+// seeding changed nothing (docs/performance.md, "A ninth look"). The median of the rounds did not move.
+const WARM_UP = Number(process.env.BENCH_WARM_UP || 1200);
 // The tables at the sizes the targets assume (issue 35): BENCH_ARCHIVE_REQUESTS (1,000,000) completed
 // content requests on as many ISSUED devices, and BENCH_POLICIES (10,000) device policies, in the
 // bench organization, so that the statements' plans are those of a production database (0: skip).
