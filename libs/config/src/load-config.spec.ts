@@ -11,6 +11,8 @@ describe('loadConfig (DECISIONS 13)', () => {
     const config = loadConfig({ DATA_DIR: dataDir() });
     expect(config).toMatchObject({
       port: 8080,
+      // So the access log, written at info, is on unless a deployment turns it off (docs/decisions.md).
+      logLevel: 'info',
       accessTokenLifetimeS: 3600,
       // The JWKS document's Cache-Control max-age (DECISIONS 12.1).
       jwksPublicationDelayS: 300,
