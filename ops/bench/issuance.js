@@ -314,7 +314,6 @@ async function main() {
     console.log(
       `  rounds: ${rounds.map((r) => `${r.rate.toFixed(0)} /s (${ms(r.serviceUs)} + ${ms(r.databaseUs)} + ${ms(r.generatorUs)} ms)`).join(', ')}: service + PostgreSQL + load generator CPU per issuance`,
     );
-    // A page's first change after a checkpoint is logged whole: a round that follows one writes more WAL.
     console.log(
       `  WAL per issuance, by round: ${rounds
         .map((r) => `${(r.wal.bytes / ISSUANCES / 1024).toFixed(1)} kB, ${(r.wal.fpi / ISSUANCES).toFixed(1)} full pages`)
