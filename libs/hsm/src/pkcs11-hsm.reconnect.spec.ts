@@ -113,3 +113,45 @@ it('a module whose failing calls block: the event loop stays free and the module
     slowModule.remove();
   }
 }, 20_000);
+
+it('a DES3 encryption (a card administration key) whose module calls block does not hold the event loop, and encrypts the same once healed', async () => {
+  const slowModule = buildSlowFailingModule();
+  const hsm = await Pkcs11Hsm.connect({ modulePath: slowModule.modulePath, tokenLabel: token.tokenLabel, pin: token.pin });
+  const keyStore = new Pkcs11KeyStore(hsm);
+  const block = Buffer.from('0011223344556677', 'hex');
+  try {
+    const healthy = await keyStore.encryptDes3('CARD_ADMIN_MASTER_KEY', block);
+    expect(healthy).toHaveLength(8);
+
+    // The HSM becomes unreachable while the service is healthy: C_EncryptInit now blocks 1 s, then fails.
+    slowModule.failSlowly(1_000);
+    let worstLagMs = 0;
+    let last = Date.now();
+    const ticks = setInterval(() => {
+      const now = Date.now();
+      worstLagMs = Math.max(worstLagMs, now - last - 10);
+      last = now;
+    }, 10);
+    const started = Date.now();
+    try {
+      await expect(keyStore.encryptDes3('CARD_ADMIN_MASTER_KEY', block)).rejects.toBeInstanceOf(SignerUnavailableError);
+      // A loop held until now would show in the first tick after it.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    } finally {
+      clearInterval(ticks);
+    }
+    // The failing call did block, for its second, on the sign thread; a timer due every 10 ms never waited long.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+    expect(slowModule.failedCalls('C_EncryptInit')).toBe(1);
+    expect(worstLagMs).toBeLessThan(100);
+    expect(hsm.isReady()).toBe(false);
+
+    slowModule.recover();
+    await waitUntil(() => hsm.isReady(), 3_000);
+    expect(await keyStore.encryptDes3('CARD_ADMIN_MASTER_KEY', block)).toEqual(healthy);
+  } finally {
+    slowModule.recover();
+    await hsm.close();
+    slowModule.remove();
+  }
+}, 20_000);

@@ -22,7 +22,7 @@ import {
   type Handle,
 } from './pkcs11-token';
 import type { JwsAlgorithm, SigningJwk } from './signer.port';
-import { SignThread } from './sign-thread';
+import { Des3KeyCountError, SignThread } from './sign-thread';
 import { TokenProbe } from './token-probe';
 
 /** Where the keys live (DECISIONS 12). */
@@ -265,35 +265,54 @@ export class Pkcs11Hsm {
   /**
    * Encrypts `data` (a multiple of 8 bytes) with CKM_DES3_ECB under the token's DES3 secret key
    * labelled `label`, generating that key at first use (sensitive, not extractable: it never leaves
-   * the HSM). Two processes generating at once: one that sees two keys destroys its own and uses the
-   * other, so two never stay. Runs on the object session, like key lookups (one call at a time on
-   * the main thread, rule 2).
+   * the HSM). The lookup and the encryption run on the sign thread, on a session of the pool, never
+   * on the event loop: every smart card's issuance encrypts (issue 34). Only the generation, once in
+   * a token's life, runs here on the object session, like other key management. Two processes
+   * generating at once: one that sees two keys destroys its own and uses the other, so two never stay.
    */
   async encryptDes3(label: string, data: Buffer): Promise<Buffer> {
     this.checkLabel(label);
     if (data.length === 0 || data.length % 8 !== 0) throw new KeyStoreError('KEY_UNUSABLE', `DES3 encrypts whole 8-byte blocks; got ${data.length} bytes`);
     return this.operate(async (connection) => {
-      const session = connection.objectSession;
-      let keys = findDes3SecretKeys(this.pkcs11, session, label);
-      if (keys.length === 0) {
-        const generated = generateDes3SecretKey(this.pkcs11, session, label);
-        keys = findDes3SecretKeys(this.pkcs11, session, label);
-        if (keys.length > 1) {
-          this.pkcs11.C_DestroyObject(session, generated);
-          keys = keys.filter((key) => !key.equals(generated));
-        } else {
-          this.logger?.info({ tokenLabel: this.settings.tokenLabel, keyLabel: label, algorithm: 'DES3' }, 'generated a secret key in the HSM');
-        }
+      try {
+        return await this.encryptOnPool(connection, label, data);
+      } catch (error) {
+        if (!(error instanceof Des3KeyCountError) || error.count !== 0) throw this.des3KeyCountRefusal(label, error);
+        this.generateDes3Key(connection, label);
+        return await this.encryptOnPool(connection, label, data).catch((retryError: unknown) => {
+          throw this.des3KeyCountRefusal(label, retryError);
+        });
       }
-      if (keys.length !== 1) {
-        throw new KeyStoreError(
-          'KEY_UNUSABLE',
-          `${keys.length} DES3 secret keys are labelled "${label}" on token "${this.settings.tokenLabel}"; keep exactly one`,
-        );
-      }
-      this.pkcs11.C_EncryptInit(session, { mechanism: pkcs11js.CKM_DES3_ECB }, keys[0]);
-      return Buffer.from(this.pkcs11.C_Encrypt(session, data, Buffer.alloc(data.length)));
     });
+  }
+
+  private async encryptOnPool(connection: Connection, label: string, data: Buffer): Promise<Buffer> {
+    const session = await connection.pool.acquire();
+    try {
+      return await this.signThread.encryptDes3({ session, label, input: data });
+    } finally {
+      connection.pool.release(session);
+    }
+  }
+
+  /** KEY_UNUSABLE for a token that holds no DES3 key under `label` (after generating one) or several; any other error as it is. */
+  private des3KeyCountRefusal(label: string, error: unknown): unknown {
+    if (!(error instanceof Des3KeyCountError)) return error;
+    return new KeyStoreError(
+      'KEY_UNUSABLE',
+      `${error.count} DES3 secret keys are labelled "${label}" on token "${this.settings.tokenLabel}"; keep exactly one`,
+    );
+  }
+
+  /** Generates the DES3 key under `label` on the object session; another process's key generated meanwhile wins (this one's is destroyed). */
+  private generateDes3Key(connection: Connection, label: string): void {
+    const session = connection.objectSession;
+    const generated = generateDes3SecretKey(this.pkcs11, session, label);
+    if (findDes3SecretKeys(this.pkcs11, session, label).length > 1) {
+      this.pkcs11.C_DestroyObject(session, generated);
+    } else {
+      this.logger?.info({ tokenLabel: this.settings.tokenLabel, keyLabel: label, algorithm: 'DES3' }, 'generated a secret key in the HSM');
+    }
   }
 
   /**

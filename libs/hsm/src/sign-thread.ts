@@ -16,22 +16,49 @@ export interface SignCall {
   readonly checkObject?: Handle;
 }
 
+/**
+ * One DES3 encryption as the thread runs it, on a session that is this call's alone (rule 2): find the
+ * token's DES3 secret keys under `label`, then, when there is exactly one, C_EncryptInit (CKM_DES3_ECB)
+ * and C_Encrypt of `input` (whole 8-byte blocks).
+ */
+export interface Des3EncryptCall {
+  readonly session: Handle;
+  readonly label: string;
+  readonly input: Buffer;
+}
+
+/**
+ * The token holds `count` DES3 secret keys under an encryption's label, not one. Not a module
+ * failure: the owner resolves it (generates the first key, refuses two).
+ */
+export class Des3KeyCountError extends Error {
+  constructor(readonly count: number) {
+    super(`the token holds ${count} DES3 secret keys under the label, not one`);
+  }
+}
+
 interface Pending {
   resolve(signature: Buffer): void;
   reject(error: Error): void;
 }
 
-/** [id, signature] | [id, null, error] | [id, null, null] (skipped): arrays clone faster than objects. */
-type Reply = [number, Uint8Array | null, { message: string; code?: number; method?: string } | null | undefined];
-
-/** A sign as the thread receives it: [id, session, key, mechanism, input, outputLength, native, checkObject]. */
-type QueuedCall = [number, bigint, bigint, number, Uint8Array, number, boolean, bigint | undefined];
+/**
+ * [id, signature or ciphertext] | [id, null, error] | [id, null, null] (skipped) | [id, null, {keysUnderLabel}]
+ * (a DES3 encryption that found no key or several): arrays clone faster than objects.
+ */
+type Reply = [number, Uint8Array | null, { message: string; code?: number; method?: string; keysUnderLabel?: number } | null | undefined];
 
 /**
- * Runs every sign's module calls on one worker thread, never on the event loop: C_SignInit has no
- * asynchronous form in pkcs11js, and an HSM's client library may block in it for seconds while its
- * HSM is away (issue 34: a module that blocked 3.5 s per failing call held the event loop 7 s, and
- * /health/live with it). Worker threads share the process's PKCS#11 state (pkcs11.md rule 9): the
+ * A call as the thread receives it: a sign [id, session, key, mechanism, input, outputLength, native,
+ * checkObject], or a DES3 encryption [id, session, 0n, mechanism, input, outputLength, false, undefined, label].
+ */
+type QueuedCall = [number, bigint, bigint, number, Uint8Array, number, boolean, bigint | undefined, string?];
+
+/**
+ * Runs every sign's module calls, and every DES3 encryption's (card administration keys, DECISIONS
+ * 17.1), on one worker thread, never on the event loop: C_SignInit has no asynchronous form in
+ * pkcs11js, and an HSM's client library may block in it for seconds while its HSM is away (issue
+ * 34: a module that blocked 3.5 s per failing call held the event loop 7 s, and /health/live with it). Worker threads share the process's PKCS#11 state (pkcs11.md rule 9): the
  * session and key handles are the owner's. Once a module call fails (any failure other than a key
  * gone from the token, which the owner looks up again), the thread answers every sign already
  * queued without calling the module until `resume()`, which the owner sends once it has connected
@@ -55,25 +82,48 @@ export class SignThread {
   }
 
   sign(call: SignCall): Promise<Buffer> {
+    // Handles as numbers and a copy of the input of its own length: the clone of a Buffer carries its
+    // whole backing store, and Node lends small Buffers slices of an 8 KiB pool.
+    return this.enqueue((id) => [
+      id,
+      call.session.readBigUInt64LE(),
+      call.key.readBigUInt64LE(),
+      call.mechanism,
+      new Uint8Array(call.input),
+      call.outputLength,
+      call.native,
+      call.checkObject?.readBigUInt64LE(),
+    ]);
+  }
+
+  /**
+   * The ciphertext of a DES3 encryption (see Des3EncryptCall); Des3KeyCountError when the token holds
+   * no DES3 key under the label, or several. The module calls run here for the same reason as a
+   * sign's: a card issuance must not hold the event loop while the HSM is away.
+   */
+  encryptDes3(call: Des3EncryptCall): Promise<Buffer> {
+    return this.enqueue((id) => [
+      id,
+      call.session.readBigUInt64LE(),
+      0n,
+      pkcs11js.CKM_DES3_ECB,
+      new Uint8Array(call.input),
+      call.input.length,
+      false,
+      undefined,
+      call.label,
+    ]);
+  }
+
+  private enqueue(queuedCall: (id: number) => QueuedCall): Promise<Buffer> {
     const worker = (this.worker ??= this.spawn());
     const id = this.nextId++;
-    // Referenced only while a sign is in flight: an idle thread never keeps the process alive.
+    // Referenced only while a call is in flight: an idle thread never keeps the process alive.
     if (this.pending.size === 0) worker.ref();
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       if (this.queued.length === 0) setImmediate(() => this.send());
-      // Handles as numbers and a copy of the input of its own length: the clone of a Buffer carries its
-      // whole backing store, and Node lends small Buffers slices of an 8 KiB pool.
-      this.queued.push([
-        id,
-        call.session.readBigUInt64LE(),
-        call.key.readBigUInt64LE(),
-        call.mechanism,
-        new Uint8Array(call.input),
-        call.outputLength,
-        call.native,
-        call.checkObject?.readBigUInt64LE(),
-      ]);
+      this.queued.push(queuedCall(id));
     });
   }
 
@@ -128,7 +178,9 @@ export class SignThread {
     if (signature !== null) {
       pending.resolve(Buffer.from(signature.buffer, signature.byteOffset, signature.byteLength));
     } else if (error === null) {
-      pending.reject(new Error('not sent to the PKCS#11 module: a sign queued before it failed did'));
+      pending.reject(new Error('not sent to the PKCS#11 module: a call queued before it failed did'));
+    } else if (error?.keysUnderLabel !== undefined) {
+      pending.reject(new Des3KeyCountError(error.keysUnderLabel));
     } else {
       const { message = 'unknown error', code, method = '' } = error ?? {};
       pending.reject(code === undefined ? new Error(method === '' ? message : `${method}: ${message}`) : new pkcs11js.Pkcs11Error(message, code, method));
@@ -157,14 +209,47 @@ const failure = (id, error) => {
   if (!keyGone.has(code)) failed = true;
   return [id, null, { message: String(error && error.message), code, method: error && error.method }];
 };
-const run = (call, replies) => {
-  const [id, session, key, mechanism, input, outputLength, native, checkObject] = call;
+// The token's DES3 secret keys under a label (pkcs11.md rule 6: by class, key type and label).
+const findDes3Keys = (session, label) => {
+  pkcs11.C_FindObjectsInit(session, [
+    { type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_SECRET_KEY },
+    { type: pkcs11js.CKA_KEY_TYPE, value: pkcs11js.CKK_DES3 },
+    { type: pkcs11js.CKA_TOKEN, value: true },
+    { type: pkcs11js.CKA_LABEL, value: label },
+  ]);
+  try {
+    const found = [];
+    for (let batch = pkcs11.C_FindObjects(session, 16); batch.length > 0; batch = pkcs11.C_FindObjects(session, 16)) found.push(...batch);
+    return found;
+  } finally {
+    pkcs11.C_FindObjectsFinal(session);
+  }
+};
+// A ciphertext (a card's administration key) leaves by transfer, so no copy of it stays on this thread.
+const encryptDes3 = (id, session, mechanism, data, outputLength, label, replies, transfers) => {
+  const keys = findDes3Keys(session, label);
+  if (keys.length !== 1) {
+    replies.push([id, null, { keysUnderLabel: keys.length }]);
+    return;
+  }
+  pkcs11.C_EncryptInit(session, { mechanism }, keys[0]);
+  const output = Buffer.alloc(outputLength);
+  const ciphertext = pkcs11.C_Encrypt(session, data, output);
+  replies.push([id, ciphertext]);
+  transfers.push(output.buffer);
+};
+const run = (call, replies, transfers) => {
+  const [id, session, key, mechanism, input, outputLength, native, checkObject, des3Label] = call;
   if (failed) {
     replies.push([id, null, null]);
     return;
   }
   try {
     const sessionHandle = handle(session);
+    if (des3Label !== undefined) {
+      encryptDes3(id, sessionHandle, mechanism, Buffer.from(input.buffer, input.byteOffset, input.byteLength), outputLength, des3Label, replies, transfers);
+      return;
+    }
     if (checkObject !== undefined) pkcs11.C_GetAttributeValue(sessionHandle, handle(checkObject), [{ type: pkcs11js.CKA_ID }]);
     pkcs11.C_SignInit(sessionHandle, { mechanism }, handle(key));
     const data = Buffer.from(input.buffer, input.byteOffset, input.byteLength);
@@ -188,7 +273,8 @@ parentPort.on('message', (calls) => {
     return;
   }
   const replies = [];
-  for (const call of calls) run(call, replies);
-  if (replies.length > 0) parentPort.postMessage(replies);
+  const transfers = [];
+  for (const call of calls) run(call, replies, transfers);
+  if (replies.length > 0) parentPort.postMessage(replies, transfers);
 });
 `;

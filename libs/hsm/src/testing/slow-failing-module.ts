@@ -8,8 +8,9 @@ export interface SlowFailingModule {
   /** The shim's path: give it as the module to load. */
   readonly modulePath: string;
   /**
-   * From now on C_Initialize, C_GetSlotList, C_OpenSession, C_SignInit and C_Sign sleep `delayMs`,
-   * then fail (CKR_DEVICE_ERROR): the reconnect's probe and the signing path both meet it.
+   * From now on C_Initialize, C_GetSlotList, C_OpenSession, C_SignInit, C_Sign, C_EncryptInit and
+   * C_Encrypt sleep `delayMs`, then fail (CKR_DEVICE_ERROR): the reconnect's probe, the signing path
+   * and the DES3 encryption all meet it.
    */
   failSlowly(delayMs: number): void;
   /** How many calls to `name` (e.g. C_SignInit) failed slowly so far. */
@@ -24,7 +25,7 @@ const SOFTHSM_MODULE = '/usr/lib/softhsm/libsofthsm2.so';
 
 /**
  * Compiles (gcc) a shim that forwards every call to SoftHSM2 except C_Initialize, C_GetSlotList,
- * C_OpenSession, C_SignInit and C_Sign while a control file exists: those sleep the milliseconds
+ * C_OpenSession, C_SignInit, C_Sign, C_EncryptInit and C_Encrypt while a control file exists: those sleep the milliseconds
  * the file holds and fail. A network HSM's client library may block this way while its HSM is
  * unreachable. Each call that failed so is written to a log file (`failedCalls`).
  */
@@ -127,6 +128,16 @@ static CK_RV shim_C_Sign(CK_SESSION_HANDLE session, CK_BYTE_PTR data, CK_ULONG l
   return ms >= 0 ? fail_slowly("C_Sign", ms) : real->C_Sign(session, data, length, signature, signatureLength);
 }
 
+static CK_RV shim_C_EncryptInit(CK_SESSION_HANDLE session, CK_MECHANISM_PTR mechanism, CK_OBJECT_HANDLE key) {
+  int ms = failing_delay_ms();
+  return ms >= 0 ? fail_slowly("C_EncryptInit", ms) : real->C_EncryptInit(session, mechanism, key);
+}
+
+static CK_RV shim_C_Encrypt(CK_SESSION_HANDLE session, CK_BYTE_PTR data, CK_ULONG length, CK_BYTE_PTR encrypted, CK_ULONG_PTR encryptedLength) {
+  int ms = failing_delay_ms();
+  return ms >= 0 ? fail_slowly("C_Encrypt", ms) : real->C_Encrypt(session, data, length, encrypted, encryptedLength);
+}
+
 CK_RV C_GetFunctionList(CK_FUNCTION_LIST_PTR_PTR list) {
   if (real == NULL_PTR) {
     void *library = dlopen(REAL_MODULE, RTLD_NOW | RTLD_LOCAL);
@@ -139,6 +150,8 @@ CK_RV C_GetFunctionList(CK_FUNCTION_LIST_PTR_PTR list) {
     shim.C_OpenSession = shim_C_OpenSession;
     shim.C_SignInit = shim_C_SignInit;
     shim.C_Sign = shim_C_Sign;
+    shim.C_EncryptInit = shim_C_EncryptInit;
+    shim.C_Encrypt = shim_C_Encrypt;
   }
   *list = &shim;
   return CKR_OK;
