@@ -1,7 +1,17 @@
 import { Pkcs11Hsm } from '@app/hsm';
 import { buildSlowFailingModule, simulateModuleFailure, type SlowFailingModule } from '@app/hsm/testing';
 import { Metrics } from '@app/observability';
-import { TestApp, createTestApp, tokenBySecret, tokenRequest, PLATFORM_ADMIN_SECRET } from '@app/testing';
+import {
+  TestApp,
+  createCardholder,
+  createIssuingOrganization,
+  createTestApp,
+  insertCard,
+  platformAdminToken,
+  tokenBySecret,
+  tokenRequest,
+  PLATFORM_ADMIN_SECRET,
+} from '@app/testing';
 
 /**
  * Issue 27 item 6 (docs/decisions.md, "HSM"): an HSM whose client library blocks in every call
@@ -149,5 +159,68 @@ describe('HSM outage with a module whose failing calls block (chaos)', () => {
     }
     expect(readiness).toBe(200);
     expect((await issue()).status).toBe(200);
+  }, 30_000);
+
+  it('an offline PIN unlock whose DES3 encryption meets a blocking module never holds the event loop, is refused with 503, stores nothing, and works once healed', async () => {
+    // Every smart card's administration key is a DES3 encryption in the HSM (DECISIONS 17.1); it ran
+    // on the event loop, so a module blocking 2 s in C_EncryptInit held /health/live as long.
+    const delayMs = 2_000;
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const admin = await platformAdminToken(t.http);
+    const { tokens } = await createIssuingOrganization(t, admin, 'chaosdes', { helpdesk: 'Help Desk' });
+    const owner = await createCardholder(t, admin, 'chaosdes', 'dora', { password: 'correct horse battery staple' });
+    const card = await insertCard(t, 'chaosdes', { status: 'ISSUED', owner: owner.id });
+    const unlock = () =>
+      t.http
+        .post('/aims/rs/scim/v2/ContentRequest')
+        .auth(tokens.helpdesk, { type: 'bearer' })
+        .set('Content-Type', 'application/scim+json')
+        .send(
+          JSON.stringify({
+            schemas: ['urn:vendor:scim:api:cms:1.0:ContentRequest'],
+            type: 'unlock pin',
+            target: { device: { value: card.id } },
+            parameters: [{ id: 'challenge', value: '0123456789ABCDEF', type: 'string', encoding: 'hex' }],
+          }),
+        );
+    const healthy = await unlock();
+    expect(healthy.status).toBe(201);
+    const requestsBefore = Number((await t.db.query('SELECT count(*) AS n FROM content_requests')).rows[0].n);
+
+    const live: Array<{ status: number; ms: number }> = [];
+    let polling = true;
+    const poller = (async () => {
+      while (polling) {
+        live.push(await timed(() => t.http.get('/health/live')));
+        await sleep(50);
+      }
+    })();
+    try {
+      await sleep(200);
+      const failedBefore = slowModule.failedCalls('C_EncryptInit');
+      slowModule.failSlowly(delayMs);
+      const refused = await unlock();
+      expect(refused.status).toBe(503);
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      expect(slowModule.failedCalls('C_EncryptInit') - failedBefore).toBe(1);
+    } finally {
+      polling = false;
+      await poller;
+    }
+    expect(live.filter(({ status }) => status !== 200)).toEqual([]);
+    expect(live.filter(({ ms }) => ms >= 350)).toEqual([]);
+    expect(live.length).toBeGreaterThanOrEqual(20);
+    expect(Number((await t.db.query('SELECT count(*) AS n FROM content_requests')).rows[0].n)).toBe(requestsBefore);
+
+    slowModule.recover();
+    let readiness = 503;
+    for (let i = 0; i < 80 && readiness !== 200; i++) {
+      await sleep(100);
+      readiness = (await t.http.get('/health/ready')).status;
+    }
+    expect(readiness).toBe(200);
+    const healed = await unlock();
+    expect(healed.status).toBe(201);
+    expect(healed.body.parameters).toEqual(healthy.body.parameters);
   }, 30_000);
 });
