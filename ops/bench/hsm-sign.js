@@ -6,7 +6,8 @@
 // signs run synchronously on this thread, as the adapter's sign thread runs ES256 signs. Prints the median of
 // BENCH_ROUNDS (5) rounds of BENCH_SIGNS (20000) signs each.
 // Then the same HSM through the service's own adapter (libs/hsm Pkcs11Hsm, one sign at a time
-// unless it says otherwise): JWS signs with JWT_KEY, CA key signs per algorithm and encoding, and
+// unless it says otherwise): JWS signs with JWT_KEY, CA key signs per algorithm and encoding, a card
+// administration key's DES3 encryption, and
 // certificates issued by @peculiar/x509 over the key store's WebCrypto, each with the CPU time
 // of this process (every thread, the sign thread included) per operation.
 const { Buffer } = require('node:buffer');
@@ -134,6 +135,10 @@ async function benchAdapter() {
     await measure('CA EC-P384 SHA-384, der, 4 at a time', 2000, () => keyStore.sign('CA_KEY/bench-EC-P384', data, { hash: 'SHA-384', encoding: 'der' }), 4);
     await measure('CA RSA-3072 SHA-256', 500, () => keyStore.sign('CA_KEY/bench-RSA-3072', data, { hash: 'SHA-256', encoding: 'der' }));
     await measure('CA RSA-3072 SHA-256, 4 at a time', 500, () => keyStore.sign('CA_KEY/bench-RSA-3072', data, { hash: 'SHA-256', encoding: 'der' }), 4);
+    // A card's administration key (DECISIONS 17.1): the token now holds JWT_KEY, the three CA key pairs and this key.
+    const cardKey = () => keyStore.encryptDes3('CARD_ADMIN_MASTER_KEY', Buffer.alloc(24, 7));
+    await measure('DES3 card key (24 bytes)', 5000, cardKey);
+    await measure('DES3 card key (24 bytes), 16 at a time', 5000, cardKey, 16);
     const ca = keys['EC-P256'];
     const leafKeys = await webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify']);
     let serial = 0;

@@ -71,7 +71,8 @@ const RECONNECT_FIRST_DELAY_MS = 250;
 const RECONNECT_MAX_DELAY_MS = 30_000;
 /**
  * Another process may destroy a key store key; a sign checks its token object again when this
- * long has passed, so a session copy outlives its key by at most about this long.
+ * long has passed, so a session copy outlives its key by at most about this long. The sign thread
+ * looks a DES3 key's label up again as often (a second key under it is refused within this long).
  */
 const KEY_RECHECK_MS = 1_000;
 const HEALTH_CHECK_INPUT = Buffer.from('Pkcs11Hsm health check');
@@ -117,7 +118,7 @@ export class Pkcs11Hsm {
     private connection: Connection,
   ) {
     this.jwsKey = jwsKeyOf(connection.jwsKey.members);
-    this.signThread = new SignThread(settings.modulePath, KEY_GONE_CODES);
+    this.signThread = new SignThread(settings.modulePath, KEY_GONE_CODES, KEY_RECHECK_MS);
   }
 
   get modulePath(): string {
@@ -266,8 +267,10 @@ export class Pkcs11Hsm {
    * Encrypts `data` (a multiple of 8 bytes) with CKM_DES3_ECB under the token's DES3 secret key
    * labelled `label`, generating that key at first use (sensitive, not extractable: it never leaves
    * the HSM). The lookup and the encryption run on the sign thread, on a session of the pool, never
-   * on the event loop: every smart card's issuance encrypts (issue 34). Only the generation, once in
-   * a token's life, runs here on the object session, like other key management. Two processes
+   * on the event loop: every smart card's issuance encrypts (issue 34). The thread holds the key it
+   * found and looks the label up again after KEY_RECHECK_MS, so a second key under the label is
+   * refused from then on. Only the generation, once in a token's life, runs here on the object
+   * session, like other key management. Two processes
    * generating at once: one that sees two keys destroys its own and uses the other, so two never stay.
    */
   async encryptDes3(label: string, data: Buffer): Promise<Buffer> {

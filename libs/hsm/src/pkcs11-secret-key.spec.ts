@@ -38,27 +38,35 @@ function listSecretKeys(): string {
 }
 
 /**
- * A second DES3 key under the label, made by another process (pkcs11-tool's DES3 key generation
- * sends CKA_VALUE_LEN, which SoftHSM2 refuses).
+ * A DES3 key under the label, made by another process (pkcs11-tool's DES3 key generation sends
+ * CKA_VALUE_LEN, which SoftHSM2 refuses): beside the one there (`add`), or instead of it (`replace`).
  */
-function generateDes3ElsewhereUnder(label: string): void {
+function generateDes3ElsewhereUnder(label: string, how: 'add' | 'replace'): void {
   const script = `
     const p = require('pkcs11js');
-    const [modulePath, tokenLabel, pin, label] = process.argv.slice(1);
+    const [modulePath, tokenLabel, pin, label, how] = process.argv.slice(1);
     const m = new p.PKCS11();
     m.load(modulePath);
     m.C_Initialize({ flags: p.CKF_OS_LOCKING_OK });
     const slot = m.C_GetSlotList(true).find((s) => m.C_GetTokenInfo(s).label.trim() === tokenLabel);
     const session = m.C_OpenSession(slot, p.CKF_SERIAL_SESSION | p.CKF_RW_SESSION);
     m.C_Login(session, p.CKU_USER, pin);
-    m.C_GenerateKey(session, { mechanism: p.CKM_DES3_KEY_GEN }, [
+    const template = [
       { type: p.CKA_CLASS, value: p.CKO_SECRET_KEY }, { type: p.CKA_KEY_TYPE, value: p.CKK_DES3 },
-      { type: p.CKA_TOKEN, value: true }, { type: p.CKA_PRIVATE, value: true }, { type: p.CKA_ENCRYPT, value: true },
-      { type: p.CKA_LABEL, value: label },
+      { type: p.CKA_TOKEN, value: true }, { type: p.CKA_LABEL, value: label },
+    ];
+    if (how === 'replace') {
+      m.C_FindObjectsInit(session, template);
+      const found = m.C_FindObjects(session, 16);
+      m.C_FindObjectsFinal(session);
+      for (const key of found) m.C_DestroyObject(session, key);
+    }
+    m.C_GenerateKey(session, { mechanism: p.CKM_DES3_KEY_GEN }, [
+      ...template, { type: p.CKA_PRIVATE, value: true }, { type: p.CKA_ENCRYPT, value: true },
     ]);
     m.C_Logout(session);
     m.C_Finalize();`;
-  execFileSync(process.execPath, ['-e', script, token.modulePath, token.tokenLabel, token.pin, label], {
+  execFileSync(process.execPath, ['-e', script, token.modulePath, token.tokenLabel, token.pin, label, how], {
     env: { ...process.env, SOFTHSM2_CONF: join(token.options.directory, 'softhsm2.conf') },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -83,10 +91,25 @@ it('generates the key at first use, then encrypts whole blocks with it, the same
   expect(listed).toMatch(/Usage:\s+encrypt\s*$/m);
 });
 
+it('a key another process replaced: the next encryption uses the new key at once, staying ready', async () => {
+  const label = 'REPLACED_MASTER_KEY';
+  const block = Buffer.alloc(8, 1);
+  const first = await keyStore.encryptDes3(label, block);
+  // The sign thread holds the key it found; the module refuses its handle now, and the label is looked up again.
+  generateDes3ElsewhereUnder(label, 'replace');
+  const second = await keyStore.encryptDes3(label, block);
+  expect(second).toHaveLength(8);
+  expect(second.equals(first)).toBe(false);
+  expect(await keyStore.encryptDes3(label, block)).toEqual(second);
+  expect(hsm.isReady()).toBe(true);
+});
+
 it('refuses data that is not whole 8-byte blocks, and two keys under its label (KEY_UNUSABLE), staying ready', async () => {
   await expect(keyStore.encryptDes3(LABEL, Buffer.alloc(7))).rejects.toMatchObject({ code: 'KEY_UNUSABLE' });
   await expect(keyStore.encryptDes3(LABEL, Buffer.alloc(0))).rejects.toMatchObject({ code: 'KEY_UNUSABLE' });
-  generateDes3ElsewhereUnder(LABEL);
+  generateDes3ElsewhereUnder(LABEL, 'add');
+  // The sign thread looks a held key's label up again once a second (KEY_RECHECK_MS), as the key store does for key pairs.
+  await new Promise((resolve) => setTimeout(resolve, 1_100));
   await expect(keyStore.encryptDes3(LABEL, Buffer.alloc(8))).rejects.toMatchObject({
     code: 'KEY_UNUSABLE',
     message: expect.stringContaining('2 DES3 secret keys'),
