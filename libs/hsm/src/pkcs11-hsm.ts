@@ -270,8 +270,8 @@ export class Pkcs11Hsm {
    * on the event loop: every smart card's issuance encrypts (issue 34). The thread holds the key it
    * found and looks the label up again after KEY_RECHECK_MS, so a second key under the label is
    * refused from then on. Only the generation, once in a token's life, runs here on the object
-   * session, like other key management. Two processes
-   * generating at once: one that sees two keys destroys its own and uses the other, so two never stay.
+   * session, like other key management. Two processes generating at once: one that sees two keys
+   * destroys its own and uses the other, so two never stay.
    */
   async encryptDes3(label: string, data: Buffer): Promise<Buffer> {
     this.checkLabel(label);

@@ -43,8 +43,8 @@ interface Pending {
 }
 
 /**
- * [id, signature or ciphertext] | [id, null, error] | [id, null, null] (skipped) | [id, null, {keysUnderLabel}]
- * (a DES3 encryption that found no key or several): arrays clone faster than objects.
+ * [id, signature or ciphertext] | [id, null, error] | [id, null, null] (skipped) | [id, null,
+ * {keysUnderLabel}] (a DES3 encryption that found no key or several): arrays clone faster than objects.
  */
 type Reply = [number, Uint8Array | null, { message: string; code?: number; method?: string; keysUnderLabel?: number } | null | undefined];
 
@@ -58,8 +58,9 @@ type QueuedCall = [number, bigint, bigint, number, Uint8Array, number, boolean, 
  * Runs every sign's module calls, and every DES3 encryption's (card administration keys, DECISIONS
  * 17.1), on one worker thread, never on the event loop: C_SignInit has no asynchronous form in
  * pkcs11js, and an HSM's client library may block in it for seconds while its HSM is away (issue
- * 34: a module that blocked 3.5 s per failing call held the event loop 7 s, and /health/live with it). Worker threads share the process's PKCS#11 state (pkcs11.md rule 9): the
- * session and key handles are the owner's. Once a module call fails (any failure other than a key
+ * 34: a module that blocked 3.5 s per failing call held the event loop 7 s, and /health/live with
+ * it). Worker threads share the process's PKCS#11 state (pkcs11.md rule 9): the session and key
+ * handles are the owner's. Once a module call fails (any failure other than a key
  * gone from the token, which the owner looks up again), the thread answers every sign already
  * queued without calling the module until `resume()`, which the owner sends once it has connected
  * again: the signs accepted before the owner learnt of the failure do not each wait out the module.
