@@ -60,10 +60,10 @@ type QueuedCall = [number, bigint, bigint, number, Uint8Array, number, boolean, 
  * pkcs11js, and an HSM's client library may block in it for seconds while its HSM is away (issue
  * 34: a module that blocked 3.5 s per failing call held the event loop 7 s, and /health/live with
  * it). Worker threads share the process's PKCS#11 state (pkcs11.md rule 9): the session and key
- * handles are the owner's. Once a module call fails (any failure other than a key
- * gone from the token, which the owner looks up again), the thread answers every sign already
- * queued without calling the module until `resume()`, which the owner sends once it has connected
- * again: the signs accepted before the owner learnt of the failure do not each wait out the module.
+ * handles are the owner's. Once a module call fails (any failure other than a key gone from the
+ * token, which the owner looks up again), the thread answers every call already queued without
+ * calling the module until `resume()`, which the owner sends once it has connected again: the calls
+ * accepted before the owner learnt of the failure do not each wait out the module.
  */
 export class SignThread {
   private worker?: Worker;
