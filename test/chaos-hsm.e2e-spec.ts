@@ -45,6 +45,38 @@ describe('HSM outage with a module whose failing calls block (chaos)', () => {
     return { status, ms: performance.now() - startedAt };
   };
   const issue = () => tokenRequest(t.http, 'platform', { grant_type: 'client_credentials', client_id: 'platform-admin', client_secret: PLATFORM_ADMIN_SECRET });
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  /**
+   * Polls /health/live every 50 ms until `stop()`, which returns every poll's status and time. Stop it
+   * however the test ends: a poller left running keeps Jest from exiting.
+   */
+  const pollLive = () => {
+    const live: Array<{ status: number; ms: number }> = [];
+    let polling = true;
+    const poller = (async () => {
+      while (polling) {
+        live.push(await timed(() => t.http.get('/health/live')));
+        await sleep(50);
+      }
+    })();
+    return {
+      stop: async () => {
+        polling = false;
+        await poller;
+        return live;
+      },
+    };
+  };
+  /** The module answers again; readiness turns green within 8 s. */
+  const healAndWaitReady = async () => {
+    slowModule.recover();
+    let readiness = 503;
+    for (let i = 0; i < 80 && readiness !== 200; i++) {
+      await sleep(100);
+      readiness = (await t.http.get('/health/ready')).status;
+    }
+    expect(readiness).toBe(200);
+  };
 
   it('/health/live and whoami stay fast throughout, the module is tried once a second, and the service heals', async () => {
     const token = await tokenBySecret(t.http, 'platform', 'platform-admin', PLATFORM_ADMIN_SECRET);
@@ -103,21 +135,9 @@ describe('HSM outage with a module whose failing calls block (chaos)', () => {
     // Issue 34: with a module blocking 3.5 s per failing call, one token request made two C_SignInit
     // calls on the event loop (7.0 s) and a /health/live poll took as long.
     const delayMs = 2_000;
-    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     expect((await issue()).status).toBe(200);
-    const live: Array<{ status: number; ms: number }> = [];
-    let polling = true;
-    const poller = (async () => {
-      while (polling) {
-        live.push(await timed(() => t.http.get('/health/live')));
-        await sleep(50);
-      }
-    })();
-    // Stopped however the test ends: a poller left running keeps Jest from exiting.
-    const stopPolling = async () => {
-      polling = false;
-      await poller;
-    };
+    const polls = pollLive();
+    let live: Array<{ status: number; ms: number }>;
     try {
       await sleep(200);
       const failedSigns = () => slowModule.failedCalls('C_SignInit') + slowModule.failedCalls('C_Sign');
@@ -143,7 +163,7 @@ describe('HSM outage with a module whose failing calls block (chaos)', () => {
       }
       expect(failedSigns() - failedBefore).toBe(1);
     } finally {
-      await stopPolling();
+      live = await polls.stop();
     }
 
     expect(live.filter(({ status }) => status !== 200)).toEqual([]);
@@ -151,13 +171,7 @@ describe('HSM outage with a module whose failing calls block (chaos)', () => {
     // Polled every ~50 ms over the outage (over 2 s), not a handful of polls stretched by a block.
     expect(live.length).toBeGreaterThanOrEqual(20);
 
-    slowModule.recover();
-    let readiness = 503;
-    for (let i = 0; i < 80 && readiness !== 200; i++) {
-      await sleep(100);
-      readiness = (await t.http.get('/health/ready')).status;
-    }
-    expect(readiness).toBe(200);
+    await healAndWaitReady();
     expect((await issue()).status).toBe(200);
   }, 30_000);
 
@@ -165,7 +179,6 @@ describe('HSM outage with a module whose failing calls block (chaos)', () => {
     // Every smart card's administration key is a DES3 encryption in the HSM (DECISIONS 17.1); it ran
     // on the event loop, so a module blocking 2 s in C_EncryptInit held /health/live as long.
     const delayMs = 2_000;
-    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     const admin = await platformAdminToken(t.http);
     const { tokens } = await createIssuingOrganization(t, admin, 'chaosdes', { helpdesk: 'Help Desk' });
     const owner = await createCardholder(t, admin, 'chaosdes', 'dora', { password: 'correct horse battery staple' });
@@ -187,14 +200,8 @@ describe('HSM outage with a module whose failing calls block (chaos)', () => {
     expect(healthy.status).toBe(201);
     const requestsBefore = Number((await t.db.query('SELECT count(*) AS n FROM content_requests')).rows[0].n);
 
-    const live: Array<{ status: number; ms: number }> = [];
-    let polling = true;
-    const poller = (async () => {
-      while (polling) {
-        live.push(await timed(() => t.http.get('/health/live')));
-        await sleep(50);
-      }
-    })();
+    const polls = pollLive();
+    let live: Array<{ status: number; ms: number }>;
     try {
       await sleep(200);
       const failedBefore = slowModule.failedCalls('C_EncryptInit');
@@ -204,21 +211,14 @@ describe('HSM outage with a module whose failing calls block (chaos)', () => {
       expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
       expect(slowModule.failedCalls('C_EncryptInit') - failedBefore).toBe(1);
     } finally {
-      polling = false;
-      await poller;
+      live = await polls.stop();
     }
     expect(live.filter(({ status }) => status !== 200)).toEqual([]);
     expect(live.filter(({ ms }) => ms >= 350)).toEqual([]);
     expect(live.length).toBeGreaterThanOrEqual(20);
     expect(Number((await t.db.query('SELECT count(*) AS n FROM content_requests')).rows[0].n)).toBe(requestsBefore);
 
-    slowModule.recover();
-    let readiness = 503;
-    for (let i = 0; i < 80 && readiness !== 200; i++) {
-      await sleep(100);
-      readiness = (await t.http.get('/health/ready')).status;
-    }
-    expect(readiness).toBe(200);
+    await healAndWaitReady();
     const healed = await unlock();
     expect(healed.status).toBe(201);
     expect(healed.body.parameters).toEqual(healthy.body.parameters);
