@@ -7,9 +7,9 @@
 // BENCH_ROUNDS (5) rounds of BENCH_SIGNS (20000) signs each.
 // Then the same HSM through the service's own adapter (libs/hsm Pkcs11Hsm, one sign at a time
 // unless it says otherwise): JWS signs with JWT_KEY, CA key signs per algorithm and encoding, a card
-// administration key's DES3 encryption, and
-// certificates issued by @peculiar/x509 over the key store's WebCrypto, each with the CPU time
-// of this process (every thread, the sign thread included) per operation.
+// administration key's DES3 encryption, and certificates issued by @peculiar/x509 over the key
+// store's WebCrypto, each with the CPU time of this process (every thread, the sign thread
+// included) per operation.
 const { Buffer } = require('node:buffer');
 const { createHash } = require('node:crypto');
 const { mkdtempSync, rmSync } = require('node:fs');
