@@ -195,14 +195,19 @@ function keyTypeName(keyType: number): string {
   return entry?.[0] ?? `CKA_KEY_TYPE 0x${keyType.toString(16)}`;
 }
 
-/** Token DES3 secret keys under `label` (rule 6: by class, key type and label; the caller insists on one). */
+/**
+ * What names a token DES3 secret key, with the label (rule 6: by class, key type and label; the caller
+ * insists on one). The sign thread finds by it too (SignThread).
+ */
+export const TOKEN_DES3_SECRET_KEY: pkcs11js.Template = [
+  { type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_SECRET_KEY },
+  { type: pkcs11js.CKA_KEY_TYPE, value: pkcs11js.CKK_DES3 },
+  { type: pkcs11js.CKA_TOKEN, value: true },
+];
+
+/** Token DES3 secret keys under `label`. */
 export function findDes3SecretKeys(pkcs11: pkcs11js.PKCS11, session: Handle, label: string): Handle[] {
-  return findObjects(pkcs11, session, [
-    { type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_SECRET_KEY },
-    { type: pkcs11js.CKA_KEY_TYPE, value: pkcs11js.CKK_DES3 },
-    { type: pkcs11js.CKA_TOKEN, value: true },
-    { type: pkcs11js.CKA_LABEL, value: label },
-  ]);
+  return findObjects(pkcs11, session, [...TOKEN_DES3_SECRET_KEY, { type: pkcs11js.CKA_LABEL, value: label }]);
 }
 
 /**

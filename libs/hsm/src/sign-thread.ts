@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import * as pkcs11js from 'pkcs11js';
+import { TOKEN_DES3_SECRET_KEY } from './pkcs11-keys';
 import type { Handle } from './pkcs11-token';
 
 /** One sign as the thread runs it: C_SignInit then C_Sign on a session that is this sign's alone (rule 2). */
@@ -160,7 +161,13 @@ export class SignThread {
   private spawn(): Worker {
     const worker = new Worker(SIGN_SOURCE, {
       eval: true,
-      workerData: { pkcs11js: require.resolve('pkcs11js'), modulePath: this.modulePath, keyGoneCodes: [...this.keyGoneCodes], keyRecheckMs: this.keyRecheckMs },
+      workerData: {
+        pkcs11js: require.resolve('pkcs11js'),
+        modulePath: this.modulePath,
+        keyGoneCodes: [...this.keyGoneCodes],
+        keyRecheckMs: this.keyRecheckMs,
+        des3KeyTemplate: TOKEN_DES3_SECRET_KEY,
+      },
     });
     worker.unref();
     worker.on('message', (replies: Reply[]) => replies.forEach((reply) => this.settle(reply)));
@@ -215,14 +222,9 @@ const failure = (id, error) => {
   if (!keyGone.has(code)) failed = true;
   return [id, null, { message: String(error && error.message), code, method: error && error.method }];
 };
-// The token's DES3 secret keys under a label (pkcs11.md rule 6: by class, key type and label).
+// The token's DES3 secret keys under a label (the owner's TOKEN_DES3_SECRET_KEY, pkcs11.md rule 6).
 const findDes3Keys = (session, label) => {
-  pkcs11.C_FindObjectsInit(session, [
-    { type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_SECRET_KEY },
-    { type: pkcs11js.CKA_KEY_TYPE, value: pkcs11js.CKK_DES3 },
-    { type: pkcs11js.CKA_TOKEN, value: true },
-    { type: pkcs11js.CKA_LABEL, value: label },
-  ]);
+  pkcs11.C_FindObjectsInit(session, [...workerData.des3KeyTemplate, { type: pkcs11js.CKA_LABEL, value: label }]);
   try {
     const found = [];
     for (let batch = pkcs11.C_FindObjects(session, 16); batch.length > 0; batch = pkcs11.C_FindObjects(session, 16)) found.push(...batch);
