@@ -6,6 +6,7 @@ import {
   createCardholder,
   createIssuingOrganization,
   createTestApp,
+  eventually,
   insertCard,
   platformAdminToken,
   tokenBySecret,
@@ -67,15 +68,10 @@ describe('HSM outage with a module whose failing calls block (chaos)', () => {
       },
     };
   };
-  /** The module answers again; readiness turns green within 8 s. */
-  const healAndWaitReady = async () => {
+  /** The module answers again; readiness turns green within `withinMs`. */
+  const healAndWaitReady = async (withinMs: number) => {
     slowModule.recover();
-    let readiness = 503;
-    for (let i = 0; i < 80 && readiness !== 200; i++) {
-      await sleep(100);
-      readiness = (await t.http.get('/health/ready')).status;
-    }
-    expect(readiness).toBe(200);
+    await eventually(async () => (await t.http.get('/health/ready')).status === 200, 'readiness once the module answers again', withinMs);
   };
 
   it('/health/live and whoami stay fast throughout, the module is tried once a second, and the service heals', async () => {
@@ -97,7 +93,7 @@ describe('HSM outage with a module whose failing calls block (chaos)', () => {
       identity.push(await timed(whoami));
       // Token requests during the outage refuse at once: they never call the module.
       expect((await issue()).status).toBe(503);
-      await new Promise((resolve) => setTimeout(resolve, 25));
+      await sleep(25);
     }
     const windowSeconds = (performance.now() - windowStartedAt) / 1000;
     const attempts = (await reconnectAttempts()) - attemptsBefore;
@@ -120,13 +116,7 @@ describe('HSM outage with a module whose failing calls block (chaos)', () => {
     expect(ready.status).toBe(503);
     expect(ready.body.checks.hsm).toBe('down');
 
-    slowModule.recover();
-    let readiness = 503;
-    for (let i = 0; i < 50 && readiness !== 200; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      readiness = (await t.http.get('/health/ready')).status;
-    }
-    expect(readiness).toBe(200);
+    await healAndWaitReady(5_000);
     expect(await reconnectAttempts('reconnected')).toBe(1);
     expect((await issue()).status).toBe(200);
   }, 30_000);
@@ -171,7 +161,7 @@ describe('HSM outage with a module whose failing calls block (chaos)', () => {
     // Polled every ~50 ms over the outage (over 2 s), not a handful of polls stretched by a block.
     expect(live.length).toBeGreaterThanOrEqual(20);
 
-    await healAndWaitReady();
+    await healAndWaitReady(8_000);
     expect((await issue()).status).toBe(200);
   }, 30_000);
 
@@ -218,7 +208,7 @@ describe('HSM outage with a module whose failing calls block (chaos)', () => {
     expect(live.length).toBeGreaterThanOrEqual(20);
     expect(Number((await t.db.query('SELECT count(*) AS n FROM content_requests')).rows[0].n)).toBe(requestsBefore);
 
-    await healAndWaitReady();
+    await healAndWaitReady(8_000);
     const healed = await unlock();
     expect(healed.status).toBe(201);
     expect(healed.body.parameters).toEqual(healthy.body.parameters);
