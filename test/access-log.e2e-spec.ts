@@ -2,8 +2,9 @@ import { TestApp, createTestApp, eventually } from '@app/testing';
 
 /**
  * The access log (docs/decisions.md, "Bearer checks at scale"): one line per request at info (the
- * default level, libs/config load-config.spec), with a fixed schema whose route is the pattern, never the path as sent (an id or a code in
- * a path stays out of the log, DECISIONS 11); `LOG_LEVEL=warn` leaves it out.
+ * default level, libs/config load-config.spec), with a fixed schema whose route is the pattern, never
+ * the path as sent (an id or a code in a path stays out of the log, DECISIONS 11); `LOG_LEVEL=warn`
+ * leaves it out.
  */
 const DEVICE_ID = '6f1c2a9e-4b7d-4e21-9a3f-0c8d5e7b1a24';
 
