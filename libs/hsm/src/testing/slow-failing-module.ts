@@ -103,40 +103,26 @@ static CK_RV fail_slowly(const char *call, int ms) {
   return CKR_DEVICE_ERROR;
 }
 
-static CK_RV shim_C_Initialize(CK_VOID_PTR args) {
-  int ms = failing_delay_ms();
-  return ms >= 0 ? fail_slowly("C_Initialize", ms) : real->C_Initialize(args);
-}
+/* The body of every wrapped call: fail slowly while the control file exists, else pass the call through. */
+#define FAIL_SLOWLY_OR_FORWARD(name, args) \
+  { \
+    int ms = failing_delay_ms(); \
+    return ms >= 0 ? fail_slowly(#name, ms) : real->name args; \
+  }
 
-static CK_RV shim_C_GetSlotList(CK_BBOOL present, CK_SLOT_ID_PTR list, CK_ULONG_PTR count) {
-  int ms = failing_delay_ms();
-  return ms >= 0 ? fail_slowly("C_GetSlotList", ms) : real->C_GetSlotList(present, list, count);
-}
+static CK_RV shim_C_Initialize(CK_VOID_PTR args) FAIL_SLOWLY_OR_FORWARD(C_Initialize, (args))
 
-static CK_RV shim_C_OpenSession(CK_SLOT_ID slot, CK_FLAGS flags, CK_VOID_PTR application, CK_NOTIFY notify, CK_SESSION_HANDLE_PTR session) {
-  int ms = failing_delay_ms();
-  return ms >= 0 ? fail_slowly("C_OpenSession", ms) : real->C_OpenSession(slot, flags, application, notify, session);
-}
+static CK_RV shim_C_GetSlotList(CK_BBOOL present, CK_SLOT_ID_PTR list, CK_ULONG_PTR count) FAIL_SLOWLY_OR_FORWARD(C_GetSlotList, (present, list, count))
 
-static CK_RV shim_C_SignInit(CK_SESSION_HANDLE session, CK_MECHANISM_PTR mechanism, CK_OBJECT_HANDLE key) {
-  int ms = failing_delay_ms();
-  return ms >= 0 ? fail_slowly("C_SignInit", ms) : real->C_SignInit(session, mechanism, key);
-}
+static CK_RV shim_C_OpenSession(CK_SLOT_ID slot, CK_FLAGS flags, CK_VOID_PTR application, CK_NOTIFY notify, CK_SESSION_HANDLE_PTR session) FAIL_SLOWLY_OR_FORWARD(C_OpenSession, (slot, flags, application, notify, session))
 
-static CK_RV shim_C_Sign(CK_SESSION_HANDLE session, CK_BYTE_PTR data, CK_ULONG length, CK_BYTE_PTR signature, CK_ULONG_PTR signatureLength) {
-  int ms = failing_delay_ms();
-  return ms >= 0 ? fail_slowly("C_Sign", ms) : real->C_Sign(session, data, length, signature, signatureLength);
-}
+static CK_RV shim_C_SignInit(CK_SESSION_HANDLE session, CK_MECHANISM_PTR mechanism, CK_OBJECT_HANDLE key) FAIL_SLOWLY_OR_FORWARD(C_SignInit, (session, mechanism, key))
 
-static CK_RV shim_C_EncryptInit(CK_SESSION_HANDLE session, CK_MECHANISM_PTR mechanism, CK_OBJECT_HANDLE key) {
-  int ms = failing_delay_ms();
-  return ms >= 0 ? fail_slowly("C_EncryptInit", ms) : real->C_EncryptInit(session, mechanism, key);
-}
+static CK_RV shim_C_Sign(CK_SESSION_HANDLE session, CK_BYTE_PTR data, CK_ULONG length, CK_BYTE_PTR signature, CK_ULONG_PTR signatureLength) FAIL_SLOWLY_OR_FORWARD(C_Sign, (session, data, length, signature, signatureLength))
 
-static CK_RV shim_C_Encrypt(CK_SESSION_HANDLE session, CK_BYTE_PTR data, CK_ULONG length, CK_BYTE_PTR encrypted, CK_ULONG_PTR encryptedLength) {
-  int ms = failing_delay_ms();
-  return ms >= 0 ? fail_slowly("C_Encrypt", ms) : real->C_Encrypt(session, data, length, encrypted, encryptedLength);
-}
+static CK_RV shim_C_EncryptInit(CK_SESSION_HANDLE session, CK_MECHANISM_PTR mechanism, CK_OBJECT_HANDLE key) FAIL_SLOWLY_OR_FORWARD(C_EncryptInit, (session, mechanism, key))
+
+static CK_RV shim_C_Encrypt(CK_SESSION_HANDLE session, CK_BYTE_PTR data, CK_ULONG length, CK_BYTE_PTR encrypted, CK_ULONG_PTR encryptedLength) FAIL_SLOWLY_OR_FORWARD(C_Encrypt, (session, data, length, encrypted, encryptedLength))
 
 CK_RV C_GetFunctionList(CK_FUNCTION_LIST_PTR_PTR list) {
   if (real == NULL_PTR) {
