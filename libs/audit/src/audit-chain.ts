@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * The hash chain of the audit log (DECISIONS 11.2; docs/audit-events.md, "Tamper evidence"): the
@@ -56,9 +56,7 @@ export const CHAIN_COLUMNS = `id::text AS id, org_id, to_char(occurred_at AT TIM
  * the digest before it. The chain position (`chain_seq`) is not covered: the `prev` link fixes the order.
  */
 export function eventDigest(row: ChainRow, prev: string): string {
-  return createHash('sha256')
-    .update(canonicalJson(eventContent(row, prev)), 'utf8')
-    .digest('hex');
+  return hash('sha256', canonicalJson(eventContent(row, prev)), 'hex');
 }
 
 /** What an event's digest covers (before canonical JSON), as an export carries it. */

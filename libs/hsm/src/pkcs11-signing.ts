@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash as digestOf } from 'node:crypto';
 import * as pkcs11js from 'pkcs11js';
 import type { KeyStoreHash } from './key-store.port';
 import { EC_CURVES, rsaModulusBits, type PublicKeyMembers } from './pkcs11-public-key';
@@ -31,7 +31,7 @@ export function signatureLength(members: PublicKeyMembers): number {
 export function signCall(session: Handle, key: SigningKey, hash: KeyStoreHash, data: Buffer, checkObject?: Handle): SignCall {
   const outputLength = signatureLength(key.members);
   if (key.members.kty === 'EC') {
-    const input = createHash(NODE_HASH[hash]).update(data).digest();
+    const input = digestOf(NODE_HASH[hash], data, 'buffer');
     return { session, key: key.handle, mechanism: pkcs11js.CKM_ECDSA, input, outputLength, native: key.members.crv !== 'P-256', checkObject };
   }
   return { session, key: key.handle, mechanism: RSA_MECHANISM[hash], input: data, outputLength, native: true, checkObject };
@@ -42,7 +42,7 @@ export function signOnSessionSync(pkcs11: pkcs11js.PKCS11, session: Handle, key:
   const output = Buffer.alloc(signatureLength(key.members));
   if (key.members.kty === 'EC') {
     pkcs11.C_SignInit(session, { mechanism: pkcs11js.CKM_ECDSA }, key.handle);
-    return pkcs11.C_Sign(session, createHash(NODE_HASH[hash]).update(data).digest(), output);
+    return pkcs11.C_Sign(session, digestOf(NODE_HASH[hash], data, 'buffer'), output);
   }
   pkcs11.C_SignInit(session, { mechanism: RSA_MECHANISM[hash] }, key.handle);
   return pkcs11.C_Sign(session, data, output);

@@ -21,11 +21,23 @@ export class JwsService {
     private readonly keys: SigningKeys,
   ) {}
 
+  /**
+   * The encoded protected header of each key and type, which every token of that key repeats: built
+   * once rather than per token (issue 35). Keyed by the key object, so a key that SigningKeys drops
+   * takes its headers with it.
+   */
+  private readonly headers = new WeakMap<TokenSigningKey, Partial<Record<JwsType, string>>>();
+
   async sign(type: JwsType, claims: Record<string, unknown>, key: TokenSigningKey): Promise<string> {
-    const header = { alg: key.algorithm, typ: type, kid: key.kid };
-    const signingInput = `${base64url(header)}.${base64url(claims)}`;
+    const signingInput = `${this.encodedHeader(type, key)}.${base64url(claims)}`;
     const signature = await this.signer.sign(Buffer.from(signingInput, 'ascii'), key.ref);
     return `${signingInput}.${signature.toString('base64url')}`;
+  }
+
+  private encodedHeader(type: JwsType, key: TokenSigningKey): string {
+    let ofKey = this.headers.get(key);
+    if (ofKey === undefined) this.headers.set(key, (ofKey = {}));
+    return (ofKey[type] ??= base64url({ alg: key.algorithm, typ: type, kid: key.kid }));
   }
 
   /**
