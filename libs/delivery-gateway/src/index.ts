@@ -1,4 +1,4 @@
-export * from './delivery-gateway.module';
+export { DeliveryGatewayModule, DeliveryGatewayStoreModule } from './delivery-gateway.module';
 export { PushGatewayService } from './gateways/push-gateway.service';
 export type { WrittenGateway } from './gateways/push-gateway.service';
 export { AuthenticatorPolicyService } from './policies/authenticator-policy.service';
@@ -7,5 +7,5 @@ export { AUTHENTICATOR_POLICY_SCHEMA, AUTHENTICATOR_POLICY_RESOURCE_TYPE } from 
 export { AuthenticatorService } from './authenticators/authenticator.service';
 export type { Holder } from './authenticators/authenticator.service';
 export { AUTHENTICATOR_SCHEMA, AUTHENTICATOR_RESOURCE_TYPE } from './authenticators/authenticator.schema';
-export * from './notifications/push-notifications';
+export { type NotificationTemplate, type PersonNotification, PushNotifications } from './notifications/push-notifications';
 export { PushSender } from './delivery/push-sender';

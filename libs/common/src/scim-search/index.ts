@@ -3,8 +3,29 @@
  * over a resource's declared attributes, paging, sorting and attribute projection. Every `.search`
  * entry point and every filtered list uses it; see libs/device for a resource that declares itself.
  */
-export * from './filter-ast';
-export * from './filter-parser';
-export * from './resource-definition';
-export * from './filter-sql';
-export * from './search-request';
+export { COMPARE_OPERATORS, type CompareOperator, type FilterNode, type FilterValue } from './filter-ast';
+export { invalidFilter, MAX_FILTER_DEPTH, MAX_FILTER_LENGTH, parseFilter } from './filter-parser';
+export {
+  filterablePaths,
+  isComplex,
+  metaAttribute,
+  type ResolvedPath,
+  resolvePath,
+  type ScimAttribute,
+  type ScimComplexAttribute,
+  type ScimResourceDefinition,
+  type ScimScalarAttribute,
+  type ScimScalarType,
+  sortablePaths,
+} from './resource-definition';
+export { compileFilter, escapeLike, SqlParameters } from './filter-sql';
+export {
+  projectionFromQuery,
+  projectResource,
+  SCIM_SEARCH_REQUEST_SCHEMA,
+  type ScimSearch,
+  searchFromBody,
+  searchFromQuery,
+  type SearchSql,
+  searchSql,
+} from './search-request';
