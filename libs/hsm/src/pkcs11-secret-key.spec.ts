@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { Pkcs11Hsm } from './pkcs11-hsm';
 import { Pkcs11KeyStore } from './pkcs11-key-store.adapter';
+import { TOKEN_DES3_SECRET_KEY } from './pkcs11-keys';
 import { createTemporarySoftHsmToken, type TemporarySoftHsmToken } from './testing/temporary-softhsm-token';
 
 // The DES3 secret key card administration keys are diversified from (DECISIONS 17.1): generated at
@@ -40,21 +41,19 @@ function listSecretKeys(): string {
 /**
  * A DES3 key under the label, made by another process (pkcs11-tool's DES3 key generation sends
  * CKA_VALUE_LEN, which SoftHSM2 refuses): beside the one there (`add`), or instead of it (`replace`).
+ * Named as the service names it (TOKEN_DES3_SECRET_KEY, handed over as JSON: numbers and booleans).
  */
 function generateDes3ElsewhereUnder(label: string, how: 'add' | 'replace'): void {
   const script = `
     const p = require('pkcs11js');
-    const [modulePath, tokenLabel, pin, label, how] = process.argv.slice(1);
+    const [modulePath, tokenLabel, pin, label, how, keyTemplate] = process.argv.slice(1);
     const m = new p.PKCS11();
     m.load(modulePath);
     m.C_Initialize({ flags: p.CKF_OS_LOCKING_OK });
     const slot = m.C_GetSlotList(true).find((s) => m.C_GetTokenInfo(s).label.trim() === tokenLabel);
     const session = m.C_OpenSession(slot, p.CKF_SERIAL_SESSION | p.CKF_RW_SESSION);
     m.C_Login(session, p.CKU_USER, pin);
-    const template = [
-      { type: p.CKA_CLASS, value: p.CKO_SECRET_KEY }, { type: p.CKA_KEY_TYPE, value: p.CKK_DES3 },
-      { type: p.CKA_TOKEN, value: true }, { type: p.CKA_LABEL, value: label },
-    ];
+    const template = [...JSON.parse(keyTemplate), { type: p.CKA_LABEL, value: label }];
     if (how === 'replace') {
       m.C_FindObjectsInit(session, template);
       const found = m.C_FindObjects(session, 16);
@@ -66,7 +65,7 @@ function generateDes3ElsewhereUnder(label: string, how: 'add' | 'replace'): void
     ]);
     m.C_Logout(session);
     m.C_Finalize();`;
-  execFileSync(process.execPath, ['-e', script, token.modulePath, token.tokenLabel, token.pin, label, how], {
+  execFileSync(process.execPath, ['-e', script, token.modulePath, token.tokenLabel, token.pin, label, how, JSON.stringify(TOKEN_DES3_SECRET_KEY)], {
     env: { ...process.env, SOFTHSM2_CONF: join(token.options.directory, 'softhsm2.conf') },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
