@@ -26,8 +26,8 @@ const SOFTHSM_MODULE = '/usr/lib/softhsm/libsofthsm2.so';
 /**
  * Compiles (gcc) a shim that forwards every call to SoftHSM2 except C_Initialize, C_GetSlotList,
  * C_OpenSession, C_SignInit, C_Sign, C_EncryptInit and C_Encrypt while a control file exists: those
- * sleep the milliseconds the file holds and fail. A network HSM's client library may block this way while its HSM is
- * unreachable. Each call that failed so is written to a log file (`failedCalls`).
+ * sleep the milliseconds the file holds and fail. A network HSM's client library may block this way
+ * while its HSM is unreachable. Each call that failed so is written to a log file (`failedCalls`).
  */
 export function buildSlowFailingModule(): SlowFailingModule {
   const directory = mkdtempSync(join(tmpdir(), 'hsm-slow-module-'));
