@@ -11,6 +11,7 @@ import { validate as lintDockerfile, ValidationSeverity } from 'dockerfile-utils
 import { loadConfig } from '@app/config';
 import { SERVICE_ENTRY, SERVICE_NODE_FLAGS } from '../ops/service-command';
 import { ROOT, durationSeconds, isSecretName, read, yamlDocuments } from './support/deploy-files';
+import { REFUSING_PORT } from './support/service-process';
 
 /**
  * The container files, checked without a container engine (none runs here; deploy/README.md says
@@ -306,7 +307,6 @@ describe('docker-compose.yml', () => {
 });
 
 describe('ops/healthcheck.js (the image HEALTHCHECK)', () => {
-  const NOTHING_LISTENS = 1;
   const run = (env: Record<string, string>) =>
     new Promise<number | null>((done) => {
       const child = spawn(process.execPath, [join(ROOT, 'ops/healthcheck.js')], { env: { PATH: process.env.PATH!, ...env }, stdio: 'ignore' });
@@ -334,10 +334,7 @@ describe('ops/healthcheck.js (the image HEALTHCHECK)', () => {
       ready.close();
       unready.close();
     }
-    // Not the port just closed: other suites run beside this one and listen on port 0, so the kernel
-    // can hand that port to one of their services (which answers /health/ready 200) before the check
-    // connects. listen(0) only hands out ports from the ephemeral range, so port 1 stays unheld.
-    expect(await run({ PORT: String(NOTHING_LISTENS) })).toBe(1);
+    expect(await run({ PORT: String(REFUSING_PORT) })).toBe(1);
   });
 
   it('asks over HTTPS when the service serves TLS itself (TLS_CERT_FILE)', async () => {

@@ -30,6 +30,14 @@ const FIRST_PORT = 12000;
 const WORKER = (Number(process.env.JEST_WORKER_ID ?? '1') - 1) % 10;
 
 /**
+ * A loopback port that refuses connections for the whole run, for the tests of "nothing listens".
+ * Not a port a test has just closed: other suites run beside it in other workers, whose servers listen
+ * on port 0 and can be handed that port at once (an in-process test app answered a health check so).
+ * listen(0) hands out ports from the ephemeral range and freePort() from its bands, never port 1.
+ */
+export const REFUSING_PORT = 1;
+
+/**
  * A loopback port nothing listens on, never one this process handed out before: a test asks for
  * several (service, metrics, embedded PostgreSQL) before any is bound.
  */

@@ -1,6 +1,7 @@
 import dns from 'node:dns';
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
+import { REFUSING_PORT } from '@app/testing';
 import { AddressClass, OutboundFailure, OutboundHttp, addressClassOf, outboundHostProblem, outboundLookup, outboundResult } from './outbound';
 
 const STRICT = { allowLoopback: false, loopbackSetting: 'TEST_LOOPBACK' };
@@ -207,11 +208,7 @@ describe('OutboundHttp', () => {
     const client = new OutboundHttp(LOOPBACK_ALLOWED);
     try {
       await expect(post(client, `http://127.0.0.1:${port}/hang`, 200)).rejects.toMatchObject({ kind: 'timeout' });
-      const closed = createServer();
-      await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-      const closedPort = (closed.address() as AddressInfo).port;
-      await new Promise((resolve) => closed.close(resolve));
-      await expect(post(client, `http://127.0.0.1:${closedPort}/`)).rejects.toMatchObject({
+      await expect(post(client, `http://127.0.0.1:${REFUSING_PORT}/`)).rejects.toMatchObject({
         kind: 'connection_failed',
         message: 'outbound call failed: connection_failed',
       });
