@@ -36,39 +36,35 @@ export {
 export { isOrgId, isoTimestamp, isUuid, ORG_ID_PATTERN, randomToken, UUID_PATTERN } from './ids';
 export { parseBody, readForce, z } from './validation';
 export { ScimMediaTypeGuard, ScimMediaTypes } from './scim-media-type.guard';
+// The SCIM search component (DECISIONS 7 and 9; scim-search/README.md) and SCIM PATCH, named here
+// from their modules: a folder barrel between would list every name a second time.
+export { COMPARE_OPERATORS, type CompareOperator, type FilterNode, type FilterValue } from './scim-search/filter-ast';
+export { invalidFilter, MAX_FILTER_DEPTH, MAX_FILTER_LENGTH, parseFilter } from './scim-search/filter-parser';
 export {
-  COMPARE_OPERATORS,
-  type CompareOperator,
-  compileFilter,
-  escapeLike,
   filterablePaths,
-  type FilterNode,
-  type FilterValue,
-  invalidFilter,
   isComplex,
-  MAX_FILTER_DEPTH,
-  MAX_FILTER_LENGTH,
   metaAttribute,
-  parseFilter,
-  projectionFromQuery,
-  projectResource,
   type ResolvedPath,
   resolvePath,
-  SCIM_SEARCH_REQUEST_SCHEMA,
   type ScimAttribute,
   type ScimComplexAttribute,
   type ScimResourceDefinition,
   type ScimScalarAttribute,
   type ScimScalarType,
+  sortablePaths,
+} from './scim-search/resource-definition';
+export { compileFilter, escapeLike, SqlParameters } from './scim-search/filter-sql';
+export {
+  projectionFromQuery,
+  projectResource,
+  SCIM_SEARCH_REQUEST_SCHEMA,
   type ScimSearch,
   searchFromBody,
   searchFromQuery,
   type SearchSql,
   searchSql,
-  sortablePaths,
-  SqlParameters,
-} from './scim-search';
-export { applyPatch, matchesFilter, MAX_PATCH_OPERATIONS, PATCH_OP_SCHEMA, type PatchTarget } from './scim-patch';
+} from './scim-search/search-request';
+export { applyPatch, matchesFilter, MAX_PATCH_OPERATIONS, PATCH_OP_SCHEMA, type PatchTarget } from './scim-patch/patch-op';
 export { type RoutedRequest, type RouteFamily, type RouteFamilyName, routeFamilyOf, routeFamilyOfRequest } from './http/route-family';
 export {
   CANONICAL_PREFIX,
